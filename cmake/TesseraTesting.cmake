@@ -1,0 +1,62 @@
+# Test helpers. Every test asserts real values; GPU tests carry the label `gpu` and, with no
+# device present, exit with code 77 which ctest counts as *skipped* (never as passed).
+include(GoogleTest)
+find_package(GTest REQUIRED)
+
+set(TESSERA_SKIP_CODE 77)
+set(TESSERA_TEST_ENV "OMPI_ALLOW_RUN_AS_ROOT=1;OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1;OMPI_MCA_rmaps_base_oversubscribe=1"
+    "TESSERA_MATRIX_DIR=${PROJECT_SOURCE_DIR}/../shared/matrices")
+
+# tessera_add_test(NAME SOURCES ... [LIBS ...]): host test, one ctest entry per GoogleTest case.
+function(tessera_add_test name)
+  cmake_parse_arguments(T "" "" "SOURCES;LIBS" ${ARGN})
+  add_executable(${name} ${T_SOURCES})
+  target_link_libraries(${name} PRIVATE tessera_test_support GTest::gtest_main ${T_LIBS})
+  gtest_discover_tests(${name} DISCOVERY_MODE PRE_TEST PROPERTIES ENVIRONMENT "${TESSERA_TEST_ENV}" LABELS host)
+endfunction()
+
+# tessera_add_gpu_test(NAME SOURCES ... [LIBS ...]): device test against the host reference.
+# Built whenever nvcc exists (so CI compiles it); run only where a GPU is present.
+function(tessera_add_gpu_test name)
+  cmake_parse_arguments(T "" "" "SOURCES;LIBS" ${ARGN})
+  if(TESSERA_HAVE_CUDA)
+    add_executable(${name} ${T_SOURCES})
+    target_link_libraries(${name} PRIVATE tessera_test_support tessera_gpu_test_main GTest::gtest ${T_LIBS})
+    add_test(NAME ${name} COMMAND ${name})
+  else()
+    add_test(NAME ${name} COMMAND sh -c "echo 'SKIPPED: ${name} needs the CUDA backend (built without nvcc)'; exit ${TESSERA_SKIP_CODE}")
+  endif()
+  set_tests_properties(${name} PROPERTIES LABELS gpu SKIP_RETURN_CODE ${TESSERA_SKIP_CODE}
+                       ENVIRONMENT "${TESSERA_TEST_ENV}")
+endfunction()
+
+# tessera_add_mpi_test(NAME SOURCES ... [LIBS ...] [RANKS 1 2 3 4] [GPU]): one ctest entry per
+# rank count, run through mpiexec (oversubscribed: CI has 2 cores).
+function(tessera_add_mpi_test name)
+  cmake_parse_arguments(T "GPU" "" "SOURCES;LIBS;RANKS" ${ARGN})
+  if(NOT T_RANKS)
+    set(T_RANKS 1 2 3 4)
+  endif()
+  if(T_GPU AND NOT TESSERA_HAVE_CUDA)
+    foreach(n IN LISTS T_RANKS)
+      add_test(NAME ${name}.np${n} COMMAND sh -c "echo 'SKIPPED: needs the CUDA backend'; exit ${TESSERA_SKIP_CODE}")
+      set_tests_properties(${name}.np${n} PROPERTIES LABELS "gpu;mpi" SKIP_RETURN_CODE ${TESSERA_SKIP_CODE})
+    endforeach()
+    return()
+  endif()
+  add_executable(${name} ${T_SOURCES})
+  if(T_GPU)
+    target_link_libraries(${name} PRIVATE tessera_test_support tessera_gpu_mpi_test_main GTest::gtest ${T_LIBS})
+    set(labels "gpu;mpi")
+  else()
+    target_link_libraries(${name} PRIVATE tessera_test_support tessera_mpi_test_main GTest::gtest ${T_LIBS})
+    set(labels "host;mpi")
+  endif()
+  foreach(n IN LISTS T_RANKS)
+    add_test(NAME ${name}.np${n}
+             COMMAND ${MPIEXEC_EXECUTABLE} ${MPIEXEC_NUMPROC_FLAG} ${n} --oversubscribe ${MPIEXEC_PREFLAGS}
+                     $<TARGET_FILE:${name}> ${MPIEXEC_POSTFLAGS})
+    set_tests_properties(${name}.np${n} PROPERTIES LABELS "${labels}" PROCESSORS ${n} TIMEOUT 600
+                         SKIP_RETURN_CODE ${TESSERA_SKIP_CODE} ENVIRONMENT "${TESSERA_TEST_ENV}")
+  endforeach()
+endfunction()

@@ -1,0 +1,50 @@
+#pragma once
+// Csr<T>: compressed sparse rows on the host. int64 row offsets (nnz may pass 2^31), int32
+// column indices (a local block's columns fit), values of type T (double, float or Half).
+// Invariant (checked by validate): columns sorted within each row, no duplicates, in range.
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace tessera {
+
+template <class T>
+struct Csr {
+  using value_type = T;
+
+  std::int64_t rows = 0;
+  std::int64_t cols = 0;
+  std::vector<std::int64_t> row_ptr{0};  // rows + 1 entries, row_ptr[0] == 0
+  std::vector<std::int32_t> col_idx;     // nnz entries, sorted within each row
+  std::vector<T> values;                 // nnz entries
+
+  std::int64_t nnz() const { return static_cast<std::int64_t>(col_idx.size()); }
+  std::int64_t row_length(std::int64_t r) const { return row_ptr[r + 1] - row_ptr[r]; }
+
+  /// An all-zero rows x cols matrix (no stored entries).
+  static Csr empty(std::int64_t rows, std::int64_t cols) {
+    Csr m;
+    m.rows = rows;
+    m.cols = cols;
+    m.row_ptr.assign(static_cast<std::size_t>(rows) + 1, 0);
+    return m;
+  }
+};
+
+/// Throws InputError (naming `what` and the first violation) unless `m` satisfies the Csr
+/// invariant. Cost O(nnz).
+template <class T>
+void validate(const Csr<T>& m, const std::string& what = "matrix");
+
+/// Builds a Csr from unsorted (row, col, value) triplets, summing duplicates. Indices are
+/// 0-based; out-of-range indices are an InputError.
+template <class T>
+Csr<T> csr_from_triplets(std::int64_t rows, std::int64_t cols, std::vector<std::int64_t> row,
+                         std::vector<std::int64_t> col, std::vector<T> val);
+
+/// Exact equality of pattern and values (bitwise value equality, so -0 != +0 is not an issue:
+/// values compare with ==).
+template <class T>
+bool operator==(const Csr<T>& a, const Csr<T>& b);
+
+}  // namespace tessera

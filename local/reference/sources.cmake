@@ -1,0 +1,1 @@
+# files of local/reference are listed here by the folder's owner

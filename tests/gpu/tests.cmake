@@ -1,0 +1,1 @@
+# gpu tests are added here (tessera_add_gpu_test)

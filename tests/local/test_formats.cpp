@@ -1,0 +1,120 @@
+// Csr <-> TileMatrix round trips, format invariants, value-type conversion, footprints.
+#include <gtest/gtest.h>
+
+#include "local/core/error.hpp"
+#include "local/formats/convert.hpp"
+#include "local/formats/footprint.hpp"
+#include "support/random_matrix.hpp"
+
+namespace tessera {
+namespace {
+
+using testing::RandomSpec;
+using testing::random_csr;
+
+TEST(TileBits, BoolProductMatchesDefinition) {
+  std::mt19937_64 rng(testing::fresh_seed());
+  for (int trial = 0; trial < 2000; ++trial) {
+    const std::uint64_t a = rng() & rng(), b = rng() & rng();
+    std::uint64_t expect = 0;
+    int flops = 0;
+    for (int r = 0; r < 8; ++r)
+      for (int c = 0; c < 8; ++c)
+        for (int k = 0; k < 8; ++k)
+          if (tile::has(a, r, k) && tile::has(b, k, c)) {
+            expect |= std::uint64_t{1} << tile::bit_index(r, c);
+            ++flops;
+          }
+    ASSERT_EQ(tile::bool_product(a, b), expect) << std::hex << a << " " << b;
+    ASSERT_EQ(tile::product_flops(a, b), flops);
+  }
+}
+
+TEST(Formats, TileRoundTripIsExactOnOddShapes) {
+  const std::uint64_t seed = testing::fresh_seed();
+  SCOPED_TRACE("seed " + std::to_string(seed));
+  const std::int64_t shapes[][2] = {{0, 0}, {1, 1}, {0, 5}, {5, 0}, {7, 9}, {8, 8}, {9, 17}, {63, 65}, {100, 3}, {3, 100}};
+  int i = 0;
+  for (auto& s : shapes) {
+    for (double density : {0.0, 0.05, 0.5, 1.0}) {
+      RandomSpec spec{s[0], s[1], density, 0.2, 0.2, true};
+      const Csr<double> a = random_csr(spec, seed + i++);
+      validate(a);
+      const TileMatrix<double> t = to_tiles(a);
+      validate(t);
+      EXPECT_EQ(t.nnz(), a.nnz());
+      EXPECT_EQ(to_csr(t), a) << s[0] << "x" << s[1] << " density " << density;
+    }
+  }
+}
+
+TEST(Formats, TilesOfKnownMatrix) {
+  // 10x10 with entries at (0,0), (0,9), (9,9), (7,1): tiles (0,0), (0,1), (1,1).
+  Csr<double> a = csr_from_triplets<double>(10, 10, {0, 0, 9, 7}, {0, 9, 9, 1}, {1, 2, 3, 4});
+  TileMatrix<double> t = to_tiles(a);
+  ASSERT_EQ(t.num_tiles(), 3);
+  EXPECT_EQ(t.tile_row_ptr, (std::vector<std::int64_t>{0, 2, 3}));
+  EXPECT_EQ(t.tile_col, (std::vector<std::int32_t>{0, 1, 1}));
+  EXPECT_EQ(t.bitmap[0], (std::uint64_t{1} << 0) | (std::uint64_t{1} << 57));
+  EXPECT_EQ(t.bitmap[1], std::uint64_t{1} << 1);
+  EXPECT_EQ(t.bitmap[2], std::uint64_t{1} << 9);
+  EXPECT_EQ(t.values, (std::vector<double>{1, 4, 2, 3}));
+  EXPECT_EQ(t.value_offset, (std::vector<std::int64_t>{0, 2, 3, 4}));
+}
+
+TEST(Formats, TripletsSumDuplicatesAndRejectOutOfRange) {
+  Csr<double> a = csr_from_triplets<double>(2, 3, {1, 0, 1}, {2, 1, 2}, {1.5, 2, 2.5});
+  EXPECT_EQ(a.row_ptr, (std::vector<std::int64_t>{0, 1, 2}));
+  EXPECT_EQ(a.col_idx, (std::vector<std::int32_t>{1, 2}));
+  EXPECT_EQ(a.values, (std::vector<double>{2, 4}));
+  EXPECT_THROW(csr_from_triplets<double>(2, 3, {2}, {0}, {1.0}), InputError);
+}
+
+TEST(Formats, ValidateRejectsBrokenInvariants) {
+  Csr<double> a = csr_from_triplets<double>(2, 2, {0, 0}, {0, 1}, {1, 2});
+  Csr<double> unsorted = a;
+  std::swap(unsorted.col_idx[0], unsorted.col_idx[1]);
+  EXPECT_THROW(validate(unsorted), InputError);
+  TileMatrix<double> t = to_tiles(a);
+  t.bitmap[0] |= std::uint64_t{1} << 63;  // bit outside a 2x2 matrix
+  EXPECT_THROW(validate(t), InputError);
+}
+
+TEST(Formats, ValueConversionChecksRange) {
+  Csr<double> a = csr_from_triplets<double>(1, 3, {0, 0, 0}, {0, 1, 2}, {1.0, -0.5, 3.0e5});
+  EXPECT_THROW((convert_values<Half, double>(a)), InputError);  // 3e5 > 65504
+  EXPECT_NO_THROW((convert_values<float, double>(a)));
+  a.values[2] = std::numeric_limits<double>::quiet_NaN();
+  EXPECT_THROW((convert_values<float, double>(a)), InputError);
+  a.values[2] = 2.0;
+  const Csr<Half> h = convert_values<Half, double>(a);
+  EXPECT_EQ(float(h.values[1]), -0.5f);
+  const TileMatrix<Half> th = to_tiles(h);
+  EXPECT_EQ(to_csr(th), h);
+}
+
+TEST(Half, RoundsToNearestEvenAndSaturates) {
+  EXPECT_EQ(Half(1.0f).bits, 0x3c00);
+  EXPECT_EQ(Half(65504.0f).bits, 0x7bff);
+  EXPECT_EQ(Half(65520.0f).bits, 0x7c00);               // halfway to 2^16 rounds to inf
+  EXPECT_EQ(Half(1.0f + 1.0f / 2048).bits, 0x3c00);      // tie -> even
+  EXPECT_EQ(Half(1.0f + 3.0f / 2048).bits, 0x3c02);      // tie -> even (up)
+  EXPECT_EQ(float(Half(5.9604644775390625e-08f)), 5.9604644775390625e-08f);  // smallest subnormal
+  for (std::uint32_t b = 0; b < 0x7c00; ++b) {            // every finite half round-trips
+    const float f = Half::to_float(static_cast<std::uint16_t>(b));
+    ASSERT_EQ(Half::from_float(f), b);
+  }
+}
+
+TEST(Footprint, CountsEveryArray) {
+  Csr<double> a = csr_from_triplets<double>(10, 10, {0, 9}, {0, 9}, {1, 2});
+  const Footprint f = memory_footprint(a);
+  EXPECT_EQ(f.index_bytes, 11 * 8 + 2 * 4);
+  EXPECT_EQ(f.value_bytes, 2 * 8);
+  const Footprint t = memory_footprint(to_tiles(a));
+  EXPECT_EQ(t.index_bytes, 3 * 8 + 3 * 8 + 2 * 4 + 2 * 8);  // tile_row_ptr, value_offset, tile_col, bitmap
+  EXPECT_EQ(t.value_bytes, 2 * 8);
+}
+
+}  // namespace
+}  // namespace tessera

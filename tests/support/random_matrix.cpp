@@ -1,0 +1,48 @@
+#include "support/random_matrix.hpp"
+
+#include <algorithm>
+
+#include "local/core/half.hpp"
+
+namespace tessera::testing {
+
+Csr<double> random_csr(const RandomSpec& s, std::uint64_t seed) {
+  std::mt19937_64 rng(seed);
+  std::uniform_real_distribution<double> u(0.0, 1.0), v(-1.0, 1.0);
+  std::uniform_int_distribution<int> small(-3, 3);
+  std::vector<char> empty_col(static_cast<std::size_t>(s.cols), 0);
+  for (auto& e : empty_col) e = u(rng) < s.empty_col_fraction;
+  const std::int64_t dense_row = (s.dense_row && s.rows > 0) ? static_cast<std::int64_t>(u(rng) * s.rows) : -1;
+  Csr<double> m = Csr<double>::empty(s.rows, s.cols);
+  for (std::int64_t r = 0; r < s.rows; ++r) {
+    const bool empty = r != dense_row && u(rng) < s.empty_row_fraction;
+    for (std::int64_t c = 0; c < s.cols && !empty; ++c) {
+      if (empty_col[c] && r != dense_row) continue;
+      if (r != dense_row && u(rng) >= s.density) continue;
+      double x = s.integer_values ? small(rng) : v(rng);
+      if (x == 0) x = 1;
+      m.col_idx.push_back(static_cast<std::int32_t>(c));
+      m.values.push_back(x);
+    }
+    m.row_ptr[r + 1] = m.nnz();
+  }
+  return m;
+}
+
+template <class T>
+std::vector<double> to_dense(const Csr<T>& a) {
+  std::vector<double> d(static_cast<std::size_t>(a.rows * a.cols), 0.0);
+  for (std::int64_t r = 0; r < a.rows; ++r)
+    for (std::int64_t k = a.row_ptr[r]; k < a.row_ptr[r + 1]; ++k) d[r * a.cols + a.col_idx[k]] += to_double(a.values[k]);
+  return d;
+}
+template std::vector<double> to_dense(const Csr<double>&);
+template std::vector<double> to_dense(const Csr<float>&);
+template std::vector<double> to_dense(const Csr<Half>&);
+
+std::uint64_t fresh_seed() {
+  std::random_device rd;
+  return (static_cast<std::uint64_t>(rd()) << 32) ^ rd();
+}
+
+}  // namespace tessera::testing

@@ -1,0 +1,31 @@
+#pragma once
+// Builders for test inputs: random sparse matrices with controllable oddities (empty rows and
+// columns, a dense row), dense conversions, and value comparison helpers.
+#include <cstdint>
+#include <random>
+#include <vector>
+
+#include "local/formats/csr.hpp"
+
+namespace tessera::testing {
+
+struct RandomSpec {
+  std::int64_t rows = 0, cols = 0;
+  double density = 0.1;          // probability that an entry is stored
+  double empty_row_fraction = 0; // rows forced empty
+  double empty_col_fraction = 0; // columns forced empty
+  bool dense_row = false;        // make one row fully dense
+  bool integer_values = false;   // small integers: products are exact in every precision
+};
+
+/// Random matrix with values in [-1, 1] (or small integers), reproducible from `seed`.
+Csr<double> random_csr(const RandomSpec& spec, std::uint64_t seed);
+
+/// Dense row-major copy (rows*cols doubles).
+template <class T>
+std::vector<double> to_dense(const Csr<T>& a);
+
+/// A fresh seed per call (from std::random_device), printed by the caller on failure.
+std::uint64_t fresh_seed();
+
+}  // namespace tessera::testing
