@@ -1,5 +1,6 @@
 target_sources(tessera_local PUBLIC FILE_SET HEADERS BASE_DIRS ${PROJECT_SOURCE_DIR} FILES
   ${CMAKE_CURRENT_LIST_DIR}/csr.hpp
+  ${CMAKE_CURRENT_LIST_DIR}/dense.hpp
   ${CMAKE_CURRENT_LIST_DIR}/tile_matrix.hpp
   ${CMAKE_CURRENT_LIST_DIR}/tile_bits.hpp
   ${CMAKE_CURRENT_LIST_DIR}/convert.hpp

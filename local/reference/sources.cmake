@@ -1,1 +1,3 @@
-# files of local/reference are listed here by the folder's owner
+target_sources(tessera_local PUBLIC FILE_SET HEADERS BASE_DIRS ${PROJECT_SOURCE_DIR} FILES
+  ${CMAKE_CURRENT_LIST_DIR}/kernels.hpp)
+# implementation files (spgemm_csr.cpp, spgemm_tiles.cpp, ...) are listed below by their owner
