@@ -1,0 +1,47 @@
+#pragma once
+// Generated problems, described by spec strings:
+//   poisson2d:N       5-point Laplacian on an N x N grid            (N^2 rows)
+//   poisson3d:N       7-point Laplacian on an N^3 grid               (N^3 rows)
+//   poisson3d27:N     27-point Laplacian on an N^3 grid              (N^3 rows)
+//   elasticity3d:N    Q1 hexahedral linear elasticity, N^3 nodes, 3 dofs each (3 N^3 rows)
+//   rmat:S:E          R-MAT power-law graph, 2^S vertices, E*2^S edges, seeded
+//   random:N:D        Erdos-Renyi N x N, D entries per row on average, seeded
+// Optional trailing ":seed=K" for the random kinds. Every generator is row-range based: any
+// rank can generate just rows [begin, end) and gets exactly those rows of the global matrix.
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "local/formats/csr.hpp"
+#include "local/formats/row_block.hpp"
+
+namespace tessera::gen {
+
+struct ProblemSpec {
+  std::string kind;                 // "poisson3d", ...
+  std::vector<std::int64_t> params; // the numbers after the kind
+  std::uint64_t seed = 1;
+  std::string text;                 // the original spec string
+};
+
+/// Parses a spec string; InputError with the accepted forms on anything else.
+ProblemSpec parse_spec(const std::string& text);
+
+std::int64_t num_rows(const ProblemSpec& spec);
+std::int64_t num_cols(const ProblemSpec& spec);
+
+/// Rows [begin, end) of the problem's matrix.
+RowBlock generate_rows(const ProblemSpec& spec, std::int64_t begin, std::int64_t end);
+
+/// The whole matrix.
+Csr<double> generate(const ProblemSpec& spec);
+
+/// Node coordinates (x, y, z per row, so 3 doubles per row) of rows [begin, end) for the
+/// grid problems (the elasticity rigid-body modes are built from them); InputError for
+/// graph problems, which have no geometry.
+std::vector<double> coordinates(const ProblemSpec& spec, std::int64_t begin, std::int64_t end);
+
+/// Unknowns per grid node (3 for elasticity3d, else 1).
+int block_size(const ProblemSpec& spec);
+
+}  // namespace tessera::gen
