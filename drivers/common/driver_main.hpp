@@ -1,0 +1,37 @@
+#pragma once
+// What every driver shares: MPI start-up, the exit-code contract, timing, JSON output.
+// Exit codes: 0 success, 1 a --check failed, 2 bad input or a device error (message on
+// stderr, never a crash).
+#include <chrono>
+#include <functional>
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+namespace tessera::driver {
+
+inline constexpr int kExitCheckFailed = 1;
+inline constexpr int kExitError = 2;
+
+/// Runs `body` inside MPI; turns exceptions into a message and exit code 2 on every rank.
+int run_driver(int argc, char** argv, const char* name, const std::function<int(int, char**)>& body);
+
+/// Host wall-clock timer (for host work; device work is timed with CUDA events).
+class Stopwatch {
+ public:
+  Stopwatch() : start_(std::chrono::steady_clock::now()) {}
+  double seconds() const {
+    return std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
+  }
+
+ private:
+  std::chrono::steady_clock::time_point start_;
+};
+
+/// Writes `j` to `path` (pretty-printed); an unwritable path is an InputError.
+void write_json(const std::string& path, const nlohmann::json& j);
+
+/// "PASS"/"FAIL" line for --check, e.g. "check: max relative error 1.2e-16 (bound 1e-12) PASS".
+bool report_check(const std::string& what, double max_rel_error, double bound);
+
+}  // namespace tessera::driver

@@ -1,0 +1,3 @@
+target_sources(tessera_driver_common PRIVATE
+  ${CMAKE_CURRENT_LIST_DIR}/driver_main.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/matrix_source.cpp)

@@ -1,0 +1,38 @@
+#pragma once
+// One row-range generator per problem family; generators.cpp dispatches on the spec's kind.
+// Internal to local/gen (not installed). Each returns rows [begin, end) of its global matrix
+// with sorted unique global columns; the range has been checked by the caller.
+#include <cstdint>
+
+#include "local/formats/row_block.hpp"
+
+namespace tessera::gen::detail {
+
+/// Grid Laplacians: dim 2 with `points` 5, dim 3 with 7 or 27; Dirichlet boundary.
+RowBlock stencil_rows(int dim, int points, std::int64_t n, std::int64_t begin, std::int64_t end);
+
+/// Q1 hexahedral elasticity on n^3 nodes, 3 dofs per node, x = 0 face clamped.
+RowBlock elasticity_rows(std::int64_t n, std::int64_t begin, std::int64_t end);
+
+/// R-MAT graph with 2^scale vertices and edge_factor * 2^scale edges.
+RowBlock rmat_rows(int scale, std::int64_t edge_factor, std::uint64_t seed, std::int64_t begin, std::int64_t end);
+
+/// Erdos-Renyi n x n with mean_degree entries per row on average.
+RowBlock random_rows(std::int64_t n, std::int64_t mean_degree, std::uint64_t seed, std::int64_t begin,
+                     std::int64_t end);
+
+/// An empty block of rows [begin, end) of a square `global_rows` matrix, with room reserved
+/// for about `entries_per_row` entries per row.
+inline RowBlock start_block(std::int64_t global_rows, std::int64_t begin, std::int64_t end,
+                            std::int64_t entries_per_row) {
+  RowBlock b;
+  b.global_rows = b.global_cols = global_rows;
+  b.row_begin = begin;
+  b.row_end = end;
+  b.row_ptr.reserve(static_cast<std::size_t>(end - begin) + 1);
+  b.col.reserve(static_cast<std::size_t>((end - begin) * entries_per_row));
+  b.values.reserve(static_cast<std::size_t>((end - begin) * entries_per_row));
+  return b;
+}
+
+}  // namespace tessera::gen::detail
