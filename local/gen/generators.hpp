@@ -8,6 +8,10 @@
 //   random:N:D        Erdos-Renyi N x N, D entries per row on average, seeded
 // Optional trailing ":seed=K" for the random kinds. Every generator is row-range based: any
 // rank can generate just rows [begin, end) and gets exactly those rows of the global matrix.
+// Grids use unit spacing and lexicographic node order (x fastest); the Laplacians drop
+// neighbours outside the grid (Dirichlet). elasticity3d (E = 1, nu = 0.3) clamps the x = 0 face
+// by identity rows/columns, so it is SPD. rmat draws every edge to find a range's rows (cost
+// O(E 2^S S) per call); it sums duplicate edges and keeps self-loops.
 #include <cstdint>
 #include <string>
 #include <vector>

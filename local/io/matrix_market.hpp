@@ -7,6 +7,10 @@
 // names the file, the line number and the problem: bad banner, complex/hermitian field,
 // missing size line, too few or too many entries, index 0 or out of range, non-numeric or
 // NaN/Inf value, truncated file, empty file.
+// Details: `array` symmetric/skew-symmetric files (one triangle, column-major) are expanded
+// too; a symmetric file may store either triangle but not both (that would double entries);
+// a pattern line carrying one value has it ignored (some SuiteSparse copies do this); numbers
+// are parsed locale-independently. Writers write gzip when the path ends in ".gz".
 #include <string>
 
 #include "local/formats/csr.hpp"

@@ -60,7 +60,8 @@ MatrixMarketStream::MatrixMarketStream(const std::string& path) : lines_(path) {
 
 void MatrixMarketStream::read_banner() {
   std::string_view line;
-  if (!lines_.next(line)) fail("empty file: expected a %%MatrixMarket banner");
+  if (!lines_.next(line))  // said to be on line 1, where the banner should be
+    throw InputError(detail::concat(lines_.path(), ":1: empty file: expected a %%MatrixMarket banner"));
   std::string_view t[5];
   const int n = split(line, t, 5);
   if (n == 0 || lower(t[0]) != "%%matrixmarket")
@@ -139,10 +140,14 @@ void MatrixMarketStream::parse_coordinate(std::string_view line, MatrixMarketEnt
   const int expected = pattern ? 2 : 3;
   std::string_view t[3];
   const int n = split(line, t, 3);
-  if (n != expected)
+  // Some pattern files in circulation (SuiteSparse's copy of Pajek/Ragusa16) carry a value
+  // anyway: one extra numeric field is checked and ignored, as the banner says pattern.
+  const bool pattern_with_value = pattern && n == 3;
+  if (n != expected && !pattern_with_value)
     fail("entry has ", n, " fields, expected ", expected, pattern ? " (row column)" : " (row column value)");
   entry.row = parse_index(t[0], "row", header_.rows) - 1;
   entry.col = parse_index(t[1], "column", header_.cols) - 1;
+  if (pattern_with_value) parse_value(t[2]);
   entry.value = pattern ? 1.0 : parse_value(t[2]);
   if (mirrored()) check_triangle(entry);
 }
@@ -175,11 +180,13 @@ double MatrixMarketStream::parse_value(std::string_view token) {
     if (!parse_int64(token, integer)) fail("value ", quoted(token), " is not an integer (the field is 'integer')");
     return static_cast<double>(integer);
   }
-  // strtod: correctly rounded, and the token ends at a blank or at the NUL the reader wrote.
-  char* end = nullptr;
-  value = std::strtod(token.data(), &end);
-  if (end == token.data() || !(end == token.data() + token.size()))
+  // from_chars: correctly rounded and locale-independent (strtod obeys LC_NUMERIC).
+  std::string_view digits = token;
+  if (digits.size() > 1 && digits[0] == '+' && digits[1] != '-') digits.remove_prefix(1);
+  const auto [end, ec] = std::from_chars(digits.data(), digits.data() + digits.size(), value);
+  if (ec == std::errc::invalid_argument || end != digits.data() + digits.size())
     fail("value ", quoted(token), " is not a number");
+  if (ec == std::errc::result_out_of_range) value = std::strtod(token.data(), nullptr);  // inf, or a tiny value
   if (!std::isfinite(value)) fail("value ", quoted(token), " is not finite (NaN and Inf are not allowed)");
   return value;
 }

@@ -4,6 +4,9 @@
 // 8x8 product (over the stored entries only) into C(I,J)'s dense 64-value accumulator. The
 // accumulators of a tile-row form a map keyed by J (a dense slot index over tile columns,
 // reset per tile-row); C's tiles are then emitted in J order, their values in bit order.
+// Each c_ij still receives its products in increasing k (tiles in K order, bits of a tile row
+// in k order), the order Gustavson uses, so today the two references agree bit for bit; the
+// tests rely only on the rounding bound, leaving either free to change its order.
 #include <algorithm>
 #include <array>
 

@@ -8,7 +8,7 @@ namespace tessera::testing {
 
 std::string matrix_dir() {
   if (const char* env = std::getenv("TESSERA_MATRIX_DIR")) return env;
-  return "../shared/matrices";
+  return TESSERA_DEFAULT_MATRIX_DIR;  // the shared/ folder beside the source tree (set by CMake)
 }
 
 std::vector<MatrixFile> manifest() {

@@ -11,7 +11,7 @@ struct MatrixFile {
   std::int64_t rows = 0, cols = 0, nnz_stored = 0;
 };
 
-/// Folder holding the matrices: $TESSERA_MATRIX_DIR, else ../shared/matrices next to the repo.
+/// Folder holding the matrices: $TESSERA_MATRIX_DIR, else ../shared/matrices beside the source tree.
 std::string matrix_dir();
 
 /// Every matrix listed in MANIFEST.tsv (empty if the folder is missing).
