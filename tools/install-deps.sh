@@ -11,6 +11,7 @@ packages=(
   googletest libgtest-dev libgmock-dev  # tests
   petsc-dev libhypre-dev                # optional: PETSc plugin, hypre/GAMG comparisons
   python3 python3-matplotlib            # scaling plots
+  slurm-wlm libpmix-dev                 # jobs/ tests: local Slurm; srun --mpi=pmix dlopens libpmix.so
 )
 missing=()
 for p in "${packages[@]}"; do

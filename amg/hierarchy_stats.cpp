@@ -1,0 +1,50 @@
+#include "amg/hierarchy_stats.hpp"
+
+namespace tessera::amg {
+
+HierarchyStats statistics(const Hierarchy& h) {
+  HierarchyStats s;
+  double rows = 0, nnz = 0;
+  for (const Level& level : h.levels) {
+    LevelStats l;
+    l.rows = level.a.rows;
+    l.nnz = level.a.nnz();
+    l.nnz_per_row = l.rows ? double(l.nnz) / double(l.rows) : 0.0;
+    l.p_nnz = level.p.nnz();
+    l.lambda_max = level.eigen.safe;
+    l.omega = level.omega;
+    l.times = level.times;
+    rows += double(l.rows);
+    nnz += double(l.nnz);
+    s.nnz_ap += l.nnz + l.p_nnz;
+    s.times += l.times;
+    s.levels.push_back(l);
+  }
+  if (!s.levels.empty() && s.levels[0].rows > 0) {
+    s.grid_complexity = rows / double(s.levels[0].rows);
+    s.operator_complexity = s.levels[0].nnz ? nnz / double(s.levels[0].nnz) : 0.0;
+  }
+  s.coarse_method = h.coarse_direct ? "dense " + h.coarse.method() : "smoothed (too large for a dense solve)";
+  s.stop_reason = h.stop_reason;
+  return s;
+}
+
+void print(std::FILE* out, const HierarchyStats& s) {
+  std::fprintf(out, "%5s %12s %14s %8s %12s %10s %7s %10s\n", "level", "rows", "nnz", "nnz/row", "nnz(P)",
+               "lambda_max", "omega", "setup s");
+  for (std::size_t l = 0; l < s.levels.size(); ++l) {
+    const LevelStats& v = s.levels[l];
+    std::fprintf(out, "%5zu %12lld %14lld %8.2f %12lld %10.4f %7.4f %10.4f\n", l, (long long)v.rows, (long long)v.nnz,
+                 v.nnz_per_row, (long long)v.p_nnz, v.lambda_max, v.omega, v.times.total());
+  }
+  std::fprintf(out, "grid complexity %.4f, operator complexity %.4f, nnz(A)+nnz(P) %lld\n", s.grid_complexity,
+               s.operator_complexity, (long long)s.nnz_ap);
+  std::fprintf(out, "coarsest: %s (%s)\n", s.coarse_method.c_str(), s.stop_reason.c_str());
+  const SetupTimes& t = s.times;
+  std::fprintf(out,
+               "setup phases (s): strength %.4f | aggregation %.4f | P tentative %.4f | P smoothing %.4f | "
+               "PtAP %.4f | smoother %.4f | coarse factor %.4f | total %.4f\n",
+               t.strength, t.aggregation, t.tentative, t.smoothing, t.galerkin, t.smoother, t.coarse, t.total());
+}
+
+}  // namespace tessera::amg

@@ -1,0 +1,61 @@
+#pragma once
+// Krylov solvers around a preconditioner: PCG for SPD operators, flexible right-preconditioned
+// restarted GMRES (FGMRES, Saad 1993) for non-symmetric ones. Both stop on
+// ||b - A x|| <= rtol ||b||; the residual reported is recomputed from x at the end, never the
+// recurrence. Breakdowns end the solve with a status and a message, never NaN or a hang:
+//   PCG: p^T A p <= 0 (A not positive definite), r^T z <= 0 (preconditioner not SPD),
+//   a non-finite scalar, stagnation (no new smallest residual for `stagnation_window`
+//   iterations, e.g. an inconsistent singular system), and the iteration limit.
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "amg/level_ops.hpp"
+#include "local/formats/csr.hpp"
+
+namespace tessera::amg {
+
+/// z = M^-1 r.
+using Preconditioner = std::function<void(const Vector& r, Vector& z)>;
+
+struct KrylovOptions {
+  double rtol = 1e-8;
+  int max_iterations = 500;
+  int restart = 30;            // GMRES
+  /// Iterations without a new smallest residual before giving up. Generous: CG minimises the
+  /// A-norm of the error, and on ill-conditioned SPD matrices (bcsstk13) its residual can
+  /// wander above its minimum for well over 50 iterations and still converge.
+  int stagnation_window = 200;
+  bool history = false;        // record the residual norm of every iteration
+};
+
+enum class SolveStatus { converged, max_iterations, indefinite_operator, indefinite_preconditioner, stagnation, breakdown };
+
+const char* to_string(SolveStatus s);
+
+struct SolveResult {
+  SolveStatus status = SolveStatus::max_iterations;
+  int iterations = 0;
+  double relative_residual = 0;    // ||b - A x|| / ||b||, recomputed from x
+  std::string message;             // why it stopped, with the numbers
+  std::vector<double> history;     // relative residual per iteration (recurrence), if asked
+  bool converged() const { return status == SolveStatus::converged; }
+};
+
+/// Solves A x = b from the initial guess in x (sized to A's rows).
+SolveResult pcg(const Csr<double>& a, const Vector& b, Vector& x, const Preconditioner& m, const KrylovOptions& options,
+                const LevelOps& ops = host_reference_ops());
+
+SolveResult fgmres(const Csr<double>& a, const Vector& b, Vector& x, const Preconditioner& m,
+                   const KrylovOptions& options, const LevelOps& ops = host_reference_ops());
+
+namespace detail {
+/// Checks sizes and finiteness (InputError), returns ||b||.
+double check_system(const Csr<double>& a, const Vector& b, const Vector& x, const KrylovOptions& options,
+                    const LevelOps& ops);
+/// Recomputed ||b - A x|| / ||b|| into `result`, and its message when it is not yet set.
+void finish(const Csr<double>& a, const Vector& b, const Vector& x, double b_norm, const LevelOps& ops,
+            SolveResult& result);
+}  // namespace detail
+
+}  // namespace tessera::amg

@@ -1,0 +1,50 @@
+#include <cmath>
+#include <cstdio>
+
+#include "amg/krylov.hpp"
+#include "local/core/error.hpp"
+
+namespace tessera::amg {
+
+const char* to_string(SolveStatus s) {
+  switch (s) {
+    case SolveStatus::converged: return "converged";
+    case SolveStatus::max_iterations: return "max iterations reached";
+    case SolveStatus::indefinite_operator: return "operator not positive definite";
+    case SolveStatus::indefinite_preconditioner: return "preconditioner not positive definite";
+    case SolveStatus::stagnation: return "stagnation";
+    case SolveStatus::breakdown: return "breakdown";
+  }
+  return "?";
+}
+
+namespace detail {
+
+double check_system(const Csr<double>& a, const Vector& b, const Vector& x, const KrylovOptions& o, const LevelOps& ops) {
+  TESSERA_REQUIRE_INPUT(a.rows == a.cols, "Krylov solve: A must be square, it is ", a.rows, "x", a.cols);
+  TESSERA_REQUIRE_INPUT(static_cast<std::int64_t>(b.size()) == a.rows && x.size() == b.size(), "Krylov solve: b has ",
+                        b.size(), " and x ", x.size(), " entries, A has ", a.rows, " rows");
+  TESSERA_REQUIRE_INPUT(o.rtol > 0 && o.max_iterations >= 0 && o.restart >= 1 && o.stagnation_window >= 1,
+                        "Krylov solve: need rtol > 0, max iterations >= 0, restart >= 1, stagnation window >= 1");
+  for (std::size_t i = 0; i < b.size(); ++i) {
+    TESSERA_REQUIRE_INPUT(std::isfinite(b[i]), "Krylov solve: b has a non-finite value ", b[i], " at row ", i);
+    TESSERA_REQUIRE_INPUT(std::isfinite(x[i]), "Krylov solve: the initial x has a non-finite value ", x[i], " at row ", i);
+  }
+  return std::sqrt(ops.dot(b, b));
+}
+
+void finish(const Csr<double>& a, const Vector& b, const Vector& x, double b_norm, const LevelOps& ops,
+            SolveResult& result) {
+  Vector r(b.size());
+  ops.residual(a, x, b, r);
+  const double r_norm = std::sqrt(ops.dot(r, r));
+  result.relative_residual = b_norm > 0 ? r_norm / b_norm : r_norm;
+  if (!result.message.empty()) return;
+  char text[160];
+  std::snprintf(text, sizeof text, "%s after %d iterations, true relative residual %.3e", to_string(result.status),
+                result.iterations, result.relative_residual);
+  result.message = text;
+}
+
+}  // namespace detail
+}  // namespace tessera::amg

@@ -1,0 +1,37 @@
+#include "amg/near_null_space.hpp"
+
+#include "local/core/error.hpp"
+
+namespace tessera::amg {
+
+NearNullSpace constant_near_null_space(std::int64_t rows, int block_size) {
+  TESSERA_REQUIRE_INPUT(block_size >= 1 && rows % block_size == 0, "AMG: block size ", block_size,
+                        " does not divide the ", rows, " rows");
+  NearNullSpace b{DenseMatrix(rows, block_size, Layout::row_major, 0.0), block_size};
+  for (std::int64_t i = 0; i < rows; ++i) b.vectors.at(i, i % block_size) = 1.0;
+  return b;
+}
+
+NearNullSpace rigid_body_modes(const std::vector<double>& coords, std::int64_t rows) {
+  TESSERA_REQUIRE_INPUT(rows % 3 == 0, "rigid-body modes need 3 dofs per node, got ", rows, " rows");
+  TESSERA_REQUIRE_INPUT(static_cast<std::int64_t>(coords.size()) == 3 * rows, "rigid-body modes: ", coords.size(),
+                        " coordinates given, expected 3 per row (", 3 * rows, ")");
+  double centre[3] = {0, 0, 0};
+  for (std::int64_t i = 0; i < rows; ++i)
+    for (int d = 0; d < 3; ++d) centre[d] += coords[3 * i + d] / static_cast<double>(rows ? rows : 1);
+
+  NearNullSpace b{DenseMatrix(rows, 6, Layout::row_major, 0.0), 3};
+  for (std::int64_t i = 0; i < rows; ++i) {
+    const double x = coords[3 * i] - centre[0], y = coords[3 * i + 1] - centre[1], z = coords[3 * i + 2] - centre[2];
+    const int c = static_cast<int>(i % 3);
+    b.vectors.at(i, c) = 1.0;  // translation along c
+    // Rotations about z, x, y: (-y, x, 0), (0, -z, y), (z, 0, -x).
+    const double rot_z[3] = {-y, x, 0}, rot_x[3] = {0, -z, y}, rot_y[3] = {z, 0, -x};
+    b.vectors.at(i, 3) = rot_z[c];
+    b.vectors.at(i, 4) = rot_x[c];
+    b.vectors.at(i, 5) = rot_y[c];
+  }
+  return b;
+}
+
+}  // namespace tessera::amg

@@ -1,0 +1,27 @@
+#pragma once
+// The near-null space B (rows x k, row-major) the tentative prolongator interpolates exactly:
+// the constant vector for scalar problems, one constant per component for block systems
+// (GAMG's default), the 6 rigid-body modes for 3D elasticity.
+#include <cstdint>
+#include <vector>
+
+#include "local/formats/dense.hpp"
+
+namespace tessera::amg {
+
+struct NearNullSpace {
+  DenseMatrix vectors;  // rows x k, row-major
+  int block_size = 1;   // dofs per node of the fine level
+};
+
+/// k = block_size vectors: vector c is 1 on the dofs of component c, 0 elsewhere.
+NearNullSpace constant_near_null_space(std::int64_t rows, int block_size = 1);
+
+/// 3 translations and 3 rotations (as PETSc's MatNullSpaceCreateRigidBody) from the node
+/// coordinates, 3 doubles per row (dof = 3*node + component, every dof of a node carrying the
+/// node's coordinates, as gen::coordinates gives them). Coordinates are shifted to their
+/// centroid first, which leaves the span unchanged and keeps the rotations well scaled
+/// against the translations. InputError unless coords has 3*rows entries and rows % 3 == 0.
+NearNullSpace rigid_body_modes(const std::vector<double>& coords, std::int64_t rows);
+
+}  // namespace tessera::amg

@@ -1,0 +1,100 @@
+#include "amg/strength.hpp"
+
+#include <algorithm>
+#include <cmath>
+
+#include "local/core/error.hpp"
+#include "local/reference/kernels.hpp"
+
+namespace tessera::amg {
+namespace {
+
+/// Squared Frobenius norms of the node blocks of one node row, gathered by node column.
+struct BlockRowAccumulator {
+  std::vector<double> sum_sq;
+  std::vector<std::int32_t> mark, columns;
+  explicit BlockRowAccumulator(std::int64_t nodes)
+      : sum_sq(static_cast<std::size_t>(nodes), 0.0), mark(static_cast<std::size_t>(nodes), -1) {}
+
+  void gather(const Csr<double>& a, const NodeLayout& nodes, const std::vector<std::int32_t>& node, std::int32_t row_node) {
+    columns.clear();
+    for (std::int64_t i = nodes[row_node]; i < nodes[row_node + 1]; ++i)
+      for (std::int64_t p = a.row_ptr[i]; p < a.row_ptr[i + 1]; ++p) {
+        const std::int32_t col_node = node[a.col_idx[p]];
+        if (mark[col_node] != row_node) {
+          mark[col_node] = row_node;
+          sum_sq[col_node] = 0.0;
+          columns.push_back(col_node);
+        }
+        sum_sq[col_node] += a.values[p] * a.values[p];
+      }
+    std::sort(columns.begin(), columns.end());
+  }
+};
+
+/// Entry-wise maximum of two matrices' union pattern (symmetrises the graph).
+Csr<double> union_max(const Csr<double>& s, const Csr<double>& t) {
+  Csr<double> u = Csr<double>::empty(s.rows, s.cols);
+  for (std::int64_t i = 0; i < s.rows; ++i) {
+    std::int64_t p = s.row_ptr[i], q = t.row_ptr[i];
+    while (p < s.row_ptr[i + 1] || q < t.row_ptr[i + 1]) {
+      const std::int32_t cp = p < s.row_ptr[i + 1] ? s.col_idx[p] : INT32_MAX;
+      const std::int32_t cq = q < t.row_ptr[i + 1] ? t.col_idx[q] : INT32_MAX;
+      const std::int32_t c = std::min(cp, cq);
+      double v = 0.0;
+      if (cp == c) v = std::max(v, s.values[p++]);
+      if (cq == c) v = std::max(v, t.values[q++]);
+      u.col_idx.push_back(c);
+      u.values.push_back(v);
+    }
+    u.row_ptr[i + 1] = u.nnz();
+  }
+  return u;
+}
+
+}  // namespace
+
+NodeLayout uniform_nodes(std::int64_t rows, int block_size) {
+  TESSERA_REQUIRE_INPUT(block_size >= 1 && rows % block_size == 0, "AMG: block size ", block_size,
+                        " does not divide the ", rows, " rows");
+  NodeLayout nodes(static_cast<std::size_t>(rows / block_size) + 1);
+  for (std::size_t n = 0; n < nodes.size(); ++n) nodes[n] = static_cast<std::int64_t>(n) * block_size;
+  return nodes;
+}
+
+std::vector<std::int32_t> node_of_dof(const NodeLayout& nodes) {
+  std::vector<std::int32_t> node(static_cast<std::size_t>(nodes.back()));
+  for (std::size_t n = 0; n + 1 < nodes.size(); ++n)
+    std::fill(node.begin() + nodes[n], node.begin() + nodes[n + 1], static_cast<std::int32_t>(n));
+  return node;
+}
+
+Csr<double> strength_graph(const Csr<double>& a, const NodeLayout& nodes, double theta) {
+  TESSERA_ASSERT(nodes.back() == a.rows, "node layout covers ", nodes.back(), " dofs, matrix has ", a.rows);
+  const std::int64_t num_nodes = static_cast<std::int64_t>(nodes.size()) - 1;
+  const std::vector<std::int32_t> node = node_of_dof(nodes);
+  BlockRowAccumulator acc(num_nodes);
+
+  std::vector<double> diag_norm(static_cast<std::size_t>(num_nodes), 0.0);
+  for (std::int32_t n = 0; n < num_nodes; ++n) {
+    acc.gather(a, nodes, node, n);
+    if (acc.mark[n] == n) diag_norm[n] = std::sqrt(acc.sum_sq[n]);
+  }
+  Csr<double> s = Csr<double>::empty(num_nodes, num_nodes);
+  for (std::int32_t n = 0; n < num_nodes; ++n) {
+    acc.gather(a, nodes, node, n);
+    for (const std::int32_t m : acc.columns) {
+      if (m == n) continue;
+      const double scale = std::sqrt(diag_norm[n] * diag_norm[m]);
+      const double strength = scale > 0 ? std::sqrt(acc.sum_sq[m]) / scale : 0.0;
+      if (strength > 0 && strength >= theta) {
+        s.col_idx.push_back(m);
+        s.values.push_back(strength);
+      }
+    }
+    s.row_ptr[n + 1] = s.nnz();
+  }
+  return union_max(s, ref::transpose(s));
+}
+
+}  // namespace tessera::amg

@@ -1,0 +1,185 @@
+// Tentative prolongator (per-aggregate QR), near-null spaces, the lambda_max estimate, the
+// smoothed prolongator against its definition, and the Galerkin operators of a hierarchy.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <random>
+
+#include "amg/eigen_estimate.hpp"
+#include "amg/hierarchy.hpp"
+#include "amg/input_check.hpp"
+#include "amg/prolongator_smoothing.hpp"
+#include "amg/tentative_prolongator.hpp"
+#include "local/gen/generators.hpp"
+#include "local/reference/kernels.hpp"
+#include "support/random_matrix.hpp"
+
+namespace tessera::amg {
+namespace {
+
+TEST(ThinQr, FactorsRandomTallWideAndRankDeficientBlocks) {
+  const std::uint64_t seed = testing::fresh_seed();
+  SCOPED_TRACE("seed " + std::to_string(seed));
+  std::mt19937_64 rng(seed);
+  std::uniform_real_distribution<double> u(-1, 1);
+  const std::pair<int, int> shapes[] = {{1, 1}, {5, 1}, {7, 6}, {6, 6}, {20, 6}, {3, 6}, {1, 6}};
+  for (const auto& [m, k] : shapes) {
+    for (bool deficient : {false, true}) {
+      std::vector<double> a(static_cast<std::size_t>(m) * k);
+      for (double& x : a) x = u(rng);
+      if (deficient && k > 1)
+        for (int i = 0; i < m; ++i) a[(k - 1) * m + i] = 2 * a[i];  // last column = 2 x first
+      const std::vector<double> original = a;
+      std::vector<double> q, r;
+      thin_qr(m, k, a, q, r);
+      const int c = std::min(m, k);
+      for (int i = 0; i < c; ++i) {
+        EXPECT_GE(r[i * k + i], 0.0);
+        for (int j = 0; j < i; ++j) EXPECT_EQ(r[i * k + j], 0.0);
+        for (int j = 0; j < c; ++j) {  // Q^T Q = I
+          double dot = 0;
+          for (int row = 0; row < m; ++row) dot += q[i * m + row] * q[j * m + row];
+          EXPECT_NEAR(dot, i == j ? 1.0 : 0.0, 1e-14) << m << "x" << k;
+        }
+      }
+      for (int row = 0; row < m; ++row)
+        for (int j = 0; j < k; ++j) {  // Q R = A
+          double s = 0;
+          for (int i = 0; i < c; ++i) s += q[i * m + row] * r[i * k + j];
+          EXPECT_NEAR(s, original[j * m + row], 1e-14) << m << "x" << k;
+        }
+    }
+  }
+}
+
+/// Checks P_tent: per aggregate Q^T Q = I, P_tent B_c = B on aggregated rows, zero rows elsewhere.
+void expect_tentative_exact(const Csr<double>& a, const NearNullSpace& nns, double theta) {
+  const NodeLayout nodes = uniform_nodes(a.rows, nns.block_size);
+  const Aggregates agg = aggregate(strength_graph(a, nodes, theta));
+  const TentativeProlongator t = tentative_prolongator(agg, nodes, nns.vectors);
+  validate(t.p, "P_tent");
+  const int k = static_cast<int>(nns.vectors.cols);
+  const Csr<double> pt = ref::transpose(t.p);
+  const Csr<double> ptp = ref::spgemm(pt, t.p);  // block diagonal identity: orthonormal per aggregate
+  for (std::int64_t i = 0; i < ptp.rows; ++i)
+    for (std::int64_t p = ptp.row_ptr[i]; p < ptp.row_ptr[i + 1]; ++p)
+      EXPECT_NEAR(ptp.values[p], ptp.col_idx[p] == i ? 1.0 : 0.0, 1e-13) << i << "," << ptp.col_idx[p];
+  const std::vector<std::int32_t> node = node_of_dof(nodes);
+  for (std::int64_t row = 0; row < a.rows; ++row) {
+    const bool aggregated = agg.of_node[node[row]] != kNotAggregated;
+    EXPECT_EQ(t.p.row_length(row) > 0, aggregated) << row;
+    for (int j = 0; j < k; ++j) {
+      double s = 0;
+      for (std::int64_t p = t.p.row_ptr[row]; p < t.p.row_ptr[row + 1]; ++p)
+        s += t.p.values[p] * t.coarse_vectors.at(t.p.col_idx[p], j);
+      const double expect = aggregated ? nns.vectors.at(row, j) : 0.0;
+      EXPECT_NEAR(s, expect, 1e-12 * (1 + std::abs(expect))) << "row " << row << " vector " << j;
+    }
+  }
+}
+
+TEST(TentativeProlongator, ConstantOnPoissonIsExactAndOrthonormal) {
+  const Csr<double> a = gen::generate(gen::parse_spec("poisson3d:9"));
+  expect_tentative_exact(a, constant_near_null_space(a.rows), 0.02);
+}
+
+TEST(TentativeProlongator, RigidBodyModesOnElasticityAreExact) {
+  const gen::ProblemSpec spec = gen::parse_spec("elasticity3d:6");
+  const Csr<double> a = gen::generate(spec);
+  const NearNullSpace rbm = rigid_body_modes(gen::coordinates(spec, 0, a.rows), a.rows);
+  expect_tentative_exact(a, rbm, 0.02);
+}
+
+TEST(TentativeProlongator, AggregateSmallerThanNearNullSpaceGetsFewerCoarseDofs) {
+  // Scalar path graph of 4 nodes, 3 random vectors: aggregates of 2 nodes get 2 coarse dofs.
+  const Csr<double> a = csr_from_triplets<double>(4, 4, {0, 0, 1, 1, 1, 2, 2, 2, 3, 3}, {0, 1, 0, 1, 2, 1, 2, 3, 2, 3},
+                                                  {2, -1, -1, 2, -1, -1, 2, -1, -1, 2});
+  NearNullSpace nns{DenseMatrix(4, 3, Layout::row_major), 1};
+  std::mt19937_64 rng(testing::fresh_seed());
+  for (double& x : nns.vectors.data) x = std::uniform_real_distribution<double>(-1, 1)(rng);
+  expect_tentative_exact(a, nns, 0.0);
+}
+
+TEST(RigidBodyModes, AreInTheKernelOfTheUnclampedOperator) {
+  // Interior rows of elasticity (away from the clamped face) annihilate the rigid-body modes.
+  const gen::ProblemSpec spec = gen::parse_spec("elasticity3d:5");
+  const Csr<double> a = gen::generate(spec);
+  const NearNullSpace rbm = rigid_body_modes(gen::coordinates(spec, 0, a.rows), a.rows);
+  for (int j = 0; j < 6; ++j) {
+    std::vector<double> v(static_cast<std::size_t>(a.rows)), av(v.size());
+    for (std::int64_t i = 0; i < a.rows; ++i) v[i] = rbm.vectors.at(i, j);
+    ref::spmv(1.0, a, v, 0.0, av);
+    for (std::int64_t node = 0; node < a.rows / 3; ++node) {
+      const std::int64_t x = node % 5;
+      if (x < 2) continue;  // clamped face and its neighbours feel the boundary
+      for (int c = 0; c < 3; ++c) EXPECT_NEAR(av[3 * node + c], 0.0, 1e-12) << "mode " << j << " node " << node;
+    }
+  }
+}
+
+TEST(EigenEstimate, TridiagonalMaxEigenvalueIsExact) {
+  for (int n : {1, 2, 5, 40}) {  // tridiag(-1, 2, -1): lambda_max = 2 - 2 cos(n pi / (n + 1))
+    const double expect = 2 - 2 * std::cos(n * M_PI / (n + 1));
+    EXPECT_NEAR(tridiagonal_max_eigenvalue(std::vector<double>(n, 2.0), std::vector<double>(n - 1, -1.0)), expect, 1e-13);
+  }
+}
+
+TEST(EigenEstimate, RitzBelowTrueMaxAndSafeBelowGershgorin) {
+  // 1D Laplacian, n = 50: lambda_max(D^-1 A) = 1 + cos(pi / 51).
+  const std::int64_t n = 50;
+  std::vector<std::int64_t> r, c;
+  std::vector<double> v;
+  for (std::int64_t i = 0; i < n; ++i) {
+    r.push_back(i), c.push_back(i), v.push_back(2);
+    if (i > 0) r.push_back(i), c.push_back(i - 1), v.push_back(-1);
+    if (i + 1 < n) r.push_back(i), c.push_back(i + 1), v.push_back(-1);
+  }
+  const Csr<double> a = csr_from_triplets<double>(n, n, r, c, v);
+  const double exact = 1 + std::cos(M_PI / (n + 1));
+  const EigenEstimate e = estimate_lambda_max(a, Vector(n, 0.5), 10, 1.1, host_reference_ops());
+  EXPECT_LE(e.ritz, exact * (1 + 1e-12));
+  EXPECT_GT(e.ritz, 0.95 * exact);  // Lanczos reaches the top of the spectrum in 10 steps
+  EXPECT_DOUBLE_EQ(e.gershgorin, 2.0);
+  EXPECT_DOUBLE_EQ(e.safe, std::min(1.1 * e.ritz, 2.0));
+  EXPECT_GE(e.safe, exact * (1 - 1e-3));
+}
+
+TEST(ProlongatorSmoothing, MatchesDenseDefinition) {
+  const Csr<double> a = gen::generate(gen::parse_spec("poisson3d27:6"));
+  const NodeLayout nodes = uniform_nodes(a.rows, 1);
+  const TentativeProlongator t =
+      tentative_prolongator(aggregate(strength_graph(a, nodes, 0.02)), nodes, constant_near_null_space(a.rows).vectors);
+  Vector inv_diag = diagonal(a);
+  for (double& x : inv_diag) x = 1 / x;
+  const double omega = 0.37;
+  const Csr<double> p = smooth_prolongator(a, inv_diag, t.p, omega, host_reference_ops());
+  const std::vector<double> ad = testing::to_dense(a), pd = testing::to_dense(t.p), sd = testing::to_dense(p);
+  const std::int64_t n = a.rows, m = t.p.cols;
+  for (std::int64_t i = 0; i < n; ++i)
+    for (std::int64_t j = 0; j < m; ++j) {
+      double ap = 0;
+      for (std::int64_t k = 0; k < n; ++k) ap += ad[i * n + k] * pd[k * m + j];
+      EXPECT_NEAR(sd[i * m + j], pd[i * m + j] - omega * inv_diag[i] * ap, 1e-14) << i << "," << j;
+    }
+}
+
+TEST(Hierarchy, GalerkinOperatorsAreSymmetricAndEqualPtAP) {
+  const Csr<double> a = gen::generate(gen::parse_spec("poisson3d:12"));
+  AmgOptions o;
+  o.coarse_size = 10;
+  const Hierarchy h = setup(a, constant_near_null_space(a.rows), o);
+  ASSERT_GE(h.levels.size(), 3u);
+  for (std::size_t l = 0; l + 1 < h.levels.size(); ++l) {
+    const Csr<double>& ac = h.levels[l + 1].a;
+    EXPECT_EQ(ac, ref::ptap(h.levels[l].a, h.levels[l].p)) << "level " << l + 1;
+    const Csr<double> act = ref::transpose(ac);
+    ASSERT_EQ(act.col_idx, ac.col_idx);
+    double scale = 0;
+    for (const double x : ac.values) scale = std::max(scale, std::abs(x));
+    for (std::int64_t p = 0; p < ac.nnz(); ++p) EXPECT_NEAR(ac.values[p], act.values[p], 1e-13 * scale);
+    EXPECT_EQ(h.levels[l].r, ref::transpose(h.levels[l].p));
+  }
+}
+
+}  // namespace
+}  // namespace tessera::amg

@@ -1,0 +1,212 @@
+// AMG-preconditioned CG/FGMRES: iteration targets on generated problems (flat as the grid
+// grows), elasticity with rigid-body modes against the constant-only space, SPD matrices from
+// ../shared/matrices, W-cycle and l1-Jacobi, re-setup reuse, the coarse solver.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <map>
+#include <random>
+#include <tuple>
+
+#include "amg/cycle.hpp"
+#include "amg/hierarchy.hpp"
+#include "amg/krylov.hpp"
+#include "local/core/error.hpp"
+#include "local/gen/generators.hpp"
+#include "local/io/matrix_market.hpp"
+#include "local/reference/kernels.hpp"
+#include "support/matrix_files.hpp"
+#include "support/random_matrix.hpp"
+
+namespace tessera::amg {
+namespace {
+
+/// b = A x* for a random x*, solved from 0 with PCG or FGMRES + AMG; checks the true residual.
+SolveResult solve(const Csr<double>& a, const NearNullSpace& nns, const AmgOptions& o, bool gmres = false,
+                  int max_it = 200) {
+  const std::uint64_t seed = testing::fresh_seed();
+  SCOPED_TRACE("seed " + std::to_string(seed));
+  std::mt19937_64 rng(seed);
+  Vector x_star(static_cast<std::size_t>(a.rows)), b(x_star.size()), x(x_star.size(), 0.0);
+  for (double& v : x_star) v = std::uniform_real_distribution<double>(-1, 1)(rng);
+  ref::spmv(1.0, a, x_star, 0.0, b);
+  const Hierarchy h = setup(a, nns, o);
+  AmgPreconditioner m(h);
+  KrylovOptions ko;
+  ko.max_iterations = max_it;
+  ko.history = true;
+  const Preconditioner apply = [&](const Vector& r, Vector& z) { m.apply(r, z); };
+  const SolveResult res = gmres ? fgmres(a, b, x, apply, ko) : pcg(a, b, x, apply, ko);
+  Vector r(b.size());
+  ref::spmv(-1.0, a, x, 0.0, r);
+  double rn = 0, bn = 0;
+  for (std::size_t i = 0; i < b.size(); ++i) rn += (r[i] + b[i]) * (r[i] + b[i]), bn += b[i] * b[i];
+  EXPECT_NEAR(res.relative_residual, std::sqrt(rn / bn), 1e-12) << "reported residual is not the true one";
+  EXPECT_EQ(static_cast<int>(res.history.size()), res.iterations);
+  return res;
+}
+
+int iterations(const std::string& spec, const AmgOptions& o = {}) {
+  const Csr<double> a = gen::generate(gen::parse_spec(spec));
+  const SolveResult r = solve(a, constant_near_null_space(a.rows), o);
+  EXPECT_TRUE(r.converged()) << spec << ": " << r.message;
+  EXPECT_LE(r.relative_residual, 1e-8) << spec;
+  return r.iterations;
+}
+
+TEST(AmgPcg, PoissonIterationsBoundedAndFlat) {
+  AmgOptions o;
+  o.coarse_size = 50;  // several levels even on the small grids
+  for (const char* kind : {"poisson3d", "poisson3d27"}) {
+    std::map<int, int> its;
+    for (int n : {16, 24, 32}) {
+      its[n] = iterations(std::string(kind) + ":" + std::to_string(n), o);
+      EXPECT_LE(its[n], 20) << kind << ":" << n;
+    }
+    EXPECT_LE(its[32] - its[16], 2) << kind << ": iterations grow with the grid";
+    std::printf("%s PCG+AMG iterations: 16 -> %d, 24 -> %d, 32 -> %d\n", kind, its[16], its[24], its[32]);
+  }
+}
+
+TEST(AmgPcg, ElasticityNeedsRigidBodyModes) {
+  AmgOptions o;
+  o.coarse_size = 100;
+  for (int n : {8, 12}) {
+    const gen::ProblemSpec spec = gen::parse_spec("elasticity3d:" + std::to_string(n));
+    const Csr<double> a = gen::generate(spec);
+    const SolveResult rbm = solve(a, rigid_body_modes(gen::coordinates(spec, 0, a.rows), a.rows), o);
+    const SolveResult constant = solve(a, constant_near_null_space(a.rows, 3), o);
+    EXPECT_TRUE(rbm.converged()) << rbm.message;
+    EXPECT_LE(rbm.iterations, 40) << spec.text;
+    EXPECT_GE(constant.iterations, rbm.iterations + rbm.iterations / 2) << spec.text << ": constant-only is not clearly worse";
+    std::printf("%s: rigid-body modes %d iterations, constant only %d\n", spec.text.c_str(), rbm.iterations,
+                constant.iterations);
+  }
+}
+
+TEST(AmgPcg, SmoothersAndCycles) {
+  const Csr<double> a = gen::generate(gen::parse_spec("poisson3d:14"));
+  AmgOptions o;
+  o.coarse_size = 20;
+  const int v_cheb = solve(a, constant_near_null_space(a.rows), o).iterations;
+  o.cycle = CycleKind::w;
+  const SolveResult w = solve(a, constant_near_null_space(a.rows), o);
+  EXPECT_TRUE(w.converged());
+  EXPECT_LE(w.iterations, v_cheb);
+  o.cycle = CycleKind::v;
+  o.smoother = SmootherKind::l1_jacobi;
+  const SolveResult jac = solve(a, constant_near_null_space(a.rows), o);
+  EXPECT_TRUE(jac.converged()) << jac.message;
+  EXPECT_LE(jac.iterations, 40);
+  o.smooth_prolongator = false;  // plain aggregation still converges, more slowly
+  const SolveResult plain = solve(a, constant_near_null_space(a.rows), o);
+  EXPECT_TRUE(plain.converged()) << plain.message;
+  EXPECT_GT(plain.iterations, jac.iterations);
+}
+
+TEST(AmgPcg, SymmetricPositiveDefiniteSuiteSparseMatrices) {
+  int tested = 0;
+  for (const testing::MatrixFile& f : testing::manifest()) {
+    if (f.name != "bcsstk02" && f.name != "bcsstk04" && f.name != "bcsstk05" && f.name != "bcsstk08" &&
+        f.name != "bcsstk22")
+      continue;
+    SCOPED_TRACE(f.name);
+    const Csr<double> a = io::read_matrix_market(f.path);
+    AmgOptions o;
+    o.coarse_size = 40;
+    const SolveResult r = solve(a, constant_near_null_space(a.rows), o, false, 500);
+    EXPECT_TRUE(r.converged()) << r.message;
+    std::printf("%s (%lld rows): %d iterations, relative residual %.2e\n", f.name.c_str(), (long long)a.rows,
+                r.iterations, r.relative_residual);
+    ++tested;
+  }
+  if (tested == 0) GTEST_SKIP() << "no bcsstk matrices in " << testing::matrix_dir();
+  EXPECT_GE(tested, 5);
+}
+
+TEST(AmgFgmres, NonSymmetricConvectionDiffusion) {
+  // 3D Laplacian plus first-order upwind convection along x: diagonal 6 + c, a_{i,i-1} -= c.
+  const std::int64_t n = 14;
+  const Csr<double> lap = gen::generate(gen::parse_spec("poisson3d:" + std::to_string(n)));
+  std::vector<std::int64_t> r, c;
+  std::vector<double> v;
+  for (std::int64_t i = 0; i < lap.rows; ++i) {
+    for (std::int64_t p = lap.row_ptr[i]; p < lap.row_ptr[i + 1]; ++p)
+      r.push_back(i), c.push_back(lap.col_idx[p]), v.push_back(lap.values[p]);
+    r.push_back(i), c.push_back(i), v.push_back(2.0);
+    if (i % n) r.push_back(i), c.push_back(i - 1), v.push_back(-2.0);
+  }
+  const Csr<double> a = csr_from_triplets<double>(lap.rows, lap.cols, r, c, v);
+  AmgOptions o;
+  o.coarse_size = 30;
+  const SolveResult res = solve(a, constant_near_null_space(a.rows), o, true);
+  EXPECT_TRUE(res.converged()) << res.message;
+  EXPECT_LE(res.iterations, 30);
+}
+
+TEST(AmgSetup, ResetupEqualsFreshSetupOnNewValues) {
+  const gen::ProblemSpec spec = gen::parse_spec("elasticity3d:7");
+  const Csr<double> a = gen::generate(spec);
+  const NearNullSpace rbm = rigid_body_modes(gen::coordinates(spec, 0, a.rows), a.rows);
+  AmgOptions o;
+  o.coarse_size = 60;
+  Hierarchy h = setup(a, rbm, o);
+  ASSERT_GE(h.levels.size(), 3u);
+  Csr<double> a2 = a;  // 2.5 A + diagonal shift: same strength graph, new values everywhere
+  for (std::int64_t i = 0; i < a2.rows; ++i)
+    for (std::int64_t p = a2.row_ptr[i]; p < a2.row_ptr[i + 1]; ++p)
+      a2.values[p] = 2.5 * a2.values[p] + (a2.col_idx[p] == i ? 0.25 : 0.0);
+  resetup(h, a2);
+  const Hierarchy fresh = setup(a2, rbm, o);
+  ASSERT_EQ(h.levels.size(), fresh.levels.size());
+  for (std::size_t l = 0; l < h.levels.size(); ++l) {
+    EXPECT_EQ(h.levels[l].a, fresh.levels[l].a) << "level " << l;
+    EXPECT_EQ(h.levels[l].p, fresh.levels[l].p) << "level " << l;
+    EXPECT_EQ(h.levels[l].aggregates.of_node, fresh.levels[l].aggregates.of_node);
+    EXPECT_EQ(h.levels[l].eigen.safe, fresh.levels[l].eigen.safe);
+  }
+  EXPECT_NE(h.levels[1].a.values, setup(a, rbm, o).levels[1].a.values) << "re-setup did not change the values";
+  // A different pattern is refused: another size, and the same size less one coupling pair.
+  EXPECT_THROW(resetup(h, gen::generate(gen::parse_spec("elasticity3d:6"))), InputError);
+  std::vector<std::int64_t> rows, cols;
+  std::vector<double> vals;
+  const std::int64_t drop_row = a.rows - 1, drop_col = a.col_idx[a.row_ptr[drop_row]];
+  ASSERT_NE(drop_row, drop_col);
+  for (std::int64_t i = 0; i < a.rows; ++i)
+    for (std::int64_t p = a.row_ptr[i]; p < a.row_ptr[i + 1]; ++p) {
+      const bool dropped = (i == drop_row && a.col_idx[p] == drop_col) || (i == drop_col && a.col_idx[p] == drop_row);
+      if (!dropped) rows.push_back(i), cols.push_back(a.col_idx[p]), vals.push_back(a.values[p]);
+    }
+  EXPECT_THROW(resetup(h, csr_from_triplets<double>(a.rows, a.cols, rows, cols, vals)), InputError);
+}
+
+TEST(CoarseSolver, CholeskyAndSingularFallback) {
+  const Csr<double> a = gen::generate(gen::parse_spec("poisson2d:7"));
+  DenseCoarseSolver s;
+  s.factor(a);
+  EXPECT_EQ(s.method(), "cholesky");
+  Vector x_star(static_cast<std::size_t>(a.rows)), b(x_star.size()), x;
+  for (std::size_t i = 0; i < x_star.size(); ++i) x_star[i] = std::sin(double(i));
+  ref::spmv(1.0, a, x_star, 0.0, b);
+  s.solve(b, x);
+  for (std::size_t i = 0; i < x.size(); ++i) EXPECT_NEAR(x[i], x_star[i], 1e-12);
+  // Neumann 1D Laplacian (singular, null space = constants) with a consistent right-hand side.
+  const std::int64_t n = 9;
+  std::vector<std::int64_t> r, c;
+  std::vector<double> v;
+  for (std::int64_t i = 0; i + 1 < n; ++i)
+    for (auto [p, q, w] : {std::tuple{i, i, 1.0}, {i + 1, i + 1, 1.0}, {i, i + 1, -1.0}, {i + 1, i, -1.0}})
+      r.push_back(p), c.push_back(q), v.push_back(w);
+  const Csr<double> neumann = csr_from_triplets<double>(n, n, r, c, v);
+  s.factor(neumann);
+  EXPECT_EQ(s.dropped_pivots(), 1) << s.method();
+  Vector y(static_cast<std::size_t>(n)), by(y.size()), ay(y.size());
+  for (std::int64_t i = 0; i < n; ++i) y[i] = double(i * i % 5);
+  ref::spmv(1.0, neumann, y, 0.0, by);
+  s.solve(by, x);
+  ref::spmv(1.0, neumann, x, 0.0, ay);
+  for (std::int64_t i = 0; i < n; ++i) EXPECT_NEAR(ay[i], by[i], 1e-12) << "not a solution of the consistent system";
+}
+
+}  // namespace
+}  // namespace tessera::amg
