@@ -1,4 +1,34 @@
+# dist/ sources: one concept per file.
 target_sources(tessera_dist PUBLIC FILE_SET HEADERS BASE_DIRS ${PROJECT_SOURCE_DIR} FILES
-  ${CMAKE_CURRENT_LIST_DIR}/mpi_env.hpp)
+  ${CMAKE_CURRENT_LIST_DIR}/mpi_env.hpp
+  ${CMAKE_CURRENT_LIST_DIR}/transport.hpp
+  ${CMAKE_CURRENT_LIST_DIR}/communicator.hpp
+  ${CMAKE_CURRENT_LIST_DIR}/partition.hpp
+  ${CMAKE_CURRENT_LIST_DIR}/halo_plan.hpp
+  ${CMAKE_CURRENT_LIST_DIR}/dist_matrix.hpp
+  ${CMAKE_CURRENT_LIST_DIR}/dist_vector.hpp
+  ${CMAKE_CURRENT_LIST_DIR}/stats.hpp
+  ${CMAKE_CURRENT_LIST_DIR}/spmv.hpp
+  ${CMAKE_CURRENT_LIST_DIR}/remote_rows.hpp
+  ${CMAKE_CURRENT_LIST_DIR}/spgemm.hpp
+  ${CMAKE_CURRENT_LIST_DIR}/transpose.hpp
+  ${CMAKE_CURRENT_LIST_DIR}/ptap.hpp)
 target_sources(tessera_dist PRIVATE
-  ${CMAKE_CURRENT_LIST_DIR}/mpi_env.cpp)
+  ${CMAKE_CURRENT_LIST_DIR}/mpi_env.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/transport.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/communicator.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/partition.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/halo_plan.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/dist_matrix.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/stats.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/spmv.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/remote_rows.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/spgemm.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/transpose.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/ptap.cpp)
+if(TESSERA_HAVE_CUDA)
+  # The device transport (NCCL); the link to tessera_nccl is in dist/CMakeLists.txt.
+  target_sources(tessera_dist PUBLIC FILE_SET HEADERS BASE_DIRS ${PROJECT_SOURCE_DIR} FILES
+    ${CMAKE_CURRENT_LIST_DIR}/nccl_transport.hpp)
+  target_sources(tessera_dist PRIVATE ${CMAKE_CURRENT_LIST_DIR}/nccl_transport.cpp)
+endif()

@@ -1,0 +1,187 @@
+#include "dist/dist_matrix.hpp"
+
+#include <algorithm>
+#include <climits>
+
+#include "dist/communicator.hpp"
+#include "local/core/error.hpp"
+
+namespace tessera::dist {
+
+namespace {
+
+// "" when `b` is a well-formed block of rows [begin, end) of a rows x cols matrix.
+std::string row_block_error(const RowBlock& b, std::int64_t rows, std::int64_t cols, std::int64_t begin,
+                            std::int64_t end) {
+  const auto fail = [&](auto&&... parts) { return detail::concat(parts...); };
+  if (b.global_rows != rows || b.global_cols != cols)
+    return fail("row block is of a ", b.global_rows, "x", b.global_cols, " matrix, the partitions describe ", rows,
+                "x", cols);
+  if (b.row_begin != begin || b.row_end != end)
+    return fail("row block holds rows [", b.row_begin, ", ", b.row_end, "), this rank owns [", begin, ", ", end, ")");
+  if (static_cast<std::int64_t>(b.row_ptr.size()) != end - begin + 1 || b.row_ptr.front() != 0 ||
+      b.row_ptr.back() != b.nnz() || b.values.size() != b.col.size())
+    return fail("row block arrays are inconsistent (row_ptr ", b.row_ptr.size(), " entries, ", b.col.size(),
+                " columns, ", b.values.size(), " values)");
+  for (std::int64_t r = 0; r < end - begin; ++r) {
+    if (b.row_ptr[r + 1] < b.row_ptr[r]) return fail("row_ptr decreases at global row ", begin + r);
+    for (std::int64_t k = b.row_ptr[r]; k < b.row_ptr[r + 1]; ++k) {
+      if (b.col[k] < 0 || b.col[k] >= cols)
+        return fail("global row ", begin + r, " has column ", b.col[k], " outside [0, ", cols, ")");
+      if (k > b.row_ptr[r] && b.col[k] <= b.col[k - 1])
+        return fail("global row ", begin + r, " columns are not strictly increasing at column ", b.col[k]);
+    }
+  }
+  return "";
+}
+
+std::string block_size_error(std::int64_t owned_cols, std::int64_t ghosts) {
+  if (owned_cols > INT32_MAX || ghosts > INT32_MAX)
+    return detail::concat("assemble: ", owned_cols, " owned and ", ghosts,
+                          " ghost columns on one rank exceed the int32 local column index; use more ranks");
+  return "";
+}
+
+// Calls f(global_col, value_position) for every entry of owned row r in global column order.
+template <class F>
+void for_each_in_row_order(const DistMatrix& a, std::int64_t r, F&& f) {
+  const std::int64_t nl_begin = a.nonlocal.row_ptr[r], nl_end = a.nonlocal.row_ptr[r + 1];
+  std::int64_t k = nl_begin;
+  for (; k < nl_end && a.ghost_cols[a.nonlocal.col_idx[k]] < a.col_begin(); ++k)
+    f(a.ghost_cols[a.nonlocal.col_idx[k]], false, k);
+  for (std::int64_t j = a.local.row_ptr[r]; j < a.local.row_ptr[r + 1]; ++j)
+    f(a.col_begin() + a.local.col_idx[j], true, j);
+  for (; k < nl_end; ++k) f(a.ghost_cols[a.nonlocal.col_idx[k]], false, k);
+}
+
+}  // namespace
+
+DistMatrix assemble(const Communicator& comm, const RowBlock& rows, const RowPartition& row_partition,
+                    const RowPartition& col_partition) {
+  const int me = comm.rank();
+  if (row_partition.num_ranks() != comm.size() || col_partition.num_ranks() != comm.size())
+    throw InputError(detail::concat("assemble: partitions over ", row_partition.num_ranks(), " and ",
+                                    col_partition.num_ranks(), " ranks on a communicator of ", comm.size()));
+  const std::string error = row_block_error(rows, row_partition.global_rows(), col_partition.global_rows(),
+                                            row_partition.begin(me), row_partition.end(me));
+  throw_if_any_rank_failed(comm, error.empty() ? error : detail::concat("assemble: rank ", me, ": ", error));
+  DistMatrix a;
+  a.row_partition = row_partition;
+  a.col_partition = col_partition;
+  a.rank = me;
+  const std::int64_t n = rows.local_rows(), cb = col_partition.begin(me), ce = col_partition.end(me);
+  for (std::int64_t c : rows.col)
+    if (c < cb || c >= ce) a.ghost_cols.push_back(c);
+  std::sort(a.ghost_cols.begin(), a.ghost_cols.end());
+  a.ghost_cols.erase(std::unique(a.ghost_cols.begin(), a.ghost_cols.end()), a.ghost_cols.end());
+  throw_if_any_rank_failed(comm, block_size_error(ce - cb, static_cast<std::int64_t>(a.ghost_cols.size())));
+
+  a.local = Csr<double>::empty(n, ce - cb);
+  a.nonlocal = Csr<double>::empty(n, static_cast<std::int64_t>(a.ghost_cols.size()));
+  for (std::int64_t r = 0; r < n; ++r) {
+    for (std::int64_t k = rows.row_ptr[r]; k < rows.row_ptr[r + 1]; ++k) {
+      const std::int64_t c = rows.col[k];
+      Csr<double>& block = (c >= cb && c < ce) ? a.local : a.nonlocal;
+      const std::int64_t j = (c >= cb && c < ce)
+                                 ? c - cb
+                                 : std::lower_bound(a.ghost_cols.begin(), a.ghost_cols.end(), c) - a.ghost_cols.begin();
+      block.col_idx.push_back(static_cast<std::int32_t>(j));
+      block.values.push_back(rows.values[k]);
+    }
+    a.local.row_ptr[r + 1] = a.local.nnz();
+    a.nonlocal.row_ptr[r + 1] = a.nonlocal.nnz();
+  }
+  a.halo = HaloPlan::build(comm, col_partition, a.ghost_cols);
+  return a;
+}
+
+DistMatrix assemble(const Communicator& comm, const RowBlock& rows, const RowPartition& row_partition) {
+  return assemble(comm, rows, row_partition, row_partition);
+}
+
+RowBlock owned_row_block(const DistMatrix& a) {
+  RowBlock b;
+  b.global_rows = a.global_rows();
+  b.global_cols = a.global_cols();
+  b.row_begin = a.row_begin();
+  b.row_end = a.row_begin() + a.owned_rows();
+  b.row_ptr.assign(static_cast<std::size_t>(a.owned_rows()) + 1, 0);
+  b.col.reserve(static_cast<std::size_t>(a.nnz()));
+  b.values.reserve(static_cast<std::size_t>(a.nnz()));
+  for (std::int64_t r = 0; r < a.owned_rows(); ++r) {
+    for_each_in_row_order(a, r, [&](std::int64_t c, bool is_local, std::int64_t k) {
+      b.col.push_back(c);
+      b.values.push_back(is_local ? a.local.values[k] : a.nonlocal.values[k]);
+    });
+    b.row_ptr[r + 1] = b.nnz();
+  }
+  return b;
+}
+
+std::vector<double> values_in_row_order(const DistMatrix& a) {
+  std::vector<double> v;
+  v.reserve(static_cast<std::size_t>(a.nnz()));
+  for (std::int64_t r = 0; r < a.owned_rows(); ++r)
+    for_each_in_row_order(a, r, [&](std::int64_t, bool is_local, std::int64_t k) {
+      v.push_back(is_local ? a.local.values[k] : a.nonlocal.values[k]);
+    });
+  return v;
+}
+
+void set_values_in_row_order(DistMatrix& a, const std::vector<double>& values) {
+  TESSERA_REQUIRE_INPUT(static_cast<std::int64_t>(values.size()) == a.nnz(), "value refresh: ", values.size(),
+                        " values for a pattern of ", a.nnz(), " entries");
+  std::size_t i = 0;
+  for (std::int64_t r = 0; r < a.owned_rows(); ++r)
+    for_each_in_row_order(a, r, [&](std::int64_t, bool is_local, std::int64_t k) {
+      (is_local ? a.local.values[k] : a.nonlocal.values[k]) = values[i++];
+    });
+}
+
+Csr<double> extended_block(const DistMatrix& a) {
+  Csr<double> ext = Csr<double>::empty(a.owned_rows(), a.local.cols + a.nonlocal.cols);
+  ext.col_idx.reserve(static_cast<std::size_t>(a.nnz()));
+  for (std::int64_t r = 0; r < a.owned_rows(); ++r) {
+    for (std::int64_t k = a.local.row_ptr[r]; k < a.local.row_ptr[r + 1]; ++k) ext.col_idx.push_back(a.local.col_idx[k]);
+    for (std::int64_t k = a.nonlocal.row_ptr[r]; k < a.nonlocal.row_ptr[r + 1]; ++k)
+      ext.col_idx.push_back(static_cast<std::int32_t>(a.local.cols + a.nonlocal.col_idx[k]));
+    ext.row_ptr[r + 1] = ext.nnz();
+  }
+  ext.values.resize(ext.col_idx.size());
+  fill_extended_values(a, ext);
+  return ext;
+}
+
+void fill_extended_values(const DistMatrix& a, Csr<double>& ext) {
+  TESSERA_ASSERT(ext.nnz() == a.nnz(), "extended block of ", ext.nnz(), " entries for a matrix of ", a.nnz());
+  std::size_t i = 0;
+  for (std::int64_t r = 0; r < a.owned_rows(); ++r) {
+    for (std::int64_t k = a.local.row_ptr[r]; k < a.local.row_ptr[r + 1]; ++k) ext.values[i++] = a.local.values[k];
+    for (std::int64_t k = a.nonlocal.row_ptr[r]; k < a.nonlocal.row_ptr[r + 1]; ++k)
+      ext.values[i++] = a.nonlocal.values[k];
+  }
+}
+
+std::int64_t extended_global_col(const DistMatrix& a, std::int64_t c) {
+  return c < a.local.cols ? a.col_begin() + c : a.ghost_cols[c - a.local.cols];
+}
+
+Csr<double> gather(const Communicator& comm, const DistMatrix& a, int root) {
+  const RowBlock mine = owned_row_block(a);
+  std::vector<std::int64_t> lengths(static_cast<std::size_t>(mine.local_rows()));
+  for (std::int64_t r = 0; r < mine.local_rows(); ++r) lengths[r] = mine.row_ptr[r + 1] - mine.row_ptr[r];
+  const std::vector<std::int64_t> all_lengths = comm.gatherv(lengths, root);
+  const std::vector<std::int64_t> all_cols = comm.gatherv(mine.col, root);
+  const std::vector<double> all_values = comm.gatherv(mine.values, root);
+  if (comm.rank() != root) return Csr<double>{};
+  RowBlock whole;
+  whole.global_rows = whole.row_end = a.global_rows();
+  whole.global_cols = a.global_cols();
+  whole.row_ptr.assign(static_cast<std::size_t>(a.global_rows()) + 1, 0);
+  for (std::int64_t r = 0; r < a.global_rows(); ++r) whole.row_ptr[r + 1] = whole.row_ptr[r] + all_lengths[r];
+  whole.col = all_cols;
+  whole.values = all_values;
+  return to_csr(whole);
+}
+
+}  // namespace tessera::dist

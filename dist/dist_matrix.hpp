@@ -1,0 +1,70 @@
+#pragma once
+// DistMatrix: a row-partitioned sparse matrix. Rank r owns global rows
+// [row_partition.begin(r), row_partition.end(r)) stored as two host Csr blocks (PETSc's
+// diag/offdiag, Ginkgo's local/non-local):
+//   local     owned rows x owned columns   column j <-> global column col_begin() + j
+//   nonlocal  owned rows x ghost columns   column g <-> global column ghost_cols[g]
+// ghost_cols is sorted, so within a row, global column order is: ghosts left of the owned
+// range, owned columns, ghosts right of it ("row order", used by packing and value refresh).
+// Both blocks convert to the tile format with to_tiles(). The column partition is the row
+// partition for square operators and its own partition for rectangular ones (e.g. P).
+// Global indices are int64 throughout; the blocks' int32 columns are rank-local.
+#include <cstdint>
+#include <vector>
+
+#include "dist/halo_plan.hpp"
+#include "dist/partition.hpp"
+#include "local/formats/csr.hpp"
+#include "local/formats/row_block.hpp"
+
+namespace tessera::dist {
+
+class Communicator;
+
+struct DistMatrix {
+  RowPartition row_partition;
+  RowPartition col_partition;
+  int rank = 0;
+  Csr<double> local;
+  Csr<double> nonlocal;
+  std::vector<std::int64_t> ghost_cols;
+  HaloPlan halo;  // brings x[ghost_cols] for products; built once at assembly
+
+  std::int64_t global_rows() const { return row_partition.global_rows(); }
+  std::int64_t global_cols() const { return col_partition.global_rows(); }
+  std::int64_t row_begin() const { return row_partition.begin(rank); }
+  std::int64_t col_begin() const { return col_partition.begin(rank); }
+  std::int64_t owned_rows() const { return local.rows; }
+  std::int64_t nnz() const { return local.nnz() + nonlocal.nnz(); }
+};
+
+/// Collective. `rows` holds exactly this rank's rows under `row_partition` (what
+/// gen::generate_rows and io::read_matrix_market_rows return for that range); columns are split
+/// into owned and ghost by `col_partition`. Any rank's bad input (wrong row range or sizes,
+/// unsorted or out-of-range columns) throws the same InputError on every rank.
+DistMatrix assemble(const Communicator& comm, const RowBlock& rows, const RowPartition& row_partition,
+                    const RowPartition& col_partition);
+/// Square operator: columns partitioned like rows.
+DistMatrix assemble(const Communicator& comm, const RowBlock& rows, const RowPartition& row_partition);
+
+/// This rank's rows with global columns (the inverse of assemble).
+RowBlock owned_row_block(const DistMatrix& a);
+
+/// Stored values in row order (global column order within each row).
+std::vector<double> values_in_row_order(const DistMatrix& a);
+/// Numeric refresh: new values for the same pattern, in row order.
+void set_values_in_row_order(DistMatrix& a, const std::vector<double>& values);
+
+/// The owned rows as one rank-local Csr over columns [owned columns | ghost columns]: owned
+/// column j stays j, ghost g becomes local.cols + g (each row stays sorted). This is the operand
+/// the local kernels of SpGEMM/PtAP see; extended_global_col maps its columns back.
+Csr<double> extended_block(const DistMatrix& a);
+/// Refills the values of extended_block(a) after a value refresh of `a`.
+void fill_extended_values(const DistMatrix& a, Csr<double>& extended);
+std::int64_t extended_global_col(const DistMatrix& a, std::int64_t extended_col);
+
+/// Collective. The whole matrix at `root` (an empty Csr elsewhere); for checks and small
+/// problems only (global columns must fit int32).
+Csr<double> gather(const Communicator& comm, const DistMatrix& a, int root = 0);
+
+}  // namespace tessera::dist

@@ -1,0 +1,49 @@
+#pragma once
+// NcclTransport: the device transport (built only with CUDA). Buffers are device pointers;
+// every call is enqueued on the transport's stream, and device data never touches MPI (the
+// MPIs we target are not CUDA-aware). MPI is used once, to broadcast the NCCL unique id.
+// One GPU per rank: the device is the rank's index on its node (MPI_COMM_TYPE_SHARED).
+#include <cuda_runtime_api.h>
+
+#include "dist/transport.hpp"
+
+struct ncclComm;  // from nccl.h, kept out of this header
+
+namespace tessera::dist {
+
+class Communicator;
+
+class NcclTransport final : public Transport {
+ public:
+  /// Collective over `comm`: selects and sets this rank's device, then creates the NCCL
+  /// communicator. `stream` (on that device) orders every operation of this transport.
+  NcclTransport(const Communicator& comm, cudaStream_t stream);
+  ~NcclTransport() override;
+  NcclTransport(const NcclTransport&) = delete;
+  NcclTransport& operator=(const NcclTransport&) = delete;
+
+  /// Posts one grouped ncclSend/ncclRecv per neighbour on the stream (returns at once).
+  void start_exchange(const ExchangePattern& pattern, std::size_t item_bytes, const void* send,
+                      void* recv) override;
+  /// Records the exchange's completion: later work on the transport's stream sees the data;
+  /// another stream must wait on exchange_done() first (the SpMV overlap pattern).
+  void finish_exchange() override;
+  /// In place on device data, blocking (the host reads the result next in every caller).
+  void allreduce(double* data, std::int64_t count, ReduceOp op) override;
+  void allreduce(std::int64_t* data, std::int64_t count, ReduceOp op) override;
+
+  int device() const { return device_; }
+  cudaStream_t stream() const { return stream_; }
+  cudaEvent_t exchange_done() const { return done_; }
+
+ private:
+  ncclComm* nccl_ = nullptr;
+  cudaStream_t stream_ = nullptr;
+  cudaEvent_t done_ = nullptr;
+  int device_ = 0;
+};
+
+/// The device this rank uses: its rank among the ranks of its node, modulo the device count.
+int node_local_device(const Communicator& comm);
+
+}  // namespace tessera::dist

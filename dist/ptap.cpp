@@ -1,0 +1,141 @@
+#include "dist/ptap.hpp"
+
+#include <algorithm>
+#include <chrono>
+
+#include "dist/communicator.hpp"
+#include "local/core/error.hpp"
+#include "local/reference/kernels.hpp"
+
+namespace tessera::dist {
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+double seconds_since(Clock::time_point t0) { return std::chrono::duration<double>(Clock::now() - t0).count(); }
+
+struct Contribution {
+  std::int64_t col;    // global column of C
+  std::int64_t index;  // position in the contribution list (own partial entries first)
+};
+
+// Contributions bucketed by owned row of C (rows of length row_ptr[r+1]-row_ptr[r]).
+struct RowBuckets {
+  std::vector<std::int64_t> row_ptr;
+  std::vector<Contribution> items;
+};
+
+}  // namespace
+
+DistPtap::DistPtap(const Communicator& comm, const DistMatrix& a, const DistMatrix& p, LocalSpgemm local)
+    : local_(std::move(local)), ap_(comm, a, p, local_) {
+  TESSERA_REQUIRE_INPUT(a.row_partition == p.row_partition, "ptap: A's row partition differs from P's");
+  const auto t0 = Clock::now();
+  const DistMatrix& ap = ap_.result();
+  p_ext_ = extended_block(p);
+  ap_ext_ = extended_block(ap);
+  const Csr<double> t = outer_product();
+  const std::int64_t n_own = p.local.cols;
+  owned_partial_ = t.row_ptr[n_own];
+
+  // Symbolic return of the ghost rows of T: lengths, then global columns.
+  const ExchangePattern back = p.halo.pattern.reversed();
+  std::vector<std::int64_t> send_lengths(static_cast<std::size_t>(back.send_count()));
+  for (std::size_t g = 0; g < send_lengths.size(); ++g) send_lengths[g] = t.row_length(n_own + g);
+  std::vector<std::int64_t> recv_lengths(static_cast<std::size_t>(back.recv_count()));
+  exchange(comm, back, sizeof(std::int64_t), send_lengths.data(), recv_lengths.data());
+  return_entries_ = back.expanded(send_lengths, recv_lengths);
+  std::vector<std::int64_t> send_cols;
+  send_cols.reserve(static_cast<std::size_t>(return_entries_.send_count()));
+  for (std::int64_t k = owned_partial_; k < t.nnz(); ++k) send_cols.push_back(extended_global_col(ap, t.col_idx[k]));
+  std::vector<std::int64_t> recv_cols(static_cast<std::size_t>(return_entries_.recv_count()));
+  exchange(comm, return_entries_, sizeof(std::int64_t), send_cols.data(), recv_cols.data());
+
+  // Bucket every contribution by its owned row of C: own partial rows, then received rows
+  // (item i of the reversed halo is a partial of owned row p.halo.send_local[i]).
+  RowBuckets buckets;
+  buckets.row_ptr.assign(static_cast<std::size_t>(n_own) + 1, 0);
+  for (std::int64_t r = 0; r < n_own; ++r) buckets.row_ptr[r + 1] = t.row_length(r);
+  for (std::size_t i = 0; i < recv_lengths.size(); ++i) buckets.row_ptr[p.halo.send_local[i] + 1] += recv_lengths[i];
+  for (std::int64_t r = 0; r < n_own; ++r) buckets.row_ptr[r + 1] += buckets.row_ptr[r];
+  buckets.items.resize(static_cast<std::size_t>(buckets.row_ptr.back()));
+  std::vector<std::int64_t> at(buckets.row_ptr.begin(), buckets.row_ptr.end() - 1);
+  for (std::int64_t r = 0; r < n_own; ++r)
+    for (std::int64_t k = t.row_ptr[r]; k < t.row_ptr[r + 1]; ++k)
+      buckets.items[at[r]++] = Contribution{extended_global_col(ap, t.col_idx[k]), k};
+  for (std::size_t i = 0, e = 0; i < recv_lengths.size(); ++i)
+    for (std::int64_t j = 0; j < recv_lengths[i]; ++j, ++e)
+      buckets.items[at[p.halo.send_local[i]]++] =
+          Contribution{recv_cols[e], owned_partial_ + static_cast<std::int64_t>(e)};
+
+  // C's pattern: the sorted union of each row's contributions; target_ maps them to entries.
+  const int me = comm.rank();
+  RowBlock rows;
+  rows.global_rows = rows.global_cols = p.global_cols();
+  rows.row_begin = p.col_partition.begin(me);
+  rows.row_end = p.col_partition.end(me);
+  rows.row_ptr.assign(static_cast<std::size_t>(n_own) + 1, 0);
+  target_.assign(buckets.items.size(), 0);
+  for (std::int64_t r = 0; r < n_own; ++r) {
+    const auto first = buckets.items.begin() + buckets.row_ptr[r], last = buckets.items.begin() + buckets.row_ptr[r + 1];
+    std::sort(first, last, [](const Contribution& x, const Contribution& y) {
+      return x.col != y.col ? x.col < y.col : x.index < y.index;
+    });
+    for (auto it = first; it != last; ++it) {
+      if (it == first || it->col != (it - 1)->col) rows.col.push_back(it->col);
+      target_[it->index] = rows.nnz() - 1;
+    }
+    rows.row_ptr[r + 1] = rows.nnz();
+  }
+  entries_ = rows.nnz();
+  rows.values = sum_contributions(contributions(comm, t));
+  c_ = assemble(comm, rows, p.col_partition, p.col_partition);
+
+  stats_ = ap_.stats();
+  stats_.remote_row_bytes += back.recv_count() * static_cast<std::int64_t>(sizeof(std::int64_t)) +
+                             return_entries_.recv_count() * static_cast<std::int64_t>(sizeof(std::int64_t) + sizeof(double));
+  stats_.compute_seconds += seconds_since(t0);  // includes the return exchanges (not overlapped)
+  stats_.rows = c_.owned_rows();
+  stats_.nnz = c_.nnz();
+}
+
+Csr<double> DistPtap::outer_product() const {
+  return local_(ref::transpose(p_ext_), ap_ext_);
+}
+
+std::vector<double> DistPtap::contributions(const Communicator& comm, const Csr<double>& t) {
+  std::vector<double> all(t.values.begin(), t.values.begin() + owned_partial_);
+  all.resize(static_cast<std::size_t>(owned_partial_ + return_entries_.recv_count()));
+  exchange(comm, return_entries_, sizeof(double), t.values.data() + owned_partial_, all.data() + owned_partial_);
+  return all;
+}
+
+std::vector<double> DistPtap::sum_contributions(const std::vector<double>& contributions) const {
+  std::vector<double> values(static_cast<std::size_t>(entries_), 0.0);
+  for (std::size_t i = 0; i < contributions.size(); ++i) values[target_[i]] += contributions[i];
+  return values;
+}
+
+void DistPtap::recompute(const Communicator& comm, const DistMatrix& a, const DistMatrix& p) {
+  ap_.recompute(comm, a, p);  // checks (collectively) that A's and P's entry counts are unchanged
+  const auto t0 = Clock::now();
+  fill_extended_values(p, p_ext_);
+  fill_extended_values(ap_.result(), ap_ext_);
+  const Csr<double> t = outer_product();
+  TESSERA_ASSERT(t.row_ptr[p.local.cols] == owned_partial_ && t.nnz() - owned_partial_ == return_entries_.send_count(),
+                 "the local outer product changed pattern between symbolic and numeric");
+  set_values_in_row_order(c_, sum_contributions(contributions(comm, t)));
+  stats_ = ap_.stats();
+  stats_.remote_row_bytes += return_entries_.recv_count() * static_cast<std::int64_t>(sizeof(double));
+  stats_.compute_seconds += seconds_since(t0);
+  stats_.rows = c_.owned_rows();
+  stats_.nnz = c_.nnz();
+}
+
+DistMatrix ptap(const Communicator& comm, const DistMatrix& a, const DistMatrix& p, DistStats* stats) {
+  DistPtap product(comm, a, p);
+  if (stats) *stats += product.stats();
+  return product.result();
+}
+
+}  // namespace tessera::dist

@@ -1,0 +1,50 @@
+#pragma once
+// Galerkin product C = P^T A P by the 1D hybrid of PETSc's scalable MPIAIJ PtAP and hypre:
+//   1. AP = A*P row-wise (DistSpgemm: remote rows of P fetched over A's halo).
+//   2. Local outer product T = P_own^T (AP)_own over this rank's rows: T's rows are P's owned
+//      columns plus P's ghost columns. Rows of T for ghost columns are partial rows of C owned
+//      elsewhere: they go back to their owners over P's halo plan run in reverse.
+//   3. Each owner sums its own partial rows and the received ones into C (rows and columns
+//      partitioned like P's columns).
+// The symbolic phase fixes every pattern and the summation map; recompute() re-sends values
+// only and sums in the same order, so a refresh with the same values is bitwise identical.
+#include <cstdint>
+#include <vector>
+
+#include "dist/spgemm.hpp"
+
+namespace tessera::dist {
+
+class Communicator;
+
+class DistPtap {
+ public:
+  /// Collective. A square on P's row partition; P rectangular allowed.
+  DistPtap(const Communicator& comm, const DistMatrix& a, const DistMatrix& p, LocalSpgemm local = host_local_spgemm);
+  /// Collective: new values of A and P (same patterns) -> new values of C.
+  void recompute(const Communicator& comm, const DistMatrix& a, const DistMatrix& p);
+
+  const DistMatrix& result() const { return c_; }
+  const DistStats& stats() const { return stats_; }
+
+ private:
+  Csr<double> outer_product() const;
+  std::vector<double> contributions(const Communicator& comm, const Csr<double>& partial);
+  std::vector<double> sum_contributions(const std::vector<double>& contributions) const;
+
+  LocalSpgemm local_;
+  DistSpgemm ap_;
+  Csr<double> p_ext_;             // P's owned rows over [owned | ghost] columns
+  Csr<double> ap_ext_;            // AP's owned rows over [owned | ghost] columns
+  std::int64_t owned_partial_ = 0;  // entries of T in rows this rank owns
+  ExchangePattern return_entries_;  // ghost-row entries back to their owners
+  std::vector<std::int64_t> target_;  // contribution -> index into C's row-order values
+  std::int64_t entries_ = 0;          // C's owned entries
+  DistMatrix c_;
+  DistStats stats_;
+};
+
+/// One-shot C = P^T A P.
+DistMatrix ptap(const Communicator& comm, const DistMatrix& a, const DistMatrix& p, DistStats* stats = nullptr);
+
+}  // namespace tessera::dist

@@ -1,0 +1,15 @@
+#pragma once
+// P^T for a row-partitioned P: the rows of P^T are the columns of P, so every entry travels to
+// the owner of its column (one all-to-all of counts, one of entries). P^T is row-partitioned
+// by P's column partition and column-partitioned by P's row partition.
+#include "dist/dist_matrix.hpp"
+#include "dist/stats.hpp"
+
+namespace tessera::dist {
+
+class Communicator;
+
+/// Collective.
+DistMatrix transpose(const Communicator& comm, const DistMatrix& p, DistStats* stats = nullptr);
+
+}  // namespace tessera::dist

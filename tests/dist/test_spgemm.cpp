@@ -1,0 +1,249 @@
+// Distributed SpGEMM, transpose and PtAP against the serial reference on the gathered inputs:
+// uneven / nnz-balanced partitions, a rank owning no rows, a rank whose rows are all empty,
+// block-diagonal operands (no ghosts), rectangular P, and numeric refreshes with new values.
+#include "dist/ptap.hpp"
+#include "dist/spgemm.hpp"
+#include "dist/transpose.hpp"
+#include "dist_test_util.hpp"
+#include "local/gen/generators.hpp"
+
+namespace tessera::dist {
+namespace {
+
+using tessera::testing::RandomSpec;
+using tessera::testing::random_csr;
+
+// Same pattern, fresh values.
+Csr<double> new_values(Csr<double> a, std::uint64_t seed) {
+  std::mt19937_64 rng(seed);
+  std::uniform_real_distribution<double> u(0.5, 2.0);
+  for (double& v : a.values) v = (rng() & 1 ? 1 : -1) * u(rng);
+  return a;
+}
+
+// Rows [p.begin(r), p.end(r)) of `a` emptied for r = the rank count's middle rank.
+Csr<double> empty_rows_of_one_rank(const Csr<double>& a, const RowPartition& p) {
+  const int victim = p.num_ranks() / 2;
+  std::vector<std::int64_t> r, c;
+  std::vector<double> v;
+  for (std::int64_t i = 0; i < a.rows; ++i)
+    if (p.owner(i) != victim)
+      for (std::int64_t k = a.row_ptr[i]; k < a.row_ptr[i + 1]; ++k) {
+        r.push_back(i);
+        c.push_back(a.col_idx[k]);
+        v.push_back(a.values[k]);
+      }
+  return csr_from_triplets<double>(a.rows, a.cols, r, c, v);
+}
+
+Csr<double> block_diagonal(const Csr<double>& a, const RowPartition& rows, const RowPartition& cols) {
+  std::vector<std::int64_t> r, c;
+  std::vector<double> v;
+  for (std::int64_t i = 0; i < a.rows; ++i)
+    for (std::int64_t k = a.row_ptr[i]; k < a.row_ptr[i + 1]; ++k)
+      if (rows.owner(i) == cols.owner(a.col_idx[k])) {
+        r.push_back(i);
+        c.push_back(a.col_idx[k]);
+        v.push_back(a.values[k]);
+      }
+  return csr_from_triplets<double>(a.rows, a.cols, r, c, v);
+}
+
+void expect_spgemm_matches(const Communicator& comm, const DistMatrix& c, const Csr<double>& a, const Csr<double>& b) {
+  const Csr<double> got = gather(comm, c);
+  if (comm.rank() != 0) return;
+  testing::expect_matches_reference(comm, got, ref::spgemm(a, b), ref::spgemm(testing::ones(a), testing::ones(b)),
+                                    ref::spgemm(testing::absolute(a), testing::absolute(b)));
+}
+
+void expect_ptap_matches(const Communicator& comm, const DistMatrix& c, const Csr<double>& a, const Csr<double>& p) {
+  const Csr<double> got = gather(comm, c);
+  if (comm.rank() != 0) return;
+  testing::expect_matches_reference(comm, got, ref::ptap(a, p), ref::ptap(testing::ones(a), testing::ones(p)),
+                                    ref::ptap(testing::absolute(a), testing::absolute(p)));
+}
+
+// C = A*B with A m x k, B k x n: A's rows on `rows`, A's columns = B's rows on `inner`.
+void check_spgemm(const Communicator& comm, const Csr<double>& a, const Csr<double>& b, const RowPartition& rows,
+                  const RowPartition& inner, const RowPartition& outer, std::uint64_t seed) {
+  const DistMatrix da = testing::distribute(comm, a, rows, inner);
+  const DistMatrix db = testing::distribute(comm, b, inner, outer);
+  DistSpgemm product(comm, da, db);
+  EXPECT_EQ(product.result().row_partition, rows);
+  EXPECT_EQ(product.result().col_partition, outer);
+  expect_spgemm_matches(comm, product.result(), a, b);
+
+  // Numeric refresh: new values, same patterns; equal to a fresh product, bit for bit.
+  const Csr<double> a2 = new_values(a, seed), b2 = new_values(b, seed + 1);
+  const DistMatrix da2 = testing::distribute(comm, a2, rows, inner);
+  const DistMatrix db2 = testing::distribute(comm, b2, inner, outer);
+  const std::int64_t symbolic_bytes = product.stats().remote_row_bytes;
+  product.recompute(comm, da2, db2);
+  // The refresh receives values only: the symbolic fetch was lengths + (column, value) pairs.
+  EXPECT_EQ(symbolic_bytes, 2 * product.stats().remote_row_bytes + 8 * da.halo.num_ghosts());
+  const Csr<double> refreshed = gather(comm, product.result());
+  const Csr<double> fresh = gather(comm, DistSpgemm(comm, da2, db2).result());
+  if (comm.rank() == 0) EXPECT_EQ(refreshed, fresh);
+  expect_spgemm_matches(comm, product.result(), a2, b2);
+}
+
+TEST(DistSpgemm, SquareMatchesReferenceOnEveryPartition) {
+  const Communicator comm;
+  const std::uint64_t seed = testing::shared_seed(comm);
+  SCOPED_TRACE("seed " + std::to_string(seed));
+  int i = 0;
+  for (std::int64_t n : {0, 1, 11, 70, 181}) {
+    const Csr<double> a = random_csr(RandomSpec{n, n, 0.06, 0.1, 0.1, false}, seed + i++);
+    const Csr<double> b = random_csr(RandomSpec{n, n, 0.06, 0.1, 0.1, false, }, seed + i++);
+    for (const auto& part : testing::test_partitions(comm, a, seed + i++)) {
+      SCOPED_TRACE(part.name + ", n = " + std::to_string(n));
+      check_spgemm(comm, a, b, part.partition, part.partition, part.partition, seed + i++);
+    }
+  }
+}
+
+TEST(DistSpgemm, RectangularWithThreePartitions) {
+  const Communicator comm;
+  const std::uint64_t seed = testing::shared_seed(comm);
+  SCOPED_TRACE("seed " + std::to_string(seed));
+  const Csr<double> a = random_csr(RandomSpec{133, 58, 0.08, 0.1, 0.1, false}, seed);
+  const Csr<double> b = random_csr(RandomSpec{58, 91, 0.08, 0.1, 0.1, true}, seed + 1);
+  const RowPartition inner = testing::uneven_partition(comm, 58, seed + 2);
+  const RowPartition outer = RowPartition::balanced_rows(91, comm.size());
+  for (const auto& part : testing::test_partitions(comm, a, seed + 3)) {
+    SCOPED_TRACE(part.name);
+    check_spgemm(comm, a, b, part.partition, inner, outer, seed + 4);
+  }
+}
+
+TEST(DistSpgemm, RankWithEmptyRowsAndBlockDiagonalOperands) {
+  const Communicator comm;
+  const std::uint64_t seed = testing::shared_seed(comm);
+  SCOPED_TRACE("seed " + std::to_string(seed));
+  const std::int64_t n = 8 * 3 * comm.size() + 3;
+  const RowPartition p = RowPartition::balanced_rows(n, comm.size());
+  const Csr<double> a = random_csr(RandomSpec{n, n, 0.1, 0, 0, false}, seed);
+  const Csr<double> hollow = empty_rows_of_one_rank(a, p);
+  check_spgemm(comm, hollow, a, p, p, p, seed + 1);
+  check_spgemm(comm, a, hollow, p, p, p, seed + 2);
+  const Csr<double> diag = block_diagonal(a, p, p);
+  const DistMatrix dd = testing::distribute(comm, diag, p, p);
+  EXPECT_TRUE(dd.ghost_cols.empty());
+  check_spgemm(comm, diag, diag, p, p, p, seed + 3);
+}
+
+TEST(DistTranspose, MatchesReferenceExactly) {
+  const Communicator comm;
+  const std::uint64_t seed = testing::shared_seed(comm);
+  SCOPED_TRACE("seed " + std::to_string(seed));
+  int i = 0;
+  for (auto shape : {std::pair<std::int64_t, std::int64_t>{0, 0}, {1, 1}, {77, 20}, {20, 77}, {128, 128}}) {
+    const Csr<double> p = random_csr(RandomSpec{shape.first, shape.second, 0.15, 0.2, 0.2, false}, seed + i++);
+    const RowPartition cols = testing::uneven_partition(comm, p.cols, seed + i++);
+    for (const auto& part : testing::test_partitions(comm, p, seed + i++)) {
+      SCOPED_TRACE(part.name + " " + std::to_string(shape.first) + "x" + std::to_string(shape.second));
+      const DistMatrix pt = transpose(comm, testing::distribute(comm, p, part.partition, cols));
+      EXPECT_EQ(pt.row_partition, cols);
+      EXPECT_EQ(pt.col_partition, part.partition);
+      const Csr<double> got = gather(comm, pt);
+      if (comm.rank() == 0) EXPECT_EQ(got, ref::transpose(p));
+    }
+  }
+}
+
+// A (n x n, on `rows`) and a rectangular P (n x nc, rows on `rows`, columns on `coarse`).
+void check_ptap(const Communicator& comm, const Csr<double>& a, const Csr<double>& p, const RowPartition& rows,
+                const RowPartition& coarse, std::uint64_t seed) {
+  const DistMatrix da = testing::distribute(comm, a, rows, rows);
+  const DistMatrix dp = testing::distribute(comm, p, rows, coarse);
+  DistPtap galerkin(comm, da, dp);
+  EXPECT_EQ(galerkin.result().row_partition, coarse);
+  EXPECT_EQ(galerkin.result().col_partition, coarse);
+  expect_ptap_matches(comm, galerkin.result(), a, p);
+
+  const Csr<double> a2 = new_values(a, seed), p2 = new_values(p, seed + 1);
+  const DistMatrix da2 = testing::distribute(comm, a2, rows, rows);
+  const DistMatrix dp2 = testing::distribute(comm, p2, rows, coarse);
+  galerkin.recompute(comm, da2, dp2);
+  const Csr<double> refreshed = gather(comm, galerkin.result());
+  const Csr<double> fresh = gather(comm, DistPtap(comm, da2, dp2).result());
+  if (comm.rank() == 0) EXPECT_EQ(refreshed, fresh);
+  expect_ptap_matches(comm, galerkin.result(), a2, p2);
+}
+
+TEST(DistPtap, RectangularProlongatorOnEveryPartition) {
+  const Communicator comm;
+  const std::uint64_t seed = testing::shared_seed(comm);
+  SCOPED_TRACE("seed " + std::to_string(seed));
+  int i = 0;
+  for (auto shape : {std::pair<std::int64_t, std::int64_t>{1, 1}, {29, 7}, {150, 41}, {203, 64}}) {
+    const Csr<double> a = random_csr(RandomSpec{shape.first, shape.first, 0.06, 0.1, 0.1, false}, seed + i++);
+    const Csr<double> p = random_csr(RandomSpec{shape.first, shape.second, 0.1, 0.1, 0.1, false}, seed + i++);
+    const RowPartition coarse = testing::uneven_partition(comm, shape.second, seed + i++);
+    for (const auto& part : testing::test_partitions(comm, a, seed + i++)) {
+      SCOPED_TRACE(part.name + ", " + std::to_string(shape.first) + " -> " + std::to_string(shape.second));
+      check_ptap(comm, a, p, part.partition, coarse, seed + i++);
+      check_ptap(comm, a, p, part.partition, RowPartition::balanced_rows(shape.second, comm.size()), seed + i++);
+    }
+  }
+}
+
+TEST(DistPtap, AggregationProlongatorWithEmptyAndBlockDiagonalParts) {
+  const Communicator comm;
+  const std::uint64_t seed = testing::shared_seed(comm);
+  SCOPED_TRACE("seed " + std::to_string(seed));
+  const std::int64_t n = 8 * 4 * comm.size() + 6, nc = (n + 3) / 4;
+  const RowPartition rows = RowPartition::balanced_rows(n, comm.size());
+  const RowPartition coarse = RowPartition::balanced_rows(nc, comm.size());
+  // Piecewise-constant aggregates of 4 consecutive rows (the shape SA-AMG produces).
+  std::vector<std::int64_t> r, c;
+  std::vector<double> v;
+  for (std::int64_t i = 0; i < n; ++i) {
+    r.push_back(i);
+    c.push_back(i / 4);
+    v.push_back(1.0 + 0.01 * static_cast<double>(i % 5));
+  }
+  const Csr<double> p = csr_from_triplets<double>(n, nc, r, c, v);
+  const Csr<double> a = random_csr(RandomSpec{n, n, 0.05, 0.1, 0, false}, seed);
+  check_ptap(comm, a, p, rows, coarse, seed + 1);
+  check_ptap(comm, empty_rows_of_one_rank(a, rows), p, rows, coarse, seed + 2);
+  check_ptap(comm, block_diagonal(a, rows, rows), p, rows, coarse, seed + 3);
+}
+
+TEST(DistPtap, GeneratedPoissonWithEachRankGeneratingItsRows) {
+  const Communicator comm;
+  for (const char* spec_text : {"poisson3d:6", "elasticity3d:3"}) {
+    SCOPED_TRACE(spec_text);
+    const gen::ProblemSpec spec = gen::parse_spec(spec_text);
+    const std::int64_t n = gen::num_rows(spec), nc = (n + 7) / 8;
+    const RowPartition by_rows = RowPartition::balanced_rows(n, comm.size());
+    const int me = comm.rank();
+    const RowBlock first = gen::generate_rows(spec, by_rows.begin(me), by_rows.end(me));
+    std::vector<std::int64_t> lengths;
+    for (std::int64_t r = 0; r < first.local_rows(); ++r) lengths.push_back(first.row_ptr[r + 1] - first.row_ptr[r]);
+    const RowPartition rows = RowPartition::balanced_nnz(comm, by_rows, lengths);
+    const DistMatrix da = assemble(comm, gen::generate_rows(spec, rows.begin(me), rows.end(me)), rows);
+    // Aggregates of 8 consecutive rows: P's columns are partitioned like A's tile-rows.
+    RowBlock pb;
+    pb.global_rows = n;
+    pb.global_cols = nc;
+    pb.row_begin = rows.begin(me);
+    pb.row_end = rows.end(me);
+    for (std::int64_t i = pb.row_begin; i < pb.row_end; ++i) {
+      pb.col.push_back(i / 8);
+      pb.values.push_back(1.0);
+      pb.row_ptr.push_back(pb.nnz());
+    }
+    const RowPartition coarse = RowPartition::balanced_rows(nc, comm.size());
+    const DistMatrix dp = assemble(comm, pb, rows, coarse);
+    const DistMatrix c = ptap(comm, da, dp);
+    const DistMatrix a2 = spgemm(comm, da, da);
+    const Csr<double> a = gen::generate(spec);
+    const Csr<double> p = gather(comm, dp);
+    expect_ptap_matches(comm, c, a, p);
+    expect_spgemm_matches(comm, a2, a, a);
+  }
+}
+
+}  // namespace
+}  // namespace tessera::dist

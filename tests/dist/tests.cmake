@@ -1,0 +1,6 @@
+# Distributed layer on the host MPI backend: 1-4 ranks, oversubscribed, each with a TIMEOUT so
+# a rank stuck in a collective fails the test instead of hanging CI.
+tessera_add_mpi_test(test_dist_partition SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_partition.cpp LIBS tessera_dist)
+tessera_add_mpi_test(test_dist_spmv SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_spmv.cpp LIBS tessera_dist)
+tessera_add_mpi_test(test_dist_spgemm SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_spgemm.cpp LIBS tessera_dist)
+tessera_add_mpi_test(test_dist_nccl_transport GPU RANKS 1 2 SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_nccl_transport.cpp LIBS tessera_dist)
