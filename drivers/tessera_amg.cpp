@@ -2,10 +2,12 @@
 //   tessera-amg --gen poisson3d:64 --tol 1e-8 --json out.json
 //   tessera-amg --gen elasticity3d:16                      (rigid-body modes from the grid)
 //   tessera-amg --A matrix.mtx.gz [--b rhs.mtx] --smoother l1-jacobi --cycle W --history
+//   mpirun -np 4 tessera-amg --gen poisson3d:64 --compare hypre,gamg   (baselines side by side)
 // Host backend for now. Prints the level table, the setup phases, iterations, the true final
 // relative residual, setup and solve times, complexities and AMG2023's figures of merit.
 // Exit codes: 0 converged, 1 not converged, 2 bad input.
 #include <CLI/CLI.hpp>
+#include <mpi.h>
 
 #include <cmath>
 #include <cstdio>
@@ -13,6 +15,7 @@
 #include "amg/cycle.hpp"
 #include "amg/hierarchy_stats.hpp"
 #include "amg/krylov.hpp"
+#include "drivers/baselines/compare.hpp"
 #include "drivers/common/driver_main.hpp"
 #include "drivers/common/matrix_source.hpp"
 #include "local/core/error.hpp"
@@ -25,7 +28,7 @@ namespace {
 
 struct Options {
   MatrixSource a;
-  std::string b_file, json, smoother = "chebyshev", cycle = "V", null_space = "auto", solver = "auto";
+  std::string b_file, json, compare, smoother = "chebyshev", cycle = "V", null_space = "auto", solver = "auto";
   double tol = 1e-8;
   int max_it = 500, block_size = 0, stagnation = 0;
   bool history = false, resetup = false;
@@ -82,7 +85,47 @@ void add_options(CLI::App& app, Options& opt) {
       ->check(CLI::PositiveNumber);
   app.add_flag("--resetup", opt.resetup, "also time a re-setup with the same pattern (the repeated setup)");
   app.add_flag("--history", opt.history, "print the residual of every iteration");
+  app.add_option("--compare", opt.compare,
+                 "also solve with these baselines in the same run and print them side by side: hypre, gamg "
+                 "(comma-separated; Debian's builds run on the CPU over the MPI ranks)");
   app.add_option("--json", opt.json, "write the results as one JSON object to this file");
+}
+
+/// Tessera's row of the --compare table.
+baselines::BaselineResult tessera_row(const Options& opt, bool use_cg, const amg::SolveResult& res,
+                                      const amg::HierarchyStats& stats, double setup_s, double solve_s) {
+  baselines::BaselineResult r;
+  r.solver = use_cg ? "Tessera SA-AMG-CG" : "Tessera SA-AMG-FGMRES";
+  r.runs_on = "host reference, serial";
+  r.configuration = detail::concat(use_cg ? "CG" : "FGMRES", " + smoothed aggregation ", opt.cycle, "-cycle, ",
+                                   opt.smoother, ", threshold ", opt.amg.strength_threshold, ", ",
+                                   stats.levels.size(), " levels, coarsest ", stats.coarse_method);
+  r.converged = res.converged();
+  r.iterations = res.iterations;
+  r.relative_residual = res.relative_residual;
+  r.setup_seconds = setup_s;
+  r.solve_seconds = solve_s;
+  r.operator_complexity = stats.operator_complexity;
+  r.grid_complexity = stats.grid_complexity;
+  r.levels = int(stats.levels.size());
+  return r;
+}
+
+/// Runs the --compare baselines on the same A and b; rank 0 prints the table.
+nlohmann::json compare_with_baselines(const Options& opt, const std::vector<baselines::Baseline>& which,
+                                      const Csr<double>& a, const amg::NearNullSpace& nns, const amg::Vector& b,
+                                      const baselines::BaselineResult& tessera) {
+  baselines::BaselineOptions bo;
+  bo.rtol = opt.tol;
+  bo.max_iterations = opt.max_it;
+  bo.block_size = nns.block_size;
+  if (nns.vectors.cols > nns.block_size)  // rigid-body modes: hand GAMG the same geometry
+    bo.coordinates = gen::coordinates(gen::parse_spec(opt.a.spec), 0, a.rows);
+  const std::vector<baselines::BaselineResult> results = baselines::run_baselines(MPI_COMM_WORLD, which, a, b, bo);
+  int rank = 0;
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  if (rank == 0) baselines::print_comparison(stdout, opt.tol, tessera, results);
+  return baselines::comparison_json(tessera, results);
 }
 
 nlohmann::json levels_json(const amg::HierarchyStats& s) {
@@ -109,12 +152,14 @@ int run(int argc, char** argv) {
   }
   opt.amg.smoother = amg::parse_smoother(opt.smoother);
   opt.amg.cycle = amg::parse_cycle(opt.cycle);
+  const std::vector<baselines::Baseline> compare = baselines::parse_baseline_list(opt.compare);  // fail fast
 
   const Csr<double> a = load_matrix(opt.a, "A (--A or --gen)");
   TESSERA_REQUIRE_INPUT(a.rows == a.cols, "A must be square, it is ", a.rows, "x", a.cols);
   const amg::NearNullSpace nns = near_null_space(opt, a);
   const amg::Vector b = right_hand_side(opt, a);
   const bool use_cg = opt.solver == "cg" || (opt.solver == "auto" && is_symmetric(a));
+  TESSERA_REQUIRE_INPUT(compare.empty() || use_cg, "--compare runs CG baselines: it needs a symmetric A and CG");
   std::printf("A: %s, %lld rows, %lld nnz; near-null space %lld vector(s), block size %d; %s + AMG (%s-cycle, %s)\n",
               opt.a.describe().c_str(), (long long)a.rows, (long long)a.nnz(), (long long)nns.vectors.cols,
               nns.block_size, use_cg ? "CG" : "FGMRES", opt.cycle.c_str(), opt.smoother.c_str());
@@ -166,7 +211,11 @@ int run(int argc, char** argv) {
       {"setup_phases", phases_json(stats.times)}, {"coarse_solver", stats.coarse_method}};
   if (opt.resetup) out["resetup_seconds"] = resetup_s;
   if (opt.history) out["history"] = res.history;
-  if (!opt.json.empty()) write_json(opt.json, out);
+  if (!compare.empty())
+    out["compare"] = compare_with_baselines(opt, compare, a, nns, b, tessera_row(opt, use_cg, res, stats, setup_s, solve_s));
+  int rank = 0;
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  if (!opt.json.empty() && rank == 0) write_json(opt.json, out);  // one writer: ranks share the path
   return res.converged() ? 0 : kExitCheckFailed;
 }
 

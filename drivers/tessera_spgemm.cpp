@@ -1,8 +1,11 @@
-// tessera-spgemm: C = A*B (or A*A, A*A^T) on generated or Matrix Market matrices.
+// tessera-spgemm: C = A*B (or A*A, A*A^T, P^T A P) on generated or Matrix Market matrices.
 //   tessera-spgemm --gen poisson3d:32 --op AA --check
 //   tessera-spgemm --A a.mtx.gz --B b.mtx --op AB --precision fp32 --json out.json
-// On the host backend it runs the two reference algorithms (CSR Gustavson and tile-pair
-// products); --check compares them. Exit codes: 0 ok, 1 check failed, 2 bad input.
+//   mpirun -np 4 tessera-spgemm --gen elasticity3d:16 --op PtAP --partition nnz --check
+// One rank, host backend: the two reference algorithms (CSR Gustavson and tile-pair products),
+// --check compares them. One rank, GPU: the tile SpGEMM, --compare cusparse benchmarks it.
+// Several ranks (or --op PtAP): the distributed product, --check against the serial reference.
+// Exit codes: 0 ok, 1 check failed, 2 bad input.
 #include <CLI/CLI.hpp>
 
 #include <algorithm>
@@ -11,7 +14,9 @@
 
 #include "drivers/common/driver_main.hpp"
 #include "drivers/common/matrix_source.hpp"
-#include "drivers/spgemm_check.hpp"
+#include "drivers/product_check.hpp"
+#include "drivers/spgemm_distributed.hpp"
+#include "dist/communicator.hpp"
 #include "local/core/backend.hpp"
 #include "local/core/error.hpp"
 #include "local/core/precision.hpp"
@@ -27,8 +32,8 @@ namespace tessera::driver {
 namespace {
 
 struct Options {
-  MatrixSource a, b;
-  std::string op = "AA", precision = "fp64", backend = "auto", json, compare, path = "tc";
+  MatrixSource a, b, p;
+  std::string op = "AA", precision = "fp64", backend = "auto", json, compare, path = "tc", partition = "rows";
   bool check = false, drop_zeros = false;
   int reps = 5, warmup = 1;
 };
@@ -71,13 +76,38 @@ int run_host(const Csr<double>& a_in, const Csr<double>& b_in, const Options& op
   out["intermediate_products"] = flops;
   out["time"] = {{"convert_and_tile_s", convert_s}, {"reference_csr_s", csr_s}, {"reference_tiles_s", tile_s}};
   if (!opt.check) return 0;
-  const SpgemmComparison cmp = compare_products(a, b, c, to_csr(ct));
+  const ProductComparison cmp = compare_products(a, b, c, to_csr(ct));
   out["check"] = {{"pattern_equal", cmp.pattern_equal}, {"max_relative_error", cmp.max_relative_error},
                   {"bound", cmp.bound}};
   if (!cmp.pattern_equal) std::printf("check: tile and CSR products differ in pattern: %s\n", cmp.pattern_message.c_str());
   const bool pass = report_check("tile vs CSR reference", cmp.max_relative_error, cmp.bound) && cmp.pattern_equal;
   out["check"]["pass"] = pass;
   return pass ? 0 : kExitCheckFailed;
+}
+
+// Several ranks or PtAP: the distributed product (host backend until the NCCL device path
+// lands in dist/).
+int run_distributed(const dist::Communicator& comm, const Options& opt) {
+  TESSERA_REQUIRE_INPUT(resolve_backend(opt.backend) == Backend::host || comm.size() == 1 || opt.backend == "auto",
+                        "the distributed GPU products are not wired yet; use --backend host with several ranks");
+  TESSERA_REQUIRE_INPUT(opt.precision == "fp64", "distributed products run in fp64");
+  TESSERA_REQUIRE_INPUT(opt.compare.empty(), "--compare needs one rank");
+  DistributedSpgemmOptions d;
+  d.a = opt.a;
+  d.b = opt.b;
+  d.p = opt.p;
+  d.op = opt.op;
+  d.partition = opt.partition;
+  d.reps = opt.reps;
+  d.check = opt.check;
+  nlohmann::json out = {{"driver", "tessera-spgemm"}, {"op", opt.op}, {"precision", "fp64"}, {"backend", "host"},
+                        {"A_source", opt.a.describe()}};
+  if (comm.rank() == 0)
+    std::printf("tessera-spgemm: distributed %s on %d rank(s), partition by %s, host backend\n", opt.op.c_str(),
+                comm.size(), opt.partition.c_str());
+  const int status = run_distributed_spgemm(comm, d, out);
+  if (comm.rank() == 0 && !opt.json.empty()) write_json(opt.json, out);
+  return status;
 }
 
 int run(int argc, char** argv) {
@@ -87,7 +117,10 @@ int run(int argc, char** argv) {
   app.add_option("--gen", opt.a.spec, "generate A: poisson2d:N poisson3d:N poisson3d27:N elasticity3d:N rmat:S:E random:N:D");
   app.add_option("--B", opt.b.file, "Matrix Market file for B (--op AB)");
   app.add_option("--gen-B", opt.b.spec, "generate B (--op AB)");
-  app.add_option("--op", opt.op, "product: AA (A*A), AB (A*B), AAT (A*A^T)")->check(CLI::IsMember({"AA", "AB", "AAT"}));
+  app.add_option("--op", opt.op, "product: AA (A*A), AB (A*B), AAT (A*A^T), PtAP (Galerkin P^T A P)")
+      ->check(CLI::IsMember({"AA", "AB", "AAT", "PtAP"}));
+  app.add_option("--P", opt.p.file, "Matrix Market file for P (--op PtAP; default: aggregation of 8 consecutive rows)");
+  app.add_option("--partition", opt.partition, "row partition over ranks: rows or nnz")->check(CLI::IsMember({"rows", "nnz"}));
   app.add_option("--precision", opt.precision, "fp64 (default), fp32, fp16 (FP16 inputs, FP32 accumulation)")
       ->check(CLI::IsMember({"fp64", "fp32", "fp16"}));
   app.add_option("--backend", opt.backend, "auto (GPU when present), host, gpu")->check(CLI::IsMember({"auto", "host", "gpu"}));
@@ -103,6 +136,9 @@ int run(int argc, char** argv) {
   } catch (const CLI::ParseError& e) {
     return app.exit(e) == 0 ? 0 : kExitError;
   }
+
+  dist::Communicator comm;
+  if (comm.size() > 1 || opt.op == "PtAP") return run_distributed(comm, opt);
 
   Stopwatch load_clock;
   const Csr<double> a = load_matrix(opt.a, "A");

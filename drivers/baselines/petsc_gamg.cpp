@@ -1,0 +1,226 @@
+// GAMG-CG through PETSc's MPIAIJ: each rank hands PETSc its own rows, preallocated exactly.
+#include "drivers/baselines/petsc_gamg.hpp"
+
+#include <petscksp.h>
+
+#include <string>
+
+#include "local/core/error.hpp"
+
+namespace tessera::baselines {
+namespace {
+
+/// PETSc reports an error through the handler chain (innermost call first), then returns the
+/// code up the stack. The handler keeps the innermost message; check_petsc throws it.
+std::string innermost_petsc_error;
+
+PetscErrorCode capture_petsc_error(MPI_Comm, int line, const char* function, const char* file, PetscErrorCode code,
+                                   PetscErrorType type, const char* message, void*) {
+  if (type == PETSC_ERROR_INITIAL)
+    innermost_petsc_error = detail::concat(file, ":", line, " in ", function, ": ", message ? message : "");
+  return code;
+}
+
+void check_petsc(PetscErrorCode code, const char* call) {
+  if (code == 0) return;
+  const char* text = nullptr;
+  PetscErrorMessage(code, &text, nullptr);
+  throw Error(detail::concat("PETSc: ", call, " failed: ", text ? text : "error", " (", code, "): ", innermost_petsc_error));
+}
+#define TESSERA_PETSC(call) check_petsc((call), #call)
+
+/// Routes PETSc's errors into exceptions for the duration of one solve (PETSc's default
+/// handler would print a traceback to stderr and leave the caller an integer).
+struct ErrorCapture {
+  ErrorCapture() {
+    innermost_petsc_error.clear();
+    TESSERA_PETSC(PetscPushErrorHandler(capture_petsc_error, nullptr));
+  }
+  ~ErrorCapture() { PetscPopErrorHandler(); }
+};
+
+/// Owns every PETSc object of one solve.
+struct PetscObjects {
+  Mat a = nullptr;
+  Vec b = nullptr, x = nullptr, coordinates = nullptr;
+  MatNullSpace rigid_body = nullptr;
+  KSP ksp = nullptr;
+  ~PetscObjects() {
+    KSPDestroy(&ksp);
+    MatNullSpaceDestroy(&rigid_body);
+    VecDestroy(&coordinates);
+    VecDestroy(&x);
+    VecDestroy(&b);
+    MatDestroy(&a);
+  }
+};
+
+/// MATAIJ (SeqAIJ on one rank, MPIAIJ on several) preallocated with the exact number of
+/// entries in the diagonal and off-diagonal blocks of every row, so assembly never mallocs.
+void assemble_matrix(MPI_Comm comm, const RowBlock& rows, int block_size, PetscObjects& p) {
+  TESSERA_REQUIRE_INPUT(rows.global_rows <= std::int64_t(PETSC_MAX_INT), "PETSc: this PETSc is built with ",
+                        8 * sizeof(PetscInt), "-bit indices; ", rows.global_rows, " rows do not fit");
+  const PetscInt n = PetscInt(rows.local_rows());
+  std::vector<PetscInt> diag(n, 0), offd(n, 0), cols(rows.col.begin(), rows.col.end());
+  for (PetscInt i = 0; i < n; ++i)
+    for (std::int64_t q = rows.row_ptr[i]; q < rows.row_ptr[i + 1]; ++q)
+      ++((rows.col[q] >= rows.row_begin && rows.col[q] < rows.row_end) ? diag[i] : offd[i]);
+  TESSERA_PETSC(MatCreate(comm, &p.a));
+  TESSERA_PETSC(MatSetSizes(p.a, n, n, PetscInt(rows.global_rows), PetscInt(rows.global_cols)));
+  TESSERA_PETSC(MatSetType(p.a, MATAIJ));
+  TESSERA_PETSC(MatSetBlockSize(p.a, block_size));  // GAMG aggregates whole nodes
+  TESSERA_PETSC(MatSeqAIJSetPreallocation(p.a, 0, diag.data()));  // whichever matches the type applies
+  TESSERA_PETSC(MatMPIAIJSetPreallocation(p.a, 0, diag.data(), 0, offd.data()));
+  TESSERA_PETSC(MatSetOption(p.a, MAT_NEW_NONZERO_ALLOCATION_ERR, PETSC_TRUE));  // the counts must be exact
+  for (PetscInt i = 0; i < n; ++i) {
+    const PetscInt row = PetscInt(rows.row_begin + i), begin = PetscInt(rows.row_ptr[i]);
+    TESSERA_PETSC(MatSetValues(p.a, 1, &row, PetscInt(rows.row_ptr[i + 1]) - begin, cols.data() + begin,
+                               rows.values.data() + begin, INSERT_VALUES));
+  }
+  TESSERA_PETSC(MatAssemblyBegin(p.a, MAT_FINAL_ASSEMBLY));
+  TESSERA_PETSC(MatAssemblyEnd(p.a, MAT_FINAL_ASSEMBLY));
+}
+
+void make_vectors(const std::vector<double>& my_b, PetscObjects& p) {
+  TESSERA_PETSC(MatCreateVecs(p.a, &p.x, &p.b));
+  PetscScalar* values = nullptr;
+  TESSERA_PETSC(VecGetArray(p.b, &values));
+  std::copy(my_b.begin(), my_b.end(), values);
+  TESSERA_PETSC(VecRestoreArray(p.b, &values));
+  TESSERA_PETSC(VecSet(p.x, 0.0));
+}
+
+/// The 6 rigid-body modes from one (x, y, z) per node, as GAMG expects for 3D elasticity.
+void attach_rigid_body_modes(MPI_Comm comm, const RowBlock& rows, const BaselineOptions& o, PetscObjects& p) {
+  TESSERA_REQUIRE_INPUT(o.block_size == 3, "PETSc GAMG: rigid-body modes (coordinates given) need block size 3, got ",
+                        o.block_size);
+  const PetscInt n = PetscInt(rows.local_rows());  // = 3 x local nodes
+  TESSERA_PETSC(VecCreate(comm, &p.coordinates));
+  TESSERA_PETSC(VecSetSizes(p.coordinates, n, PETSC_DECIDE));
+  TESSERA_PETSC(VecSetBlockSize(p.coordinates, 3));
+  TESSERA_PETSC(VecSetType(p.coordinates, VECSTANDARD));
+  PetscScalar* xyz = nullptr;
+  TESSERA_PETSC(VecGetArray(p.coordinates, &xyz));
+  for (PetscInt node = 0; node < n / 3; ++node)  // o.coordinates repeats a node's x, y, z on each of its 3 rows
+    for (int d = 0; d < 3; ++d) xyz[3 * node + d] = o.coordinates[9 * std::size_t(node) + d];
+  TESSERA_PETSC(VecRestoreArray(p.coordinates, &xyz));
+  TESSERA_PETSC(MatNullSpaceCreateRigidBody(p.coordinates, &p.rigid_body));
+  TESSERA_PETSC(MatSetNearNullSpace(p.a, p.rigid_body));
+}
+
+/// CG stopping on ||r||_2 <= rtol ||b||_2 (KSP_NORM_UNPRECONDITIONED: Tessera's criterion; CG's
+/// default is the preconditioned norm), preconditioned by GAMG's smoothed aggregation with
+/// PETSc 3.18's defaults: graph threshold -1 (keep every edge), one level of squared-graph
+/// aggressive coarsening, Chebyshev(2)/Jacobi smoothing, LU on the coarsest level.
+void configure_solver(MPI_Comm comm, const BaselineOptions& o, PetscObjects& p) {
+  TESSERA_PETSC(KSPCreate(comm, &p.ksp));
+  TESSERA_PETSC(KSPSetOperators(p.ksp, p.a, p.a));
+  TESSERA_PETSC(KSPSetType(p.ksp, KSPCG));
+  TESSERA_PETSC(KSPSetNormType(p.ksp, KSP_NORM_UNPRECONDITIONED));
+  TESSERA_PETSC(KSPSetTolerances(p.ksp, o.rtol, 0.0, PETSC_DEFAULT, o.max_iterations));
+  TESSERA_PETSC(KSPSetInitialGuessNonzero(p.ksp, PETSC_FALSE));
+  PC pc = nullptr;
+  TESSERA_PETSC(KSPGetPC(p.ksp, &pc));
+  TESSERA_PETSC(PCSetType(pc, PCGAMG));
+  TESSERA_PETSC(PCGAMGSetType(pc, PCGAMGAGG));
+}
+
+/// Operator and grid complexity from GAMG's levels: sum of nnz (rows) over all levels' operators
+/// divided by the finest level's (PCMG numbers levels from the coarsest, 0).
+void read_complexities(PetscObjects& p, BaselineResult& result) {
+  PC pc = nullptr;
+  TESSERA_PETSC(KSPGetPC(p.ksp, &pc));
+  PetscInt levels = 0;
+  TESSERA_PETSC(PCMGGetLevels(pc, &levels));
+  double nnz = 0, rows = 0, finest_nnz = 0, finest_rows = 0;
+  for (PetscInt l = 0; l < levels; ++l) {
+    KSP smoother = nullptr;
+    Mat op = nullptr;
+    TESSERA_PETSC(PCMGGetSmoother(pc, l, &smoother));
+    TESSERA_PETSC(KSPGetOperators(smoother, &op, nullptr));
+    MatInfo info;
+    PetscInt global_rows = 0;
+    TESSERA_PETSC(MatGetInfo(op, MAT_GLOBAL_SUM, &info));
+    TESSERA_PETSC(MatGetSize(op, &global_rows, nullptr));
+    nnz += info.nz_used;
+    rows += double(global_rows);
+    if (l == levels - 1) finest_nnz = info.nz_used, finest_rows = double(global_rows);
+  }
+  result.levels = int(levels);
+  if (finest_nnz > 0) result.operator_complexity = nnz / finest_nnz;
+  if (finest_rows > 0) result.grid_complexity = rows / finest_rows;
+}
+
+std::vector<double> solution(const PetscObjects& p, std::size_t n) {
+  const PetscScalar* values = nullptr;
+  TESSERA_PETSC(VecGetArrayRead(p.x, &values));
+  std::vector<double> x(values, values + n);
+  TESSERA_PETSC(VecRestoreArrayRead(p.x, &values));
+  return x;
+}
+
+std::string configuration(const BaselineOptions& o) {
+  return detail::concat("CG (unpreconditioned 2-norm) + GAMG agg, PETSc 3.18 defaults (threshold -1, square graph "
+                        "1 level, Chebyshev(2)/Jacobi, coarse LU), block size ", o.block_size,
+                        o.coordinates.empty() ? ", constant near-null space" : ", rigid-body near-null space");
+}
+
+}  // namespace
+
+bool have_gamg() { return true; }
+
+PetscSession::PetscSession() {
+  int mpi_initialized = 0;
+  MPI_Initialized(&mpi_initialized);
+  TESSERA_ASSERT(mpi_initialized, "PetscSession needs MPI initialised first (PETSc would otherwise own MPI)");
+  PetscBool petsc_initialized = PETSC_FALSE;
+  TESSERA_PETSC(PetscInitialized(&petsc_initialized));
+  if (petsc_initialized) return;
+  static char program[] = "tessera", skip_rc[] = "-skip_petscrc";
+  static char* arguments[] = {program, skip_rc, nullptr};
+  int argc = 2;
+  char** argv = arguments;
+  TESSERA_PETSC(PetscInitialize(&argc, &argv, nullptr, nullptr));
+  owns_ = true;
+  TESSERA_PETSC(PetscPopSignalHandler());
+}
+
+PetscSession::~PetscSession() {
+  if (owns_) PetscFinalize();
+}
+
+BaselineResult solve_with_gamg(MPI_Comm comm, const RowBlock& my_rows, const std::vector<double>& my_b,
+                               const BaselineOptions& options) {
+  PetscBool petsc_initialized = PETSC_FALSE;
+  PetscInitialized(&petsc_initialized);
+  TESSERA_ASSERT(petsc_initialized, "solve_with_gamg needs a live PetscSession");
+  check_distribution(comm, my_rows, my_b, options);
+  ErrorCapture errors;
+  PetscObjects p;
+  BaselineResult result;
+  result.solver = "PETSc GAMG-CG";
+  result.runs_on = cpu_ranks(comm);
+  result.configuration = configuration(options);
+
+  result.assembly_seconds = timed_on_slowest_rank(comm, [&] {
+    assemble_matrix(comm, my_rows, options.block_size, p);
+    make_vectors(my_b, p);
+    if (!options.coordinates.empty()) attach_rigid_body_modes(comm, my_rows, options, p);
+  });
+  configure_solver(comm, options, p);
+  result.setup_seconds = timed_on_slowest_rank(comm, [&] { TESSERA_PETSC(KSPSetUp(p.ksp)); });
+  result.solve_seconds = timed_on_slowest_rank(comm, [&] { TESSERA_PETSC(KSPSolve(p.ksp, p.b, p.x)); });
+
+  PetscInt iterations = 0;
+  KSPConvergedReason reason = KSP_CONVERGED_ITERATING;
+  TESSERA_PETSC(KSPGetIterationNumber(p.ksp, &iterations));
+  TESSERA_PETSC(KSPGetConvergedReason(p.ksp, &reason));
+  result.iterations = int(iterations);
+  result.converged = reason > 0;  // by PETSc's criterion; the true residual is reported beside it
+  read_complexities(p, result);
+  result.x = solution(p, my_b.size());
+  result.relative_residual = true_relative_residual(comm, my_rows, my_b, result.x);
+  return result;
+}
+
+}  // namespace tessera::baselines

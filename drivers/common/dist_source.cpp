@@ -1,0 +1,43 @@
+#include "drivers/common/dist_source.hpp"
+
+#include "local/core/error.hpp"
+#include "local/gen/generators.hpp"
+#include "local/io/matrix_market.hpp"
+
+namespace tessera::driver {
+
+std::pair<std::int64_t, std::int64_t> global_shape(const MatrixSource& source) {
+  TESSERA_REQUIRE_INPUT(source.given(), "no matrix given (use a Matrix Market file or --gen SPEC)");
+  if (!source.file.empty()) {
+    const io::MatrixMarketHeader h = io::read_matrix_market_header(source.file);
+    return {h.rows, h.cols};
+  }
+  const gen::ProblemSpec spec = gen::parse_spec(source.spec);
+  return {gen::num_rows(spec), gen::num_cols(spec)};
+}
+
+RowBlock source_rows(const MatrixSource& source, std::int64_t begin, std::int64_t end) {
+  if (!source.file.empty()) return io::read_matrix_market_rows(source.file, begin, end);
+  return gen::generate_rows(gen::parse_spec(source.spec), begin, end);
+}
+
+dist::RowPartition choose_partition(const dist::Communicator& comm, const MatrixSource& source,
+                                    const std::string& kind) {
+  TESSERA_REQUIRE_INPUT(kind == "rows" || kind == "nnz", "unknown --partition '", kind, "' (expected rows or nnz)");
+  const std::int64_t rows = global_shape(source).first;
+  const dist::RowPartition by_rows = dist::RowPartition::balanced_rows(rows, comm.size());
+  if (kind == "rows") return by_rows;
+  const int me = comm.rank();
+  const RowBlock block = source_rows(source, by_rows.begin(me), by_rows.end(me));
+  std::vector<std::int64_t> lengths(static_cast<std::size_t>(block.local_rows()));
+  for (std::int64_t r = 0; r < block.local_rows(); ++r) lengths[r] = block.row_ptr[r + 1] - block.row_ptr[r];
+  return dist::RowPartition::balanced_nnz(comm, by_rows, lengths);
+}
+
+dist::DistMatrix load_distributed(const dist::Communicator& comm, const MatrixSource& source,
+                                  const dist::RowPartition& rows, const dist::RowPartition& cols) {
+  const int me = comm.rank();
+  return dist::assemble(comm, source_rows(source, rows.begin(me), rows.end(me)), rows, cols);
+}
+
+}  // namespace tessera::driver

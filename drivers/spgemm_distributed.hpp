@@ -1,0 +1,25 @@
+#pragma once
+// The distributed mode of tessera-spgemm (several ranks, or --op PtAP): each rank generates or
+// reads its rows, the product runs through dist::DistSpgemm / dist::DistPtap, and --check
+// gathers the operands and the result to rank 0 and compares with the serial reference.
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "dist/communicator.hpp"
+#include "drivers/common/matrix_source.hpp"
+
+namespace tessera::driver {
+
+struct DistributedSpgemmOptions {
+  MatrixSource a, b, p;          // b for --op AB, p for --op PtAP (else a simple aggregation P)
+  std::string op = "AA";         // AA | AB | AAT | PtAP
+  std::string partition = "rows";
+  int reps = 3;                  // numeric-only recomputations timed after the first product
+  bool check = false;
+};
+
+/// Collective. Returns the exit status (0, or kExitCheckFailed) and fills `out` on rank 0.
+int run_distributed_spgemm(const dist::Communicator& comm, const DistributedSpgemmOptions& options, nlohmann::json& out);
+
+}  // namespace tessera::driver

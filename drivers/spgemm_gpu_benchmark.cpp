@@ -1,0 +1,248 @@
+#if defined(TESSERA_HAVE_CUDA)
+#include "drivers/spgemm_gpu_benchmark.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <functional>
+#include <limits>
+#include <string>
+#include <vector>
+
+#include "local/core/error.hpp"
+#include "local/cuda/cusparse_spgemm.hpp"
+#include "local/cuda/tile_convert.hpp"
+#include "local/cuda/tile_spgemm.hpp"
+#include "local/formats/convert.hpp"
+#include "local/reference/kernels.hpp"
+
+namespace tessera::driver {
+namespace {
+
+constexpr double kMiB = 1024.0 * 1024.0;
+
+/// Median of `reps` event-timed runs of `body` (milliseconds), after `warmup` untimed runs.
+/// `body` records its own phase events between `start` and `stop` when it has phases.
+struct Events {
+  cudaEvent_t e[4] = {};
+  Events() {
+    for (auto& x : e) TESSERA_CUDA_CHECK(cudaEventCreate(&x));
+  }
+  ~Events() {
+    for (auto& x : e) cudaEventDestroy(x);
+  }
+  double ms(int from, int to) const {
+    float t = 0;
+    TESSERA_CUDA_CHECK(cudaEventElapsedTime(&t, e[from], e[to]));
+    return t;
+  }
+};
+
+double median(std::vector<double> v) {
+  if (v.empty()) return 0;
+  std::sort(v.begin(), v.end());
+  return v.size() % 2 ? v[v.size() / 2] : 0.5 * (v[v.size() / 2 - 1] + v[v.size() / 2]);
+}
+
+/// max |x - y| / (|A||B|)_ij over the common pattern; infinity if the patterns differ, NaN if
+/// a value is NaN.
+double scaled_difference(const Csr<double>& x, const Csr<double>& y, const Csr<double>& magnitude) {
+  if (x.row_ptr != y.row_ptr || x.col_idx != y.col_idx) return std::numeric_limits<double>::infinity();
+  double worst = 0;
+  for (std::int64_t e = 0; e < x.nnz(); ++e) {
+    if (std::isnan(x.values[e]) || std::isnan(y.values[e])) return std::numeric_limits<double>::quiet_NaN();
+    const double scale = magnitude.values[e] > 0 ? magnitude.values[e] : 1.0;
+    worst = std::max(worst, std::abs(x.values[e] - y.values[e]) / scale);
+  }
+  return worst;
+}
+
+struct TesseraTimes {
+  double convert_ms = 0, symbolic_ms = 0, numeric_ms = 0, total_ms = 0, reuse_numeric_ms = 0;
+  std::int64_t peak_bytes = 0;
+  cuda::TileSpgemmInfo info;
+  Csr<double> c;
+};
+
+template <class T>
+TesseraTimes time_tessera(const Csr<double>& a_host, const Csr<double>& b_host, const GpuSpgemmBenchOptions& opt) {
+  using Out = cuda::spgemm_output_t<T>;
+  const auto a_csr = cuda::upload(convert_values<T>(a_host, "A"));
+  const auto b_csr = cuda::upload(convert_values<T>(b_host, "B"));
+  TESSERA_CUDA_CHECK(cudaDeviceSynchronize());
+  const cuda::TileSpgemmOptions options{opt.tensor_cores ? cuda::TileProduct::tensor_core : cuda::TileProduct::fma,
+                                        opt.drop_zeros};
+  Events ev;
+  TesseraTimes out;
+  std::vector<double> convert, symbolic, numeric, reuse;
+  cuda::DeviceTileMatrix<T> a, b;
+  for (int rep = 0; rep < opt.warmup + opt.reps; ++rep) {
+    TESSERA_CUDA_CHECK(cudaEventRecord(ev.e[0]));
+    a = cuda::to_tiles(a_csr);
+    b = cuda::to_tiles(b_csr);
+    TESSERA_CUDA_CHECK(cudaEventRecord(ev.e[1]));
+    TESSERA_CUDA_CHECK(cudaEventSynchronize(ev.e[1]));
+    if (rep >= opt.warmup) convert.push_back(ev.ms(0, 1));
+  }
+  for (int rep = 0; rep < opt.warmup + opt.reps; ++rep) {
+    TESSERA_CUDA_CHECK(cudaDeviceSynchronize());
+    const std::int64_t held = cuda::DeviceMemory::current();
+    cuda::DeviceMemory::reset_peak();
+    TESSERA_CUDA_CHECK(cudaEventRecord(ev.e[0]));
+    cuda::TileSpgemm<T> plan(options);
+    cuda::DeviceTileMatrix<Out> c;
+    plan.symbolic(a, b, c);
+    TESSERA_CUDA_CHECK(cudaEventRecord(ev.e[1]));
+    plan.numeric(a, b, c);
+    cuda::DeviceTileMatrix<Out> compact;
+    if (opt.drop_zeros) compact = cuda::drop_zeros(c);
+    TESSERA_CUDA_CHECK(cudaEventRecord(ev.e[2]));
+    TESSERA_CUDA_CHECK(cudaEventSynchronize(ev.e[2]));
+    out.peak_bytes = std::max(out.peak_bytes, cuda::DeviceMemory::peak() - held);
+    plan.numeric(a, b, c);  // AMG re-setup: numeric phase alone on the kept plan
+    TESSERA_CUDA_CHECK(cudaEventRecord(ev.e[3]));
+    TESSERA_CUDA_CHECK(cudaEventSynchronize(ev.e[3]));
+    if (rep >= opt.warmup) {
+      symbolic.push_back(ev.ms(0, 1));
+      numeric.push_back(ev.ms(1, 2));
+      reuse.push_back(ev.ms(2, 3));
+    }
+    if (rep + 1 == opt.warmup + opt.reps) {
+      out.info = plan.info();
+      if (opt.drop_zeros) c = cuda::drop_zeros(c);
+      out.c = convert_values<double>(cuda::download(cuda::to_csr(c)));
+    }
+  }
+  out.convert_ms = median(convert);
+  out.symbolic_ms = median(symbolic);
+  out.numeric_ms = median(numeric);
+  out.reuse_numeric_ms = median(reuse);
+  out.total_ms = out.symbolic_ms + out.numeric_ms;
+  return out;
+}
+
+struct CusparseResult {
+  cuda::CusparseSpgemmAlg alg;
+  cuda::CusparseSpgemmStatus status = cuda::CusparseSpgemmStatus::error;
+  std::string message;
+  double ms = 0;
+  std::int64_t peak_bytes = 0;
+  Csr<double> c;
+};
+
+template <class T>
+std::vector<CusparseResult> time_cusparse(const Csr<double>& a_host, const Csr<double>& b_host,
+                                          const GpuSpgemmBenchOptions& opt) {
+  const auto a = cuda::to_int32_offsets(cuda::upload(convert_values<T>(a_host, "A")));
+  const auto b = cuda::to_int32_offsets(cuda::upload(convert_values<T>(b_host, "B")));
+  std::vector<CusparseResult> results;
+  for (auto alg : {cuda::CusparseSpgemmAlg::alg1, cuda::CusparseSpgemmAlg::alg2, cuda::CusparseSpgemmAlg::alg3}) {
+    CusparseResult r{alg};
+    std::vector<double> times;
+    for (int rep = 0; rep < opt.warmup + opt.reps; ++rep) {
+      auto run = cuda::cusparse_spgemm(a, b, cuda::CusparseSpgemmOptions{alg});
+      r.status = run.status;
+      r.message = run.message;
+      if (run.status != cuda::CusparseSpgemmStatus::success) break;
+      r.peak_bytes = std::max(r.peak_bytes, run.peak_bytes);
+      if (rep >= opt.warmup) times.push_back(run.milliseconds);
+      if (rep + 1 == opt.warmup + opt.reps) r.c = convert_values<double>(cuda::download(run.c));
+    }
+    r.ms = median(times);
+    results.push_back(std::move(r));
+  }
+  return results;
+}
+
+template <class T>
+nlohmann::json run_typed(const Csr<double>& a, const Csr<double>& b, const GpuSpgemmBenchOptions& opt) {
+  const double flops = 2.0 * static_cast<double>(ref::spgemm_flops(a, b));
+  const auto gflops = [&](double ms) { return ms > 0 ? flops / (ms * 1e6) : 0.0; };
+  const TesseraTimes t = time_tessera<T>(a, b, opt);
+  nlohmann::json out = {
+      {"precision", to_string(PrecisionOf<T>::value)},
+      {"path", opt.tensor_cores ? "tensor_core" : "fma"},
+      {"flops", flops},
+      {"tessera",
+       {{"convert_ms", t.convert_ms}, {"symbolic_ms", t.symbolic_ms}, {"numeric_ms", t.numeric_ms},
+        {"total_ms", t.total_ms}, {"reuse_numeric_ms", t.reuse_numeric_ms}, {"gflops", gflops(t.total_ms)},
+        {"peak_bytes", t.peak_bytes}, {"c_nnz", t.c.nnz()}, {"c_tiles", t.info.c_tiles},
+        {"tile_pairs", t.info.tile_pairs}, {"rows_small", t.info.rows_small}, {"rows_medium", t.info.rows_medium},
+        {"rows_large", t.info.rows_large}, {"pull_tasks", t.info.pull_tasks}, {"push_tiles", t.info.push_tiles}}}};
+  std::printf("\n%-26s %10s %10s %9s %10s  %s\n", "GPU SpGEMM", "time ms", "GFLOP/s", "speedup", "peak MiB", "status");
+  std::printf("%-26s %10.3f %10s %9s %10s\n", "tessera to_tiles(A),(B)", t.convert_ms, "", "", "");
+  std::printf("%-26s %10.3f\n", "tessera symbolic", t.symbolic_ms);
+  std::printf("%-26s %10.3f\n", "tessera numeric", t.numeric_ms);
+  std::printf("%-26s %10.3f %10.1f\n", "tessera numeric (reuse)", t.reuse_numeric_ms, gflops(t.reuse_numeric_ms));
+  bool pass = true;
+  double best_ms = 0;
+  if (opt.compare_cusparse) {
+    // FP16 inputs have no cuSPARSE SpGEMM: compare with FP32 on the same (rounded) inputs.
+    using C = std::conditional_t<std::is_same_v<T, double>, double, float>;
+    const auto rounded_a = convert_values<double>(convert_values<T>(a)), rounded_b = convert_values<double>(convert_values<T>(b));
+    const auto runs = time_cusparse<C>(rounded_a, rounded_b, opt);
+    const Csr<double> magnitude = [&] {
+      Csr<double> aa = rounded_a, bb = rounded_b;
+      for (auto& v : aa.values) v = std::abs(v);
+      for (auto& v : bb.values) v = std::abs(v);
+      return ref::spgemm(aa, bb);
+    }();
+    for (const auto& r : runs)
+      if (r.status == cuda::CusparseSpgemmStatus::success && (best_ms == 0 || r.ms < best_ms)) best_ms = r.ms;
+    for (const auto& r : runs) {
+      nlohmann::json j = {{"alg", cuda::to_string(r.alg)}, {"status", cuda::to_string(r.status)}};
+      const std::string name = std::string("cusparse ") + cuda::to_string(r.alg);
+      if (r.status == cuda::CusparseSpgemmStatus::success) {
+        const double diff = opt.drop_zeros ? std::numeric_limits<double>::quiet_NaN() : scaled_difference(t.c, r.c, magnitude);
+        j.update({{"ms", r.ms}, {"gflops", gflops(r.ms)}, {"peak_bytes", r.peak_bytes},
+                  {"max_scaled_difference_vs_tessera", diff}});
+        std::printf("%-26s %10.3f %10.1f %9s %10.1f  ok, |tessera - cusparse| / (|A||B|) <= %.2e\n", name.c_str(), r.ms,
+                    gflops(r.ms), "", r.peak_bytes / kMiB, diff);
+      } else {
+        j["message"] = r.message;
+        std::printf("%-26s %10s %10s %9s %10s  %s (%s)\n", name.c_str(), "-", "-", "-", "-", cuda::to_string(r.status),
+                    r.message.c_str());
+      }
+      out["cusparse"].push_back(j);
+    }
+    if (best_ms > 0) out["speedup_vs_best_cusparse"] = best_ms / t.total_ms;
+  }
+  char speedup[32] = "";
+  if (best_ms > 0) std::snprintf(speedup, sizeof speedup, "%.2fx", best_ms / t.total_ms);
+  std::printf("%-26s %10.3f %10.1f %9s %10.1f  %lld tiles, %lld nnz\n", "tessera total", t.total_ms, gflops(t.total_ms),
+              speedup, t.peak_bytes / kMiB, static_cast<long long>(t.info.c_tiles), static_cast<long long>(t.c.nnz()));
+  if (opt.check) {
+    // Bound (docs/spgemm-design.md): 2 n u (|A||B|)_ij with n <= the longest row of A.
+    const auto ta = convert_values<T>(a), tb = convert_values<T>(b);
+    const Csr<double> want = ref::spgemm(ta, tb, ref::SpgemmOptions{!opt.drop_zeros});
+    Csr<double> aa = convert_values<double>(ta), bb = convert_values<double>(tb);
+    for (auto& v : aa.values) v = std::abs(v);
+    for (auto& v : bb.values) v = std::abs(v);
+    Csr<double> magnitude = ref::spgemm(aa, bb);
+    if (opt.drop_zeros) magnitude = want;  // patterns differ; fall back to relative to |c|
+    std::int64_t longest = 1;
+    for (std::int64_t i = 0; i < a.rows; ++i) longest = std::max(longest, a.row_length(i));
+    const double u = std::is_same_v<T, double> ? std::ldexp(1.0, -53) : std::is_same_v<T, float> ? std::ldexp(1.0, -24) : std::ldexp(1.0, -23);
+    const double err = scaled_difference(t.c, want, magnitude), bound = 2.0 * longest * u;
+    pass = err <= bound;
+    out["check"] = {{"max_scaled_error", err}, {"bound", bound}, {"pass", pass}};
+    std::printf("check vs host reference: max |c - ref| / (|A||B|) = %.3e, bound %.3e: %s\n", err, bound,
+                pass ? "PASS" : "FAIL");
+  }
+  out["check_pass"] = pass;
+  return out;
+}
+
+}  // namespace
+
+nlohmann::json run_gpu_spgemm_benchmark(const Csr<double>& a, const Csr<double>& b, const GpuSpgemmBenchOptions& opt) {
+  TESSERA_REQUIRE_INPUT(opt.reps >= 1 && opt.warmup >= 0, "GPU SpGEMM benchmark: reps must be >= 1, warmup >= 0");
+  switch (opt.precision) {
+    case Precision::fp32: return run_typed<float>(a, b, opt);
+    case Precision::fp16: return run_typed<Half>(a, b, opt);
+    default: return run_typed<double>(a, b, opt);
+  }
+}
+
+}  // namespace tessera::driver
+#endif

@@ -1,0 +1,46 @@
+# The drivers as users run them: checked products on 1-4 ranks, and the exit-code contract on
+# bad input (2, with the problem named), through mpiexec as in the README.
+set(_mpi ${MPIEXEC_EXECUTABLE} ${MPIEXEC_NUMPROC_FLAG})
+
+# tessera_driver_test(NAME RANKS N COMMAND ... [EXPECT_EXIT code] [EXPECT_OUTPUT regex])
+function(tessera_driver_test name)
+  cmake_parse_arguments(T "" "RANKS;EXPECT_EXIT;EXPECT_OUTPUT" "COMMAND" ${ARGN})
+  if(NOT T_EXPECT_EXIT)
+    set(T_EXPECT_EXIT 0)
+  endif()
+  string(JOIN " " cmd ${_mpi} ${T_RANKS} --oversubscribe ${T_COMMAND})
+  add_test(NAME ${name} COMMAND sh -c "${cmd}; rc=$?; echo exit code $rc; test $rc -eq ${T_EXPECT_EXIT}")
+  set_tests_properties(${name} PROPERTIES LABELS "host;mpi;driver" PROCESSORS ${T_RANKS} TIMEOUT 300
+                       ENVIRONMENT "${TESSERA_TEST_ENV}")
+  if(T_EXPECT_OUTPUT)
+    set_tests_properties(${name} PROPERTIES PASS_REGULAR_EXPRESSION "${T_EXPECT_OUTPUT}")
+  endif()
+endfunction()
+
+set(_spgemm $<TARGET_FILE:tessera-spgemm>)
+set(_mat ${PROJECT_SOURCE_DIR}/../shared/matrices)
+# The README's main job, and the issue's acceptance command.
+tessera_driver_test(driver.spgemm.readme RANKS 1 COMMAND ${_spgemm} --gen poisson3d:32 --op AA --check
+                    EXPECT_OUTPUT "check: tile vs CSR reference: .* PASS")
+foreach(n 1 2 3 4)
+  tessera_driver_test(driver.spgemm.AA.np${n} RANKS ${n}
+                      COMMAND ${_spgemm} --gen poisson3d27:12 --op AA --partition nnz --check --backend host
+                      EXPECT_OUTPUT "check: .* PASS")
+  tessera_driver_test(driver.spgemm.PtAP.np${n} RANKS ${n}
+                      COMMAND ${_spgemm} --gen elasticity3d:6 --op PtAP --check --backend host
+                      EXPECT_OUTPUT "check: .* PASS")
+endforeach()
+tessera_driver_test(driver.spgemm.AAT.file.np3 RANKS 3 COMMAND ${_spgemm} --A ${_mat}/bp_1200.mtx.gz --op AAT --check --backend host
+                    EXPECT_OUTPUT "check: .* PASS")
+tessera_driver_test(driver.spgemm.fp16.range RANKS 1 EXPECT_EXIT 2
+                    COMMAND ${_spgemm} --A ${_mat}/bcsstk13.mtx.gz --precision fp16 --backend host
+                    EXPECT_OUTPUT "exceeds the largest fp16 magnitude")
+tessera_driver_test(driver.spgemm.complex RANKS 1 EXPECT_EXIT 2 COMMAND ${_spgemm} --A ${_mat}/young1c.mtx.gz
+                    EXPECT_OUTPUT "Tessera is real-valued")
+tessera_driver_test(driver.spgemm.missing RANKS 2 EXPECT_EXIT 2 COMMAND ${_spgemm} --A /nonexistent.mtx --op AA
+                    EXPECT_OUTPUT "cannot open")
+tessera_driver_test(driver.spgemm.mismatch RANKS 1 EXPECT_EXIT 2
+                    COMMAND ${_spgemm} --gen poisson2d:10 --op AB --B ${_mat}/bcsstk13.mtx.gz --backend host
+                    EXPECT_OUTPUT "dimension mismatch")
+tessera_driver_test(driver.spgemm.badspec RANKS 1 EXPECT_EXIT 2 COMMAND ${_spgemm} --gen poisson3d:x
+                    EXPECT_OUTPUT "bad problem spec")
