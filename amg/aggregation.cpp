@@ -9,14 +9,6 @@ namespace {
 
 enum State : std::uint8_t { kOut = 0, kUndecided = 1, kInSet = 2 };
 
-/// The MIS priority: a hash of the node id, so it is the same on every partition.
-std::uint64_t priority(std::uint64_t id) {
-  std::uint64_t z = id + 0x9e3779b97f4a7c15ull;
-  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-  z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-  return z ^ (z >> 31);
-}
-
 struct Tuple {
   std::uint8_t state;
   std::uint64_t priority;
@@ -37,13 +29,20 @@ std::vector<Tuple> neighbour_max(const Csr<double>& graph, const std::vector<Tup
 
 }  // namespace
 
+std::uint64_t mis_priority(std::uint64_t id) {
+  std::uint64_t z = id + 0x9e3779b97f4a7c15ull;
+  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+  z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+  return z ^ (z >> 31);
+}
+
 std::vector<std::int32_t> distance2_independent_set(const Csr<double>& graph) {
   const std::int64_t n = graph.rows;
   std::vector<Tuple> tuple(static_cast<std::size_t>(n));
   std::int64_t undecided = 0;
   for (std::int32_t i = 0; i < n; ++i) {
     const bool isolated = graph.row_length(i) == 0;
-    tuple[i] = {isolated ? kOut : kUndecided, priority(static_cast<std::uint64_t>(i)), i};
+    tuple[i] = {isolated ? kOut : kUndecided, mis_priority(static_cast<std::uint64_t>(i)), i};
     undecided += !isolated;
   }
   while (undecided > 0) {

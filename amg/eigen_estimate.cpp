@@ -7,15 +7,6 @@
 namespace tessera::amg {
 namespace {
 
-/// Start vector entries in [-1, 1), from a hash of the global row index.
-double start_entry(std::uint64_t i) {
-  std::uint64_t z = i * 0x9e3779b97f4a7c15ull + 0x632be59bd9b4e019ull;
-  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-  z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-  z ^= z >> 31;
-  return static_cast<double>(z >> 11) * 0x1.0p-52 - 1.0;
-}
-
 /// Number of eigenvalues of the tridiagonal matrix smaller than x (Sturm sequence).
 int count_below(const std::vector<double>& alpha, const std::vector<double>& beta, double x) {
   int count = 0;
@@ -41,6 +32,14 @@ double gershgorin_bound(const Csr<double>& a, const Vector& inv_diag) {
 
 }  // namespace
 
+double lanczos_start_entry(std::uint64_t i) {
+  std::uint64_t z = i * 0x9e3779b97f4a7c15ull + 0x632be59bd9b4e019ull;
+  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+  z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+  z ^= z >> 31;
+  return static_cast<double>(z >> 11) * 0x1.0p-52 - 1.0;
+}
+
 double tridiagonal_max_eigenvalue(const std::vector<double>& alpha, const std::vector<double>& beta) {
   if (alpha.empty()) return 0.0;
   double lo = alpha[0], hi = alpha[0];
@@ -64,7 +63,7 @@ EigenEstimate estimate_lambda_max(const Csr<double>& a, const Vector& inv_diag, 
   const std::size_t n = static_cast<std::size_t>(a.rows);
   if (n == 0) return est;
   Vector sqrt_inv_diag(n), v(n), v_prev(n, 0.0), w(n), scaled(n);
-  for (std::size_t i = 0; i < n; ++i) sqrt_inv_diag[i] = std::sqrt(inv_diag[i]), v[i] = start_entry(i);
+  for (std::size_t i = 0; i < n; ++i) sqrt_inv_diag[i] = std::sqrt(inv_diag[i]), v[i] = lanczos_start_entry(i);
   double norm = std::sqrt(ops.dot(v, v));
   for (double& x : v) x /= norm;
 

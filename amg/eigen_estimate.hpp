@@ -7,6 +7,8 @@
 // the extremes far faster than the power method (10 steps are within a few percent on Poisson
 // and elasticity), so the estimate is multiplied by a safety factor (GAMG: 1.1) and capped
 // by the Gershgorin bound max_i sum_j |a_ij| / a_ii, which no eigenvalue exceeds.
+#include <cstdint>
+
 #include "amg/level_ops.hpp"
 #include "local/formats/csr.hpp"
 
@@ -22,6 +24,10 @@ struct EigenEstimate {
 /// `inv_diag` holds 1 / a_ii (A is assumed to have a positive diagonal).
 EigenEstimate estimate_lambda_max(const Csr<double>& a, const Vector& inv_diag, int steps, double safety,
                                   const LevelOps& ops);
+
+/// Entry of the Lanczos start vector at global row `i`, in [-1, 1): a hash of the index, so
+/// the distributed estimate (amg/dist/) starts from the same vector on any partition.
+double lanczos_start_entry(std::uint64_t i);
 
 /// Largest eigenvalue of the symmetric tridiagonal matrix with diagonal `alpha` and
 /// off-diagonal `beta` (beta.size() == alpha.size() - 1), by bisection to full precision.

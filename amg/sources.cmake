@@ -32,3 +32,23 @@ target_sources(tessera_amg PRIVATE
   ${CMAKE_CURRENT_LIST_DIR}/krylov_common.cpp
   ${CMAKE_CURRENT_LIST_DIR}/pcg.cpp
   ${CMAKE_CURRENT_LIST_DIR}/fgmres.cpp)
+# The distributed AMG (amg/dist/): the same phases on dist::DistMatrix over MPI ranks.
+target_sources(tessera_amg PUBLIC FILE_SET HEADERS BASE_DIRS ${PROJECT_SOURCE_DIR} FILES
+  ${CMAKE_CURRENT_LIST_DIR}/dist/dist_exchange.hpp
+  ${CMAKE_CURRENT_LIST_DIR}/dist/dist_level_ops.hpp
+  ${CMAKE_CURRENT_LIST_DIR}/dist/dist_strength.hpp
+  ${CMAKE_CURRENT_LIST_DIR}/dist/dist_aggregation.hpp
+  ${CMAKE_CURRENT_LIST_DIR}/dist/dist_tentative.hpp
+  ${CMAKE_CURRENT_LIST_DIR}/dist/dist_eigen_estimate.hpp
+  ${CMAKE_CURRENT_LIST_DIR}/dist/dist_hierarchy.hpp
+  ${CMAKE_CURRENT_LIST_DIR}/dist/dist_cycle.hpp
+  ${CMAKE_CURRENT_LIST_DIR}/dist/dist_amg.hpp)
+target_sources(tessera_amg PRIVATE
+  ${CMAKE_CURRENT_LIST_DIR}/dist/dist_level_ops.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/dist/dist_strength.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/dist/dist_aggregation.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/dist/dist_tentative.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/dist/dist_eigen_estimate.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/dist/dist_hierarchy.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/dist/dist_cycle.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/dist/dist_amg.cpp)

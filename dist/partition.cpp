@@ -22,7 +22,8 @@ std::int64_t fingerprint(const std::vector<std::int64_t>& v) {
 
 }  // namespace
 
-std::string partition_error(std::int64_t global_rows, int num_ranks, const std::vector<std::int64_t>& offsets) {
+std::string partition_error(std::int64_t global_rows, int num_ranks, const std::vector<std::int64_t>& offsets,
+                            Alignment alignment) {
   const auto prefix = [&] { return detail::concat("invalid row partition of ", global_rows, " rows over ", num_ranks, " ranks: "); };
   if (static_cast<std::int64_t>(offsets.size()) != std::int64_t{num_ranks} + 1)
     return prefix() + detail::concat("expected ", num_ranks + 1, " offsets (ranks + 1), got ", offsets.size());
@@ -35,7 +36,7 @@ std::string partition_error(std::int64_t global_rows, int num_ranks, const std::
       return prefix() + detail::concat("offsets decrease at offsets[", r + 1, "] = ", offsets[r + 1], " < offsets[",
                                        r, "] = ", offsets[r]);
   }
-  for (int r = 1; r < num_ranks; ++r) {
+  for (int r = 1; r < num_ranks && alignment == Alignment::tile_rows; ++r) {
     if (offsets[r] % kTile != 0 && offsets[r] != global_rows)
       return prefix() + detail::concat("offsets[", r, "] = ", offsets[r], " is not a multiple of the tile height ",
                                        kTile, " (only the matrix end may be unaligned)");
@@ -44,12 +45,12 @@ std::string partition_error(std::int64_t global_rows, int num_ranks, const std::
 }
 
 RowPartition RowPartition::from_offsets(const Communicator& comm, std::int64_t global_rows,
-                                        std::vector<std::int64_t> offsets) {
+                                        std::vector<std::int64_t> offsets, Alignment alignment) {
   const std::int64_t mine = fingerprint(offsets) ^ global_rows;
   const bool agree = comm.allreduce(mine, ReduceOp::min) == comm.allreduce(mine, ReduceOp::max);
   // Every rank sees the same `agree`, so either all check the same offsets or all fail alike.
   if (!agree) throw InputError("invalid row partition: the ranks passed different offsets or row counts");
-  throw_if_any_rank_failed(comm, partition_error(global_rows, comm.size(), offsets));
+  throw_if_any_rank_failed(comm, partition_error(global_rows, comm.size(), offsets, alignment));
   return RowPartition(std::move(offsets));
 }
 

@@ -3,6 +3,8 @@
 // aligned (multiples of 8; only the final offset, the row count, may be unaligned) so that a
 // rank's rows are whole tile-rows of the global tile matrix. Ranks may own no rows.
 // Replicated on every rank: O(ranks) memory, never O(rows).
+// Alignment::any opts out of the tile rule for partitions imposed from outside (PETSc's
+// ownership ranges): the host backend accepts them; a device rank's block then starts mid-tile.
 #include <cstdint>
 #include <string>
 #include <utility>
@@ -12,6 +14,9 @@ namespace tessera::dist {
 
 class Communicator;
 
+/// Which boundaries from_offsets accepts: whole tile-rows (the default) or any row.
+enum class Alignment { tile_rows, any };
+
 class RowPartition {
  public:
   RowPartition() = default;
@@ -20,7 +25,7 @@ class RowPartition {
   /// partition (wrong length, not starting at 0 / ending at global_rows, decreasing, not
   /// tile-aligned, or differing between ranks) throws the same InputError on every rank.
   static RowPartition from_offsets(const Communicator& comm, std::int64_t global_rows,
-                                   std::vector<std::int64_t> offsets);
+                                   std::vector<std::int64_t> offsets, Alignment alignment = Alignment::tile_rows);
   /// Whole tile-rows dealt out evenly (first ranks take the remainder).
   static RowPartition balanced_rows(std::int64_t global_rows, int num_ranks);
   /// Boundaries placed so each rank holds about nnz/ranks entries. Collective: each rank passes
@@ -47,6 +52,7 @@ class RowPartition {
 
 /// "" if `offsets` is a valid partition of `global_rows` rows over `num_ranks` ranks, else the
 /// reason, naming the first offending entry. Local (no communication).
-std::string partition_error(std::int64_t global_rows, int num_ranks, const std::vector<std::int64_t>& offsets);
+std::string partition_error(std::int64_t global_rows, int num_ranks, const std::vector<std::int64_t>& offsets,
+                            Alignment alignment = Alignment::tile_rows);
 
 }  // namespace tessera::dist

@@ -10,6 +10,7 @@ packages=(
   libcli11-dev nlohmann-json3-dev       # driver options and JSON output
   googletest libgtest-dev libgmock-dev  # tests
   petsc-dev libhypre-dev                # optional: PETSc plugin, hypre/GAMG comparisons
+  libpetsc3.18-dev-examples             # PETSc's KSP tutorial sources (tests/petsc builds them)
   python3 python3-matplotlib            # scaling plots
   slurm-wlm libpmix-dev                 # jobs/ tests: local Slurm; srun --mpi=pmix dlopens libpmix.so
 )

@@ -2,3 +2,20 @@ tessera_add_test(test_amg_aggregation SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_agg
 tessera_add_test(test_amg_prolongator SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_prolongator.cpp LIBS tessera_amg)
 tessera_add_test(test_amg_solve SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_solve.cpp LIBS tessera_amg)
 tessera_add_test(test_amg_input SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_input.cpp LIBS tessera_amg)
+# The --compare baselines (hypre BoomerAMG, PETSc GAMG) called directly, and the driver's
+# side-by-side JSON checked by check_compare.cmake; registered only where both libraries exist.
+if(TARGET tessera_baselines AND TESSERA_HAVE_HYPRE AND TESSERA_HAVE_PETSC)
+  tessera_add_mpi_test(test_amg_baselines SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_baselines.cpp
+                       LIBS tessera_baselines RANKS 1 2)
+  foreach(n 1 2)
+    add_test(NAME amg_driver_compare.np${n}
+             COMMAND ${CMAKE_COMMAND} -DMPIEXEC=${MPIEXEC_EXECUTABLE} -DRANKS=${n} -DDRIVER=$<TARGET_FILE:tessera-amg>
+                     -DJSON=${CMAKE_CURRENT_BINARY_DIR}/amg_driver_compare.np${n}.json
+                     -P ${CMAKE_CURRENT_LIST_DIR}/check_compare.cmake)
+    set_tests_properties(amg_driver_compare.np${n} PROPERTIES LABELS "host;mpi" PROCESSORS ${n} TIMEOUT 300
+                         ENVIRONMENT "${TESSERA_TEST_ENV}")
+  endforeach()
+endif()
+# Distributed AMG on the host MPI backend, 1-4 ranks (oversubscribed).
+tessera_add_mpi_test(test_dist_amg_hierarchy SOURCES ${CMAKE_CURRENT_LIST_DIR}/dist/test_dist_hierarchy.cpp LIBS tessera_amg)
+tessera_add_mpi_test(test_dist_amg_resetup SOURCES ${CMAKE_CURRENT_LIST_DIR}/dist/test_dist_resetup.cpp LIBS tessera_amg)

@@ -1,0 +1,124 @@
+#include "amg/dist/dist_aggregation.hpp"
+
+#include <tuple>
+
+#include "amg/aggregation.hpp"
+#include "amg/dist/dist_exchange.hpp"
+
+namespace tessera::amg {
+namespace {
+
+enum State : std::uint8_t { kOut = 0, kUndecided = 1, kInSet = 2 };
+
+struct Tuple {
+  std::uint8_t state;
+  std::uint64_t priority;
+  std::int64_t id;  // global node id
+  bool operator<(const Tuple& o) const { return std::tie(state, priority, id) < std::tie(o.state, o.priority, o.id); }
+};
+
+std::int64_t degree(const dist::DistMatrix& g, std::int64_t i) { return g.local.row_length(i) + g.nonlocal.row_length(i); }
+
+/// Calls f(value of neighbour) for every neighbour of owned node i: owned ones from `owned`,
+/// others from `ghosts` (halo order).
+template <class T, class F>
+void for_neighbours(const dist::DistMatrix& g, std::int64_t i, const std::vector<T>& owned, const std::vector<T>& ghosts,
+                    F&& f) {
+  for (std::int64_t p = g.local.row_ptr[i]; p < g.local.row_ptr[i + 1]; ++p) f(owned[g.local.col_idx[p]], g.local.values[p]);
+  for (std::int64_t p = g.nonlocal.row_ptr[i]; p < g.nonlocal.row_ptr[i + 1]; ++p)
+    f(ghosts[g.nonlocal.col_idx[p]], g.nonlocal.values[p]);
+}
+
+/// One exchange + one step of neighbour max (the serial neighbour_max on owned nodes).
+std::vector<Tuple> neighbour_max(const dist::Communicator& comm, const dist::DistMatrix& g, const std::vector<Tuple>& in) {
+  const std::vector<Tuple> ghosts = halo_values(comm, g, in);
+  std::vector<Tuple> out = in;
+  for (std::int64_t i = 0; i < g.owned_rows(); ++i)
+    for_neighbours(g, i, in, ghosts, [&](const Tuple& t, double) {
+      if (out[i] < t) out[i] = t;
+    });
+  return out;
+}
+
+/// The MIS-2 roots (global ids, increasing) and the number of rounds.
+std::vector<std::int64_t> distributed_mis2(const dist::Communicator& comm, const dist::DistMatrix& g, int& rounds) {
+  const std::int64_t n = g.owned_rows(), first = g.row_begin();
+  std::vector<Tuple> tuple(static_cast<std::size_t>(n));
+  std::int64_t undecided = 0;
+  for (std::int64_t i = 0; i < n; ++i) {
+    const bool isolated = degree(g, i) == 0;
+    tuple[i] = {isolated ? kOut : kUndecided, mis_priority(static_cast<std::uint64_t>(first + i)), first + i};
+    undecided += !isolated;
+  }
+  rounds = 0;
+  while (comm.allreduce(undecided, dist::ReduceOp::sum) > 0) {
+    ++rounds;
+    const std::vector<Tuple> reach = neighbour_max(comm, g, neighbour_max(comm, g, tuple));
+    std::int64_t decided = 0;
+    for (std::int64_t i = 0; i < n; ++i) {
+      if (tuple[i].state != kUndecided) continue;
+      if (reach[i].id == first + i) {
+        tuple[i].state = kInSet, ++decided;
+      } else if (reach[i].state == kInSet) {
+        tuple[i].state = kOut, ++decided;
+      }
+    }
+    undecided -= decided;
+    // The global undecided node of largest priority always joins: every round makes progress.
+    TESSERA_ASSERT(comm.allreduce(decided, dist::ReduceOp::sum) > 0, "distributed MIS-2 made no progress");
+  }
+  std::vector<std::int64_t> roots;
+  for (std::int64_t i = 0; i < n; ++i)
+    if (tuple[i].state == kInSet) roots.push_back(first + i);
+  return roots;
+}
+
+dist::RowPartition partition_of_counts(const dist::Communicator& comm, std::int64_t mine) {
+  std::vector<std::int64_t> offsets{0};
+  for (std::int64_t c : comm.allgather(mine)) offsets.push_back(offsets.back() + c);
+  return dist::RowPartition::from_offsets(comm, offsets.back(), offsets, dist::Alignment::any);
+}
+
+}  // namespace
+
+DistAggregates dist_aggregate(const dist::Communicator& comm, const dist::DistMatrix& g) {
+  TESSERA_ASSERT(g.row_partition == g.col_partition, "strength graph must be square");
+  DistAggregates agg;
+  agg.roots = distributed_mis2(comm, g, agg.mis_rounds);
+  agg.partition = partition_of_counts(comm, static_cast<std::int64_t>(agg.roots.size()));
+  agg.count = agg.partition.global_rows();
+  const std::int64_t n = g.owned_rows(), first = g.row_begin();
+  const std::int64_t first_aggregate = agg.partition.begin(comm.rank());
+
+  // Phase 2: each root and its neighbours (disjoint neighbourhoods: roots are >= 3 apart).
+  std::vector<std::int64_t> root_of(static_cast<std::size_t>(n), kNotAggregated);
+  for (std::size_t a = 0; a < agg.roots.size(); ++a) root_of[agg.roots[a] - first] = first_aggregate + std::int64_t(a);
+  const std::vector<std::int64_t> ghost_roots = halo_values(comm, g, root_of);
+  std::vector<std::int64_t> placed = root_of;
+  for (std::int64_t i = 0; i < n; ++i) {
+    if (root_of[i] != kNotAggregated) continue;
+    for_neighbours(g, i, root_of, ghost_roots, [&](std::int64_t a, double) {
+      if (a == kNotAggregated) return;
+      TESSERA_ASSERT(placed[i] == kNotAggregated, "MIS-2 roots of aggregates ", placed[i], " and ", a,
+                     " share neighbour ", first + i);
+      placed[i] = a;
+    });
+  }
+  // Phase 3: a leftover joins its strongest placed neighbour (ties: lowest aggregate).
+  const std::vector<std::int64_t> ghost_placed = halo_values(comm, g, placed);
+  agg.of_node = placed;
+  for (std::int64_t i = 0; i < n; ++i) {
+    if (placed[i] != kNotAggregated || degree(g, i) == 0) continue;
+    double best_strength = -1.0;
+    std::int64_t best = kNotAggregated;
+    for_neighbours(g, i, placed, ghost_placed, [&](std::int64_t a, double strength) {
+      if (a == kNotAggregated) return;
+      if (strength > best_strength || (strength == best_strength && a < best)) best_strength = strength, best = a;
+    });
+    TESSERA_ASSERT(best != kNotAggregated, "node ", first + i, " is not within distance 2 of an MIS-2 root");
+    agg.of_node[i] = best;
+  }
+  return agg;
+}
+
+}  // namespace tessera::amg

@@ -1,0 +1,125 @@
+#include "amg/dist/dist_amg.hpp"
+
+#include <cmath>
+
+#include "amg/dist/dist_cycle.hpp"
+#include "amg/dist/dist_hierarchy.hpp"
+#include "amg/dist/dist_level_ops.hpp"
+#include "local/core/error.hpp"
+
+namespace tessera::amg {
+namespace {
+
+SetupTimes max_over_ranks(const dist::Communicator& comm, const SetupTimes& t) {
+  std::vector<double> v{t.strength, t.aggregation, t.tentative, t.smoothing, t.galerkin, t.smoother, t.coarse};
+  comm.allreduce_in_place(v, dist::ReduceOp::max);
+  return SetupTimes{v[0], v[1], v[2], v[3], v[4], v[5], v[6]};
+}
+
+std::int64_t global_nnz(const dist::Communicator& comm, const dist::DistMatrix& a) {
+  return comm.allreduce(a.nnz(), dist::ReduceOp::sum);
+}
+
+/// "" when this rank's b and x fit A and are finite and the options are sane.
+std::string system_error(const dist::DistMatrix& a, const std::vector<double>& b, const std::vector<double>& x,
+                         const KrylovOptions& o) {
+  if (a.row_partition != a.col_partition) return "dist_pcg: A must be square with columns partitioned like its rows";
+  if (static_cast<std::int64_t>(b.size()) != a.owned_rows() || x.size() != b.size())
+    return tessera::detail::concat("dist_pcg: rank ", a.rank, " holds ", b.size(), " entries of b and ", x.size(),
+                          " of x for its ", a.owned_rows(), " rows");
+  if (!(o.rtol > 0 && o.max_iterations >= 0 && o.restart >= 1 && o.stagnation_window >= 1))
+    return "dist_pcg: need rtol > 0, max iterations >= 0, restart >= 1, stagnation window >= 1";
+  for (std::size_t i = 0; i < b.size(); ++i) {
+    if (!std::isfinite(b[i])) return tessera::detail::concat("dist_pcg: b has a non-finite value ", b[i], " at row ", a.row_begin() + std::int64_t(i));
+    if (!std::isfinite(x[i]))
+      return tessera::detail::concat("dist_pcg: the initial x has a non-finite value ", x[i], " at row ", a.row_begin() + std::int64_t(i));
+  }
+  return "";
+}
+
+}  // namespace
+
+DistAmg::DistAmg(const dist::Communicator& comm, const dist::DistMatrix& a, const NearNullSpace& near_null,
+                 const AmgOptions& options)
+    : comm_(&comm),
+      hierarchy_(std::make_unique<DistHierarchy>(comm, a, near_null, options)),
+      cycle_(std::make_unique<DistCycle>(comm, *hierarchy_)) {}
+
+DistAmg::~DistAmg() = default;
+DistAmg::DistAmg(DistAmg&&) noexcept = default;
+DistAmg& DistAmg::operator=(DistAmg&&) noexcept = default;
+
+void DistAmg::resetup(const dist::DistMatrix& a) {
+  hierarchy_->resetup(*comm_, a);
+  cycle_ = std::make_unique<DistCycle>(*comm_, *hierarchy_);
+}
+
+void DistAmg::apply(const std::vector<double>& r, std::vector<double>& z) const { cycle_->apply(r, z); }
+
+HierarchyStats DistAmg::statistics() const {
+  const DistHierarchy& h = *hierarchy_;
+  HierarchyStats s;
+  double rows = 0, nnz = 0;
+  for (const DistLevel& level : h.levels) {
+    LevelStats l;
+    l.rows = level.a.global_rows();
+    l.nnz = global_nnz(*comm_, level.a);
+    l.nnz_per_row = l.rows ? double(l.nnz) / double(l.rows) : 0.0;
+    l.p_nnz = global_nnz(*comm_, level.p);
+    l.lambda_max = level.eigen.safe;
+    l.omega = level.omega;
+    l.times = max_over_ranks(*comm_, level.times);
+    rows += double(l.rows);
+    nnz += double(l.nnz);
+    s.nnz_ap += l.nnz + l.p_nnz;
+    s.times += l.times;
+    s.levels.push_back(l);
+  }
+  if (!s.levels.empty() && s.levels[0].rows > 0) {
+    s.grid_complexity = rows / double(s.levels[0].rows);
+    s.operator_complexity = s.levels[0].nnz ? nnz / double(s.levels[0].nnz) : 0.0;
+  }
+  s.coarse_method = h.coarse_direct ? "dense " + h.coarse.method() + ", redundant on every rank"
+                                    : "smoothed (too large for a dense solve)";
+  s.stop_reason = h.stop_reason;
+  return s;
+}
+
+std::vector<int> DistAmg::active_ranks() const {
+  std::vector<std::int64_t> owning;
+  for (const DistLevel& level : hierarchy_->levels) owning.push_back(level.a.owned_rows() > 0);
+  comm_->allreduce_in_place(owning, dist::ReduceOp::sum);
+  return std::vector<int>(owning.begin(), owning.end());
+}
+
+void print(std::FILE* out, const HierarchyStats& s, const std::vector<int>& active_ranks) {
+  std::fprintf(out, "%5s %12s %14s %8s %6s %12s %10s %7s %10s\n", "level", "rows", "nnz", "nnz/row", "ranks",
+               "nnz(P)", "lambda_max", "omega", "setup s");
+  for (std::size_t l = 0; l < s.levels.size(); ++l) {
+    const LevelStats& v = s.levels[l];
+    std::fprintf(out, "%5zu %12lld %14lld %8.2f %6d %12lld %10.4f %7.4f %10.4f\n", l, (long long)v.rows,
+                 (long long)v.nnz, v.nnz_per_row, l < active_ranks.size() ? active_ranks[l] : 0, (long long)v.p_nnz,
+                 v.lambda_max, v.omega, v.times.total());
+  }
+  // The serial trailer: complexities, coarsest level, setup phases.
+  std::fprintf(out, "grid complexity %.4f, operator complexity %.4f, nnz(A)+nnz(P) %lld\n", s.grid_complexity,
+               s.operator_complexity, (long long)s.nnz_ap);
+  std::fprintf(out, "coarsest: %s (%s)\n", s.coarse_method.c_str(), s.stop_reason.c_str());
+  const SetupTimes& t = s.times;
+  std::fprintf(out,
+               "setup phases (s, max over ranks): strength %.4f | aggregation %.4f | P tentative %.4f | "
+               "P smoothing %.4f | PtAP %.4f | smoother %.4f | coarse factor %.4f | total %.4f\n",
+               t.strength, t.aggregation, t.tentative, t.smoothing, t.galerkin, t.smoother, t.coarse, t.total());
+}
+
+SolveResult dist_pcg(const dist::Communicator& comm, const dist::DistMatrix& a, const std::vector<double>& b,
+                     std::vector<double>& x, const DistAmg& m, const KrylovOptions& options) {
+  // Checked collectively first: the serial pcg checks locally, and a throw on one rank would
+  // leave the others in the next allreduce. After this every decision of pcg() is taken on
+  // allreduced scalars, so every rank stops at the same iteration with the same status.
+  dist::throw_if_any_rank_failed(comm, system_error(a, b, x, options));
+  const Preconditioner preconditioner = [&m](const Vector& r, Vector& z) { m.apply(r, z); };
+  return pcg(a.local, b, x, preconditioner, options, dist_level_ops(comm, a));
+}
+
+}  // namespace tessera::amg

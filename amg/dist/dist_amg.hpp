@@ -1,0 +1,62 @@
+#pragma once
+// The distributed smoothed-aggregation AMG: the same phases as the serial reference
+// (amg/hierarchy.hpp), on row-partitioned operators (dist::DistMatrix), one rank per GPU.
+// Products go through dist::DistSpgemm / dist::DistPtap, smoothing through dist::spmv,
+// reductions through the Communicator. On one rank it builds the serial hierarchy exactly.
+#include <cstdio>
+#include <memory>
+#include <vector>
+
+#include "amg/hierarchy_stats.hpp"
+#include "amg/krylov.hpp"
+#include "amg/near_null_space.hpp"
+#include "amg/options.hpp"
+#include "dist/communicator.hpp"
+#include "dist/dist_matrix.hpp"
+
+namespace tessera::amg {
+
+class DistHierarchy;  // levels, transfer operators, smoothers, coarse solver (dist_hierarchy.hpp)
+class DistCycle;      // the V/W-cycle on a DistHierarchy (dist_cycle.hpp)
+
+class DistAmg {
+ public:
+  /// Collective setup. `near_null` holds this rank's owned rows of the near-null space
+  /// (owned_rows x k); InputError (on every rank) for a bad operator or options.
+  DistAmg(const dist::Communicator& comm, const dist::DistMatrix& a, const NearNullSpace& near_null,
+          const AmgOptions& options = {});
+  ~DistAmg();
+  DistAmg(DistAmg&&) noexcept;
+  DistAmg& operator=(DistAmg&&) noexcept;
+
+  /// Collective. Same pattern, new values: only numeric phases run (every symbolic product,
+  /// the aggregates and P_tent are reused). InputError if the pattern changed.
+  void resetup(const dist::DistMatrix& a);
+
+  /// Collective. z = one cycle applied to r (owned entries of both).
+  void apply(const std::vector<double>& r, std::vector<double>& z) const;
+
+  /// Collective. Per-level rows/nnz (global), complexities, setup times (max over ranks).
+  HierarchyStats statistics() const;
+
+  /// Collective. Ranks owning rows of each level.
+  std::vector<int> active_ranks() const;
+
+  /// The levels, for tests and drivers (this rank's parts).
+  const DistHierarchy& hierarchy() const { return *hierarchy_; }
+
+ private:
+  const dist::Communicator* comm_;
+  std::unique_ptr<DistHierarchy> hierarchy_;
+  std::unique_ptr<DistCycle> cycle_;
+};
+
+/// The serial level table (amg/hierarchy_stats.hpp) with a column of active ranks per level.
+void print(std::FILE* out, const HierarchyStats& s, const std::vector<int>& active_ranks);
+
+/// Collective PCG on the distributed operator with `m` (e.g. DistAmg::apply); b and x are the
+/// owned entries; the final relative residual is recomputed from x.
+SolveResult dist_pcg(const dist::Communicator& comm, const dist::DistMatrix& a, const std::vector<double>& b,
+                     std::vector<double>& x, const DistAmg& m, const KrylovOptions& options);
+
+}  // namespace tessera::amg

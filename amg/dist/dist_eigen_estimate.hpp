@@ -1,0 +1,17 @@
+#pragma once
+// lambda_max(D^-1 A) on a distributed operator: the serial Lanczos of amg/eigen_estimate.hpp
+// (same start vector, a hash of the GLOBAL row, so the estimate equals the serial one to
+// rounding on any partition) with dist::spmv products and allreduced dot products; the
+// tridiagonal eigenvalue is computed redundantly on every rank (identical inputs, identical
+// result), and the Gershgorin bound is an allreduce max.
+#include "amg/eigen_estimate.hpp"
+#include "dist/communicator.hpp"
+#include "dist/dist_matrix.hpp"
+
+namespace tessera::amg {
+
+/// Collective. `inv_diag` holds 1 / a_ii of the owned rows.
+EigenEstimate dist_estimate_lambda_max(const dist::Communicator& comm, const dist::DistMatrix& a,
+                                       const Vector& inv_diag, int steps, double safety);
+
+}  // namespace tessera::amg

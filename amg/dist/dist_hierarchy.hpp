@@ -1,0 +1,67 @@
+#pragma once
+// The distributed smoothed-aggregation hierarchy: the serial setup of amg/hierarchy.hpp phase
+// by phase on dist::DistMatrix operators. Per level, while global rows > coarse_size:
+//   strength (dist_strength) -> aggregates (dist_aggregation) -> P_tent, B_c (dist_tentative)
+//   -> lambda_max (distributed Lanczos) -> smoother (the serial make_smoother on the rank's
+//   rows) -> P = (I - omega D^-1 A) P_tent (DistSpgemm A*P_tent + a row merge) -> R = P^T
+//   (dist::transpose) -> A_c = P^T A P (DistPtap).
+// The DistSpgemm and DistPtap objects are kept: resetup() runs their recompute() only.
+// Coarsest level: gathered onto EVERY rank (one allgatherv at setup) and factored redundantly
+// by the serial dense solver; each cycle then allgathers the coarse rhs and every rank solves
+// and keeps its own rows -- no broadcast of the solution. Redistributing small coarse levels
+// onto fewer ranks (GAMG's -pc_gamg_process_eq_limit, hypre's agglomeration) is left for later:
+// levels below coarse_size are small enough that their latency, not their work, dominates.
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "amg/coarse_solver.hpp"
+#include "amg/dist/dist_aggregation.hpp"
+#include "amg/dist/dist_strength.hpp"
+#include "amg/hierarchy.hpp"
+#include "dist/ptap.hpp"
+#include "dist/spgemm.hpp"
+
+namespace tessera::amg {
+
+struct DistLevel {
+  dist::DistMatrix a;
+  DistNodes nodes;
+  DenseMatrix near_null;   // owned rows x k
+  Vector inv_diag;         // 1 / a_ii of the owned rows
+  EigenEstimate eigen;
+  Smoother smoother;       // owned rows' coefficients
+  // Transfer to the next coarser level; empty on the coarsest.
+  DistAggregates aggregates;
+  dist::DistMatrix p_tent, p, r;
+  std::unique_ptr<dist::DistSpgemm> a_times_p_tent;  // symbolic kept for resetup
+  std::unique_ptr<dist::DistPtap> galerkin;
+  double omega = 0;
+  SetupTimes times;        // this rank's
+};
+
+class DistHierarchy {
+ public:
+  AmgOptions options;
+  std::vector<DistLevel> levels;
+  DenseCoarseSolver coarse;    // every rank holds the factor of the coarsest operator
+  bool coarse_direct = false;
+  std::string stop_reason;
+
+  /// Collective; throws InputError on every rank for bad input.
+  DistHierarchy(const dist::Communicator& comm, const dist::DistMatrix& a, const NearNullSpace& near_null,
+                const AmgOptions& options);
+  void resetup(const dist::Communicator& comm, const dist::DistMatrix& a);
+
+  /// The coarsest level's direct solve: owned rhs in, owned solution out. Collective.
+  void coarse_solve(const dist::Communicator& comm, const Vector& b, Vector& x) const;
+
+ private:
+  void setup_level_numeric(const dist::Communicator& comm, DistLevel& level) const;
+  dist::DistMatrix build_transfer(const dist::Communicator& comm, DistLevel& level, bool first_time) const;
+  void setup_coarsest(const dist::Communicator& comm);
+
+  std::int64_t coarse_row_begin_ = 0;  // this rank's rows within the gathered coarsest operator
+};
+
+}  // namespace tessera::amg

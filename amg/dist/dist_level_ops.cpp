@@ -1,0 +1,105 @@
+#include "amg/dist/dist_level_ops.hpp"
+
+#include <cmath>
+#include <memory>
+
+#include "dist/spmv.hpp"
+#include "local/core/error.hpp"
+
+namespace tessera::amg {
+namespace {
+
+std::string row_error(const dist::DistMatrix& a, const std::string& what) {
+  const auto bad_value = [&](const Csr<double>& block, std::int64_t r) -> std::string {
+    for (std::int64_t p = block.row_ptr[r]; p < block.row_ptr[r + 1]; ++p)
+      if (!std::isfinite(block.values[p]))
+        return tessera::detail::concat("AMG: ", what, " has a non-finite value ", block.values[p], " at row ", a.row_begin() + r);
+    return "";
+  };
+  for (std::int64_t r = 0; r < a.owned_rows(); ++r) {
+    for (const Csr<double>* block : {&a.local, &a.nonlocal})
+      if (std::string e = bad_value(*block, r); !e.empty()) return e;
+    double diagonal = 0;
+    bool has_diagonal = false;
+    for (std::int64_t p = a.local.row_ptr[r]; p < a.local.row_ptr[r + 1]; ++p)
+      if (a.local.col_idx[p] == r) has_diagonal = true, diagonal = a.local.values[p];
+    if (!has_diagonal)
+      return tessera::detail::concat("AMG: ", what, " has no diagonal entry in row ", a.row_begin() + r,
+                            " (smoothed aggregation needs a positive diagonal)");
+    if (!(diagonal > 0))
+      return tessera::detail::concat("AMG: ", what, " has a ", diagonal == 0 ? "zero" : "negative", " diagonal ", diagonal,
+                            " at row ", a.row_begin() + r, " (smoothed aggregation needs a positive diagonal)");
+  }
+  return "";
+}
+
+/// Residual and product through dist::spmv; the DistVector keeps its buffers between calls.
+struct BoundOperator {
+  const dist::Communicator* comm;
+  const dist::DistMatrix* a;
+  dist::DistVector x;
+
+  void check(const Csr<double>& csr) const {
+    TESSERA_ASSERT(&csr == &a->local, "distributed LevelOps called with a matrix other than the one it is bound to");
+  }
+  void apply(const Vector& in, Vector& out) {
+    x.owned = in;
+    dist::spmv(*comm, *a, x, out);
+  }
+};
+
+}  // namespace
+
+LevelOps dist_level_ops(const dist::Communicator& comm, const dist::DistMatrix& a) {
+  auto bound = std::make_shared<BoundOperator>(BoundOperator{&comm, &a, {}});
+  LevelOps ops;
+  const auto unbound = [](const char* what) {
+    return [what](auto&&...) -> Csr<double> {
+      TESSERA_ASSERT(false, "distributed LevelOps: ", what, " is not bound (use DistSpgemm/DistPtap)");
+      return {};
+    };
+  };
+  ops.multiply = unbound("multiply");
+  ops.galerkin = unbound("galerkin");
+  ops.transpose = unbound("transpose");
+  ops.apply = [bound](const Csr<double>& m, const Vector& x, Vector& y) {
+    bound->check(m);
+    bound->apply(x, y);
+  };
+  ops.residual = [bound](const Csr<double>& m, const Vector& x, const Vector& b, Vector& r) {
+    bound->check(m);
+    bound->apply(x, r);
+    for (std::size_t i = 0; i < r.size(); ++i) r[i] = b[i] - r[i];
+  };
+  ops.dot = [&comm](const Vector& x, const Vector& y) { return dist::dot(comm, x, y); };
+  return ops;
+}
+
+void check_dist_operator(const dist::Communicator& comm, const dist::DistMatrix& a, const std::string& what) {
+  std::string error;
+  if (a.row_partition != a.col_partition)
+    error = tessera::detail::concat("AMG: ", what, " must be square with columns partitioned like its rows (", a.global_rows(),
+                           "x", a.global_cols(), ")");
+  else
+    error = row_error(a, what);
+  dist::throw_if_any_rank_failed(comm, error);
+}
+
+std::vector<double> owned_diagonal(const dist::DistMatrix& a) {
+  std::vector<double> d(static_cast<std::size_t>(a.owned_rows()), 0.0);
+  for (std::int64_t r = 0; r < a.owned_rows(); ++r)
+    for (std::int64_t p = a.local.row_ptr[r]; p < a.local.row_ptr[r + 1]; ++p)
+      if (a.local.col_idx[p] == r) d[r] = a.local.values[p];
+  return d;
+}
+
+bool same_dist_pattern(const dist::Communicator& comm, const dist::DistMatrix& a, const dist::DistMatrix& b) {
+  const auto same = [](const Csr<double>& x, const Csr<double>& y) {
+    return x.rows == y.rows && x.cols == y.cols && x.row_ptr == y.row_ptr && x.col_idx == y.col_idx;
+  };
+  const bool mine = a.row_partition == b.row_partition && a.col_partition == b.col_partition &&
+                    a.ghost_cols == b.ghost_cols && same(a.local, b.local) && same(a.nonlocal, b.nonlocal);
+  return comm.allreduce(std::int64_t{mine}, dist::ReduceOp::min) == 1;
+}
+
+}  // namespace tessera::amg

@@ -1,0 +1,32 @@
+#pragma once
+// The serial phases that only need y = A x, r = b - A x and dot products (the smoothers, the
+// Krylov solvers) run unchanged on a distributed operator through a LevelOps bound to it:
+// apply/residual are dist::spmv (halo exchange overlapping the local block), dot is an
+// allreduce. LevelOps is typed on Csr, so the bound operator is identified by its local
+// block: the Csr those calls receive must be `a.local` itself (checked), nothing else.
+// The products (multiply, galerkin, transpose) are not bound: the distributed setup calls
+// DistSpgemm / DistPtap / dist::transpose directly, to keep their symbolic phases.
+#include <string>
+#include <vector>
+
+#include "amg/level_ops.hpp"
+#include "dist/communicator.hpp"
+#include "dist/dist_matrix.hpp"
+
+namespace tessera::amg {
+
+/// `comm` and `a` must outlive the returned ops (and `a` must not move).
+LevelOps dist_level_ops(const dist::Communicator& comm, const dist::DistMatrix& a);
+
+/// Collective. Square operator on one partition, finite values, a positive diagonal in every
+/// owned row; otherwise the same InputError (the lowest failing rank's, naming the global row)
+/// on every rank. `what` names the matrix.
+void check_dist_operator(const dist::Communicator& comm, const dist::DistMatrix& a, const std::string& what);
+
+/// a_ii of the owned rows (0 where a row has no diagonal entry).
+std::vector<double> owned_diagonal(const dist::DistMatrix& a);
+
+/// Collective. True when `a` and `b` have the same partitions and the same pattern on every rank.
+bool same_dist_pattern(const dist::Communicator& comm, const dist::DistMatrix& a, const dist::DistMatrix& b);
+
+}  // namespace tessera::amg

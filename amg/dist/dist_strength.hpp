@@ -1,0 +1,43 @@
+#pragma once
+// Strength of connection on a distributed operator: the serial rule of amg/strength.hpp
+// (||A_IJ|| >= theta sqrt(||A_II|| ||A_JJ||) on node blocks, symmetrised by the larger
+// direction) with the same arithmetic, so the graph equals the serial one bit for bit:
+//   - a node never spans ranks (its dofs are owned rows of one rank), so a rank computes the
+//     block norms of its node rows from its own rows, in global column order as the serial code;
+//   - the node id and the diagonal block norm of every ghost column arrive in ONE halo
+//     exchange over A's plan (an {id, norm} pair per dof);
+//   - the graph is a DistMatrix over the node partition; its transpose (dist::transpose: one
+//     all-to-all) supplies the edges kept only in the other direction.
+#include <cstdint>
+#include <vector>
+
+#include "amg/strength.hpp"
+#include "dist/communicator.hpp"
+#include "dist/dist_matrix.hpp"
+
+namespace tessera::amg {
+
+/// This rank's nodes: global nodes [first, first + count()), node n owning the rank-local
+/// dofs [ptr[n], ptr[n+1]); `partition` is the node partition over ranks.
+struct DistNodes {
+  std::int64_t first = 0;
+  NodeLayout ptr{0};
+  dist::RowPartition partition;
+
+  std::int64_t count() const { return static_cast<std::int64_t>(ptr.size()) - 1; }
+};
+
+/// Collective. Nodes of `block_size` consecutive rows; InputError (every rank) if a rank's row
+/// range splits a node.
+DistNodes uniform_dist_nodes(const dist::Communicator& comm, const dist::DistMatrix& a, int block_size);
+
+/// Collective. Nodes of the given sizes, in order, on this rank (the coarse nodes: one per
+/// owned aggregate), numbered after those of lower ranks.
+DistNodes dist_nodes_from_sizes(const dist::Communicator& comm, const std::vector<std::int64_t>& sizes);
+
+/// Collective. The symmetric strong node graph over nodes.partition (no diagonal; value =
+/// scaled strength), equal to strength_graph() of the gathered operator.
+dist::DistMatrix dist_strength_graph(const dist::Communicator& comm, const dist::DistMatrix& a, const DistNodes& nodes,
+                                     double theta);
+
+}  // namespace tessera::amg

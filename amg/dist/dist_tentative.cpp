@@ -1,0 +1,121 @@
+#include "amg/dist/dist_tentative.hpp"
+
+#include <algorithm>
+#include <tuple>
+
+#include "amg/dist/dist_exchange.hpp"
+#include "amg/tentative_prolongator.hpp"
+
+namespace tessera::amg {
+namespace {
+
+struct Member {
+  std::int64_t aggregate, dof;  // global ids
+};
+
+struct QRow {
+  std::int64_t dof, first_coarse, count;  // P_tent row `dof`: columns [first, first + count)
+};
+
+/// Step 1: members and their near-null rows, addressed to the aggregates' owners.
+void send_members(const dist::Communicator& comm, const DistAggregates& agg, const DistNodes& fine,
+                  std::int64_t row_begin, const DenseMatrix& b, std::vector<Member>& members, std::vector<double>& rows) {
+  const std::size_t ranks = static_cast<std::size_t>(comm.size());
+  std::vector<std::vector<Member>> member_to(ranks);
+  std::vector<std::vector<double>> rows_to(ranks);
+  for (std::int64_t n = 0; n < fine.count(); ++n) {
+    const std::int64_t a = agg.of_node[n];
+    if (a == kNotAggregated) continue;
+    const int owner = agg.partition.owner(a);
+    for (std::int64_t d = fine.ptr[n]; d < fine.ptr[n + 1]; ++d) {
+      member_to[owner].push_back({a, row_begin + d});
+      for (std::int64_t j = 0; j < b.cols; ++j) rows_to[owner].push_back(b.at(d, j));
+    }
+  }
+  members = route(comm, member_to);
+  rows = route(comm, rows_to);
+}
+
+}  // namespace
+
+DistTentative dist_tentative_prolongator(const dist::Communicator& comm, const DistAggregates& agg,
+                                         const DistNodes& fine, const dist::DistMatrix& a, const DenseMatrix& b) {
+  const int k = static_cast<int>(b.cols);
+  const std::string error =
+      b.rows == a.owned_rows() && b.layout == Layout::row_major && k >= 1
+          ? ""
+          : tessera::detail::concat("AMG: rank ", comm.rank(), " holds ", b.rows, " x ", b.cols,
+                           " near-null rows (row-major, k >= 1 expected) for its ", a.owned_rows(), " rows");
+  dist::throw_if_any_rank_failed(comm, error);
+  std::vector<Member> members;
+  std::vector<double> rows;
+  send_members(comm, agg, fine, a.row_begin(), b, members, rows);
+
+  // Step 2: group the received members by owned aggregate, in global dof order.
+  const std::int64_t first_aggregate = agg.partition.begin(comm.rank());
+  const std::int64_t owned_aggregates = static_cast<std::int64_t>(agg.roots.size());
+  std::vector<std::int64_t> order(members.size());
+  for (std::size_t i = 0; i < order.size(); ++i) order[i] = static_cast<std::int64_t>(i);
+  std::sort(order.begin(), order.end(), [&](std::int64_t x, std::int64_t y) {
+    return std::tie(members[x].aggregate, members[x].dof) < std::tie(members[y].aggregate, members[y].dof);
+  });
+  std::vector<std::int64_t> begin(static_cast<std::size_t>(owned_aggregates) + 1, 0);
+  for (const Member& m : members) ++begin[m.aggregate - first_aggregate + 1];
+  for (std::int64_t x = 0; x < owned_aggregates; ++x) begin[x + 1] += begin[x];
+
+  std::vector<std::int64_t> sizes(static_cast<std::size_t>(owned_aggregates));
+  for (std::int64_t x = 0; x < owned_aggregates; ++x) sizes[x] = std::min<std::int64_t>(begin[x + 1] - begin[x], k);
+  DistTentative out;
+  out.coarse_nodes = dist_nodes_from_sizes(comm, sizes);  // coarse dofs: owned aggregates' sizes
+  std::vector<std::int64_t> coarse_counts_offsets{0};
+  for (std::int64_t c : comm.allgather(out.coarse_nodes.ptr.back()))
+    coarse_counts_offsets.push_back(coarse_counts_offsets.back() + c);
+  const dist::RowPartition coarse_rows = dist::RowPartition::from_offsets(
+      comm, coarse_counts_offsets.back(), coarse_counts_offsets, dist::Alignment::any);
+  const std::int64_t coarse_begin = coarse_rows.begin(comm.rank());
+  out.coarse_vectors = DenseMatrix(out.coarse_nodes.ptr.back(), k, Layout::row_major, 0.0);
+
+  std::vector<std::vector<QRow>> q_to(static_cast<std::size_t>(comm.size()));
+  std::vector<std::vector<double>> q_values_to(q_to.size());
+  std::vector<double> block, q, r;
+  for (std::int64_t x = 0; x < owned_aggregates; ++x) {
+    const std::int64_t m = begin[x + 1] - begin[x], c = sizes[x];
+    block.assign(static_cast<std::size_t>(m) * k, 0.0);
+    for (std::int64_t i = 0; i < m; ++i)
+      for (int j = 0; j < k; ++j) block[j * m + i] = rows[order[begin[x] + i] * k + j];
+    thin_qr(m, k, block, q, r);
+    const std::int64_t first = out.coarse_nodes.ptr[x];
+    for (std::int64_t i = 0; i < c; ++i)
+      for (int j = 0; j < k; ++j) out.coarse_vectors.at(first + i, j) = r[i * k + j];
+    // Step 3: Q row i goes back to the owner of dof i, padded to k values.
+    for (std::int64_t i = 0; i < m; ++i) {
+      const std::int64_t dof = members[order[begin[x] + i]].dof;
+      const int owner = a.row_partition.owner(dof);
+      q_to[owner].push_back({dof, coarse_begin + first, c});
+      for (int j = 0; j < k; ++j) q_values_to[owner].push_back(j < c ? q[j * m + i] : 0.0);
+    }
+  }
+  const std::vector<QRow> q_rows = route(comm, q_to);
+  const std::vector<double> q_values = route(comm, q_values_to);
+
+  RowBlock p;
+  p.global_rows = a.global_rows();
+  p.global_cols = coarse_rows.global_rows();
+  p.row_begin = a.row_begin();
+  p.row_end = a.row_begin() + a.owned_rows();
+  p.row_ptr.assign(static_cast<std::size_t>(a.owned_rows()) + 1, 0);
+  std::vector<std::int64_t> row_of(static_cast<std::size_t>(a.owned_rows()), -1);
+  for (std::size_t i = 0; i < q_rows.size(); ++i) row_of[q_rows[i].dof - a.row_begin()] = static_cast<std::int64_t>(i);
+  for (std::int64_t d = 0; d < a.owned_rows(); ++d) {
+    if (const std::int64_t i = row_of[d]; i >= 0)
+      for (std::int64_t j = 0; j < q_rows[i].count; ++j) {
+        p.col.push_back(q_rows[i].first_coarse + j);
+        p.values.push_back(q_values[i * k + j]);
+      }
+    p.row_ptr[d + 1] = p.nnz();
+  }
+  out.p = dist::assemble(comm, p, a.row_partition, coarse_rows);
+  return out;
+}
+
+}  // namespace tessera::amg

@@ -1,0 +1,31 @@
+#pragma once
+// Distributed tentative prolongator: the serial per-aggregate Householder QR
+// (amg/tentative_prolongator.hpp, thin_qr) on the aggregate's owner. An aggregate may have
+// members on several ranks (it is owned by the rank of its root), so:
+//   1. every rank routes each aggregated dof it owns -- (aggregate, global dof) and its k
+//      near-null values -- to the aggregate's owner (one all-to-all of counts + two of data);
+//   2. the owner orders an aggregate's rows by global dof (the serial order), factors
+//      B_agg = Q R, keeps R as its rows of the coarse near-null space, and numbers the
+//      aggregate's c = min(m, k) coarse dofs after those of its earlier aggregates and of lower
+//      ranks (the serial numbering: aggregates in global order, each contiguous);
+//   3. the Q row of every dof goes back to the dof's owner (same route reversed), which
+//      assembles its rows of P_tent. Non-aggregated dofs keep empty rows.
+// The coarse level's rows are partitioned by those counts (not tile-aligned: Alignment::any).
+#include "amg/dist/dist_aggregation.hpp"
+#include "amg/dist/dist_strength.hpp"
+#include "local/formats/dense.hpp"
+
+namespace tessera::amg {
+
+struct DistTentative {
+  dist::DistMatrix p;           // fine rows x coarse dofs
+  DenseMatrix coarse_vectors;   // owned coarse dofs x k, row-major
+  DistNodes coarse_nodes;       // one coarse node per owned aggregate
+};
+
+/// Collective. `fine` is the node layout `aggregates` refers to, `a` the fine operator (its
+/// row partition is P's), `b` the owned rows x k near-null space.
+DistTentative dist_tentative_prolongator(const dist::Communicator& comm, const DistAggregates& aggregates,
+                                         const DistNodes& fine, const dist::DistMatrix& a, const DenseMatrix& b);
+
+}  // namespace tessera::amg

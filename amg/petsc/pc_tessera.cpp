@@ -1,0 +1,254 @@
+// PCTESSERA: Tessera's smoothed-aggregation AMG as a PETSc preconditioner. The operator's
+// owned rows become a dist::DistMatrix on PETSc's ownership ranges, the hierarchy is built
+// once, and PCApply is one cycle. Re-setup with SAME_NONZERO_PATTERN moves values only.
+#include <petsc/private/pcimpl.h>
+
+#include <memory>
+#include <string>
+
+#include "amg/petsc/amg_instance.hpp"
+#include "amg/petsc/pc_tessera.hpp"
+#include "amg/petsc/petsc_boundary.hpp"
+#include "amg/petsc/petsc_operator.hpp"
+
+namespace tessera::petsc {
+namespace {
+
+const char* const kSmootherNames[] = {"chebyshev", "l1-jacobi"};
+const char* const kCycleNames[] = {"v", "w"};
+const char* const kSpgemmNames[] = {"tile", "cusparse"};
+
+struct PcTessera {
+  amg::AmgOptions options;
+  int spgemm = 0;  // index into kSpgemmNames; only the GPU backend distinguishes them
+  std::unique_ptr<dist::Communicator> comm;
+  RowBlock rows;        // the operator's owned rows as last set up
+  dist::DistMatrix a;
+  std::unique_ptr<AmgInstance> amg;
+  std::vector<double> r, z;  // host staging of the PETSc vectors
+  PetscInt full_setups = 0, value_setups = 0;
+};
+
+PcTessera& data(PC pc) { return *static_cast<PcTessera*>(pc->data); }
+
+amg::NearNullSpace near_null_space(Mat a, std::int64_t owned_rows) {
+  MatNullSpace space = nullptr;
+  PetscInt block_size = 1;
+  TESSERA_PETSC_THROW(MatGetNearNullSpace(a, &space));
+  TESSERA_PETSC_THROW(MatGetBlockSize(a, &block_size));
+  if (!space) return amg::constant_near_null_space(owned_rows, static_cast<int>(block_size));
+  PetscBool has_constant = PETSC_FALSE;
+  PetscInt count = 0;
+  const Vec* vectors = nullptr;
+  TESSERA_PETSC_THROW(MatNullSpaceGetVecs(space, &has_constant, &count, &vectors));
+  const std::int64_t k = count + (has_constant ? 1 : 0);
+  TESSERA_REQUIRE_INPUT(k > 0, "PCTESSERA: the near-null space attached to the operator is empty");
+  amg::NearNullSpace b{DenseMatrix(owned_rows, k, Layout::row_major, 0.0), static_cast<int>(block_size)};
+  std::int64_t column = 0;
+  if (has_constant) {
+    for (std::int64_t i = 0; i < owned_rows; ++i) b.vectors.at(i, column) = 1.0;
+    ++column;
+  }
+  for (PetscInt v = 0; v < count; ++v, ++column) {
+    PetscInt local = 0;
+    TESSERA_PETSC_THROW(VecGetLocalSize(vectors[v], &local));
+    TESSERA_REQUIRE_INPUT(local == owned_rows, "PCTESSERA: near-null space vector ", v, " has ", local,
+                          " local entries, the operator owns ", owned_rows, " rows here");
+    const PetscScalar* x = nullptr;
+    TESSERA_PETSC_THROW(VecGetArrayRead(vectors[v], &x));
+    for (std::int64_t i = 0; i < owned_rows; ++i) b.vectors.at(i, column) = to_double(x[i]);
+    TESSERA_PETSC_THROW(VecRestoreArrayRead(vectors[v], &x));
+  }
+  return b;
+}
+
+void full_setup(PC pc, PcTessera& d) {
+  Mat a = pc->pmat;
+  d.amg.reset();
+  if (!d.comm) d.comm = std::make_unique<dist::Communicator>(PetscObjectComm(reinterpret_cast<PetscObject>(pc)));
+  d.rows = read_owned_rows(a);
+  d.a = assemble(*d.comm, a, d.rows);
+  d.amg = std::make_unique<AmgInstance>(*d.comm, d.a, near_null_space(a, d.rows.local_rows()), d.options);
+  ++d.full_setups;
+}
+
+// false if some rank's rows changed pattern (then nothing was touched).
+bool value_setup(PC pc, PcTessera& d) {
+  std::vector<double> values;
+  const std::int64_t same = read_values_if_same_pattern(pc->pmat, d.rows, values) ? 1 : 0;
+  if (d.comm->allreduce(same, dist::ReduceOp::min) == 0) return false;
+  dist::set_values_in_row_order(d.a, values);
+  d.rows.values.swap(values);
+  d.amg->resetup(d.a);
+  ++d.value_setups;
+  return true;
+}
+
+PetscErrorCode check_operator(PC pc) {
+  Mat a = pc->pmat;
+  MPI_Comm comm = PetscObjectComm(reinterpret_cast<PetscObject>(pc));
+  PetscInt m = 0, n = 0;
+  PetscBool aij = PETSC_FALSE;
+  PetscFunctionBegin;
+  PetscCheck(!kUnsupportedScalar, comm, PETSC_ERR_SUP,
+             "PCTESSERA computes in real double precision; this PETSc was configured with %s", kUnsupportedScalar);
+  PetscCall(MatGetSize(a, &m, &n));
+  PetscCheck(m == n, comm, PETSC_ERR_ARG_SIZ, "PCTESSERA needs a square operator; got %" PetscInt_FMT " x %" PetscInt_FMT, m, n);
+  PetscCall(PetscObjectBaseTypeCompareAny(reinterpret_cast<PetscObject>(a), &aij, MATSEQAIJ, MATMPIAIJ, ""));
+  PetscCheck(aij, comm, PETSC_ERR_SUP,
+             "PCTESSERA needs an AIJ operator (seqaij, mpiaij or a type derived from them); got %s: use -mat_type aij "
+             "or MatConvert(A, MATAIJ, ...)",
+             reinterpret_cast<PetscObject>(a)->type_name);
+  PetscFunctionReturn(0);
+}
+
+PetscErrorCode PCSetUp_Tessera(PC pc) {
+  PcTessera& d = data(pc);
+  MPI_Comm comm = PetscObjectComm(reinterpret_cast<PetscObject>(pc));
+  bool values_only = false;
+  PetscFunctionBegin;
+  PetscCall(check_operator(pc));
+  if (pc->setupcalled && d.amg && pc->flag == SAME_NONZERO_PATTERN) {
+    bool same = true;
+    TesseraPetscTry(comm, same = value_setup(pc, d));
+    PetscCheck(same, comm, PETSC_ERR_ARG_INCOMP,
+               "PCTESSERA: the operator's nonzero pattern changed but PCSetUp was told SAME_NONZERO_PATTERN; "
+               "pass DIFFERENT_NONZERO_PATTERN (or let PETSc track it through MatSetValues/MatAssembly)");
+    values_only = true;
+  } else {
+    TesseraPetscTry(comm, full_setup(pc, d));
+  }
+  PetscCall(PetscInfo(pc, "Tessera AMG %s setup on %" PetscInt_FMT " global rows\n", values_only ? "numeric" : "full",
+                      static_cast<PetscInt>(d.a.global_rows())));
+  PetscFunctionReturn(0);
+}
+
+// With a CUDA PETSc this is where VecCUDAGetArrayRead/Write would hand device pointers to the
+// device backend; with a host PETSc the owned entries are staged through d.r / d.z.
+PetscErrorCode PCApply_Tessera(PC pc, Vec x, Vec y) {
+  PcTessera& d = data(pc);
+  MPI_Comm comm = PetscObjectComm(reinterpret_cast<PetscObject>(pc));
+  const PetscScalar* in = nullptr;
+  PetscScalar* out = nullptr;
+  PetscInt n = 0;
+  PetscFunctionBegin;
+  PetscCall(VecGetLocalSize(x, &n));
+  PetscCall(VecGetArrayRead(x, &in));
+  TesseraPetscTry(comm, d.r.resize(static_cast<std::size_t>(n)));
+  for (PetscInt i = 0; i < n; ++i) d.r[i] = to_double(in[i]);
+  PetscCall(VecRestoreArrayRead(x, &in));
+  TesseraPetscTry(comm, d.amg->apply(d.r, d.z));
+  PetscCall(VecGetArrayWrite(y, &out));
+  for (PetscInt i = 0; i < n; ++i) out[i] = d.z[i];
+  PetscCall(VecRestoreArrayWrite(y, &out));
+  PetscFunctionReturn(0);
+}
+
+PetscErrorCode PCSetFromOptions_Tessera(PC pc, PetscOptionItems* PetscOptionsObject) {
+  PcTessera& d = data(pc);
+  amg::AmgOptions& o = d.options;
+  PetscInt smoother = static_cast<PetscInt>(o.smoother), cycle = static_cast<PetscInt>(o.cycle);
+  PetscInt sweeps = o.jacobi_sweeps, degree = o.chebyshev_degree, levels = o.max_levels;
+  PetscInt coarse = static_cast<PetscInt>(o.coarse_size), spgemm = d.spgemm;
+  PetscFunctionBegin;
+  PetscOptionsHeadBegin(PetscOptionsObject, "Tessera AMG options");
+  PetscCall(PetscOptionsReal("-pc_tessera_strength_threshold", "Keep a_ij if |a_ij| >= theta sqrt(|a_ii a_jj|)",
+                             "PCTESSERA", o.strength_threshold, &o.strength_threshold, nullptr));
+  PetscCall(PetscOptionsEList("-pc_tessera_smoother", "Smoother on every level", "PCTESSERA", kSmootherNames, 2,
+                              kSmootherNames[smoother], &smoother, nullptr));
+  PetscCall(PetscOptionsInt("-pc_tessera_smoother_sweeps", "l1-Jacobi sweeps per smoothing step", "PCTESSERA", sweeps,
+                            &sweeps, nullptr));
+  PetscCall(PetscOptionsInt("-pc_tessera_smoother_degree", "Chebyshev polynomial degree", "PCTESSERA", degree,
+                            &degree, nullptr));
+  PetscCall(PetscOptionsEList("-pc_tessera_cycle", "Cycle type", "PCTESSERA", kCycleNames, 2, kCycleNames[cycle],
+                              &cycle, nullptr));
+  PetscCall(PetscOptionsInt("-pc_tessera_coarse_size", "Stop coarsening at this many rows (solved directly)",
+                            "PCTESSERA", coarse, &coarse, nullptr));
+  PetscCall(PetscOptionsInt("-pc_tessera_max_levels", "Maximum number of levels", "PCTESSERA", levels, &levels, nullptr));
+  PetscCall(PetscOptionsEList("-pc_tessera_spgemm", "SpGEMM of the GPU backend (no effect on the host backend)",
+                              "PCTESSERA", kSpgemmNames, 2, kSpgemmNames[spgemm], &spgemm, nullptr));
+  PetscOptionsHeadEnd();
+  o.smoother = static_cast<amg::SmootherKind>(smoother);
+  o.cycle = static_cast<amg::CycleKind>(cycle);
+  o.jacobi_sweeps = static_cast<int>(sweeps);
+  o.chebyshev_degree = static_cast<int>(degree);
+  o.coarse_size = coarse;
+  o.max_levels = static_cast<int>(levels);
+  d.spgemm = static_cast<int>(spgemm);
+  TesseraPetscTry(PetscObjectComm(reinterpret_cast<PetscObject>(pc)), amg::validate(o));
+  PetscFunctionReturn(0);
+}
+
+PetscErrorCode view_hierarchy(PetscViewer viewer, const amg::HierarchyStats& s) {
+  PetscFunctionBegin;
+  PetscCall(PetscViewerASCIIPrintf(viewer, "level %12s %14s %8s\n", "rows", "nnz", "nnz/row"));
+  for (std::size_t l = 0; l < s.levels.size(); ++l) {
+    const amg::LevelStats& v = s.levels[l];
+    PetscCall(PetscViewerASCIIPrintf(viewer, "%5zu %12lld %14lld %8.2f\n", l, static_cast<long long>(v.rows),
+                                     static_cast<long long>(v.nnz), v.nnz_per_row));
+  }
+  PetscCall(PetscViewerASCIIPrintf(viewer, "grid complexity %.4f, operator complexity %.4f\n", s.grid_complexity,
+                                   s.operator_complexity));
+  PetscCall(PetscViewerASCIIPrintf(viewer, "coarsest level: %s (%s)\n", s.coarse_method.c_str(), s.stop_reason.c_str()));
+  PetscCall(PetscViewerASCIIPrintf(viewer, "setup time %.4g s\n", s.times.total()));
+  PetscFunctionReturn(0);
+}
+
+PetscErrorCode PCView_Tessera(PC pc, PetscViewer viewer) {
+  PcTessera& d = data(pc);
+  const amg::AmgOptions& o = d.options;
+  PetscBool ascii = PETSC_FALSE;
+  amg::HierarchyStats stats;
+  PetscFunctionBegin;
+  PetscCall(PetscObjectTypeCompare(reinterpret_cast<PetscObject>(viewer), PETSCVIEWERASCII, &ascii));
+  if (!ascii) PetscFunctionReturn(0);
+  PetscCall(PetscViewerASCIIPushTab(viewer));
+  PetscCall(PetscViewerASCIIPrintf(viewer, "Tessera smoothed-aggregation AMG, %s cycle, %s smoother (%s %d)\n",
+                                   amg::to_string(o.cycle), amg::to_string(o.smoother),
+                                   o.smoother == amg::SmootherKind::chebyshev ? "degree" : "sweeps",
+                                   o.smoother == amg::SmootherKind::chebyshev ? o.chebyshev_degree : o.jacobi_sweeps));
+  PetscCall(PetscViewerASCIIPrintf(viewer, "strength threshold %g, coarse size %lld, max levels %d, spgemm %s\n",
+                                   o.strength_threshold, static_cast<long long>(o.coarse_size), o.max_levels,
+                                   kSpgemmNames[d.spgemm]));
+  PetscCall(PetscViewerASCIIPrintf(viewer, "vectors: host (CPU PETSc and Tessera's host backend: no device copies)\n"));
+  if (d.amg) {
+    PetscCall(PetscViewerASCIIPrintf(viewer, "AMG: %s; setups: %" PetscInt_FMT " full, %" PetscInt_FMT " numeric\n",
+                                     d.amg->kind(), d.full_setups, d.value_setups));
+    TesseraPetscTry(PetscObjectComm(reinterpret_cast<PetscObject>(pc)), stats = d.amg->statistics());
+    PetscCall(view_hierarchy(viewer, stats));
+  }
+  PetscCall(PetscViewerASCIIPopTab(viewer));
+  PetscFunctionReturn(0);
+}
+
+PetscErrorCode PCReset_Tessera(PC pc) {
+  PcTessera& d = data(pc);
+  PetscFunctionBegin;
+  d.amg.reset();
+  d.a = dist::DistMatrix{};
+  d.rows = RowBlock{};
+  PetscFunctionReturn(0);
+}
+
+PetscErrorCode PCDestroy_Tessera(PC pc) {
+  PetscFunctionBegin;
+  delete static_cast<PcTessera*>(pc->data);
+  pc->data = nullptr;
+  PetscFunctionReturn(0);
+}
+
+}  // namespace
+}  // namespace tessera::petsc
+
+PetscErrorCode PCCreate_Tessera(PC pc) {
+  using namespace tessera::petsc;
+  PetscFunctionBegin;
+  TesseraPetscTry(PETSC_COMM_SELF, pc->data = new PcTessera);
+  pc->ops->setup = PCSetUp_Tessera;
+  pc->ops->apply = PCApply_Tessera;
+  pc->ops->setfromoptions = PCSetFromOptions_Tessera;
+  pc->ops->view = PCView_Tessera;
+  pc->ops->reset = PCReset_Tessera;
+  pc->ops->destroy = PCDestroy_Tessera;
+  PetscFunctionReturn(0);
+}

@@ -1,0 +1,79 @@
+#pragma once
+// Helpers of the distributed AMG tests: generated problems with their near-null spaces,
+// node-aligned partitions (elasticity nodes of 3 dofs must not span ranks, so boundaries are
+// multiples of lcm(8, block size)), including one where a rank owns no rows, and comparisons
+// of gathered distributed objects with the serial reference.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <numeric>
+#include <random>
+#include <string>
+
+#include "amg/near_null_space.hpp"
+#include "dist/dist_test_util.hpp"
+#include "local/gen/generators.hpp"
+
+namespace tessera::amg::testing {
+
+struct Problem {
+  std::string spec;
+  Csr<double> a;
+  NearNullSpace near_null;  // global rows
+};
+
+inline Problem make_problem(const std::string& spec) {
+  const gen::ProblemSpec s = gen::parse_spec(spec);
+  Problem p{spec, gen::generate(s), {}};
+  const int bs = gen::block_size(s);
+  p.near_null = bs == 3 ? rigid_body_modes(gen::coordinates(s, 0, p.a.rows), p.a.rows)
+                        : constant_near_null_space(p.a.rows, bs);
+  return p;
+}
+
+/// Rows [begin, end) of a row-major near-null space.
+inline NearNullSpace owned_rows(const NearNullSpace& b, std::int64_t begin, std::int64_t end) {
+  NearNullSpace out;
+  out.block_size = b.block_size;
+  out.vectors = DenseMatrix(end - begin, b.vectors.cols, Layout::row_major);
+  std::copy(b.vectors.data.begin() + begin * b.vectors.cols, b.vectors.data.begin() + end * b.vectors.cols,
+            out.vectors.data.begin());
+  return out;
+}
+
+/// Boundaries at multiples of lcm(8, block_size): balanced, or random with an empty rank.
+inline dist::RowPartition aligned_partition(const dist::Communicator& comm, std::int64_t n, int block_size,
+                                            bool uneven, std::uint64_t seed) {
+  const std::int64_t align = std::lcm<std::int64_t>(8, block_size), chunks = (n + align - 1) / align;
+  const int ranks = comm.size();
+  std::mt19937_64 rng(seed);
+  std::vector<std::int64_t> offsets{0};
+  for (int r = 1; r < ranks; ++r)
+    offsets.push_back(std::min(n, align * (uneven ? static_cast<std::int64_t>(rng() % (chunks + 1)) : chunks * r / ranks)));
+  offsets.push_back(n);
+  std::sort(offsets.begin(), offsets.end());
+  if (uneven && ranks >= 3) offsets[2] = offsets[1];  // rank 1 owns nothing
+  if (uneven && ranks == 2) offsets[1] = 0;           // rank 0 owns nothing
+  return dist::RowPartition::from_offsets(comm, n, offsets);
+}
+
+inline double max_abs(const Csr<double>& a) {
+  double m = 0;
+  for (double v : a.values) m = std::max(m, std::fabs(v));
+  return m;
+}
+
+/// Same pattern, values equal to rounding (relative to the largest entry): the distributed
+/// products sum in another order, and the Lanczos dot products too (omega differs in the last bits).
+inline void expect_equal_to_rounding(const Csr<double>& got, const Csr<double>& want, const std::string& what) {
+  ASSERT_EQ(got.rows, want.rows) << what;
+  ASSERT_EQ(got.cols, want.cols) << what;
+  ASSERT_EQ(got.row_ptr, want.row_ptr) << what << ": row pattern differs";
+  ASSERT_EQ(got.col_idx, want.col_idx) << what << ": column pattern differs";
+  const double tol = 1e-11 * max_abs(want);
+  for (std::size_t k = 0; k < want.values.size(); ++k)
+    ASSERT_NEAR(got.values[k], want.values[k], tol) << what << ", entry " << k;
+}
+
+}  // namespace tessera::amg::testing

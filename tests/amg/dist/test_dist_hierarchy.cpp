@@ -1,0 +1,120 @@
+// The distributed hierarchy against the serial one on the gathered problem, 1-4 ranks, on a
+// balanced and an uneven partition with a rank owning no rows: same aggregates (a global map
+// gathered on rank 0), same level sizes and patterns, operators, prolongators and smoother
+// coefficients equal to rounding; PCG iteration counts equal to serial (+-1).
+#include "amg/cycle.hpp"
+#include "amg/dist/dist_amg.hpp"
+#include "amg/dist/dist_hierarchy.hpp"
+#include "amg/hierarchy.hpp"
+#include "dist_amg_test_util.hpp"
+
+namespace tessera::amg {
+namespace {
+
+using testing::Problem;
+
+AmgOptions small_coarse(SmootherKind smoother = SmootherKind::chebyshev) {
+  AmgOptions o;
+  o.coarse_size = 40;  // several levels on these small problems
+  o.smoother = smoother;
+  return o;
+}
+
+void expect_same_hierarchy(const dist::Communicator& comm, const Hierarchy& serial, const DistHierarchy& d) {
+  ASSERT_EQ(d.levels.size(), serial.levels.size());
+  EXPECT_EQ(d.stop_reason, serial.stop_reason);
+  for (std::size_t l = 0; l < serial.levels.size(); ++l) {
+    SCOPED_TRACE("level " + std::to_string(l));
+    const Level& s = serial.levels[l];
+    const DistLevel& level = d.levels[l];
+    EXPECT_EQ(level.a.global_rows(), s.a.rows);
+    const Csr<double> a = dist::gather(comm, level.a);
+    const bool last = l + 1 == serial.levels.size();
+    const Csr<double> p = last ? Csr<double>{} : dist::gather(comm, level.p);
+    const std::vector<std::int64_t> aggregates = comm.gatherv(level.aggregates.of_node, 0);
+    const std::vector<double> smoother = comm.gatherv(level.smoother.inv_diag, 0);
+    if (comm.rank() != 0) continue;
+    testing::expect_equal_to_rounding(a, s.a, "A");
+    if (last) continue;
+    EXPECT_EQ(aggregates, std::vector<std::int64_t>(s.aggregates.of_node.begin(), s.aggregates.of_node.end()));
+    testing::expect_equal_to_rounding(p, s.p, "P");
+    EXPECT_NEAR(level.eigen.safe, s.eigen.safe, 1e-12 * s.eigen.safe);
+    ASSERT_EQ(smoother.size(), s.smoother.inv_diag.size());
+    for (std::size_t i = 0; i < smoother.size(); ++i)
+      ASSERT_NEAR(smoother[i], s.smoother.inv_diag[i], 1e-13 * std::fabs(s.smoother.inv_diag[i])) << "row " << i;
+  }
+}
+
+/// PCG from 0 on b = A x* (x* random, shared): iterations of the serial and distributed solves.
+void expect_same_convergence(const dist::Communicator& comm, const Problem& pb, const Hierarchy& serial,
+                             const DistAmg& amg, const dist::DistMatrix& a, std::uint64_t seed) {
+  std::mt19937_64 rng(seed);
+  Vector x_star(static_cast<std::size_t>(pb.a.rows)), b(x_star.size()), x(x_star.size(), 0.0);
+  for (double& v : x_star) v = std::uniform_real_distribution<double>(-1, 1)(rng);
+  ref::spmv(1.0, pb.a, x_star, 0.0, b);
+  AmgPreconditioner m(serial);
+  const SolveResult want = pcg(pb.a, b, x, [&](const Vector& r, Vector& z) { m.apply(r, z); }, KrylovOptions{});
+
+  const auto first = b.begin() + a.row_begin();
+  const Vector b_owned(first, first + a.owned_rows());
+  Vector x_owned(b_owned.size(), 0.0);
+  const SolveResult got = dist_pcg(comm, a, b_owned, x_owned, amg, KrylovOptions{});
+  EXPECT_TRUE(got.converged()) << got.message;
+  EXPECT_LE(got.relative_residual, 1e-8);
+  EXPECT_LE(std::abs(got.iterations - want.iterations), 1) << "serial " << want.iterations << ", distributed "
+                                                           << got.iterations;
+  EXPECT_TRUE(dist::testing::same_on_every_rank(comm, got.iterations));
+}
+
+void check_problem(const std::string& spec, const AmgOptions& options) {
+  const dist::Communicator comm;
+  const std::uint64_t seed = dist::testing::shared_seed(comm);
+  SCOPED_TRACE(spec + ", seed " + std::to_string(seed));
+  const Problem pb = testing::make_problem(spec);
+  const Hierarchy serial = setup(pb.a, pb.near_null, options);
+  ASSERT_GE(serial.levels.size(), 3u) << "the test wants a real hierarchy";
+  for (const bool uneven : {false, true}) {
+    SCOPED_TRACE(uneven ? "uneven partition with an empty rank" : "balanced partition");
+    const dist::RowPartition rows =
+        testing::aligned_partition(comm, pb.a.rows, pb.near_null.block_size, uneven, seed);
+    const dist::DistMatrix a = dist::testing::distribute(comm, pb.a, rows, rows);
+    const DistAmg amg(comm, a, testing::owned_rows(pb.near_null, rows.begin(comm.rank()), rows.end(comm.rank())),
+                      options);
+    expect_same_hierarchy(comm, serial, amg.hierarchy());
+    expect_same_convergence(comm, pb, serial, amg, a, seed);
+  }
+}
+
+TEST(DistAmgHierarchy, Poisson7PointMatchesSerial) { check_problem("poisson3d:12", small_coarse()); }
+
+TEST(DistAmgHierarchy, Poisson27PointL1JacobiMatchesSerial) {
+  check_problem("poisson3d27:12", small_coarse(SmootherKind::l1_jacobi));
+}
+
+TEST(DistAmgHierarchy, ElasticityRigidBodyModesMatchesSerial) { check_problem("elasticity3d:6", small_coarse()); }
+
+TEST(DistAmgHierarchy, StatisticsAreGlobal) {
+  const dist::Communicator comm;
+  const Problem pb = testing::make_problem("poisson3d:10");
+  const dist::RowPartition rows = dist::RowPartition::balanced_rows(pb.a.rows, comm.size());
+  const dist::DistMatrix a = dist::testing::distribute(comm, pb.a, rows, rows);
+  const DistAmg amg(comm, a, testing::owned_rows(pb.near_null, rows.begin(comm.rank()), rows.end(comm.rank())),
+                    small_coarse());
+  const HierarchyStats got = amg.statistics();
+  const HierarchyStats want = statistics(setup(pb.a, pb.near_null, small_coarse()));
+  ASSERT_EQ(got.levels.size(), want.levels.size());
+  for (std::size_t l = 0; l < want.levels.size(); ++l) {
+    EXPECT_EQ(got.levels[l].rows, want.levels[l].rows);
+    EXPECT_EQ(got.levels[l].nnz, want.levels[l].nnz);
+    EXPECT_EQ(got.levels[l].p_nnz, want.levels[l].p_nnz);
+  }
+  EXPECT_NEAR(got.operator_complexity, want.operator_complexity, 1e-14);
+  EXPECT_EQ(got.nnz_ap, want.nnz_ap);
+  const std::vector<int> active = amg.active_ranks();
+  EXPECT_EQ(active.front(), std::min<int>(comm.size(), static_cast<int>((pb.a.rows + 7) / 8)));
+  for (int r : active) EXPECT_GE(r, 1);
+  EXPECT_TRUE(dist::testing::same_on_every_rank(comm, static_cast<std::int64_t>(got.times.total() * 1e9)));
+}
+
+}  // namespace
+}  // namespace tessera::amg

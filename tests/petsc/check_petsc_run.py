@@ -1,0 +1,84 @@
+#!/usr/bin/env python3
+"""Runs one PETSc application under mpiexec and checks what it printed.
+
+Usage: check_petsc_run.py --np N [--require REGEX ...] [--max-true-residual R] -- program args...
+
+Passes when every KSP solve reported CONVERGED_RTOL or CONVERGED_ATOL (-ksp_converged_reason),
+the last line of every -ksp_monitor_true_residual sequence has ||r||/||b|| <= R (the residual
+PETSc recomputes from x, not the preconditioned one), and every --require regex matched.
+"""
+import argparse
+import os
+import re
+import subprocess
+import sys
+
+DIVERGED = re.compile(r"Linear solve (did not converge|converged) due to (\w+)")
+TRUE_RESIDUAL = re.compile(r"^\s*(\d+) KSP .*true resid norm \S+ \|\|r\(i\)\|\|/\|\|b\|\| (\S+)")
+
+
+def final_true_residuals(lines):
+    """The relative true residual at the end of each monitored solve (iteration counts reset)."""
+    finals, last, last_iter = [], None, -1
+    for line in lines:
+        m = TRUE_RESIDUAL.match(line)
+        if not m:
+            continue
+        it, rel = int(m.group(1)), float(m.group(2))
+        if it <= last_iter and last is not None:
+            finals.append(last)
+        last, last_iter = rel, it
+    if last is not None:
+        finals.append(last)
+    return finals
+
+
+def main():
+    p = argparse.ArgumentParser()
+    p.add_argument("--np", type=int, required=True)
+    p.add_argument("--mpiexec", default="mpiexec")
+    p.add_argument("--require", action="append", default=[])
+    p.add_argument("--max-true-residual", type=float, default=1e-6)
+    p.add_argument("--timeout", type=int, default=500)
+    p.add_argument("command", nargs=argparse.REMAINDER)
+    a = p.parse_args()
+    command = a.command[1:] if a.command and a.command[0] == "--" else a.command
+    env = dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1")
+    full = [a.mpiexec, "-n", str(a.np), "--oversubscribe"] + command
+    print("running:", " ".join(full), flush=True)
+    run = subprocess.run(full, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=env,
+                         timeout=a.timeout)
+    out = run.stdout
+    lines = out.splitlines()
+    # Echo what matters (the -info stream can be long).
+    for line in lines:
+        if not line.startswith("[") or "Tessera" in line or "ERROR" in line:
+            print(line)
+    failures = []
+    if run.returncode != 0:
+        failures.append(f"exit status {run.returncode}")
+    reasons = DIVERGED.findall(out)
+    if not reasons:
+        failures.append("no 'Linear solve ... due to' line (run with -ksp_converged_reason)")
+    bad = [r for _, r in reasons if r not in ("CONVERGED_RTOL", "CONVERGED_ATOL")]
+    if bad:
+        failures.append(f"solve ended with {', '.join(bad)}")
+    finals = final_true_residuals(lines)
+    if not finals:
+        failures.append("no true residual printed (run with -ksp_monitor_true_residual)")
+    for i, rel in enumerate(finals):
+        if not rel <= a.max_true_residual:
+            failures.append(f"solve {i}: true relative residual {rel:g} > {a.max_true_residual:g}")
+    for regex in a.require:
+        if not re.search(regex, out, re.MULTILINE):
+            failures.append(f"output lacks /{regex}/")
+    print(f"solves: {len(reasons)}, final true relative residuals: {finals}")
+    if failures:
+        print("FAILED: " + "; ".join(failures))
+        return 1
+    print("PASSED")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,58 @@
+# The PETSc plugin proved on PETSc's own KSP tutorials, built unmodified from the sources Debian
+# ships in libpetsc3.18-dev-examples, with libtessera_petsc.so loaded by -dll_append:
+#   tutorial x {-pc_type tessera, -mat_type tessera -pc_type gamg} x {1, 2, 4 (8 for ex56)} ranks.
+# check_petsc_run.py checks the converged reason and the true residual of every solve.
+if(TESSERA_HAVE_PETSC)
+enable_language(C)
+find_package(MPI REQUIRED COMPONENTS C)
+find_package(Python3 REQUIRED COMPONENTS Interpreter)
+
+set(plugin $<TARGET_FILE:tessera_petsc>)
+add_test(NAME petsc.register_symbol
+         COMMAND sh -c "nm -D --defined-only '${plugin}' | grep -Ew 'T (PetscDLLibraryRegister_tessera_petsc|TesseraPetscRegisterAll)' | wc -l | grep -qx 2")
+set_tests_properties(petsc.register_symbol PROPERTIES LABELS "host;petsc")
+
+set(TESSERA_PETSC_TUTORIALS_DIR
+    /usr/share/petsc/3.18/share/petsc/examples/src/ksp/ksp/tutorials
+    CACHE PATH "PETSc's KSP tutorial sources (Debian: libpetsc3.18-dev-examples)")
+set(check ${Python3_EXECUTABLE} ${CMAKE_CURRENT_LIST_DIR}/check_petsc_run.py)
+set(common -dll_append ${plugin} -ksp_converged_reason -ksp_monitor_true_residual -ksp_rtol 1e-8 -ksp_view)
+# What proves the plugin ran: the PC's view, and the Tessera type plus its PtAP (-info line).
+set(pc_set -pc_type tessera -pc_tessera_coarse_size 200)  # several levels on these sizes
+set(pc_require --require "Tessera smoothed-aggregation AMG")
+set(gamg_set -mat_type tessera -dm_mat_type tessera -pc_type gamg -info :mat)
+set(gamg_require --require "type: (seq|mpi)aijtessera" --require "Tessera MatProduct PtAP symbolic")
+
+# tutorial  problem options (odd sizes: PETSc's ranges are never multiples of 8)
+set(ex2_args -m 41 -n 37)                                          # 2D 5-point Poisson
+set(ex45_args -da_grid_x 17 -da_grid_y 15 -da_grid_z 13 -ksp_type cg)  # 3D 7-point Laplacian, DMDA
+set(ex56_args -ne 9 -use_mat_nearnullspace -two_solves -ksp_type cg)   # 3D elasticity, rigid-body modes
+# ex56 needs a perfect-cube rank count beyond 2 (it refuses 4: "npe^{1/3} must be integer").
+set(ex2_ranks 1 2 4)
+set(ex45_ranks 1 2 4)
+set(ex56_ranks 1 2 8)
+
+foreach(ex IN ITEMS ex2 ex45 ex56)
+  set(source ${TESSERA_PETSC_TUTORIALS_DIR}/${ex}.c)
+  if(EXISTS ${source})
+    add_executable(petsc_tutorial_${ex} ${source})
+    target_link_libraries(petsc_tutorial_${ex} PRIVATE PkgConfig::PETSC MPI::MPI_C m)
+    set_target_properties(petsc_tutorial_${ex} PROPERTIES LINKER_LANGUAGE C)
+    add_dependencies(petsc_tutorial_${ex} tessera_petsc)
+  endif()
+  foreach(set IN ITEMS pc gamg)
+    foreach(np IN LISTS ${ex}_ranks)
+      set(name petsc.${ex}.${set}.np${np})
+      if(EXISTS ${source})
+        add_test(NAME ${name}
+                 COMMAND ${check} --np ${np} --mpiexec ${MPIEXEC_EXECUTABLE} ${${set}_require}
+                         -- $<TARGET_FILE:petsc_tutorial_${ex}> ${common} ${${set}_set} ${${ex}_args})
+      else()
+        add_test(NAME ${name} COMMAND sh -c "echo 'SKIPPED: ${source} not installed (apt-get install libpetsc3.18-dev-examples)'; exit ${TESSERA_SKIP_CODE}")
+      endif()
+      set_tests_properties(${name} PROPERTIES LABELS "host;mpi;petsc" PROCESSORS ${np} TIMEOUT 600
+                           SKIP_RETURN_CODE ${TESSERA_SKIP_CODE} ENVIRONMENT "${TESSERA_TEST_ENV}")
+    endforeach()
+  endforeach()
+endforeach()
+endif()
