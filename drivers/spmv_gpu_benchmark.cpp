@@ -122,6 +122,32 @@ bool check_one(const std::string& what, double err, double bound, nlohmann::json
 }
 
 
+void print_sweep_line(const std::string& what, double seconds, double bytes, double copy_bw, nlohmann::json& out) {
+  std::printf("sweep %-36s %9.4f ms %8.1f GB/s %6.1f%%\n", what.c_str(), 1e3 * seconds, 1e-9 * bytes / seconds,
+              100 * bytes / seconds / copy_bw);
+  out.push_back({{"variant", what}, {"seconds", seconds}, {"fraction_of_copy", bytes / seconds / copy_bw}});
+}
+
+// Every vector-kernel shape and a few nnz-split chunk sizes on the same data (tuning data for
+// the plan's automatic choices).
+template <class T, class Timer>
+nlohmann::json sweep_spmv(const cuda::DeviceCsr<T>& da, const T* x, T* y, double bytes, double copy_bw, Timer& time) {
+  nlohmann::json out = nlohmann::json::array();
+  for (int tpr : {4, 8, 16, 32})
+    for (int rpg : {1, 2, 4, 8}) {
+      const cuda::SpmvPlan p = cuda::make_spmv_plan(da, {cuda::SpmvAlgorithm::vector, tpr, rpg});
+      const double s = time([&] { cuda::spmv(p, T(1), da, x, T(0), y); });
+      print_sweep_line("csr-vector tpr " + std::to_string(tpr) + " rows/group " + std::to_string(rpg), s, bytes,
+                       copy_bw, out);
+    }
+  for (std::int64_t chunk : {256, 1024, 4096}) {
+    const cuda::SpmvPlan p = cuda::make_spmv_plan(da, {cuda::SpmvAlgorithm::nnz_split, 0, 0, chunk});
+    const double s = time([&] { cuda::spmv(p, T(1), da, x, T(0), y); });
+    print_sweep_line("csr-nnz-split chunk " + std::to_string(chunk), s, bytes, copy_bw, out);
+  }
+  return out;
+}
+
 template <class T>
 nlohmann::json spmv_bench(const Csr<double>& a64, const GpuBenchOptions& opt) {
   const double copy_bw = cuda::measure_copy_bandwidth();
@@ -186,6 +212,7 @@ nlohmann::json spmv_bench(const Csr<double>& a64, const GpuBenchOptions& opt) {
     }
   }
   out["runs"] = report(runs, copy_bw, model.predicted_seconds(copy_bw));
+  if (opt.sweep) out["sweep"] = sweep_spmv(da, dx.data(), dy.data(), model.minimal_bytes(), copy_bw, time);
   out["checks"] = checks;
   out["check_pass"] = pass;
   return out;
@@ -239,6 +266,14 @@ nlohmann::json spmm_bench(const Csr<double>& a64, const GpuBenchOptions& opt) {
                   time([&] { cuda::spmm(plan, T(1), da, dx.data(), T(0), dy.data(), opt.layout); }),
                   model.minimal_bytes()});
   verify("tessera SpMM");
+  if (opt.sweep) {
+    out["sweep"] = nlohmann::json::array();
+    for (auto alg : {cuda::SpmmAlgorithm::balanced, cuda::SpmmAlgorithm::nnz_split}) {
+      const cuda::SpmmPlan p = cuda::make_spmm_plan(da, k, alg);
+      const double s = time([&] { cuda::spmm(p, T(1), da, dx.data(), T(0), dy.data(), opt.layout); });
+      print_sweep_line(std::string("spmm ") + cuda::to_string(alg), s, model.minimal_bytes(), copy_bw, out["sweep"]);
+    }
+  }
   if (opt.compare_cusparse) {
     for (const char* alg : {"default", "csr_alg1", "csr_alg2", "csr_alg3"}) {
       try {

@@ -18,6 +18,7 @@ struct GpuBenchOptions {
   Precision precision = Precision::fp64;
   bool compare_cusparse = false;
   bool check = false;
+  bool sweep = false;                  // also time every kernel variant (tuning data)
   int reps = 20, warmup = 3;
   std::int64_t k = 1;                  // SpMM only
   Layout layout = Layout::row_major;   // SpMM only

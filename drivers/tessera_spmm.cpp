@@ -29,7 +29,7 @@ struct Options {
   MatrixSource a;
   std::string precision = "fp64", backend = "auto", compare, json, layout = "row";
   std::int64_t k = 8;
-  bool check = false;
+  bool check = false, sweep = false;
   int reps = 20, warmup = 3;
 };
 
@@ -91,6 +91,7 @@ int run(int argc, char** argv) {
   app.add_option("--compare", opt.compare, "also time a baseline on the same data: cusparse")->check(CLI::IsMember({"cusparse"}));
   app.add_option("--reps", opt.reps, "timed repetitions (median reported)")->check(CLI::PositiveNumber);
   app.add_option("--warmup", opt.warmup, "untimed warm-up runs")->check(CLI::NonNegativeNumber);
+  app.add_flag("--sweep", opt.sweep, "GPU: also time every kernel variant (tuning data)");
   app.add_flag("--check", opt.check, "compare with the host reference; exit 1 on FAIL");
   app.add_option("--json", opt.json, "write the results as JSON to this file");
   try {
@@ -114,6 +115,7 @@ int run(int argc, char** argv) {
     g.precision = precision;
     g.compare_cusparse = opt.compare == "cusparse";
     g.check = opt.check;
+    g.sweep = opt.sweep;
     g.reps = opt.reps;
     g.warmup = opt.warmup;
     g.k = opt.k;

@@ -1,1 +1,8 @@
 tessera_add_test(test_formats SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_formats.cpp)
+tessera_add_test(test_reference_spgemm SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_reference_spgemm.cpp)
+tessera_add_test(test_reference_spmv_spmm SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_reference_spmv_spmm.cpp)
+tessera_add_test(test_generators SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_generators.cpp)
+tessera_add_test(test_reference_transpose_ptap SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_reference_transpose_ptap.cpp)
+tessera_add_test(test_matrix_market SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_matrix_market.cpp LIBS ZLIB::ZLIB GTest::gmock)
+tessera_add_test(test_real_matrices SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_real_matrices.cpp LIBS ZLIB::ZLIB GTest::gmock)
+tessera_add_test(test_spmv_model SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_spmv_model.cpp)

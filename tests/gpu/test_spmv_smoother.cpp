@@ -1,0 +1,97 @@
+// Fused residual and damped-Jacobi kernels against their host formulas.
+#include <gtest/gtest.h>
+
+#include "local/core/error.hpp"
+#include "local/cuda/fused_smoother.hpp"
+#include "local/formats/convert.hpp"
+#include "local/reference/kernels.hpp"
+#include "test_spmv_common.hpp"
+
+namespace tessera {
+namespace {
+
+using namespace tessera::testing;
+
+/// Random matrix plus a dominant diagonal (every diagonal entry stored and nonzero).
+Csr<double> with_diagonal(const Csr<double>& a, std::uint64_t seed) {
+  std::vector<std::int64_t> r, c;
+  std::vector<double> v;
+  for (std::int64_t i = 0; i < a.rows; ++i)
+    for (std::int64_t p = a.row_ptr[i]; p < a.row_ptr[i + 1]; ++p) r.push_back(i), c.push_back(a.col_idx[p]), v.push_back(a.values[p]);
+  const std::vector<double> d = random_values<double>(a.rows, seed);
+  for (std::int64_t i = 0; i < a.rows; ++i) r.push_back(i), c.push_back(i), v.push_back(4.0 + d[i]);
+  return csr_from_triplets<double>(a.rows, a.cols, r, c, v);
+}
+
+std::vector<NamedMatrix> square_matrices(std::uint64_t seed) {
+  return {{"random 501 + diagonal", with_diagonal(random_csr({501, 501, 0.02, 0.1, 0.0, false, false}, seed), seed + 1)},
+          {"poisson3d:9", gen::generate(gen::parse_spec("poisson3d:9"))},
+          {"elasticity3d:4", gen::generate(gen::parse_spec("elasticity3d:4"))},
+          {"1x1", csr_from_triplets<double>(1, 1, {0}, {0}, {-2.5})},
+          {"0x0", Csr<double>::empty(0, 0)}};
+}
+
+template <class T>
+void check_smoothers(std::uint64_t seed) {
+  SCOPED_TRACE("seed " + std::to_string(seed));
+  const double omega = 2.0 / 3.0;
+  for (const NamedMatrix& m : square_matrices(seed)) {
+    SCOPED_TRACE(m.name);
+    const Csr<T> a = convert_values<T>(m.a);
+    const std::vector<double> x = random_values<T>(a.rows, seed + 2), b = random_values<T>(a.rows, seed + 3);
+    std::vector<double> ax(static_cast<std::size_t>(a.rows));
+    ref::spmv(1.0, a, x, 0.0, ax);
+    const cuda::DeviceCsr<T> da = cuda::upload(a);
+    for (int rows_per_group : {1, 2, 4, 8}) {
+      SCOPED_TRACE("rows per group " + std::to_string(rows_per_group));
+      const cuda::SpmvPlan plan = cuda::make_spmv_plan(da, {cuda::SpmvAlgorithm::vector, 0, rows_per_group});
+      cuda::DeviceBuffer<T> dx = to_device<T>(x), db = to_device<T>(b), out(static_cast<std::size_t>(a.rows));
+      const cuda::DeviceBuffer<T> dinv = cuda::diagonal_inverse(da);
+
+      out.fill_bytes(0xff);
+      cuda::residual(plan, da, dx.data(), db.data(), out.data());
+      const std::vector<double> r = to_host(out);
+      out.fill_bytes(0xff);
+      cuda::jacobi_sweep(plan, da, dinv.data(), T(omega), dx.data(), db.data(), out.data());
+      const std::vector<double> x_new = to_host(out), d_inv = to_host(dinv);
+
+      const RowMagnitudes mag = row_magnitudes(a, x);
+      const double u = unit_roundoff<T>();
+      BoundCheck check;
+      for (std::int64_t i = 0; i < a.rows; ++i) {
+        double diag = 0;
+        for (std::int64_t p = a.row_ptr[i]; p < a.row_ptr[i + 1]; ++p)
+          if (a.col_idx[p] == i) diag = static_cast<double>(a.values[p]);
+        const double res_bound = (mag.length[i] + 3) * u * (mag.abs_sum[i] + std::abs(b[i]));
+        check.expect(within(r[i], b[i] - ax[i], res_bound), "residual row " + std::to_string(i));
+        check.expect(within(d_inv[i], 1.0 / diag, 2 * u / std::abs(diag)), "diagonal inverse row " + std::to_string(i));
+        const double want = x[i] + omega / diag * (b[i] - ax[i]);
+        const double jac_bound = (mag.length[i] + 6) * u * (std::abs(x[i]) + omega / std::abs(diag) * (mag.abs_sum[i] + std::abs(b[i])));
+        check.expect(within(x_new[i], want, jac_bound), "jacobi row " + std::to_string(i) + " got " +
+                                                            std::to_string(x_new[i]) + " want " + std::to_string(want));
+      }
+      EXPECT_EQ(check.failures, 0) << check.first;
+    }
+  }
+}
+
+TEST(GpuSmoother, Fp64ResidualAndJacobiMatchHostFormulas) { check_smoothers<double>(fresh_seed()); }
+TEST(GpuSmoother, Fp32ResidualAndJacobiMatchHostFormulas) { check_smoothers<float>(fresh_seed()); }
+
+TEST(GpuSmoother, RejectsMissingDiagonalAliasingAndRectangular) {
+  const cuda::DeviceCsr<double> no_diag = cuda::upload(csr_from_triplets<double>(3, 3, {0, 1, 2}, {0, 2, 2}, {1, 1, 1}));
+  EXPECT_THROW(cuda::diagonal_inverse(no_diag), InputError);  // row 1 has no diagonal
+  const cuda::DeviceCsr<double> zero_diag = cuda::upload(csr_from_triplets<double>(2, 2, {0, 1}, {0, 1}, {1, 0}));
+  EXPECT_THROW(cuda::diagonal_inverse(zero_diag), InputError);
+  const cuda::DeviceCsr<double> a = cuda::upload(gen::generate(gen::parse_spec("poisson3d:3")));
+  const cuda::SpmvPlan plan = cuda::make_spmv_plan(a);
+  const cuda::DeviceBuffer<double> dinv = cuda::diagonal_inverse(a);
+  cuda::DeviceBuffer<double> x(27), b(27);
+  EXPECT_THROW(cuda::jacobi_sweep(plan, a, dinv.data(), 0.5, x.data(), b.data(), x.data()), InputError);
+  EXPECT_THROW(cuda::residual(plan, a, x.data(), b.data(), x.data()), InputError);
+  const cuda::DeviceCsr<double> rect = cuda::upload(Csr<double>::empty(2, 3));
+  EXPECT_THROW(cuda::diagonal_inverse(rect), InputError);
+}
+
+}  // namespace
+}  // namespace tessera
