@@ -1,8 +1,10 @@
 // tessera-spmm: Y = A*X, X dense with k columns (1..128), row- or column-major.
 //   tessera-spmm --gen poisson3d:128 --k 32 --layout row --compare cusparse --check
+//   mpirun -np 4 tessera-spmm --gen elasticity3d:32 --k 8 --backend host --check
 // On the GPU it times Tessera's SpMM and (with --compare cusparse) every cuSPARSE SpMM
 // algorithm the layout accepts, keeping the fastest as the baseline. On the host it times
-// the reference. Exit codes: 0 ok, 1 check failed, 2 bad input or device error.
+// the reference. Several ranks (or --distributed): dist::spmm on the host backend, X stored
+// row-major, see spmv_distributed.hpp. Exit codes: 0 ok, 1 check failed, 2 bad input or device error.
 #include <CLI/CLI.hpp>
 
 #include <algorithm>
@@ -12,6 +14,8 @@
 
 #include "drivers/common/driver_main.hpp"
 #include "drivers/common/matrix_source.hpp"
+#include "drivers/spmv_distributed.hpp"
+#include "dist/communicator.hpp"
 #include "local/core/backend.hpp"
 #include "local/core/error.hpp"
 #include "local/core/precision.hpp"
@@ -27,9 +31,9 @@ namespace {
 
 struct Options {
   MatrixSource a;
-  std::string precision = "fp64", backend = "auto", compare, json, layout = "row";
+  std::string precision = "fp64", backend = "auto", compare, json, layout = "row", partition = "rows";
   std::int64_t k = 8;
-  bool check = false, sweep = false;
+  bool check = false, sweep = false, distributed = false;
   int reps = 20, warmup = 3;
 };
 
@@ -79,6 +83,27 @@ nlohmann::json run_host(const Csr<double>& a64, const Options& opt, Layout layou
   return out;
 }
 
+// Several ranks, or --distributed: dist::spmm on the host backend (spmv_distributed.hpp).
+int run_distributed(const dist::Communicator& comm, const Options& opt) {
+  DistributedSpmvOptions d;
+  d.a = opt.a;
+  d.partition = opt.partition;
+  d.backend = opt.backend;
+  d.precision = opt.precision;
+  d.compare = opt.compare;
+  d.sweep = opt.sweep;
+  d.multi_vector = true;
+  d.k = opt.k;
+  d.column_major_requested = opt.layout == "col";
+  d.reps = opt.reps;
+  d.warmup = opt.warmup;
+  d.check = opt.check;
+  nlohmann::json out = {{"driver", "tessera-spmm"}, {"matrix", opt.a.describe()}, {"precision", opt.precision}};
+  const int status = run_distributed_spmv(comm, d, out);
+  if (comm.rank() == 0 && !opt.json.empty()) write_json(opt.json, out);
+  return status;
+}
+
 int run(int argc, char** argv) {
   Options opt;
   CLI::App app{"Tessera SpMM: Y = A*X with k dense columns on one GPU (or the host reference)"};
@@ -94,11 +119,16 @@ int run(int argc, char** argv) {
   app.add_flag("--sweep", opt.sweep, "GPU: also time every kernel variant (tuning data)");
   app.add_flag("--check", opt.check, "compare with the host reference; exit 1 on FAIL");
   app.add_option("--json", opt.json, "write the results as JSON to this file");
+  app.add_option("--partition", opt.partition, "distributed: row partition over ranks, rows or nnz")
+      ->check(CLI::IsMember({"rows", "nnz"}));
+  app.add_flag("--distributed", opt.distributed, "run the distributed product even on one rank");
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
     return app.exit(e) == 0 ? 0 : kExitError;
   }
+  dist::Communicator comm;
+  if (comm.size() > 1 || opt.distributed) return run_distributed(comm, opt);
   Stopwatch load_clock;
   const Csr<double> a = load_matrix(opt.a, "A");
   const Precision precision = parse_precision(opt.precision);

@@ -1,9 +1,11 @@
 // tessera-spmv: y = A*x on a generated or Matrix Market matrix.
 //   tessera-spmv --gen poisson3d:256 --compare cusparse --check --json out.json
 //   tessera-spmv --A a.mtx.gz --precision fp32 --backend host
+//   mpirun -np 4 tessera-spmv --gen poisson3d27:64 --partition nnz --backend host --check
 // On the GPU it times Tessera's CSR kernel (vector or nnz-split, chosen from the row
 // statistics) and the tile kernel, optionally cuSPARSE, against the measured copy bandwidth
-// and the traffic model. On the host it times the reference kernel. Exit codes: 0 ok,
+// and the traffic model. On the host it times the reference kernel. Several ranks (or
+// --distributed): dist::spmv on the host backend, see spmv_distributed.hpp. Exit codes: 0 ok,
 // 1 check failed, 2 bad input or device error.
 #include <CLI/CLI.hpp>
 
@@ -14,6 +16,8 @@
 
 #include "drivers/common/driver_main.hpp"
 #include "drivers/common/matrix_source.hpp"
+#include "drivers/spmv_distributed.hpp"
+#include "dist/communicator.hpp"
 #include "local/core/backend.hpp"
 #include "local/core/error.hpp"
 #include "local/core/precision.hpp"
@@ -29,8 +33,8 @@ namespace {
 
 struct Options {
   MatrixSource a;
-  std::string precision = "fp64", backend = "auto", compare, json;
-  bool check = false, sweep = false;
+  std::string precision = "fp64", backend = "auto", compare, json, partition = "rows";
+  bool check = false, sweep = false, distributed = false;
   int reps = 20, warmup = 3;
 };
 
@@ -75,6 +79,24 @@ nlohmann::json run_host(const Csr<double>& a64, const Options& opt, int& status)
   return out;
 }
 
+// Several ranks, or --distributed: dist::spmv on the host backend (spmv_distributed.hpp).
+int run_distributed(const dist::Communicator& comm, const Options& opt) {
+  DistributedSpmvOptions d;
+  d.a = opt.a;
+  d.partition = opt.partition;
+  d.backend = opt.backend;
+  d.precision = opt.precision;
+  d.compare = opt.compare;
+  d.sweep = opt.sweep;
+  d.reps = opt.reps;
+  d.warmup = opt.warmup;
+  d.check = opt.check;
+  nlohmann::json out = {{"driver", "tessera-spmv"}, {"matrix", opt.a.describe()}, {"precision", opt.precision}};
+  const int status = run_distributed_spmv(comm, d, out);
+  if (comm.rank() == 0 && !opt.json.empty()) write_json(opt.json, out);
+  return status;
+}
+
 int run(int argc, char** argv) {
   Options opt;
   CLI::App app{"Tessera SpMV: y = A*x on one GPU (or the host reference)"};
@@ -88,11 +110,16 @@ int run(int argc, char** argv) {
   app.add_flag("--sweep", opt.sweep, "GPU: also time every kernel variant (tuning data)");
   app.add_flag("--check", opt.check, "compare with the host reference; exit 1 on FAIL");
   app.add_option("--json", opt.json, "write the results as JSON to this file");
+  app.add_option("--partition", opt.partition, "distributed: row partition over ranks, rows or nnz")
+      ->check(CLI::IsMember({"rows", "nnz"}));
+  app.add_flag("--distributed", opt.distributed, "run the distributed product even on one rank");
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
     return app.exit(e) == 0 ? 0 : kExitError;
   }
+  dist::Communicator comm;
+  if (comm.size() > 1 || opt.distributed) return run_distributed(comm, opt);
   Stopwatch load_clock;
   const Csr<double> a = load_matrix(opt.a, "A");
   const Precision precision = parse_precision(opt.precision);

@@ -9,19 +9,19 @@ nlohmann::json report_dist_stats(const dist::Communicator& comm, const std::stri
   const dist::StatsSummary sum = dist::summarize(comm, mine);
   nlohmann::json j = {{"what", what}, {"ranks", nlohmann::json::array()}};
   if (comm.rank() != 0) return j;
-  std::printf("%s, per rank:\n  rank        rows          nnz   halo bytes  remote-row bytes  exchange s  compute s\n",
+  std::printf("%s, per rank:\n  rank        rows          nnz   halo bytes  remote-row bytes exchange ms compute ms\n",
               what.c_str());
   for (std::size_t r = 0; r < all.size(); ++r) {
     const dist::DistStats& s = all[r];
-    std::printf("  %4zu %11lld %12lld %12lld %17lld %11.4f %10.4f\n", r, (long long)s.rows, (long long)s.nnz,
-                (long long)s.halo_bytes, (long long)s.remote_row_bytes, s.exchange_seconds, s.compute_seconds);
+    std::printf("  %4zu %11lld %12lld %12lld %17lld %11.3f %10.3f\n", r, (long long)s.rows, (long long)s.nnz,
+                (long long)s.halo_bytes, (long long)s.remote_row_bytes, 1e3 * s.exchange_seconds, 1e3 * s.compute_seconds);
     j["ranks"].push_back({{"rows", s.rows}, {"nnz", s.nnz}, {"halo_bytes", s.halo_bytes},
                           {"remote_row_bytes", s.remote_row_bytes}, {"exchange_seconds", s.exchange_seconds},
                           {"compute_seconds", s.compute_seconds}});
   }
-  std::printf("  total %10lld %12lld %12lld %17lld | max exchange %.4f s, max compute %.4f s\n",
+  std::printf("  total %10lld %12lld %12lld %17lld | max exchange %.3f ms, max compute %.3f ms\n",
               (long long)sum.total.rows, (long long)sum.total.nnz, (long long)sum.total.halo_bytes,
-              (long long)sum.total.remote_row_bytes, sum.max.exchange_seconds, sum.max.compute_seconds);
+              (long long)sum.total.remote_row_bytes, 1e3 * sum.max.exchange_seconds, 1e3 * sum.max.compute_seconds);
   std::printf("  load imbalance (max/mean): rows %.3f, nnz %.3f, compute %.3f\n", sum.rows_imbalance, sum.nnz_imbalance,
               sum.compute_imbalance);
   j["total"] = {{"rows", sum.total.rows}, {"nnz", sum.total.nnz}, {"halo_bytes", sum.total.halo_bytes},

@@ -21,6 +21,24 @@ RowBlock source_rows(const MatrixSource& source, std::int64_t begin, std::int64_
   return gen::generate_rows(gen::parse_spec(source.spec), begin, end);
 }
 
+namespace {
+/// Collective source_rows: a malformed file or spec seen by one rank (say a bad line inside
+/// its rows only) becomes the same InputError on every rank, never a rank hanging in the next
+/// collective.
+RowBlock collective_source_rows(const dist::Communicator& comm, const MatrixSource& source, std::int64_t begin,
+                                std::int64_t end) {
+  RowBlock block;
+  std::string error;
+  try {
+    block = source_rows(source, begin, end);
+  } catch (const InputError& e) {
+    error = e.what();
+  }
+  dist::throw_if_any_rank_failed(comm, error);
+  return block;
+}
+}  // namespace
+
 dist::RowPartition choose_partition(const dist::Communicator& comm, const MatrixSource& source,
                                     const std::string& kind) {
   TESSERA_REQUIRE_INPUT(kind == "rows" || kind == "nnz", "unknown --partition '", kind, "' (expected rows or nnz)");
@@ -28,7 +46,7 @@ dist::RowPartition choose_partition(const dist::Communicator& comm, const Matrix
   const dist::RowPartition by_rows = dist::RowPartition::balanced_rows(rows, comm.size());
   if (kind == "rows") return by_rows;
   const int me = comm.rank();
-  const RowBlock block = source_rows(source, by_rows.begin(me), by_rows.end(me));
+  const RowBlock block = collective_source_rows(comm, source, by_rows.begin(me), by_rows.end(me));
   std::vector<std::int64_t> lengths(static_cast<std::size_t>(block.local_rows()));
   for (std::int64_t r = 0; r < block.local_rows(); ++r) lengths[r] = block.row_ptr[r + 1] - block.row_ptr[r];
   return dist::RowPartition::balanced_nnz(comm, by_rows, lengths);
@@ -37,7 +55,7 @@ dist::RowPartition choose_partition(const dist::Communicator& comm, const Matrix
 dist::DistMatrix load_distributed(const dist::Communicator& comm, const MatrixSource& source,
                                   const dist::RowPartition& rows, const dist::RowPartition& cols) {
   const int me = comm.rank();
-  return dist::assemble(comm, source_rows(source, rows.begin(me), rows.end(me)), rows, cols);
+  return dist::assemble(comm, collective_source_rows(comm, source, rows.begin(me), rows.end(me)), rows, cols);
 }
 
 }  // namespace tessera::driver

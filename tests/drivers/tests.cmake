@@ -44,3 +44,36 @@ tessera_driver_test(driver.spgemm.mismatch RANKS 1 EXPECT_EXIT 2
                     EXPECT_OUTPUT "dimension mismatch")
 tessera_driver_test(driver.spgemm.badspec RANKS 1 EXPECT_EXIT 2 COMMAND ${_spgemm} --gen poisson3d:x
                     EXPECT_OUTPUT "bad problem spec")
+
+# tessera-spmv / tessera-spmm distributed mode (spmv_distributed.cpp): every rank count checked
+# against the serial reference, one rank through --distributed. The regexes also demand the
+# exit code, since PASS_REGULAR_EXPRESSION alone would ignore it.
+set(_spmv $<TARGET_FILE:tessera-spmv>)
+set(_spmm $<TARGET_FILE:tessera-spmm>)
+set(_dist_pass "vs serial reference: [^\n]* PASS.*exit code 0")
+foreach(n 1 2 3 4)
+  tessera_driver_test(driver.spmv.poisson27.np${n} RANKS ${n} EXPECT_OUTPUT "${_dist_pass}"
+                      COMMAND ${_spmv} --gen poisson3d27:12 --partition nnz --distributed --check --backend host)
+  tessera_driver_test(driver.spmv.elasticity.np${n} RANKS ${n} EXPECT_OUTPUT "${_dist_pass}"
+                      COMMAND ${_spmv} --gen elasticity3d:6 --distributed --check --backend host)
+  tessera_driver_test(driver.spmm.poisson27.np${n} RANKS ${n} EXPECT_OUTPUT "${_dist_pass}"
+                      COMMAND ${_spmm} --gen poisson3d27:12 --k 5 --distributed --check --backend host)
+  tessera_driver_test(driver.spmm.elasticity.np${n} RANKS ${n} EXPECT_OUTPUT "${_dist_pass}"
+                      COMMAND ${_spmm} --gen elasticity3d:6 --k 5 --partition nnz --layout col --distributed --check
+                              --backend host)
+endforeach()
+tessera_driver_test(driver.spmv.file.np3 RANKS 3 EXPECT_OUTPUT "${_dist_pass}"
+                    COMMAND ${_spmv} --A ${_mat}/bp_1200.mtx.gz --partition nnz --check --backend host)
+tessera_driver_test(driver.spmm.file.np3 RANKS 3 EXPECT_OUTPUT "${_dist_pass}"
+                    COMMAND ${_spmm} --A ${_mat}/bp_1200.mtx.gz --k 5 --check --backend host)
+# 9 rows on 4 ranks: tile-aligned boundaries leave ranks with no rows at all.
+tessera_driver_test(driver.spmm.empty_ranks.np4 RANKS 4 EXPECT_OUTPUT "${_dist_pass}"
+                    COMMAND ${_spmm} --gen poisson2d:3 --k 3 --check --backend host)
+tessera_driver_test(driver.spmv.gpu_refused.np2 RANKS 2 EXPECT_EXIT 2
+                    COMMAND ${_spmv} --gen poisson3d:8 --backend gpu --check
+                    EXPECT_OUTPUT "distributed GPU path \\(NCCL\\) is not wired yet; use --backend host.*exit code 2")
+tessera_driver_test(driver.spmm.fp32_refused.np2 RANKS 2 EXPECT_EXIT 2
+                    COMMAND ${_spmm} --gen poisson3d:8 --precision fp32 --backend host
+                    EXPECT_OUTPUT "distributed path runs in fp64.*exit code 2")
+tessera_driver_test(driver.spmv.missing.np3 RANKS 3 EXPECT_EXIT 2 COMMAND ${_spmv} --A /nonexistent.mtx --backend host
+                    EXPECT_OUTPUT "cannot open.*exit code 2")

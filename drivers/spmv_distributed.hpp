@@ -1,0 +1,41 @@
+#pragma once
+// The distributed mode of tessera-spmv and tessera-spmm (several ranks, or --distributed on
+// one): each rank generates or reads only its rows, x (or X) is filled from the GLOBAL row
+// index so every rank count multiplies the same vectors, the product runs through
+// dist::spmv / dist::spmm on the host backend, and --check gathers A and y to rank 0 and
+// compares with the serial reference. The NCCL device path is not wired yet: --backend gpu
+// is refused with an InputError on every rank.
+#include <cstdint>
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "dist/communicator.hpp"
+#include "drivers/common/matrix_source.hpp"
+
+namespace tessera::driver {
+
+struct DistributedSpmvOptions {
+  MatrixSource a;
+  std::string partition = "rows";        // rows | nnz
+  std::string backend = "auto";          // auto runs the host backend; gpu is refused
+  std::string precision = "fp64";        // the distributed blocks hold doubles: fp64 only
+  std::string compare;                   // must be empty (no distributed baseline yet)
+  bool sweep = false;                    // GPU-only option: refused
+  bool multi_vector = false;             // false: y = A x (dist::spmv); true: Y = A X (dist::spmm)
+  std::int64_t k = 1;                    // columns of X (multi_vector only)
+  bool column_major_requested = false;   // --layout col: reported; dist::spmm stores X row-major
+  int reps = 20, warmup = 3;
+  bool check = false;
+};
+
+/// The value of x(row, col) for global row `row` of X with k columns: uniform in [-1, 1), a
+/// pure function of (row, col, k), so results do not depend on the number of ranks.
+double distributed_fill_value(std::int64_t row, std::int64_t col, std::int64_t k);
+
+/// Collective. Prints on rank 0, fills `out` (meaningful on rank 0) and returns the exit
+/// status, the same on every rank: 0, or kExitCheckFailed. Bad options are an InputError
+/// thrown on every rank.
+int run_distributed_spmv(const dist::Communicator& comm, const DistributedSpmvOptions& options, nlohmann::json& out);
+
+}  // namespace tessera::driver
