@@ -23,6 +23,23 @@ std::vector<std::int64_t> gather_ranges(MPI_Comm comm, const RowBlock& my_rows) 
   return all;
 }
 
+/// Both baselines smooth with Jacobi-type sweeps (divide by a_ii) on SPD systems: a missing,
+/// zero or negative diagonal would fail inside the library on one rank only and leave the
+/// others waiting in its collectives, so it is caught here, before any library call.
+std::string nonpositive_diagonal(const RowBlock& rows) {
+  for (std::int64_t i = 0; i < rows.local_rows(); ++i) {
+    const std::int64_t row = rows.row_begin + i;
+    double diagonal = 0;
+    for (std::int64_t p = rows.row_ptr[i]; p < rows.row_ptr[i + 1]; ++p)
+      if (rows.col[p] == row) diagonal = rows.values[p];
+    if (!(diagonal > 0))
+      return detail::concat("row ", row, " has diagonal ", diagonal,
+                            " (a missing entry counts as 0); the baselines solve SPD systems with Jacobi-type "
+                            "smoothers and need a positive diagonal");
+  }
+  return "";
+}
+
 /// The first problem with this rank's arguments, or "".
 std::string local_problem(const RowBlock& rows, const std::vector<double>& b, const BaselineOptions& o) {
   const std::int64_t n = rows.local_rows();
@@ -39,7 +56,7 @@ std::string local_problem(const RowBlock& rows, const std::vector<double>& b, co
   if (o.rtol <= 0 || o.max_iterations < 1)
     return detail::concat("rtol must be > 0 and max_iterations >= 1, got ", o.rtol, " and ", o.max_iterations);
   if (n > INT_MAX) return detail::concat(n, " local rows exceed the 32-bit counts MPI and the libraries use");
-  return "";
+  return nonpositive_diagonal(rows);
 }
 
 }  // namespace

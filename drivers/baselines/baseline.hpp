@@ -42,9 +42,11 @@ struct BaselineResult {
   double total_seconds() const { return setup_seconds + solve_seconds; }
 };
 
-/// InputError unless the ranks' row ranges tile [0, global_rows) in rank order, `my_b` has
-/// one entry per local row, every rank's row count is a multiple of `block_size`, and
-/// `coordinates` is empty or 3 per row. Collective.
+/// InputError on every rank unless the ranks' row ranges tile [0, global_rows) in rank order,
+/// `my_b` has one entry per local row, every rank's row count is a multiple of `block_size`,
+/// `coordinates` is empty or 3 per row, and every diagonal is positive. Collective: a failure
+/// that only one rank saw inside hypre or PETSc would leave the others in the library's
+/// collectives, so whatever can be checked beforehand is checked here.
 void check_distribution(MPI_Comm comm, const RowBlock& my_rows, const std::vector<double>& my_b,
                         const BaselineOptions& options);
 

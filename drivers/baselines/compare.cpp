@@ -39,7 +39,7 @@ std::string complexity(double value) {
 }
 
 void print_row(std::FILE* out, const BaselineResult& r, const std::string& ratio) {
-  std::fprintf(out, "  %-20s %-24s %5d%s %10.2e %9.4f %9.4f %9.4f %7s %7s %8s\n", r.solver.c_str(), r.runs_on.c_str(),
+  std::fprintf(out, "  %-20s %-24s %5d%s %10.2e %9.4f %9.4f %9.4f %7s %7s %9s\n", r.solver.c_str(), r.runs_on.c_str(),
                r.iterations, r.converged ? " " : "*", r.relative_residual, r.setup_seconds, r.solve_seconds,
                r.total_seconds(), complexity(r.operator_complexity).c_str(), complexity(r.grid_complexity).c_str(),
                ratio.c_str());
@@ -59,6 +59,8 @@ nlohmann::json row_json(const BaselineResult& r, double tessera_speedup) {
 
 std::vector<Baseline> parse_baseline_list(const std::string& list) {
   std::vector<Baseline> which;
+  TESSERA_REQUIRE_INPUT(list.empty() || list.back() != ',', "--compare: empty name in '", list,
+                        "' (expected e.g. hypre,gamg)");
   std::stringstream items(list);
   for (std::string name; std::getline(items, name, ',');) {
     TESSERA_REQUIRE_INPUT(!name.empty(), "--compare: empty name in '", list, "' (expected e.g. hypre,gamg)");
@@ -103,7 +105,7 @@ void print_comparison(std::FILE* out, double rtol, const BaselineResult& tessera
                "recomputed from x.\nTimes exclude building each library's matrix; 'Tessera x' = baseline total / "
                "Tessera total; * = not converged.\n",
                rtol);
-  std::fprintf(out, "  %-20s %-24s %6s %10s %9s %9s %9s %7s %7s %8s\n", "solver", "runs on", "its", "true rel",
+  std::fprintf(out, "  %-20s %-24s %6s %10s %9s %9s %9s %7s %7s %9s\n", "solver", "runs on", "its", "true rel",
                "setup s", "solve s", "total s", "op cx", "grid cx", "Tessera x");
   print_row(out, tessera, "1.00");
   for (const BaselineResult& r : baselines) {

@@ -8,8 +8,7 @@
 // operators are read from the internal hypre_ParAMGData instead, as hypre's own statistics do.
 #include <_hypre_parcsr_ls.h>
 
-#include <climits>
-#include <cmath>
+#include <limits>
 
 #include "local/core/error.hpp"
 
