@@ -13,13 +13,17 @@ NearNullSpace constant_near_null_space(std::int64_t rows, int block_size) {
 }
 
 NearNullSpace rigid_body_modes(const std::vector<double>& coords, std::int64_t rows) {
+  std::array<double, 3> centre = {0, 0, 0};
+  if (static_cast<std::int64_t>(coords.size()) != 3 * rows) return rigid_body_modes(coords, rows, centre);  // reports it
+  for (std::int64_t i = 0; i < rows; ++i)
+    for (int d = 0; d < 3; ++d) centre[d] += coords[3 * i + d] / static_cast<double>(rows ? rows : 1);
+  return rigid_body_modes(coords, rows, centre);
+}
+
+NearNullSpace rigid_body_modes(const std::vector<double>& coords, std::int64_t rows, const std::array<double, 3>& centre) {
   TESSERA_REQUIRE_INPUT(rows % 3 == 0, "rigid-body modes need 3 dofs per node, got ", rows, " rows");
   TESSERA_REQUIRE_INPUT(static_cast<std::int64_t>(coords.size()) == 3 * rows, "rigid-body modes: ", coords.size(),
                         " coordinates given, expected 3 per row (", 3 * rows, ")");
-  double centre[3] = {0, 0, 0};
-  for (std::int64_t i = 0; i < rows; ++i)
-    for (int d = 0; d < 3; ++d) centre[d] += coords[3 * i + d] / static_cast<double>(rows ? rows : 1);
-
   NearNullSpace b{DenseMatrix(rows, 6, Layout::row_major, 0.0), 3};
   for (std::int64_t i = 0; i < rows; ++i) {
     const double x = coords[3 * i] - centre[0], y = coords[3 * i + 1] - centre[1], z = coords[3 * i + 2] - centre[2];

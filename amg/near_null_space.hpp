@@ -2,6 +2,7 @@
 // The near-null space B (rows x k, row-major) the tentative prolongator interpolates exactly:
 // the constant vector for scalar problems, one constant per component for block systems
 // (GAMG's default), the 6 rigid-body modes for 3D elasticity.
+#include <array>
 #include <cstdint>
 #include <vector>
 
@@ -23,5 +24,10 @@ NearNullSpace constant_near_null_space(std::int64_t rows, int block_size = 1);
 /// centroid first, which leaves the span unchanged and keeps the rotations well scaled
 /// against the translations. InputError unless coords has 3*rows entries and rows % 3 == 0.
 NearNullSpace rigid_body_modes(const std::vector<double>& coords, std::int64_t rows);
+
+/// The same, shifted to a given centre. A distributed caller passes the GLOBAL centroid, so
+/// every rank's rows belong to the same six global vectors (a per-rank centroid would shift
+/// each rank's rotations by a different translation and break aggregates spanning ranks).
+NearNullSpace rigid_body_modes(const std::vector<double>& coords, std::int64_t rows, const std::array<double, 3>& centre);
 
 }  // namespace tessera::amg

@@ -4,7 +4,6 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
-#include <functional>
 #include <limits>
 #include <string>
 #include <vector>
@@ -122,7 +121,7 @@ TesseraTimes time_tessera(const Csr<double>& a_host, const Csr<double>& b_host, 
 }
 
 struct CusparseResult {
-  cuda::CusparseSpgemmAlg alg;
+  cuda::CusparseSpgemmAlg alg = cuda::CusparseSpgemmAlg::alg1;
   cuda::CusparseSpgemmStatus status = cuda::CusparseSpgemmStatus::error;
   std::string message;
   double ms = 0;
@@ -137,7 +136,8 @@ std::vector<CusparseResult> time_cusparse(const Csr<double>& a_host, const Csr<d
   const auto b = cuda::to_int32_offsets(cuda::upload(convert_values<T>(b_host, "B")));
   std::vector<CusparseResult> results;
   for (auto alg : {cuda::CusparseSpgemmAlg::alg1, cuda::CusparseSpgemmAlg::alg2, cuda::CusparseSpgemmAlg::alg3}) {
-    CusparseResult r{alg};
+    CusparseResult r;
+    r.alg = alg;
     std::vector<double> times;
     for (int rep = 0; rep < opt.warmup + opt.reps; ++rep) {
       auto run = cuda::cusparse_spgemm(a, b, cuda::CusparseSpgemmOptions{alg});
@@ -211,6 +211,11 @@ nlohmann::json run_typed(const Csr<double>& a, const Csr<double>& b, const GpuSp
   if (best_ms > 0) std::snprintf(speedup, sizeof speedup, "%.2fx", best_ms / t.total_ms);
   std::printf("%-26s %10.3f %10.1f %9s %10.1f  %lld tiles, %lld nnz\n", "tessera total", t.total_ms, gflops(t.total_ms),
               speedup, t.peak_bytes / kMiB, static_cast<long long>(t.info.c_tiles), static_cast<long long>(t.c.nnz()));
+  std::printf("tile pairs %lld; tile-rows by pairs: %lld warp, %lld block, %lld global-table; %lld MMA warp tasks, "
+              "%lld scattered A tiles\n",
+              static_cast<long long>(t.info.tile_pairs), static_cast<long long>(t.info.rows_small),
+              static_cast<long long>(t.info.rows_medium), static_cast<long long>(t.info.rows_large),
+              static_cast<long long>(t.info.pull_tasks), static_cast<long long>(t.info.push_tiles));
   if (opt.check) {
     // Bound (docs/spgemm-design.md): 2 n u (|A||B|)_ij with n <= the longest row of A.
     const auto ta = convert_values<T>(a), tb = convert_values<T>(b);

@@ -3,6 +3,8 @@
 //   tessera-amg --gen elasticity3d:16                      (rigid-body modes from the grid)
 //   tessera-amg --A matrix.mtx.gz [--b rhs.mtx] --smoother l1-jacobi --cycle W --history
 //   mpirun -np 4 tessera-amg --gen poisson3d:64 --compare hypre,gamg   (baselines side by side)
+// One rank: the serial reference hierarchy (CG or FGMRES). Several ranks (or --distributed):
+// each rank generates/reads its rows and the distributed AMG (amg::DistAmg) runs PCG.
 // Host backend for now. Prints the level table, the setup phases, iterations, the true final
 // relative residual, setup and solve times, complexities and AMG2023's figures of merit.
 // Exit codes: 0 converged, 1 not converged, 2 bad input.
@@ -15,6 +17,8 @@
 #include "amg/cycle.hpp"
 #include "amg/hierarchy_stats.hpp"
 #include "amg/krylov.hpp"
+#include "dist/communicator.hpp"
+#include "drivers/amg_distributed.hpp"
 #include "drivers/baselines/compare.hpp"
 #include "drivers/common/driver_main.hpp"
 #include "drivers/common/matrix_source.hpp"
@@ -31,7 +35,7 @@ struct Options {
   std::string b_file, json, compare, smoother = "chebyshev", cycle = "V", null_space = "auto", solver = "auto";
   double tol = 1e-8;
   int max_it = 500, block_size = 0, stagnation = 0;
-  bool history = false, resetup = false;
+  bool history = false, resetup = false, distributed = false;
   amg::AmgOptions amg;
 };
 
@@ -85,6 +89,7 @@ void add_options(CLI::App& app, Options& opt) {
       ->check(CLI::PositiveNumber);
   app.add_flag("--resetup", opt.resetup, "also time a re-setup with the same pattern (the repeated setup)");
   app.add_flag("--history", opt.history, "print the residual of every iteration");
+  app.add_flag("--distributed", opt.distributed, "run the distributed AMG even on one rank (always on several)");
   app.add_option("--compare", opt.compare,
                  "also solve with these baselines in the same run and print them side by side: hypre, gamg "
                  "(comma-separated; Debian's builds run on the CPU over the MPI ranks)");
@@ -141,6 +146,28 @@ nlohmann::json phases_json(const amg::SetupTimes& t) {
           {"p_smoothing", t.smoothing}, {"ptap", t.galerkin}, {"smoother", t.smoother}, {"coarse_factor", t.coarse}};
 }
 
+int run_distributed(const dist::Communicator& comm, const Options& opt, const std::vector<baselines::Baseline>& compare) {
+  TESSERA_REQUIRE_INPUT(opt.solver != "gmres", "the distributed AMG runs CG (FGMRES is serial for now)");
+  DistributedAmgOptions d;
+  d.a = opt.a;
+  d.b_file = opt.b_file;
+  d.null_space = opt.null_space;
+  d.block_size = opt.block_size;
+  d.tol = opt.tol;
+  d.max_iterations = opt.max_it;
+  d.stagnation_window = opt.stagnation;
+  d.history = opt.history;
+  d.resetup = opt.resetup;
+  d.amg = opt.amg;
+  d.compare = compare;
+  nlohmann::json out;
+  const int status = run_distributed_amg(comm, d, out);
+  out["smoother"] = opt.smoother;
+  out["cycle"] = opt.cycle;
+  if (comm.rank() == 0 && !opt.json.empty()) write_json(opt.json, out);
+  return status;
+}
+
 int run(int argc, char** argv) {
   Options opt;
   CLI::App app{"Tessera AMG: smoothed-aggregation AMG preconditioned CG / FGMRES (host reference backend)"};
@@ -153,6 +180,8 @@ int run(int argc, char** argv) {
   opt.amg.smoother = amg::parse_smoother(opt.smoother);
   opt.amg.cycle = amg::parse_cycle(opt.cycle);
   const std::vector<baselines::Baseline> compare = baselines::parse_baseline_list(opt.compare);  // fail fast
+  const dist::Communicator comm;
+  if (comm.size() > 1 || opt.distributed) return run_distributed(comm, opt, compare);
 
   const Csr<double> a = load_matrix(opt.a, "A (--A or --gen)");
   TESSERA_REQUIRE_INPUT(a.rows == a.cols, "A must be square, it is ", a.rows, "x", a.cols);

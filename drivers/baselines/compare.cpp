@@ -80,11 +80,13 @@ std::vector<BaselineResult> run_baselines(MPI_Comm comm, const std::vector<Basel
   MPI_Comm_rank(comm, &rank);
   MPI_Comm_size(comm, &ranks);
   const auto [begin, end] = node_aligned_range(a.rows, options.block_size, rank, ranks);
-  const RowBlock my_rows = row_block(a, begin, end);
-  const std::vector<double> my_b = slice(b, begin, end, 1);
   BaselineOptions mine = options;
   if (!options.coordinates.empty()) mine.coordinates = slice(options.coordinates, begin, end, 3);
+  return run_baselines(comm, which, row_block(a, begin, end), slice(b, begin, end, 1), mine);
+}
 
+std::vector<BaselineResult> run_baselines(MPI_Comm comm, const std::vector<Baseline>& which, const RowBlock& my_rows,
+                                          const std::vector<double>& my_b, const BaselineOptions& mine) {
   std::vector<BaselineResult> results;
   for (Baseline which_one : which) {
     if (which_one == Baseline::boomeramg) {

@@ -27,6 +27,11 @@ std::vector<Baseline> parse_baseline_list(const std::string& list);
 std::vector<BaselineResult> run_baselines(MPI_Comm comm, const std::vector<Baseline>& which, const Csr<double>& a,
                                           const std::vector<double>& b, const BaselineOptions& options);
 
+/// The same on rows already distributed: each rank passes its own rows (whole nodes,
+/// contiguous in rank order), its entries of b and, in `mine`, its rows' coordinates.
+std::vector<BaselineResult> run_baselines(MPI_Comm comm, const std::vector<Baseline>& which, const RowBlock& my_rows,
+                                          const std::vector<double>& my_b, const BaselineOptions& mine);
+
 /// The table: one row per solver, Tessera first, then each baseline's configuration.
 void print_comparison(std::FILE* out, double rtol, const BaselineResult& tessera,
                       const std::vector<BaselineResult>& baselines);

@@ -6,3 +6,30 @@ target_sources(tessera_local PUBLIC FILE_SET HEADERS BASE_DIRS ${PROJECT_SOURCE_
   ${CMAKE_CURRENT_LIST_DIR}/device_matrix.hpp)
 target_sources(tessera_local PRIVATE
   ${CMAKE_CURRENT_LIST_DIR}/device_buffer.cu)
+# Tile SpGEMM (tensor cores), device CSR<->tile conversion, cuSPARSE SpGEMM baseline.
+target_sources(tessera_local PUBLIC FILE_SET HEADERS BASE_DIRS ${PROJECT_SOURCE_DIR} FILES
+  ${CMAKE_CURRENT_LIST_DIR}/tile_spgemm.hpp
+  ${CMAKE_CURRENT_LIST_DIR}/tile_convert.hpp
+  ${CMAKE_CURRENT_LIST_DIR}/cusparse_spgemm.hpp)
+target_sources(tessera_local PRIVATE
+  ${CMAKE_CURRENT_LIST_DIR}/tile_spgemm_symbolic.cu
+  ${CMAKE_CURRENT_LIST_DIR}/tile_spgemm_plan.cu
+  ${CMAKE_CURRENT_LIST_DIR}/tile_spgemm_numeric.cu
+  ${CMAKE_CURRENT_LIST_DIR}/tile_compact.cu
+  ${CMAKE_CURRENT_LIST_DIR}/tile_convert.cu
+  ${CMAKE_CURRENT_LIST_DIR}/cusparse_spgemm.cu)
+# SpMV / SpMM / fused smoother / cuSPARSE baseline / bandwidth (issue 4)
+target_sources(tessera_local PUBLIC FILE_SET HEADERS BASE_DIRS ${PROJECT_SOURCE_DIR} FILES
+  ${CMAKE_CURRENT_LIST_DIR}/spmv_plan.hpp
+  ${CMAKE_CURRENT_LIST_DIR}/spmv.hpp
+  ${CMAKE_CURRENT_LIST_DIR}/spmm.hpp
+  ${CMAKE_CURRENT_LIST_DIR}/fused_smoother.hpp
+  ${CMAKE_CURRENT_LIST_DIR}/cusparse_spmv.hpp
+  ${CMAKE_CURRENT_LIST_DIR}/bandwidth.hpp)
+target_sources(tessera_local PRIVATE
+  ${CMAKE_CURRENT_LIST_DIR}/spmv_plan.cu
+  ${CMAKE_CURRENT_LIST_DIR}/spmv.cu
+  ${CMAKE_CURRENT_LIST_DIR}/spmm.cu
+  ${CMAKE_CURRENT_LIST_DIR}/fused_smoother.cu
+  ${CMAKE_CURRENT_LIST_DIR}/cusparse_spmv.cu
+  ${CMAKE_CURRENT_LIST_DIR}/bandwidth.cu)

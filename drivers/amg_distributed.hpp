@@ -1,0 +1,32 @@
+#pragma once
+// The distributed mode of tessera-amg (several ranks, or --distributed): each rank generates or
+// reads only its rows, the hierarchy is amg::DistAmg (the serial reference's phases on
+// dist::DistMatrix), the solve dist_pcg; --compare hands hypre and GAMG the same rows.
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "amg/options.hpp"
+#include "dist/communicator.hpp"
+#include "drivers/baselines/compare.hpp"
+#include "drivers/common/matrix_source.hpp"
+
+namespace tessera::driver {
+
+struct DistributedAmgOptions {
+  MatrixSource a;
+  std::string b_file;                 // Matrix Market array; default all ones
+  std::string null_space = "auto";    // auto | constant | rigid-body
+  int block_size = 0;                 // 0: from the generator, else 1
+  double tol = 1e-8;
+  int max_iterations = 500, stagnation_window = 0;
+  bool history = false, resetup = false;
+  amg::AmgOptions amg;
+  std::vector<baselines::Baseline> compare;
+};
+
+/// Collective. Returns 0 when converged, kExitCheckFailed otherwise; fills `out` on rank 0.
+int run_distributed_amg(const dist::Communicator& comm, const DistributedAmgOptions& options, nlohmann::json& out);
+
+}  // namespace tessera::driver

@@ -1,0 +1,185 @@
+// CSR -> tiles: key every entry by (tile, bit) = ((I * tile_cols + J) << 6) | (r%8 * 8 + c%8),
+// radix sort (CUB) the keys with the entry indices, so each tile's entries come out in bit
+// order; run-length encoding of the tile keys gives the tiles and their value counts.
+// Tiles -> CSR: one thread per row counts, a scan gives row_ptr, one thread per row fills
+// (tiles are sorted by column, bits within a tile row by column: rows come out sorted).
+#include <cub/device/device_radix_sort.cuh>
+#include <cub/device/device_run_length_encode.cuh>
+
+#include "local/cuda/cub_call.cuh"
+#include "local/cuda/tile_convert.hpp"
+#include "local/cuda/tile_device.cuh"
+#include "local/cuda/tile_spgemm_internal.hpp"
+
+namespace tessera::cuda {
+namespace {
+
+constexpr int kBlock = 256;
+
+__global__ void entry_keys(const std::int64_t* row_ptr, const std::int32_t* col, std::int64_t rows,
+                           std::int64_t tile_cols, std::uint64_t* keys, std::int64_t* index) {
+  const std::int64_t r = blockIdx.x * std::int64_t(blockDim.x) + threadIdx.x;
+  if (r >= rows) return;
+  const std::uint64_t tile_row_key = static_cast<std::uint64_t>(r / tile::kDim) * tile_cols;
+  const int in_row = static_cast<int>(r % tile::kDim);
+  for (std::int64_t e = row_ptr[r]; e < row_ptr[r + 1]; ++e) {
+    const std::int32_t c = col[e];
+    keys[e] = ((tile_row_key + c / tile::kDim) << 6) | tile::bit_index(in_row, c % tile::kDim);
+    index[e] = e;
+  }
+}
+
+template <class T>
+__global__ void gather_values(const T* in, const std::int64_t* index, std::int64_t n, T* out,
+                              const std::uint64_t* keys, std::uint64_t* tile_keys) {
+  const std::int64_t e = blockIdx.x * std::int64_t(blockDim.x) + threadIdx.x;
+  if (e >= n) return;
+  out[e] = in[index[e]];
+  tile_keys[e] = keys[e] >> 6;
+}
+
+__global__ void tile_fields(const std::uint64_t* unique_keys, const std::int64_t* offset, const std::uint64_t* keys,
+                            std::int64_t tiles, std::int64_t tile_cols, std::int32_t* tile_col,
+                            std::uint64_t* bitmap) {
+  const std::int64_t p = blockIdx.x * std::int64_t(blockDim.x) + threadIdx.x;
+  if (p >= tiles) return;
+  std::uint64_t bm = 0;
+  for (std::int64_t e = offset[p]; e < offset[p + 1]; ++e) bm |= std::uint64_t{1} << (keys[e] & 63u);
+  bitmap[p] = bm;
+  tile_col[p] = static_cast<std::int32_t>(unique_keys[p] % tile_cols);
+}
+
+/// tile_row_ptr[I] = number of tiles whose key is below I * tile_cols (lower bound).
+__global__ void tile_row_starts(const std::uint64_t* unique_keys, std::int64_t tiles, std::int64_t tile_rows,
+                                std::int64_t tile_cols, std::int64_t* tile_row_ptr) {
+  const std::int64_t i = blockIdx.x * std::int64_t(blockDim.x) + threadIdx.x;
+  if (i > tile_rows) return;
+  const std::uint64_t key = static_cast<std::uint64_t>(i) * tile_cols;
+  std::int64_t lo = 0, hi = tiles;
+  while (lo < hi) {
+    const std::int64_t mid = (lo + hi) / 2;
+    if (unique_keys[mid] < key) lo = mid + 1;
+    else hi = mid;
+  }
+  tile_row_ptr[i] = lo;
+}
+
+int bits_for(std::uint64_t max_value) {
+  int bits = 1;
+  while (bits < 64 && (max_value >> bits)) ++bits;
+  return bits;
+}
+
+template <class T>
+__global__ void row_lengths(TileView<const T> a, std::int64_t rows, std::int64_t* lengths) {
+  const std::int64_t r = blockIdx.x * std::int64_t(blockDim.x) + threadIdx.x;
+  if (r >= rows) return;
+  const std::int64_t tr = r / tile::kDim;
+  std::int64_t n = 0;
+  for (std::int64_t p = a.row_ptr[tr]; p < a.row_ptr[tr + 1]; ++p) n += tile::popcount(tile::row_mask(a.bitmap[p], r % tile::kDim));
+  lengths[r] = n;
+}
+
+template <class T>
+__global__ void fill_rows(TileView<const T> a, std::int64_t rows, const std::int64_t* row_ptr, std::int32_t* col,
+                          T* values) {
+  const std::int64_t r = blockIdx.x * std::int64_t(blockDim.x) + threadIdx.x;
+  if (r >= rows) return;
+  const std::int64_t tr = r / tile::kDim;
+  const int in_row = static_cast<int>(r % tile::kDim);
+  std::int64_t out = row_ptr[r];
+  for (std::int64_t p = a.row_ptr[tr]; p < a.row_ptr[tr + 1]; ++p) {
+    const std::uint64_t bm = a.bitmap[p];
+    for (unsigned mask = tile::row_mask(bm, in_row); mask; mask &= mask - 1) {
+      const int c = __ffs(mask) - 1, bit = tile::bit_index(in_row, c);
+      col[out] = a.col[p] * tile::kDim + c;
+      values[out++] = a.values[a.offset[p] + tile::rank_below(bm, bit)];
+    }
+  }
+}
+
+}  // namespace
+
+template <class T>
+DeviceTileMatrix<T> to_tiles(const DeviceCsr<T>& a, cudaStream_t s) {
+  DeviceTileMatrix<T> t;
+  t.rows = a.rows;
+  t.cols = a.cols;
+  t.nnz = a.nnz;
+  const std::int64_t nnz = a.nnz, tile_rows = t.tile_rows(), tile_cols = t.tile_cols();
+  t.tile_row_ptr.allocate(tile_rows + 1, s);
+  t.values.allocate(nnz, s);
+  if (nnz == 0) {
+    t.tile_row_ptr.fill_bytes(0, s);
+    t.value_offset.allocate(1, s);
+    t.value_offset.fill_bytes(0, s);
+    return t;
+  }
+  DeviceBuffer<std::uint64_t> keys(nnz, s), sorted_keys(nnz, s);
+  {
+    DeviceBuffer<std::int64_t> index(nnz, s), sorted_index(nnz, s);
+    entry_keys<<<grid_for(a.rows, kBlock), kBlock, 0, s>>>(a.row_ptr.data(), a.col_idx.data(), a.rows, tile_cols,
+                                                         keys.data(), index.data());
+    TESSERA_CHECK_LAUNCH();
+    const int end_bit = 6 + bits_for(static_cast<std::uint64_t>(tile_rows) * tile_cols);
+    cub_call(s, [&](void* tmp, std::size_t& n) {
+      return cub::DeviceRadixSort::SortPairs(tmp, n, keys.data(), sorted_keys.data(), index.data(),
+                                             sorted_index.data(), nnz, 0, end_bit, s);
+    });
+    gather_values<T><<<grid_for(nnz, kBlock), kBlock, 0, s>>>(a.values.data(), sorted_index.data(), nnz,
+                                                             t.values.data(), sorted_keys.data(), keys.data());
+    TESSERA_CHECK_LAUNCH();
+  }
+  // keys now holds the tile key of each sorted entry.
+  DeviceBuffer<std::uint64_t> unique_keys(nnz, s);
+  DeviceBuffer<std::int64_t> counts(nnz, s), runs(1, s);
+  cub_call(s, [&](void* tmp, std::size_t& n) {
+    return cub::DeviceRunLengthEncode::Encode(tmp, n, keys.data(), unique_keys.data(), counts.data(), runs.data(),
+                                              nnz, s);
+  });
+  t.num_tiles = read_scalar(runs.data(), s);
+  t.value_offset.allocate(t.num_tiles + 1, s);
+  exclusive_scan_total(counts.data(), t.value_offset.data(), t.num_tiles, s);
+  t.tile_col.allocate(t.num_tiles, s);
+  t.bitmap.allocate(t.num_tiles, s);
+  tile_fields<<<grid_for(t.num_tiles, kBlock), kBlock, 0, s>>>(unique_keys.data(), t.value_offset.data(),
+                                                              sorted_keys.data(), t.num_tiles, tile_cols,
+                                                              t.tile_col.data(), t.bitmap.data());
+  TESSERA_CHECK_LAUNCH();
+  tile_row_starts<<<grid_for(tile_rows + 1, kBlock), kBlock, 0, s>>>(unique_keys.data(), t.num_tiles, tile_rows,
+                                                                    tile_cols, t.tile_row_ptr.data());
+  TESSERA_CHECK_LAUNCH();
+  return t;
+}
+
+template <class T>
+DeviceCsr<T> to_csr(const DeviceTileMatrix<T>& a, cudaStream_t s) {
+  DeviceCsr<T> c;
+  c.rows = a.rows;
+  c.cols = a.cols;
+  const auto av = view_of<const T>(a);
+  DeviceBuffer<std::int64_t> lengths(a.rows, s);
+  if (a.rows) {
+    row_lengths<T><<<grid_for(a.rows, kBlock), kBlock, 0, s>>>(av, a.rows, lengths.data());
+    TESSERA_CHECK_LAUNCH();
+  }
+  c.row_ptr.allocate(a.rows + 1, s);
+  c.nnz = exclusive_scan_total(lengths.data(), c.row_ptr.data(), a.rows, s);
+  c.col_idx.allocate(c.nnz, s);
+  c.values.allocate(c.nnz, s);
+  if (a.rows) {
+    fill_rows<T><<<grid_for(a.rows, kBlock), kBlock, 0, s>>>(av, a.rows, c.row_ptr.data(), c.col_idx.data(),
+                                                            c.values.data());
+    TESSERA_CHECK_LAUNCH();
+  }
+  return c;
+}
+
+template DeviceTileMatrix<double> to_tiles(const DeviceCsr<double>&, cudaStream_t);
+template DeviceTileMatrix<float> to_tiles(const DeviceCsr<float>&, cudaStream_t);
+template DeviceTileMatrix<Half> to_tiles(const DeviceCsr<Half>&, cudaStream_t);
+template DeviceCsr<double> to_csr(const DeviceTileMatrix<double>&, cudaStream_t);
+template DeviceCsr<float> to_csr(const DeviceTileMatrix<float>&, cudaStream_t);
+template DeviceCsr<Half> to_csr(const DeviceTileMatrix<Half>&, cudaStream_t);
+
+}  // namespace tessera::cuda

@@ -1,0 +1,82 @@
+#pragma once
+// C = A*B on one GPU on the 8x8 bitmap tile format, with the tile products on tensor cores.
+//
+//   TileSpgemm<T> plan(options, stream);
+//   plan.symbolic(a, b, c);     // pattern of C (exact, from bitmap boolean products), work lists
+//   plan.numeric(a, b, c);      // values of C; repeatable on new values with the same patterns
+//
+// T = double (FP64 MMA m16n8k8, the default), float (exact FP32 FMA tile products) or Half
+// (FP16 MMA m16n8k8 with FP32 accumulation; C is float). TileProduct::fma runs the same
+// pipeline with FMA tile products instead of MMA (to measure what the tensor cores bring).
+// The pipeline and the error bounds are described in docs/spgemm-design.md.
+#include <cstdint>
+
+#include "local/core/half.hpp"
+#include "local/cuda/device_matrix.hpp"
+
+namespace tessera::cuda {
+
+enum class TileProduct { tensor_core, fma };
+
+struct TileSpgemmOptions {
+  TileProduct product = TileProduct::tensor_core;
+  /// multiply(): remove entries that are exactly zero after the numeric phase (cancellation).
+  bool drop_zeros = false;
+};
+
+/// Value type of C for inputs of type T: FP16 inputs accumulate (and are stored) in FP32.
+template <class T> struct SpgemmOutput { using type = T; };
+template <> struct SpgemmOutput<Half> { using type = float; };
+template <class T> using spgemm_output_t = typename SpgemmOutput<T>::type;
+
+/// What the symbolic phase found (sizes and load-balance bins), for reports and tests.
+struct TileSpgemmInfo {
+  std::int64_t tile_pairs = 0;  // (A tile, B tile) pairs with matching inner index
+  std::int64_t c_tiles = 0, c_nnz = 0;
+  std::int64_t rows_small = 0, rows_medium = 0, rows_large = 0;  // symbolic bins (by pairs)
+  std::int64_t pull_tasks = 0;  // warp tasks of the MMA kernel (one pair of C tiles each)
+  std::int64_t push_tiles = 0;  // A tiles of the skewed rows done by scatter (FMA + atomics)
+};
+
+template <class T>
+class TileSpgemm {
+ public:
+  using Out = spgemm_output_t<T>;
+
+  explicit TileSpgemm(TileSpgemmOptions options = {}, cudaStream_t stream = nullptr)
+      : options_(options), stream_(stream) {}
+
+  /// Structure of C = A*B (tile_row_ptr, tile_col, bitmap, value_offset; values allocated,
+  /// not written). InputError if a.cols != b.rows.
+  void symbolic(const DeviceTileMatrix<T>& a, const DeviceTileMatrix<T>& b, DeviceTileMatrix<Out>& c);
+
+  /// Every value of C. a, b and c must have the patterns that symbolic() saw (only the sizes
+  /// are checked). FP16: InputError if an input value is Inf or NaN.
+  void numeric(const DeviceTileMatrix<T>& a, const DeviceTileMatrix<T>& b, DeviceTileMatrix<Out>& c);
+
+  const TileSpgemmInfo& info() const { return info_; }
+
+ private:
+  TileSpgemmOptions options_;
+  cudaStream_t stream_;
+  TileSpgemmInfo info_;
+  bool have_symbolic_ = false;
+  std::int64_t a_tiles_ = 0, b_tiles_ = 0;
+  // Work lists kept for numeric(): MMA tasks (row, first C tile), scatter rows and A tiles.
+  DeviceBuffer<std::int32_t> pull_row_;
+  DeviceBuffer<std::int64_t> pull_tile_;
+  DeviceBuffer<std::int32_t> push_rows_;
+  DeviceBuffer<std::int64_t> push_a_tile_;
+  DeviceBuffer<std::int32_t> push_a_row_;
+};
+
+/// C without the entries that are exactly zero (tiles left empty are removed).
+template <class T>
+DeviceTileMatrix<T> drop_zeros(const DeviceTileMatrix<T>& c, cudaStream_t stream = nullptr);
+
+/// One-shot product: symbolic, numeric and (options.drop_zeros) compaction.
+template <class T>
+DeviceTileMatrix<spgemm_output_t<T>> multiply(const DeviceTileMatrix<T>& a, const DeviceTileMatrix<T>& b,
+                                              const TileSpgemmOptions& options = {}, cudaStream_t stream = nullptr);
+
+}  // namespace tessera::cuda

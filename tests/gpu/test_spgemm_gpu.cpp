@@ -1,0 +1,208 @@
+// Tile SpGEMM on the GPU against the host reference (tessera::ref::spgemm): every precision
+// and tile-product path, random (fresh seeds), structured and odd-sized inputs, culled and
+// empty products, cancellation, symbolic reuse, bad input. Every numeric phase writes into
+// poisoned (NaN) outputs, so an unwritten value fails the comparison.
+#include <gtest/gtest.h>
+
+#include <vector>
+
+#include "local/core/error.hpp"
+#include "local/gen/generators.hpp"
+#include "spgemm_test_support.hpp"
+#include "support/random_matrix.hpp"
+
+namespace tessera {
+namespace {
+
+using cuda::TileProduct;
+using cuda::TileSpgemmOptions;
+using testing::RandomSpec;
+using testing::expect_matches_reference;
+using testing::gpu_product;
+using testing::random_csr;
+
+struct Shape {
+  std::int64_t m, k, n;
+};
+const Shape kOddShapes[] = {{0, 0, 0}, {1, 1, 1},   {0, 5, 3},   {5, 0, 3},   {5, 3, 0},    {7, 9, 13},
+                            {8, 8, 8}, {9, 17, 33}, {63, 65, 17}, {100, 3, 100}, {3, 100, 3}, {130, 121, 140}};
+
+/// Every odd shape and density, A*B in value type T on `product`, checked against the reference.
+template <class T>
+void check_random_products(TileProduct product) {
+  const std::uint64_t seed = testing::fresh_seed();
+  SCOPED_TRACE("seed " + std::to_string(seed));
+  int i = 0;
+  for (const Shape& s : kOddShapes) {
+    for (double density : {0.0, 0.03, 0.2, 0.7}) {
+      SCOPED_TRACE(std::to_string(s.m) + "x" + std::to_string(s.k) + " * " + std::to_string(s.k) + "x" +
+                   std::to_string(s.n) + " density " + std::to_string(density));
+      const auto a = convert_values<T>(random_csr(RandomSpec{s.m, s.k, density, 0.1, 0.1, i % 3 == 0}, seed + i));
+      const auto b = convert_values<T>(random_csr(RandomSpec{s.k, s.n, density, 0.1, 0.1, i % 3 == 1}, seed + i + 1));
+      ++i;
+      const auto c = gpu_product(a, b, TileSpgemmOptions{product});
+      expect_matches_reference(a, b, c.c);
+    }
+  }
+}
+
+TEST(TileSpgemmGpu, SmallFp64TensorCore) { check_random_products<double>(TileProduct::tensor_core); }
+TEST(TileSpgemmGpu, SmallFp64Fma) { check_random_products<double>(TileProduct::fma); }
+TEST(TileSpgemmGpu, SmallFp32) { check_random_products<float>(TileProduct::tensor_core); }
+TEST(TileSpgemmGpu, SmallFp16TensorCore) { check_random_products<Half>(TileProduct::tensor_core); }
+TEST(TileSpgemmGpu, SmallFp16Fma) { check_random_products<Half>(TileProduct::fma); }
+
+/// One tile of A against two tiles of B (one MMA pair), every fragment position: integer
+/// values make the product exact, so any misplaced register is an exact mismatch.
+TEST(TileSpgemmGpu, SmallSingleTilePairsAreExact) {
+  const std::uint64_t seed = testing::fresh_seed();
+  SCOPED_TRACE("seed " + std::to_string(seed));
+  for (int trial = 0; trial < 20; ++trial) {
+    const auto a = random_csr(RandomSpec{8, 8, 0.6, 0, 0, false, true}, seed + 2 * trial);
+    const auto b = random_csr(RandomSpec{8, 16, 0.6, 0, 0, false, true}, seed + 2 * trial + 1);
+    for (TileProduct p : {TileProduct::tensor_core, TileProduct::fma}) {
+      const auto c = gpu_product(a, b, TileSpgemmOptions{p});
+      EXPECT_EQ(c.c, ref::spgemm(a, b)) << "trial " << trial;
+    }
+  }
+}
+
+/// Generated problems: grids (regular rows) and R-MAT (power-law rows: every bin and the
+/// scatter path), A*A in fp64 on both paths and in fp16.
+TEST(TileSpgemmGpu, StructuredProblems) {
+  for (const char* spec : {"poisson3d:10", "poisson3d27:7", "elasticity3d:4", "rmat:11:8", "random:300:9"}) {
+    SCOPED_TRACE(spec);
+    const Csr<double> a = gen::generate(gen::parse_spec(spec));
+    for (TileProduct p : {TileProduct::tensor_core, TileProduct::fma}) expect_matches_reference(a, a, gpu_product(a, a, TileSpgemmOptions{p}).c);
+    const auto ah = convert_values<Half>(a);
+    expect_matches_reference(ah, ah, gpu_product(ah, ah).c);
+  }
+}
+
+TEST(TileSpgemmGpu, SkewedRowsUseEveryBinAndScatter) {
+  const std::uint64_t seed = testing::fresh_seed();
+  SCOPED_TRACE("seed " + std::to_string(seed));
+  // A: a dense row (thousands of pairs: the global-table bin) over random rows.
+  const auto a = random_csr(RandomSpec{600, 600, 0.005, 0.05, 0, true}, seed);
+  // P: a permutation: each B tile-row holds few tiles, all in different columns, so the dense
+  // tile-row of A*P has many A tiles and many C tiles but few pairs: the scatter path.
+  std::vector<std::int64_t> rows(600), cols(600);
+  std::vector<double> ones(600, 1.0);
+  for (std::int64_t i = 0; i < 600; ++i) rows[i] = i, cols[i] = (i * 257) % 600;
+  const auto p = csr_from_triplets<double>(600, 600, rows, cols, ones);
+  const auto ap = gpu_product(a, p);
+  expect_matches_reference(a, p, ap.c);
+  EXPECT_GT(ap.info.push_tiles, 0);
+  const auto aa = gpu_product(a, a);
+  expect_matches_reference(a, a, aa.c);
+  EXPECT_GT(aa.info.rows_large, 0);
+  EXPECT_GT(aa.info.rows_small + aa.info.rows_medium, 0);
+  const auto medium = random_csr(RandomSpec{256, 256, 0.25, 0, 0}, seed + 1);
+  const auto mm = gpu_product(medium, medium);
+  expect_matches_reference(medium, medium, mm.c);
+  EXPECT_GT(mm.info.rows_medium, 0);
+}
+
+TEST(TileSpgemmGpu, RectangularProducts) {
+  const std::uint64_t seed = testing::fresh_seed();
+  SCOPED_TRACE("seed " + std::to_string(seed));
+  const auto a = random_csr(RandomSpec{37, 250, 0.1, 0.1, 0.1}, seed);
+  const auto b = random_csr(RandomSpec{250, 23, 0.1, 0.1, 0.1}, seed + 1);
+  const auto c = random_csr(RandomSpec{23, 41, 0.3, 0.1, 0.1}, seed + 2);
+  expect_matches_reference(a, b, gpu_product(a, b).c);
+  expect_matches_reference(b, c, gpu_product(b, c).c);
+}
+
+TEST(TileSpgemmGpu, EmptyAndCulledProducts) {
+  // A uses only columns 0-3 of each tile, B only rows 4-7: every tile pair matches (same K)
+  // but every boolean product is empty, so C has no tiles at all.
+  std::vector<std::int64_t> ar, ac, br, bc;
+  for (std::int64_t i = 0; i < 40; ++i) {
+    ar.push_back(i), ac.push_back((i % 5) * 8 + i % 4);
+    br.push_back((i % 5) * 8 + 4 + i % 4), bc.push_back(i);
+  }
+  const auto a = csr_from_triplets<double>(40, 40, ar, ac, std::vector<double>(40, 2.0));
+  const auto b = csr_from_triplets<double>(40, 40, br, bc, std::vector<double>(40, 3.0));
+  const auto c = gpu_product(a, b);
+  EXPECT_GT(c.info.tile_pairs, 0);
+  EXPECT_EQ(c.info.c_tiles, 0);
+  EXPECT_EQ(c.c.nnz(), 0);
+  expect_matches_reference(a, b, c.c);
+  // Structurally empty: no matching inner index at all.
+  const auto z = gpu_product(a, Csr<double>::empty(40, 17));
+  EXPECT_EQ(z.info.tile_pairs, 0);
+  EXPECT_EQ(z.c.nnz(), 0);
+}
+
+/// A = [X X; W 0], B = [Y; -Y]: C = [XY - XY; WY], exact zeros in the top block (integers).
+TEST(TileSpgemmGpu, CancellationKeepsOrDropsZeros) {
+  const std::uint64_t seed = testing::fresh_seed();
+  SCOPED_TRACE("seed " + std::to_string(seed));
+  const auto x = random_csr(RandomSpec{21, 13, 0.3, 0, 0, false, true}, seed);
+  const auto w = random_csr(RandomSpec{19, 13, 0.3, 0, 0, false, true}, seed + 1);
+  const auto y = random_csr(RandomSpec{13, 29, 0.3, 0, 0, false, true}, seed + 2);
+  std::vector<std::int64_t> ar, ac, br, bc;
+  std::vector<double> av, bv;
+  for (std::int64_t i = 0; i < 21; ++i)
+    for (std::int64_t e = x.row_ptr[i]; e < x.row_ptr[i + 1]; ++e)
+      for (int copy = 0; copy < 2; ++copy) ar.push_back(i), ac.push_back(x.col_idx[e] + 13 * copy), av.push_back(x.values[e]);
+  for (std::int64_t i = 0; i < 19; ++i)
+    for (std::int64_t e = w.row_ptr[i]; e < w.row_ptr[i + 1]; ++e) ar.push_back(21 + i), ac.push_back(w.col_idx[e]), av.push_back(w.values[e]);
+  for (std::int64_t i = 0; i < 13; ++i)
+    for (std::int64_t e = y.row_ptr[i]; e < y.row_ptr[i + 1]; ++e)
+      for (int copy = 0; copy < 2; ++copy)
+        br.push_back(i + 13 * copy), bc.push_back(y.col_idx[e]), bv.push_back(copy ? -y.values[e] : y.values[e]);
+  const auto a = csr_from_triplets<double>(40, 26, ar, ac, av);
+  const auto b = csr_from_triplets<double>(26, 29, br, bc, bv);
+  for (TileProduct p : {TileProduct::tensor_core, TileProduct::fma}) {
+    const auto kept = gpu_product(a, b, TileSpgemmOptions{p, false});
+    expect_matches_reference(a, b, kept.c, true);
+    const auto dropped = gpu_product(a, b, TileSpgemmOptions{p, true});
+    expect_matches_reference(a, b, dropped.c, false);
+    EXPECT_LT(dropped.c.nnz(), kept.c.nnz());
+    for (double v : dropped.c.values) EXPECT_NE(v, 0.0);
+  }
+}
+
+/// One symbolic phase, two numeric phases on new values with the same patterns.
+TEST(TileSpgemmGpu, SymbolicReuseWithNewValues) {
+  const std::uint64_t seed = testing::fresh_seed();
+  SCOPED_TRACE("seed " + std::to_string(seed));
+  auto a = random_csr(RandomSpec{150, 140, 0.05, 0.1, 0, true}, seed);
+  auto b = random_csr(RandomSpec{140, 130, 0.05, 0, 0.1}, seed + 1);
+  auto da = cuda::to_tiles(cuda::upload(a)), db = cuda::to_tiles(cuda::upload(b));
+  cuda::TileSpgemm<double> plan;
+  cuda::DeviceTileMatrix<double> dc;
+  plan.symbolic(da, db, dc);
+  for (int round = 0; round < 2; ++round) {
+    if (round == 1) {  // new values, same patterns: rebuild the inputs' device tiles
+      for (auto& v : a.values) v = 3.0 * v - 0.5;
+      for (auto& v : b.values) v = -v * v;
+      da = cuda::to_tiles(cuda::upload(a));
+      db = cuda::to_tiles(cuda::upload(b));
+    }
+    dc.values.fill_bytes(0xff);
+    plan.numeric(da, db, dc);
+    expect_matches_reference(a, b, download(cuda::to_csr(dc)));
+  }
+}
+
+TEST(TileSpgemmGpu, BadInputIsAnInputError) {
+  const auto a = random_csr(RandomSpec{10, 12, 0.3}, 1), b = random_csr(RandomSpec{11, 10, 0.3}, 2);
+  cuda::TileSpgemm<double> plan;
+  cuda::DeviceTileMatrix<double> c;
+  const auto da = cuda::to_tiles(cuda::upload(a)), db = cuda::to_tiles(cuda::upload(b));
+  EXPECT_THROW(plan.symbolic(da, db, c), InputError);
+  EXPECT_THROW(plan.numeric(da, da, c), InputError);  // no symbolic yet
+  // FP16: an Inf in the device values is refused with a clear message.
+  auto h = convert_values<Half>(random_csr(RandomSpec{9, 9, 0.5}, 3));
+  h.values.at(0).bits = 0x7c00;  // +Inf
+  const auto dh = cuda::to_tiles(cuda::upload(h));
+  cuda::TileSpgemm<Half> half_plan;
+  cuda::DeviceTileMatrix<float> hc;
+  half_plan.symbolic(dh, dh, hc);
+  EXPECT_THROW(half_plan.numeric(dh, dh, hc), InputError);
+}
+
+}  // namespace
+}  // namespace tessera
