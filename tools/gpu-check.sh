@@ -1,55 +1,38 @@
 #!/usr/bin/env bash
-# One call on the GPU machine checks everything and times everything:
-#   1. the `gpu` tests (every test binary whose name contains _gpu),
-#   2. compute-sanitizer memcheck on small cases of each,
-#   3. the benchmark drivers side by side with cuSPARSE,
-# writing every log under $OUT (default ./gpu-check-out) and a summary table last.
-# Usage (on the GPU machine, from the repo root, with the build folder carried):
-#   BUILD=build-gpu tools/gpu-check.sh [tests|sanitize|bench|all]
-set -uo pipefail
+# One call on the GPU machine checks everything and times everything, writing logs under $OUT:
+#   - the SpGEMM part (tools/gpu-spgemm-check.sh: tile SpGEMM tests, memcheck, timings vs cuSPARSE),
+#   - the SpMV/SpMM part (tools/gpu-spmv-check.sh: tests, memcheck, timings vs cuSPARSE),
+#   - the NCCL transport tests of dist/ on 1 rank and on one rank per GPU.
+# With two or more GPUs the SpGEMM and SpMV parts run at the same time, one per GPU.
+# Usage, from the repository root on the GPU machine with the build folder carried:
+#   BUILD=build-gpu OUT=$OUT tools/gpu-check.sh
+set -u
 BUILD=${BUILD:-build-gpu}
 OUT=${OUT:-$PWD/gpu-check-out}
-WHAT=${1:-all}
-mkdir -p "$OUT"
+mkdir -p "$OUT/spgemm" "$OUT/spmv"
 export NCCL_NVLS_ENABLE=0   # NVLink multicast stays off on shared hosts
-summary=()
+export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_rmaps_base_oversubscribe=1
+gpus=$(nvidia-smi --list-gpus | wc -l)
+nvidia-smi --query-gpu=index,name,memory.total,clocks.max.sm --format=csv | tee "$OUT/device.txt"
+git -C "$PWD" rev-parse HEAD >>"$OUT/device.txt" 2>/dev/null
 
-note() { echo "== $*" | tee -a "$OUT/summary.log"; }
+second_gpu=0
+[ "$gpus" -ge 2 ] && second_gpu=1
+CUDA_VISIBLE_DEVICES=0 BUDGET=${SPGEMM_BUDGET:-420} tools/gpu-spgemm-check.sh "$BUILD" "$OUT/spgemm" all \
+  >"$OUT/spgemm-summary.txt" 2>&1 &
+spgemm=$!
+[ "$second_gpu" = 0 ] && wait $spgemm
+CUDA_VISIBLE_DEVICES=$second_gpu SWEEP=${SWEEP-} BUILD=$BUILD OUT=$OUT/spmv tools/gpu-spmv-check.sh tests spmv spmm \
+  >"$OUT/spmv-summary.txt" 2>&1
+wait $spgemm
 
-run_logged() {  # name, command...
-  local name=$1; shift
-  local start=$SECONDS
-  "$@" >"$OUT/$name.log" 2>&1
-  local rc=$?
-  summary+=("$(printf '%-40s rc=%-3d %4ds' "$name" "$rc" $((SECONDS - start)))")
-  note "$name rc=$rc ($((SECONDS - start)) s)"
-  tail -n 3 "$OUT/$name.log"
-  return $rc
-}
+for n in 1 "$gpus"; do
+  echo "== NCCL transport, $n rank(s)" | tee -a "$OUT/nccl.txt"
+  mpirun -np "$n" "$BUILD/tests/test_dist_nccl_transport" >>"$OUT/nccl.txt" 2>&1
+  echo "rc=$?" | tee -a "$OUT/nccl.txt"
+done
 
-nvidia-smi --query-gpu=name,memory.total,clocks.max.sm,driver_version --format=csv >"$OUT/device.txt" 2>&1
-cat "$OUT/device.txt"
-
-gpu_tests() { find "$BUILD/tests" -maxdepth 1 -type f -perm -u+x -name '*_gpu*' | sort; }
-
-if [[ $WHAT == all || $WHAT == tests ]]; then
-  for t in $(gpu_tests); do run_logged "test-$(basename "$t")" "$t" --gtest_color=no; done
-fi
-
-if [[ $WHAT == all || $WHAT == sanitize ]]; then
-  for t in $(gpu_tests); do
-    run_logged "memcheck-$(basename "$t")" compute-sanitizer --tool memcheck --error-exitcode 9 \
-      "$t" --gtest_filter='*Small*:*Odd*:*Empty*:*Tiny*' --gtest_color=no
-  done
-fi
-
-if [[ $WHAT == all || $WHAT == bench ]]; then
-  for spec in poisson3d:128 poisson3d27:96 elasticity3d:48 rmat:20:16 random:2000000:16; do
-    for op in AA AAT; do
-      run_logged "spgemm-${spec//:/_}-$op" "$BUILD/drivers/tessera-spgemm" --gen "$spec" --op "$op" \
-        --backend gpu --compare cusparse --check --json "$OUT/spgemm-${spec//:/_}-$op.json"
-    done
-  done
-fi
-
-printf '%s\n' "${summary[@]}" | tee "$OUT/summary.txt"
+(cd "$OUT" && tar czf spmv-logs.tgz spmv && rm -rf spmv)
+echo "===== SpGEMM";  cat "$OUT/spgemm-summary.txt"
+echo "===== SpMV/SpMM"; tail -n 60 "$OUT/spmv-summary.txt"
+echo "===== NCCL";    grep -E "PASSED|FAILED|rc=|SKIPPED" "$OUT/nccl.txt"

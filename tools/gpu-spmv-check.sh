@@ -11,6 +11,7 @@ BUILD=${BUILD:-build-spmv}
 OUT=${OUT:-gpu-spmv-out}
 sections=${*:-tests spmv spmm}
 SPMM_SET=${SPMM_SET:-rmat:20:16 elasticity3d:40 poisson3d:128}
+SWEEP=${SWEEP---sweep}   # SWEEP= skips timing every kernel variant
 want() { case " $sections " in *" $1 "*) return 0 ;; esac; return 1; }
 mkdir -p "$OUT"
 export TESSERA_MATRIX_DIR=${TESSERA_MATRIX_DIR:-$PWD/shared/matrices}
@@ -48,10 +49,10 @@ fi
 note "spmv start $(date +%T)"
 if want spmv; then
   for m in poisson3d:256 poisson3d27:160 elasticity3d:80 rmat:22:16; do
-    run "$OUT/spmv.log" "$D/tessera-spmv" --gen $m --compare cusparse --check --sweep --reps 30 --json /tmp/spmv.json
+    run "$OUT/spmv.log" "$D/tessera-spmv" --gen $m --compare cusparse --check $SWEEP --reps 30 --json /tmp/spmv.json
     cat /tmp/spmv.json >>"$OUT/bench.json"
   done
-  run "$OUT/spmv.log" "$D/tessera-spmv" --gen poisson3d:256 --precision fp32 --compare cusparse --check --sweep --reps 30 \
+  run "$OUT/spmv.log" "$D/tessera-spmv" --gen poisson3d:256 --precision fp32 --compare cusparse --check $SWEEP --reps 30 \
     --json /tmp/spmv.json
   cat /tmp/spmv.json >>"$OUT/bench.json"
 fi
@@ -63,7 +64,7 @@ if want spmm; then
       for k in 8 32 64; do
         check=
         [ $k = 8 ] && check=--check  # larger k: the tests' k = 32, 33, 64 cases; saves host time here
-        run "$OUT/spmm.log" "$D/tessera-spmm" --gen $m --k $k --layout $layout --compare cusparse $check --sweep --reps 10 \
+        run "$OUT/spmm.log" "$D/tessera-spmm" --gen $m --k $k --layout $layout --compare cusparse $check $SWEEP --reps 10 \
           --json /tmp/spmm.json
         cat /tmp/spmm.json >>"$OUT/bench.json"
       done
