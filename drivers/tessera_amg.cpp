@@ -5,7 +5,9 @@
 //   mpirun -np 4 tessera-amg --gen poisson3d:64 --compare hypre,gamg   (baselines side by side)
 // One rank: the serial reference hierarchy (CG or FGMRES). Several ranks (or --distributed):
 // each rank generates/reads its rows and the distributed AMG (amg::DistAmg) runs PCG.
-// Host backend for now. Prints the level table, the setup phases, iterations, the true final
+// One rank with --backend gpu (auto: when a GPU is present): the setup products on the tile
+// SpGEMM (--spgemm cusparse: cuSPARSE, the ablation), the cycle and CG on the device; the
+// distributed path stays on the host. Prints the level table, the setup phases, iterations, the true final
 // relative residual, setup and solve times, complexities and AMG2023's figures of merit.
 // Exit codes: 0 converged, 1 not converged, 2 bad input.
 #include <CLI/CLI.hpp>
@@ -25,7 +27,15 @@
 #include "local/core/error.hpp"
 #include "local/gen/generators.hpp"
 #include "local/io/matrix_market.hpp"
+#include "local/core/backend.hpp"
 #include "local/reference/kernels.hpp"
+
+#if TESSERA_HAVE_CUDA
+#include "amg/cuda/device_cycle.hpp"
+#include "amg/cuda/device_level_ops.hpp"
+#include "amg/cuda/device_pcg.hpp"
+#include "local/cuda/spmv_plan.hpp"
+#endif
 
 namespace tessera::driver {
 namespace {
@@ -33,6 +43,7 @@ namespace {
 struct Options {
   MatrixSource a;
   std::string b_file, json, compare, smoother = "chebyshev", cycle = "V", null_space = "auto", solver = "auto";
+  std::string backend = "auto", spgemm = "tile";
   double tol = 1e-8;
   int max_it = 500, block_size = 0, stagnation = 0;
   bool history = false, resetup = false, distributed = false;
@@ -87,6 +98,10 @@ void add_options(CLI::App& app, Options& opt) {
   app.add_option("--block-size", opt.block_size, "dofs per node (default: from the generator, else 1)");
   app.add_option("--stagnation-window", opt.stagnation, "stop after this many iterations without a new smallest residual")
       ->check(CLI::PositiveNumber);
+  app.add_option("--backend", opt.backend, "auto (GPU when present, one rank), host, gpu")
+      ->check(CLI::IsMember({"auto", "host", "gpu"}));
+  app.add_option("--spgemm", opt.spgemm, "GPU setup products: tile (tensor-core tile SpGEMM) or cusparse (ablation)")
+      ->check(CLI::IsMember({"tile", "cusparse"}));
   app.add_flag("--resetup", opt.resetup, "also time a re-setup with the same pattern (the repeated setup)");
   app.add_flag("--history", opt.history, "print the residual of every iteration");
   app.add_flag("--distributed", opt.distributed, "run the distributed AMG even on one rank (always on several)");
@@ -97,11 +112,11 @@ void add_options(CLI::App& app, Options& opt) {
 }
 
 /// Tessera's row of the --compare table.
-baselines::BaselineResult tessera_row(const Options& opt, bool use_cg, const amg::SolveResult& res,
+baselines::BaselineResult tessera_row(const Options& opt, Backend backend, bool use_cg, const amg::SolveResult& res,
                                       const amg::HierarchyStats& stats, double setup_s, double solve_s) {
   baselines::BaselineResult r;
   r.solver = use_cg ? "Tessera SA-AMG-CG" : "Tessera SA-AMG-FGMRES";
-  r.runs_on = "host reference, serial";
+  r.runs_on = backend == Backend::gpu ? "one GPU (cycle and CG on the device)" : "host reference, serial";
   r.configuration = detail::concat(use_cg ? "CG" : "FGMRES", " + smoothed aggregation ", opt.cycle, "-cycle, ",
                                    opt.smoother, ", threshold ", opt.amg.strength_threshold, ", ",
                                    stats.levels.size(), " levels, coarsest ", stats.coarse_method);
@@ -146,6 +161,42 @@ nlohmann::json phases_json(const amg::SetupTimes& t) {
           {"p_smoothing", t.smoothing}, {"ptap", t.galerkin}, {"smoother", t.smoother}, {"coarse_factor", t.coarse}};
 }
 
+#if TESSERA_HAVE_CUDA
+/// CG with the AMG cycle, all on the device: uploads the hierarchy (timed apart: `upload_s`),
+/// then times the solve alone, as the host path does; x comes back to the host.
+amg::SolveResult solve_on_gpu(const amg::Hierarchy& h, const Csr<double>& a, const amg::Vector& b, amg::Vector& x,
+                              const amg::KrylovOptions& ko, double& upload_s, double& solve_s) {
+  Stopwatch upload_clock;
+  amg::gpu::DeviceAmgPreconditioner m(h);
+  const cuda::DeviceCsr<double> da = cuda::upload(a);
+  const cuda::SpmvPlan plan = cuda::make_spmv_plan(da);
+  cuda::DeviceBuffer<double> db, dx;
+  db.upload(b);
+  dx.upload(x);
+  TESSERA_CUDA_CHECK(cudaDeviceSynchronize());
+  upload_s = upload_clock.seconds();
+  std::printf("device hierarchy: %.1f MiB uploaded in %.4f s\n", double(m.device_bytes()) / (1 << 20), upload_s);
+  Stopwatch solve_clock;
+  const amg::gpu::DevicePreconditioner apply = [&](const double* r, double* z) { m.apply(r, z); };
+  amg::SolveResult res = amg::gpu::device_pcg(da, plan, db.data(), dx.data(), apply, ko);
+  TESSERA_CUDA_CHECK(cudaDeviceSynchronize());
+  solve_s = solve_clock.seconds();
+  x = dx.download();
+  return res;
+}
+
+void print_device_setup(const amg::gpu::DeviceSetupStats& s, const std::string& spgemm) {
+  std::printf("device setup products (%s SpGEMM, %d products): %.4f s = product %.4f + convert %.4f + transfers %.4f "
+              "(up %.4f, down %.4f)\n",
+              spgemm.c_str(), s.products, s.total(), s.product, s.convert, s.transfers(), s.upload, s.download);
+}
+
+nlohmann::json device_setup_json(const amg::gpu::DeviceSetupStats& s, const std::string& spgemm) {
+  return {{"spgemm", spgemm}, {"products", s.products}, {"product_seconds", s.product}, {"convert_seconds", s.convert},
+          {"upload_seconds", s.upload}, {"download_seconds", s.download}};
+}
+#endif
+
 int run_distributed(const dist::Communicator& comm, const Options& opt, const std::vector<baselines::Baseline>& compare) {
   TESSERA_REQUIRE_INPUT(opt.solver != "gmres", "the distributed AMG runs CG (FGMRES is serial for now)");
   DistributedAmgOptions d;
@@ -189,35 +240,66 @@ int run(int argc, char** argv) {
   const amg::Vector b = right_hand_side(opt, a);
   const bool use_cg = opt.solver == "cg" || (opt.solver == "auto" && is_symmetric(a));
   TESSERA_REQUIRE_INPUT(compare.empty() || use_cg, "--compare runs CG baselines: it needs a symmetric A and CG");
+  Backend backend = resolve_backend(opt.backend);
+  if (backend == Backend::gpu && !use_cg) {
+    TESSERA_REQUIRE_INPUT(opt.backend == "auto", "--backend gpu runs CG: A must be symmetric (FGMRES is host only)");
+    backend = Backend::host;
+  }
+  TESSERA_REQUIRE_INPUT(backend == Backend::gpu || opt.spgemm == "tile", "--spgemm ", opt.spgemm,
+                        " selects the GPU setup products: it needs --backend gpu");
+  std::printf("backend %s\n", to_string(backend));
   std::printf("A: %s, %lld rows, %lld nnz; near-null space %lld vector(s), block size %d; %s + AMG (%s-cycle, %s)\n",
               opt.a.describe().c_str(), (long long)a.rows, (long long)a.nnz(), (long long)nns.vectors.cols,
               nns.block_size, use_cg ? "CG" : "FGMRES", opt.cycle.c_str(), opt.smoother.c_str());
 
+  amg::LevelOps setup_ops = amg::host_reference_ops();
+#if TESSERA_HAVE_CUDA
+  const auto device_stats = std::make_shared<amg::gpu::DeviceSetupStats>();
+  if (backend == Backend::gpu) setup_ops = amg::gpu::device_setup_ops(amg::gpu::parse_setup_spgemm(opt.spgemm), device_stats);
+#endif
   Stopwatch setup_clock;
-  amg::Hierarchy h = amg::setup(a, nns, opt.amg);
+  amg::Hierarchy h = amg::setup(a, nns, opt.amg, setup_ops);
   const double setup_s = setup_clock.seconds();
   const amg::HierarchyStats stats = amg::statistics(h);  // of the first setup
   amg::print(stdout, stats);
+#if TESSERA_HAVE_CUDA
+  if (backend == Backend::gpu) print_device_setup(*device_stats, opt.spgemm);
+  const amg::gpu::DeviceSetupStats first_setup_stats = *device_stats;
+#endif
   double resetup_s = 0;
   if (opt.resetup) {
     Stopwatch clock;
-    amg::resetup(h, a);
+#if TESSERA_HAVE_CUDA
+    *device_stats = {};
+#endif
+    amg::resetup(h, a, setup_ops);
     resetup_s = clock.seconds();
     std::printf("re-setup (same pattern, values only): %.4f s, phases summed %.4f s\n", resetup_s,
                 amg::statistics(h).times.total());
+#if TESSERA_HAVE_CUDA
+    if (backend == Backend::gpu) print_device_setup(*device_stats, opt.spgemm);
+#endif
   }
 
-  amg::AmgPreconditioner m(h);
   amg::KrylovOptions ko;
   ko.rtol = opt.tol;
   ko.max_iterations = opt.max_it;
   ko.history = opt.history;
   if (opt.stagnation) ko.stagnation_window = opt.stagnation;
   amg::Vector x(b.size(), 0.0);
-  Stopwatch solve_clock;
-  const amg::Preconditioner apply = [&](const amg::Vector& r, amg::Vector& z) { m.apply(r, z); };
-  const amg::SolveResult res = use_cg ? amg::pcg(a, b, x, apply, ko) : amg::fgmres(a, b, x, apply, ko);
-  const double solve_s = solve_clock.seconds();
+  amg::SolveResult res;
+  double solve_s = 0;
+  [[maybe_unused]] double upload_s = 0;
+#if TESSERA_HAVE_CUDA
+  if (backend == Backend::gpu) res = solve_on_gpu(h, a, b, x, ko, upload_s, solve_s);
+#endif
+  if (backend == Backend::host) {
+    amg::AmgPreconditioner m(h);
+    Stopwatch solve_clock;
+    const amg::Preconditioner apply = [&](const amg::Vector& r, amg::Vector& z) { m.apply(r, z); };
+    res = use_cg ? amg::pcg(a, b, x, apply, ko) : amg::fgmres(a, b, x, apply, ko);
+    solve_s = solve_clock.seconds();
+  }
 
   if (opt.history)
     for (std::size_t i = 0; i < res.history.size(); ++i) std::printf("  it %4zu  %.3e\n", i + 1, res.history[i]);
@@ -232,16 +314,23 @@ int run(int argc, char** argv) {
 
   nlohmann::json out = {
       {"matrix", opt.a.describe()}, {"rows", a.rows}, {"nnz", a.nnz()}, {"solver", use_cg ? "cg" : "fgmres"},
-      {"smoother", opt.smoother}, {"cycle", opt.cycle}, {"backend", "host"}, {"converged", res.converged()},
+      {"smoother", opt.smoother}, {"cycle", opt.cycle}, {"backend", to_string(backend)}, {"converged", res.converged()},
       {"status", amg::to_string(res.status)}, {"message", res.message}, {"iterations", res.iterations},
       {"relative_residual", res.relative_residual}, {"setup_seconds", setup_s}, {"solve_seconds", solve_s},
       {"operator_complexity", stats.operator_complexity}, {"grid_complexity", stats.grid_complexity},
       {"nnz_ap", stats.nnz_ap}, {"setup_fom", setup_fom}, {"solve_fom", solve_fom}, {"levels", levels_json(stats)},
       {"setup_phases", phases_json(stats.times)}, {"coarse_solver", stats.coarse_method}};
   if (opt.resetup) out["resetup_seconds"] = resetup_s;
+#if TESSERA_HAVE_CUDA
+  if (backend == Backend::gpu) {
+    out["device_setup"] = device_setup_json(first_setup_stats, opt.spgemm);
+    if (opt.resetup) out["device_resetup"] = device_setup_json(*device_stats, opt.spgemm);
+    out["hierarchy_upload_seconds"] = upload_s;
+  }
+#endif
   if (opt.history) out["history"] = res.history;
   if (!compare.empty())
-    out["compare"] = compare_with_baselines(opt, compare, a, nns, b, tessera_row(opt, use_cg, res, stats, setup_s, solve_s));
+    out["compare"] = compare_with_baselines(opt, compare, a, nns, b, tessera_row(opt, backend, use_cg, res, stats, setup_s, solve_s));
   int rank = 0;
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
   if (!opt.json.empty() && rank == 0) write_json(opt.json, out);  // one writer: ranks share the path

@@ -1,0 +1,37 @@
+#pragma once
+// The few BLAS-1 steps the device cycle and PCG need, on raw device pointers of length n, all
+// stream-ordered. Each has a one-line host formula (the host cycle's loops in amg/cycle.cpp,
+// amg/smoother.cpp and amg/pcg.cpp); beta == 0 never reads y (NaN in y is ignored, as in BLAS).
+#include <cuda_runtime_api.h>
+
+#include <cstdint>
+
+#include "local/cuda/device_buffer.hpp"
+
+namespace tessera::amg::gpu {
+
+/// y = alpha * x + beta * y.
+void axpby(std::int64_t n, double alpha, const double* x, double beta, double* y, cudaStream_t stream = nullptr);
+
+/// y = alpha * d .* x + beta * y (d a diagonal scaling: the smoothers' D^-1 r).
+void diagonal_axpby(std::int64_t n, double alpha, const double* d, const double* x, double beta, double* y,
+                    cudaStream_t stream = nullptr);
+
+/// y = x (device to device).
+void copy(std::int64_t n, const double* x, double* y, cudaStream_t stream = nullptr);
+
+/// y = 0.
+void zero(std::int64_t n, double* y, cudaStream_t stream = nullptr);
+
+/// Deterministic inner product x^T y: a fixed grid of block partial sums (CUB BlockReduce),
+/// then one block sums the partials, so the summation order never changes from run to run.
+/// Returns to the host (one synchronisation of `stream`). `work` is reused between calls.
+class DeviceDot {
+ public:
+  double operator()(std::int64_t n, const double* x, const double* y, cudaStream_t stream = nullptr);
+
+ private:
+  tessera::cuda::DeviceBuffer<double> partial_;  // one per block, then the total in [0]
+};
+
+}  // namespace tessera::amg::gpu
