@@ -8,6 +8,7 @@
 #include "amg/dist/dist_amg.hpp"
 #include "amg/near_null_space.hpp"
 #include "dist/dist_matrix.hpp"
+#include "drivers/amg_result_row.hpp"
 #include "drivers/common/dist_source.hpp"
 #include "drivers/common/driver_main.hpp"
 #include "local/core/error.hpp"
@@ -111,7 +112,7 @@ int run_distributed_amg(const dist::Communicator& comm, const DistributedAmgOpti
                 res.iterations ? 1e3 * solve_s / res.iterations : 0.0);
     std::printf("FOM: setup %.4e nnz/s, solve %.4e nnz*it/s\n", setup_fom, solve_fom);
   }
-  out = {{"matrix", o.a.describe()}, {"rows", rows}, {"nnz", nnz}, {"ranks", comm.size()}, {"solver", "cg"},
+  out = {{"driver", "tessera-amg"}, {"tol", o.tol}, {"matrix", o.a.describe()}, {"rows", rows}, {"nnz", nnz}, {"ranks", comm.size()}, {"solver", "cg"},
          {"backend", "host"}, {"distributed", true}, {"converged", res.converged()},
          {"status", amg::to_string(res.status)}, {"message", res.message}, {"iterations", res.iterations},
          {"relative_residual", res.relative_residual}, {"setup_seconds", setup_s}, {"solve_seconds", solve_s},
@@ -129,19 +130,11 @@ int run_distributed_amg(const dist::Communicator& comm, const DistributedAmgOpti
     if (nns.vectors.cols > block_size)  // rigid-body modes: GAMG gets the same geometry
       bo.coordinates = gen::coordinates(gen::parse_spec(o.a.spec), a.row_begin(), a.row_begin() + a.owned_rows());
     const auto results = baselines::run_baselines(comm.mpi(), o.compare, dist::owned_row_block(a), b, bo);
-    baselines::BaselineResult mine;
+    baselines::BaselineResult mine = amg_result_row(res, stats, setup_s, solve_s);
     mine.solver = "Tessera SA-AMG-CG";
     mine.runs_on = detail::concat("host reference, ", comm.size(), " MPI rank(s)");
     mine.configuration = detail::concat("CG + smoothed aggregation, ", stats.levels.size(), " levels, coarsest ",
                                         stats.coarse_method);
-    mine.converged = res.converged();
-    mine.iterations = res.iterations;
-    mine.relative_residual = res.relative_residual;
-    mine.setup_seconds = setup_s;
-    mine.solve_seconds = solve_s;
-    mine.operator_complexity = stats.operator_complexity;
-    mine.grid_complexity = stats.grid_complexity;
-    mine.levels = int(stats.levels.size());
     if (root) baselines::print_comparison(stdout, o.tol, mine, results);
     out["compare"] = baselines::comparison_json(mine, results);
   }

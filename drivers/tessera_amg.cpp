@@ -21,6 +21,7 @@
 #include "amg/krylov.hpp"
 #include "dist/communicator.hpp"
 #include "drivers/amg_distributed.hpp"
+#include "drivers/amg_result_row.hpp"
 #include "drivers/baselines/compare.hpp"
 #include "drivers/common/driver_main.hpp"
 #include "drivers/common/matrix_source.hpp"
@@ -114,20 +115,12 @@ void add_options(CLI::App& app, Options& opt) {
 /// Tessera's row of the --compare table.
 baselines::BaselineResult tessera_row(const Options& opt, Backend backend, bool use_cg, const amg::SolveResult& res,
                                       const amg::HierarchyStats& stats, double setup_s, double solve_s) {
-  baselines::BaselineResult r;
+  baselines::BaselineResult r = amg_result_row(res, stats, setup_s, solve_s);
   r.solver = use_cg ? "Tessera SA-AMG-CG" : "Tessera SA-AMG-FGMRES";
   r.runs_on = backend == Backend::gpu ? "one GPU (cycle and CG on the device)" : "host reference, serial";
   r.configuration = detail::concat(use_cg ? "CG" : "FGMRES", " + smoothed aggregation ", opt.cycle, "-cycle, ",
                                    opt.smoother, ", threshold ", opt.amg.strength_threshold, ", ",
                                    stats.levels.size(), " levels, coarsest ", stats.coarse_method);
-  r.converged = res.converged();
-  r.iterations = res.iterations;
-  r.relative_residual = res.relative_residual;
-  r.setup_seconds = setup_s;
-  r.solve_seconds = solve_s;
-  r.operator_complexity = stats.operator_complexity;
-  r.grid_complexity = stats.grid_complexity;
-  r.levels = int(stats.levels.size());
   return r;
 }
 
@@ -313,6 +306,7 @@ int run(int argc, char** argv) {
   std::printf("FOM: setup %.4e nnz/s, solve %.4e nnz*it/s\n", setup_fom, solve_fom);
 
   nlohmann::json out = {
+      {"driver", "tessera-amg"}, {"tol", opt.tol}, {"ranks", 1},
       {"matrix", opt.a.describe()}, {"rows", a.rows}, {"nnz", a.nnz()}, {"solver", use_cg ? "cg" : "fgmres"},
       {"smoother", opt.smoother}, {"cycle", opt.cycle}, {"backend", to_string(backend)}, {"converged", res.converged()},
       {"status", amg::to_string(res.status)}, {"message", res.message}, {"iterations", res.iterations},

@@ -6,7 +6,7 @@
 #include <memory>
 #include <string>
 
-#include "amg/petsc/amg_instance.hpp"
+#include "amg/dist/dist_amg.hpp"
 #include "amg/petsc/pc_tessera.hpp"
 #include "amg/petsc/petsc_boundary.hpp"
 #include "amg/petsc/petsc_operator.hpp"
@@ -24,7 +24,7 @@ struct PcTessera {
   std::unique_ptr<dist::Communicator> comm;
   RowBlock rows;        // the operator's owned rows as last set up
   dist::DistMatrix a;
-  std::unique_ptr<AmgInstance> amg;
+  std::unique_ptr<amg::DistAmg> amg;
   std::vector<double> r, z;  // host staging of the PETSc vectors
   PetscInt full_setups = 0, value_setups = 0;
 };
@@ -68,7 +68,7 @@ void full_setup(PC pc, PcTessera& d) {
   if (!d.comm) d.comm = std::make_unique<dist::Communicator>(PetscObjectComm(reinterpret_cast<PetscObject>(pc)));
   d.rows = read_owned_rows(a);
   d.a = assemble(*d.comm, a, d.rows);
-  d.amg = std::make_unique<AmgInstance>(*d.comm, d.a, near_null_space(a, d.rows.local_rows()), d.options);
+  d.amg = std::make_unique<amg::DistAmg>(*d.comm, d.a, near_null_space(a, d.rows.local_rows()), d.options);
   ++d.full_setups;
 }
 
@@ -213,7 +213,7 @@ PetscErrorCode PCView_Tessera(PC pc, PetscViewer viewer) {
   PetscCall(PetscViewerASCIIPrintf(viewer, "vectors: host (CPU PETSc and Tessera's host backend: no device copies)\n"));
   if (d.amg) {
     PetscCall(PetscViewerASCIIPrintf(viewer, "AMG: %s; setups: %" PetscInt_FMT " full, %" PetscInt_FMT " numeric\n",
-                                     d.amg->kind(), d.full_setups, d.value_setups));
+                                     "distributed (tessera::amg::DistAmg)", d.full_setups, d.value_setups));
     TesseraPetscTry(PetscObjectComm(reinterpret_cast<PetscObject>(pc)), stats = d.amg->statistics());
     PetscCall(view_hierarchy(viewer, stats));
   }
