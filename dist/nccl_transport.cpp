@@ -1,6 +1,12 @@
 #include "dist/nccl_transport.hpp"
 
 #include <mpi.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <cstring>
+#include <string>
+#include <vector>
 #include <nccl.h>
 
 #include "dist/communicator.hpp"
@@ -33,13 +39,31 @@ ncclRedOp_t to_nccl(ReduceOp op) {
 int node_local_device(const Communicator& comm) {
   MPI_Comm node = MPI_COMM_NULL;
   MPI_Comm_split_type(comm.mpi(), MPI_COMM_TYPE_SHARED, comm.rank(), MPI_INFO_NULL, &node);
-  int local_rank = 0;
+  int local_rank = 0, local_ranks = 1;
   MPI_Comm_rank(node, &local_rank);
-  MPI_Comm_free(&node);
+  MPI_Comm_size(node, &local_ranks);
   int devices = 0;
-  TESSERA_CUDA_CHECK(cudaGetDeviceCount(&devices));
-  if (devices == 0) throw DeviceError("NcclTransport: no CUDA device visible on this rank");
-  return local_rank % devices;
+  const cudaError_t status = cudaGetDeviceCount(&devices);
+  // Slurm's --gpus-per-task shows each rank one device (index 0); otherwise (--gpus-per-node,
+  // plain mpirun) every rank sees all of them and takes the one at its node-local rank.
+  const int device = (status == cudaSuccess && devices > 0) ? local_rank % devices : -1;
+  char bus_id[32] = "none";
+  if (device >= 0 && cudaDeviceGetPCIBusId(bus_id, sizeof bus_id, device) != cudaSuccess)
+    std::snprintf(bus_id, sizeof bus_id, "unknown");
+  // Two ranks of one NCCL communicator on one GPU is unsupported (NCCL hangs or fails): compare
+  // the physical GPUs chosen on this node and refuse the layout on every rank.
+  std::vector<char> all(static_cast<std::size_t>(local_ranks) * sizeof bus_id);
+  MPI_Allgather(bus_id, sizeof bus_id, MPI_CHAR, all.data(), sizeof bus_id, MPI_CHAR, node);
+  MPI_Comm_free(&node);
+  std::string error;
+  if (device < 0) error = "a rank sees no CUDA device";
+  for (int r = 0; r < local_ranks && error.empty(); ++r)
+    if (r != local_rank && std::strncmp(&all[r * sizeof bus_id], bus_id, sizeof bus_id) == 0)
+      error = detail::concat("ranks ", std::min(r, local_rank), " and ", std::max(r, local_rank),
+                             " of one node would share the GPU ", bus_id, " (", local_ranks, " ranks, ", devices,
+                             " visible device(s)): NCCL needs one GPU per rank; start one rank per GPU");
+  throw_if_any_rank_failed(comm, error);
+  return device;
 }
 
 NcclTransport::NcclTransport(const Communicator& comm, cudaStream_t stream) : stream_(stream) {

@@ -43,7 +43,9 @@ class NcclTransport final : public Transport {
   int device_ = 0;
 };
 
-/// The device this rank uses: its rank among the ranks of its node, modulo the device count.
+/// The device this rank uses: its rank among the ranks of its node, modulo the visible device
+/// count. Collective: two ranks of one node on the same physical GPU is an InputError on every
+/// rank (NCCL needs one GPU per rank).
 int node_local_device(const Communicator& comm);
 
 }  // namespace tessera::dist

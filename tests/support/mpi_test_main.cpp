@@ -5,6 +5,8 @@
 #include <mpi.h>
 
 #include <cstdio>
+#include <cstring>
+#include <vector>
 #if defined(TESSERA_GPU_TEST)
 #include <cuda_runtime_api.h>
 #endif
@@ -14,10 +16,29 @@ int main(int argc, char** argv) {
   int rank = 0;
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
 #if defined(TESSERA_GPU_TEST)
-  int devices = 0, have = cudaGetDeviceCount(&devices) == cudaSuccess && devices > 0, all_have = 0;
+  // One GPU per rank (NCCL cannot put two ranks of a communicator on one GPU): if the ranks of
+  // a node would share a physical GPU (fewer devices than ranks), the test cannot run here,
+  // which is a skip, not a pass. Under Slurm --gpus-per-task each rank sees its own device 0.
+  MPI_Comm node = MPI_COMM_NULL;
+  MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, rank, MPI_INFO_NULL, &node);
+  int node_rank = 0, node_ranks = 1, devices = 0;
+  MPI_Comm_rank(node, &node_rank);
+  MPI_Comm_size(node, &node_ranks);
+  char bus[32] = "";
+  const bool any = cudaGetDeviceCount(&devices) == cudaSuccess && devices > 0 &&
+                   cudaDeviceGetPCIBusId(bus, sizeof bus, node_rank % devices) == cudaSuccess;
+  std::vector<char> all(static_cast<std::size_t>(node_ranks) * sizeof bus);
+  MPI_Allgather(bus, sizeof bus, MPI_CHAR, all.data(), sizeof bus, MPI_CHAR, node);
+  MPI_Comm_free(&node);
+  int have = any;
+  for (int r = 0; r < node_ranks; ++r)
+    if (r != node_rank && std::strncmp(&all[r * sizeof bus], bus, sizeof bus) == 0) have = 0;
+  int all_have = 0;
   MPI_Allreduce(&have, &all_have, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
   if (!all_have) {
-    if (rank == 0) std::printf("SKIPPED: no CUDA device on some rank; GPU MPI tests not run\n");
+    if (rank == 0)
+      std::printf("SKIPPED: the ranks do not each have a GPU of their own (%d device(s) visible, %d rank(s) on a "
+                  "node); GPU MPI tests not run\n", devices, node_ranks);
     MPI_Finalize();
     return 77;
   }
