@@ -56,3 +56,43 @@ foreach(ex IN ITEMS ex2 ex45 ex56)
   endforeach()
 endforeach()
 endif()
+
+# Bad use of PCTESSERA (issue 7): tests/petsc/bad_use.c runs one case per -case and must end in
+# a PETSc error naming the problem (non-zero exit, PETSc's "[0]PETSC ERROR:" lines), never a
+# crash, or, for the cases PETSc itself handles, in a solution checked against a known x*.
+# PASS_REGULAR_EXPRESSION replaces ctest's exit-code test, so the command echoes its exit code
+# and the regexes demand it.
+if(TESSERA_HAVE_PETSC)
+add_executable(petsc_bad_use ${CMAKE_CURRENT_LIST_DIR}/bad_use.c)
+target_link_libraries(petsc_bad_use PRIVATE tessera_petsc PkgConfig::PETSC MPI::MPI_C)
+target_include_directories(petsc_bad_use PRIVATE ${PROJECT_SOURCE_DIR})
+set_target_properties(petsc_bad_use PROPERTIES LINKER_LANGUAGE CXX)
+
+# One test per rank count; expect_exit "0" or "nonzero".
+function(tessera_bad_use_test case expect_exit regex)
+  if(expect_exit STREQUAL "0")
+    set(check "-eq 0")
+    set(rc_regex "exit code 0")
+  else()
+    set(check "-ne 0")
+    set(rc_regex "exit code [1-9]")
+  endif()
+  foreach(np IN LISTS ARGN)
+    set(name petsc.bad_use.${case}.np${np})
+    add_test(NAME ${name}
+             COMMAND sh -c "${MPIEXEC_EXECUTABLE} -n ${np} --oversubscribe $<TARGET_FILE:petsc_bad_use> -case ${case} -n 203 -pc_tessera_coarse_size 20 -ksp_view; rc=$?; echo exit code $rc; test $rc ${check}")
+    set_tests_properties(${name} PROPERTIES LABELS "host;mpi;petsc" PROCESSORS ${np} TIMEOUT 120
+                         PASS_REGULAR_EXPRESSION "${regex}.*${rc_regex}"
+                         ENVIRONMENT "${TESSERA_TEST_ENV};OMPI_ALLOW_RUN_AS_ROOT=1;OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1")
+  endforeach()
+endfunction()
+
+set(_not_aij "PETSC ERROR: PCTESSERA needs an AIJ operator \\(seqaij, mpiaij or a type derived from them\\); got")
+tessera_bad_use_test(ok 0 "setups: 1 full, 0 numeric.*first solve: .*setups: 1 full, 1 numeric.*second solve: " 1 2)
+tessera_bad_use_test(nonsquare nonzero "PETSC ERROR: PCTESSERA needs a square operator; got 203 x 206" 1 2)
+tessera_bad_use_test(dense nonzero "${_not_aij} seqdense" 1)
+tessera_bad_use_test(baij nonzero "${_not_aij} seqbaij" 1)
+tessera_bad_use_test(pattern 0 "setups: 1 full, 0 numeric.*first solve: .*setups: 2 full, 0 numeric.*second solve: " 1 2)
+tessera_bad_use_test(zerorows 0 "first solve: .*setups: 2 full, 0 numeric.*second solve: " 1 2)
+tessera_bad_use_test(hidden nonzero "PETSC ERROR: PCTESSERA: the operator's nonzero pattern changed but PCSetUp was told SAME_NONZERO_PATTERN" 1 2)
+endif()
