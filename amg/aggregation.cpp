@@ -1,30 +1,34 @@
 #include "amg/aggregation.hpp"
 
-#include <tuple>
+#include <algorithm>
+#include <limits>
 
 #include "local/core/error.hpp"
 
 namespace tessera::amg {
 namespace {
 
-enum State : std::uint8_t { kOut = 0, kUndecided = 1, kInSet = 2 };
+// The MIS-2 tuple (state, priority, id) packed in one 64-bit key with the same decisions:
+//  - mis_priority is a bijection of uint64 (splitmix64's finaliser), so distinct nodes have
+//    distinct priorities and the id tie-break never fires: priority alone orders the
+//    undecided nodes, and the maximum key names the maximum tuple's node.
+//  - an undecided node's neighbourhood maximum is at least its own tuple, so out-of-set tuples
+//    never decide anything: they become 0, below every undecided key.
+//  - an in-set node outranks every undecided one and only its state is read: it becomes the
+//    largest key. Priorities 0 and 2^64-1 belong to ids above 2^31 (checked on entry).
+using Key = std::uint64_t;
+constexpr Key kOutKey = 0;
+constexpr Key kInSetKey = std::numeric_limits<Key>::max();
 
-struct Tuple {
-  std::uint8_t state;
-  std::uint64_t priority;
-  std::int32_t id;
-  bool operator<(const Tuple& o) const {
-    return std::tie(state, priority, id) < std::tie(o.state, o.priority, o.id);
+/// out[j] = max(in[j], in[neighbours of j]) for every node (one Jacobi-style step).
+void neighbour_max(const Csr<double>& graph, const std::vector<Key>& in, std::vector<Key>& out) {
+  const std::int64_t* row_ptr = graph.row_ptr.data();
+  const std::int32_t* col = graph.col_idx.data();
+  for (std::int64_t j = 0; j < graph.rows; ++j) {
+    Key m = in[j];
+    for (std::int64_t p = row_ptr[j]; p < row_ptr[j + 1]; ++p) m = std::max(m, in[col[p]]);
+    out[j] = m;
   }
-};
-
-/// One Jacobi-style step: each node takes the largest tuple among itself and its neighbours.
-std::vector<Tuple> neighbour_max(const Csr<double>& graph, const std::vector<Tuple>& in) {
-  std::vector<Tuple> out = in;
-  for (std::int64_t i = 0; i < graph.rows; ++i)
-    for (std::int64_t p = graph.row_ptr[i]; p < graph.row_ptr[i + 1]; ++p)
-      if (out[i] < in[graph.col_idx[p]]) out[i] = in[graph.col_idx[p]];
-  return out;
 }
 
 }  // namespace
@@ -38,31 +42,42 @@ std::uint64_t mis_priority(std::uint64_t id) {
 
 std::vector<std::int32_t> distance2_independent_set(const Csr<double>& graph) {
   const std::int64_t n = graph.rows;
-  std::vector<Tuple> tuple(static_cast<std::size_t>(n));
-  std::int64_t undecided = 0;
+  std::vector<Key> key(static_cast<std::size_t>(n)), reach1(static_cast<std::size_t>(n));
+  std::vector<std::int32_t> undecided;  // the undecided nodes, increasing; shrinks every round
+  undecided.reserve(static_cast<std::size_t>(n));
   for (std::int32_t i = 0; i < n; ++i) {
-    const bool isolated = graph.row_length(i) == 0;
-    tuple[i] = {isolated ? kOut : kUndecided, mis_priority(static_cast<std::uint64_t>(i)), i};
-    undecided += !isolated;
+    if (graph.row_length(i) == 0) {
+      key[i] = kOutKey;
+      continue;
+    }
+    key[i] = mis_priority(static_cast<std::uint64_t>(i));
+    TESSERA_ASSERT(key[i] != kOutKey && key[i] != kInSetKey, "MIS-2 priority of node ", i, " collides with a state key");
+    undecided.push_back(i);
   }
-  while (undecided > 0) {
-    const std::vector<Tuple> reach = neighbour_max(graph, neighbour_max(graph, tuple));
-    std::int64_t decided = 0;
-    for (std::int64_t i = 0; i < n; ++i) {
-      if (tuple[i].state != kUndecided) continue;
-      if (reach[i].id == i) {
-        tuple[i].state = kInSet, ++decided;
-      } else if (reach[i].state == kInSet) {
-        tuple[i].state = kOut, ++decided;
+  const std::int64_t* row_ptr = graph.row_ptr.data();
+  const std::int32_t* col = graph.col_idx.data();
+  while (!undecided.empty()) {
+    neighbour_max(graph, key, reach1);
+    // Second step only where it is read; a node's own key changes after every reach1 read it.
+    std::size_t kept = 0;
+    for (const std::int32_t i : undecided) {
+      Key reach = reach1[i];
+      for (std::int64_t p = row_ptr[i]; p < row_ptr[i + 1]; ++p) reach = std::max(reach, reach1[col[p]]);
+      if (reach == key[i]) {
+        key[i] = kInSetKey;
+      } else if (reach == kInSetKey) {
+        key[i] = kOutKey;
+      } else {
+        undecided[kept++] = i;
       }
     }
     // The undecided node of largest priority always joins, so every round makes progress.
-    TESSERA_ASSERT(decided > 0, "MIS-2 made no progress with ", undecided, " undecided nodes");
-    undecided -= decided;
+    TESSERA_ASSERT(kept < undecided.size(), "MIS-2 made no progress with ", undecided.size(), " undecided nodes");
+    undecided.resize(kept);
   }
   std::vector<std::int32_t> roots;
   for (std::int32_t i = 0; i < n; ++i)
-    if (tuple[i].state == kInSet) roots.push_back(i);
+    if (key[i] == kInSetKey) roots.push_back(i);
   return roots;
 }
 

@@ -32,11 +32,22 @@ struct BlockRowAccumulator {
   }
 };
 
-/// Entry-wise maximum of two matrices' union pattern (symmetrises the graph).
+/// Entry-wise maximum of two matrices' union pattern (symmetrises the graph). Two passes (size,
+/// then fill) so the result is allocated once.
 Csr<double> union_max(const Csr<double>& s, const Csr<double>& t) {
   Csr<double> u = Csr<double>::empty(s.rows, s.cols);
   for (std::int64_t i = 0; i < s.rows; ++i) {
-    std::int64_t p = s.row_ptr[i], q = t.row_ptr[i];
+    std::int64_t p = s.row_ptr[i], q = t.row_ptr[i], count = 0;
+    while (p < s.row_ptr[i + 1] && q < t.row_ptr[i + 1]) {
+      const std::int32_t cp = s.col_idx[p], cq = t.col_idx[q];
+      p += cp <= cq, q += cq <= cp, ++count;
+    }
+    u.row_ptr[i + 1] = u.row_ptr[i] + count + (s.row_ptr[i + 1] - p) + (t.row_ptr[i + 1] - q);
+  }
+  u.col_idx.resize(static_cast<std::size_t>(u.row_ptr[s.rows]));
+  u.values.resize(u.col_idx.size());
+  for (std::int64_t i = 0; i < s.rows; ++i) {
+    std::int64_t p = s.row_ptr[i], q = t.row_ptr[i], out = u.row_ptr[i];
     while (p < s.row_ptr[i + 1] || q < t.row_ptr[i + 1]) {
       const std::int32_t cp = p < s.row_ptr[i + 1] ? s.col_idx[p] : INT32_MAX;
       const std::int32_t cq = q < t.row_ptr[i + 1] ? t.col_idx[q] : INT32_MAX;
@@ -44,12 +55,45 @@ Csr<double> union_max(const Csr<double>& s, const Csr<double>& t) {
       double v = 0.0;
       if (cp == c) v = std::max(v, s.values[p++]);
       if (cq == c) v = std::max(v, t.values[q++]);
-      u.col_idx.push_back(c);
-      u.values.push_back(v);
+      u.col_idx[out] = c;
+      u.values[out++] = v;
     }
-    u.row_ptr[i + 1] = u.nnz();
   }
   return u;
+}
+
+/// Frobenius norm of every diagonal block A_II, its squares summed in the order gather() sums
+/// them (rows of the node, then columns), so the value is the same to the last bit.
+std::vector<double> diagonal_block_norms(const Csr<double>& a, const NodeLayout& nodes, const std::vector<std::int32_t>& node) {
+  const std::int64_t num_nodes = static_cast<std::int64_t>(nodes.size()) - 1;
+  std::vector<double> norm(static_cast<std::size_t>(num_nodes), 0.0);
+  for (std::int32_t n = 0; n < num_nodes; ++n) {
+    double sum_sq = 0.0;
+    for (std::int64_t i = nodes[n]; i < nodes[n + 1]; ++i)
+      for (std::int64_t p = a.row_ptr[i]; p < a.row_ptr[i + 1]; ++p)
+        if (node[a.col_idx[p]] == n) sum_sq += a.values[p] * a.values[p];
+    norm[n] = std::sqrt(sum_sq);
+  }
+  return norm;
+}
+
+/// Row n of the strength graph when every node is one dof. The entries of a CSR row are sorted
+/// and unique, so the gathered blocks are the entries themselves and each block's sum of
+/// squares is the single square v*v (0.0 + v*v is v*v exactly): the same values as the
+/// general path without its scatter, marker and sort.
+void append_scalar_row(const Csr<double>& a, std::int32_t n, const std::vector<double>& diag_norm, double theta,
+                       Csr<double>& s) {
+  for (std::int64_t p = a.row_ptr[n]; p < a.row_ptr[n + 1]; ++p) {
+    const std::int32_t m = a.col_idx[p];
+    if (m == n) continue;
+    const double scale = std::sqrt(diag_norm[n] * diag_norm[m]);
+    const double strength = scale > 0 ? std::sqrt(a.values[p] * a.values[p]) / scale : 0.0;
+    if (strength > 0 && strength >= theta) {
+      s.col_idx.push_back(m);
+      s.values.push_back(strength);
+    }
+  }
+  s.row_ptr[n + 1] = s.nnz();
 }
 
 }  // namespace
@@ -75,13 +119,16 @@ Csr<double> strength_graph(const Csr<double>& a, const NodeLayout& nodes, double
   const std::vector<std::int32_t> node = node_of_dof(nodes);
   BlockRowAccumulator acc(num_nodes);
 
-  std::vector<double> diag_norm(static_cast<std::size_t>(num_nodes), 0.0);
-  for (std::int32_t n = 0; n < num_nodes; ++n) {
-    acc.gather(a, nodes, node, n);
-    if (acc.mark[n] == n) diag_norm[n] = std::sqrt(acc.sum_sq[n]);
-  }
+  const std::vector<double> diag_norm = diagonal_block_norms(a, nodes, node);
   Csr<double> s = Csr<double>::empty(num_nodes, num_nodes);
+  s.col_idx.reserve(static_cast<std::size_t>(a.nnz()));  // at most one edge per entry of A
+  s.values.reserve(static_cast<std::size_t>(a.nnz()));
+  const bool scalar = num_nodes == a.rows;  // one dof per node: a block is one entry
   for (std::int32_t n = 0; n < num_nodes; ++n) {
+    if (scalar) {
+      append_scalar_row(a, n, diag_norm, theta, s);
+      continue;
+    }
     acc.gather(a, nodes, node, n);
     for (const std::int32_t m : acc.columns) {
       if (m == n) continue;
