@@ -132,7 +132,7 @@ int run_distributed_amg(const dist::Communicator& comm, const DistributedAmgOpti
     const auto results = baselines::run_baselines(comm.mpi(), o.compare, dist::owned_row_block(a), b, bo);
     baselines::BaselineResult mine = amg_result_row(res, stats, setup_s, solve_s);
     mine.solver = "Tessera SA-AMG-CG";
-    mine.runs_on = detail::concat("host reference, ", comm.size(), " MPI rank(s)");
+    mine.runs_on = detail::concat("host, ", comm.size(), " MPI rank(s)");
     mine.configuration = detail::concat("CG + smoothed aggregation, ", stats.levels.size(), " levels, coarsest ",
                                         stats.coarse_method);
     if (root) baselines::print_comparison(stdout, o.tol, mine, results);
