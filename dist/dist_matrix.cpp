@@ -25,6 +25,9 @@ std::string row_block_error(const RowBlock& b, std::int64_t rows, std::int64_t c
                 " columns, ", b.values.size(), " values)");
   for (std::int64_t r = 0; r < end - begin; ++r) {
     if (b.row_ptr[r + 1] < b.row_ptr[r]) return fail("row_ptr decreases at global row ", begin + r);
+    if (b.row_ptr[r + 1] > b.nnz())  // before the row is read: a later decrease is caught too late
+      return fail("row_ptr of global row ", begin + r, " ends at ", b.row_ptr[r + 1], ", past the ", b.nnz(),
+                  " entries");
     for (std::int64_t k = b.row_ptr[r]; k < b.row_ptr[r + 1]; ++k) {
       if (b.col[k] < 0 || b.col[k] >= cols)
         return fail("global row ", begin + r, " has column ", b.col[k], " outside [0, ", cols, ")");
@@ -35,8 +38,9 @@ std::string row_block_error(const RowBlock& b, std::int64_t rows, std::int64_t c
   return "";
 }
 
+// extended_block() numbers owned and ghost columns together, so their sum must fit int32.
 std::string block_size_error(std::int64_t owned_cols, std::int64_t ghosts) {
-  if (owned_cols > INT32_MAX || ghosts > INT32_MAX)
+  if (owned_cols + ghosts > INT32_MAX)
     return detail::concat("assemble: ", owned_cols, " owned and ", ghosts,
                           " ghost columns on one rank exceed the int32 local column index; use more ranks");
   return "";

@@ -1,6 +1,8 @@
 #pragma once
-// RAII MPI initialisation for drivers and tests: MPI_Init on construction, MPI_Finalize on
-// destruction, and an abort-free way to report errors on every rank.
+// RAII MPI initialisation for drivers and tests: MPI_Init on construction unless MPI is
+// already initialised, and MPI_Finalize on destruction only if this object initialised it
+// (a host such as PETSc that initialised MPI also finalises it). Collective error reporting
+// is dist::throw_if_any_rank_failed.
 namespace tessera {
 
 class MpiEnvironment {
@@ -16,6 +18,7 @@ class MpiEnvironment {
  private:
   int rank_ = 0;
   int size_ = 1;
+  bool initialized_here_ = false;
 };
 
 }  // namespace tessera

@@ -31,7 +31,9 @@ struct PcTessera {
 
 PcTessera& data(PC pc) { return *static_cast<PcTessera*>(pc->data); }
 
-amg::NearNullSpace near_null_space(Mat a, std::int64_t owned_rows) {
+// A vector of the wrong local size sets `error` (and the result is not to be used): the check
+// is local, the caller reports it collectively so that no rank is left in the setup's collectives.
+amg::NearNullSpace near_null_space(Mat a, std::int64_t owned_rows, std::string& error) {
   MatNullSpace space = nullptr;
   PetscInt block_size = 1;
   TESSERA_PETSC_THROW(MatGetNearNullSpace(a, &space));
@@ -52,8 +54,12 @@ amg::NearNullSpace near_null_space(Mat a, std::int64_t owned_rows) {
   for (PetscInt v = 0; v < count; ++v, ++column) {
     PetscInt local = 0;
     TESSERA_PETSC_THROW(VecGetLocalSize(vectors[v], &local));
-    TESSERA_REQUIRE_INPUT(local == owned_rows, "PCTESSERA: near-null space vector ", v, " has ", local,
-                          " local entries, the operator owns ", owned_rows, " rows here");
+    if (local != owned_rows) {
+      error = tessera::detail::concat("PCTESSERA: near-null space vector ", v, " has ", local,
+                                      " local entries on rank ", PetscGlobalRank, ", the operator owns ", owned_rows,
+                                      " rows there");
+      return b;
+    }
     const PetscScalar* x = nullptr;
     TESSERA_PETSC_THROW(VecGetArrayRead(vectors[v], &x));
     for (std::int64_t i = 0; i < owned_rows; ++i) b.vectors.at(i, column) = to_double(x[i]);
@@ -68,7 +74,10 @@ void full_setup(PC pc, PcTessera& d) {
   if (!d.comm) d.comm = std::make_unique<dist::Communicator>(PetscObjectComm(reinterpret_cast<PetscObject>(pc)));
   d.rows = read_owned_rows(a);
   d.a = assemble(*d.comm, a, d.rows);
-  d.amg = std::make_unique<amg::DistAmg>(*d.comm, d.a, near_null_space(a, d.rows.local_rows()), d.options);
+  std::string error;
+  const amg::NearNullSpace near_null = near_null_space(a, d.rows.local_rows(), error);
+  dist::throw_if_any_rank_failed(*d.comm, error);
+  d.amg = std::make_unique<amg::DistAmg>(*d.comm, d.a, near_null, d.options);
   ++d.full_setups;
 }
 

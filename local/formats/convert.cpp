@@ -20,6 +20,10 @@ void validate(const TileMatrix<T>& m, const std::string& what) {
   TESSERA_REQUIRE_INPUT(m.value_offset[0] == 0 && m.value_offset[nt] == m.nnz(), what,
                         ": value_offset does not cover the ", m.nnz(), " values");
   for (std::int64_t tr = 0; tr < ntr; ++tr) {
+    // Checked per tile-row, before its tiles are read: a bad offset must not index past tile_col.
+    TESSERA_REQUIRE_INPUT(m.tile_row_ptr[tr] <= m.tile_row_ptr[tr + 1] && m.tile_row_ptr[tr + 1] <= nt, what,
+                          ": tile_row_ptr[", tr + 1, "] = ", m.tile_row_ptr[tr + 1], " is outside [",
+                          m.tile_row_ptr[tr], ", ", nt, "]");
     const int valid_rows = static_cast<int>(std::min<std::int64_t>(tile::kDim, m.rows - tr * tile::kDim));
     for (std::int64_t t = m.tile_row_ptr[tr]; t < m.tile_row_ptr[tr + 1]; ++t) {
       const std::int64_t tc = m.tile_col[t];

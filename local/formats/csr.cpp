@@ -21,7 +21,11 @@ void validate(const Csr<T>& m, const std::string& what) {
   TESSERA_REQUIRE_INPUT(m.row_ptr[m.rows] == m.nnz(), what, ": row_ptr ends at ", m.row_ptr[m.rows],
                         " but there are ", m.nnz(), " entries");
   for (std::int64_t r = 0; r < m.rows; ++r) {
+    // Bounded by nnz here, not only at the end: a later decrease must not let this row read
+    // past col_idx first.
     TESSERA_REQUIRE_INPUT(m.row_ptr[r] <= m.row_ptr[r + 1], what, ": row_ptr decreases at row ", r);
+    TESSERA_REQUIRE_INPUT(m.row_ptr[r + 1] <= m.nnz(), what, ": row_ptr[", r + 1, "] = ", m.row_ptr[r + 1],
+                          " is past the ", m.nnz(), " entries");
     for (std::int64_t k = m.row_ptr[r]; k < m.row_ptr[r + 1]; ++k) {
       const std::int64_t c = m.col_idx[k];
       TESSERA_REQUIRE_INPUT(c >= 0 && c < m.cols, what, ": row ", r, " has column ", c, " outside [0, ", m.cols, ")");
@@ -35,6 +39,7 @@ template <class T>
 Csr<T> csr_from_triplets(std::int64_t rows, std::int64_t cols, std::vector<std::int64_t> row,
                          std::vector<std::int64_t> col, std::vector<T> val) {
   TESSERA_REQUIRE_INPUT(row.size() == col.size() && col.size() == val.size(), "triplet arrays differ in length");
+  TESSERA_REQUIRE_INPUT(rows >= 0 && cols >= 0, "negative dimensions ", rows, "x", cols);
   TESSERA_REQUIRE_INPUT(cols <= INT32_MAX, cols, " columns exceed the int32 column index");
   const std::size_t n = row.size();
   for (std::size_t i = 0; i < n; ++i)

@@ -1,6 +1,7 @@
 // Transpose by counting sort on the column index: count each column, prefix-sum into row
 // offsets of A^T, then scatter A's entries in row order. Rows of A are visited in increasing
 // order, so each row of A^T comes out sorted; values are moved, never recomputed.
+#include "local/core/error.hpp"
 #include "local/core/half.hpp"
 #include "local/formats/instantiate.hpp"
 #include "local/reference/kernels.hpp"
@@ -10,6 +11,8 @@ namespace tessera::ref {
 template <class T>
 Csr<T> transpose(const Csr<T>& a) {
   validate(a, "A");
+  TESSERA_REQUIRE_INPUT(a.rows <= INT32_MAX, "transpose: A has ", a.rows,
+                        " rows, which would be columns of A^T beyond the int32 column index");
   Csr<T> t = Csr<T>::empty(a.cols, a.rows);
   for (const std::int32_t c : a.col_idx) ++t.row_ptr[c + 1];
   for (std::int64_t r = 0; r < t.rows; ++r) t.row_ptr[r + 1] += t.row_ptr[r];

@@ -80,6 +80,25 @@ TEST(Formats, ValidateRejectsBrokenInvariants) {
   EXPECT_THROW(validate(t), InputError);
 }
 
+// A row_ptr that overshoots and then comes back must be refused before the overshooting row is
+// read (it used to index past col_idx); the same for tile_row_ptr.
+TEST(Formats, ValidateRejectsRowPointersPastTheEntries) {
+  Csr<double> a = csr_from_triplets<double>(3, 3, {0, 1, 2}, {0, 1, 2}, {1, 2, 3});
+  Csr<double> overshoot = a;
+  overshoot.row_ptr = {0, 1000000, 2, 3};
+  try {
+    validate(overshoot);
+    ADD_FAILURE() << "validate accepted row_ptr " << overshoot.row_ptr[1];
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("past the 3 entries"), std::string::npos) << e.what();
+  }
+  TileMatrix<double> t = to_tiles(csr_from_triplets<double>(17, 9, {0, 8, 16}, {0, 8, 1}, {1, 2, 3}));
+  ASSERT_EQ(t.tile_row_ptr, (std::vector<std::int64_t>{0, 1, 2, 3}));
+  t.tile_row_ptr = {0, 1000000, 2, 3};
+  EXPECT_THROW(validate(t), InputError);
+  EXPECT_THROW(csr_from_triplets<double>(-1, 3, {}, {}, {}), InputError);
+}
+
 TEST(Formats, ValueConversionChecksRange) {
   Csr<double> a = csr_from_triplets<double>(1, 3, {0, 0, 0}, {0, 1, 2}, {1.0, -0.5, 3.0e5});
   EXPECT_THROW((convert_values<Half, double>(a)), InputError);  // 3e5 > 65504
