@@ -2,7 +2,9 @@
 
 #include <mpi.h>
 
+#include <chrono>
 #include <cstdio>
+#include <thread>
 #include <exception>
 #include <fstream>
 
@@ -11,10 +13,44 @@
 
 namespace tessera::driver {
 
+namespace {
+
+// How long a failed rank waits for the others to fail too before ending the job.
+constexpr double kAgreeSeconds = 30.0;
+
+// Input errors are raised collectively (every rank throws the same InputError), so every rank
+// arrives here and the job ends cleanly with exit code 2. An error raised on one rank only
+// would leave the others waiting in a collective forever: if the other ranks do not arrive
+// within kAgreeSeconds, abort the job with the same exit code instead of hanging. `agree` is a
+// private communicator, so this barrier never matches a collective of the program itself.
+void end_failed_rank(MPI_Comm agree, int code) {
+  int size = 1;
+  MPI_Comm_size(agree, &size);
+  if (size == 1) return;
+  MPI_Request request;
+  MPI_Ibarrier(agree, &request);
+  const double deadline = MPI_Wtime() + kAgreeSeconds;
+  int done = 0;
+  while (!done && MPI_Wtime() < deadline) {
+    MPI_Test(&request, &done, MPI_STATUS_IGNORE);
+    if (!done) std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+  if (!done) {
+    std::fprintf(stderr, "the other ranks did not fail with this one: aborting the job\n");
+    MPI_Abort(MPI_COMM_WORLD, code);
+  }
+}
+
+}  // namespace
+
 int run_driver(int argc, char** argv, const char* name, const std::function<int(int, char**)>& body) {
   MpiEnvironment mpi(&argc, &argv);
+  MPI_Comm agree = MPI_COMM_NULL;
+  MPI_Comm_dup(MPI_COMM_WORLD, &agree);
   try {
-    return body(argc, argv);
+    const int status = body(argc, argv);
+    MPI_Comm_free(&agree);
+    return status;
   } catch (const InputError& e) {
     std::fprintf(stderr, "%s: error: %s\n", name, e.what());
   } catch (const DeviceError& e) {
@@ -22,6 +58,9 @@ int run_driver(int argc, char** argv, const char* name, const std::function<int(
   } catch (const std::exception& e) {
     std::fprintf(stderr, "%s: error: %s\n", name, e.what());
   }
+  std::fflush(stdout);
+  end_failed_rank(agree, kExitError);
+  MPI_Comm_free(&agree);
   return kExitError;
 }
 
