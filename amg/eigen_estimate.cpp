@@ -1,5 +1,7 @@
 #include "amg/eigen_estimate.hpp"
 
+#include <utility>
+
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
@@ -56,26 +58,23 @@ double tridiagonal_max_eigenvalue(const std::vector<double>& alpha, const std::v
   return hi;
 }
 
-EigenEstimate estimate_lambda_max(const Csr<double>& a, const Vector& inv_diag, int steps, double safety,
-                                  const LevelOps& ops) {
-  EigenEstimate est;
-  est.gershgorin = gershgorin_bound(a, inv_diag);
-  const std::size_t n = static_cast<std::size_t>(a.rows);
-  if (n == 0) return est;
-  Vector sqrt_inv_diag(n), v(n), v_prev(n, 0.0), w(n), scaled(n);
-  for (std::size_t i = 0; i < n; ++i) sqrt_inv_diag[i] = std::sqrt(inv_diag[i]), v[i] = lanczos_start_entry(i);
-  double norm = std::sqrt(ops.dot(v, v));
+void lanczos_ritz(Vector v, const Vector& sqrt_inv_diag, int steps,
+                  const std::function<void(const Vector& x, Vector& y)>& apply,
+                  const std::function<double(const Vector& x, const Vector& y)>& dot, EigenEstimate& est) {
+  const std::size_t n = v.size();
+  Vector v_prev(n, 0.0), w(n), scaled(n);
+  double norm = std::sqrt(dot(v, v));
   for (double& x : v) x /= norm;
 
   std::vector<double> alpha, beta;
   for (int j = 0; j < steps; ++j) {  // w = D^-1/2 A D^-1/2 v
     for (std::size_t i = 0; i < n; ++i) scaled[i] = sqrt_inv_diag[i] * v[i];
-    ops.apply(a, scaled, w);
+    apply(scaled, w);
     for (std::size_t i = 0; i < n; ++i) w[i] *= sqrt_inv_diag[i];
-    alpha.push_back(ops.dot(w, v));
+    alpha.push_back(dot(w, v));
     const double beta_prev = beta.empty() ? 0.0 : beta.back();
     for (std::size_t i = 0; i < n; ++i) w[i] -= alpha.back() * v[i] + beta_prev * v_prev[i];
-    norm = std::sqrt(ops.dot(w, w));
+    norm = std::sqrt(dot(w, w));
     if (j + 1 == steps || norm <= 1e-12 * std::abs(alpha.back())) break;  // done, or an invariant subspace
     beta.push_back(norm);
     v_prev.swap(v);
@@ -83,6 +82,18 @@ EigenEstimate estimate_lambda_max(const Csr<double>& a, const Vector& inv_diag, 
   }
   est.steps = static_cast<int>(alpha.size());
   est.ritz = tridiagonal_max_eigenvalue(alpha, beta);
+}
+
+EigenEstimate estimate_lambda_max(const Csr<double>& a, const Vector& inv_diag, int steps, double safety,
+                                  const LevelOps& ops) {
+  EigenEstimate est;
+  est.gershgorin = gershgorin_bound(a, inv_diag);
+  const std::size_t n = static_cast<std::size_t>(a.rows);
+  if (n == 0) return est;
+  Vector sqrt_inv_diag(n), v(n);
+  for (std::size_t i = 0; i < n; ++i) sqrt_inv_diag[i] = std::sqrt(inv_diag[i]), v[i] = lanczos_start_entry(i);
+  lanczos_ritz(std::move(v), sqrt_inv_diag, steps, [&](const Vector& x, Vector& y) { ops.apply(a, x, y); }, ops.dot,
+               est);
   est.safe = std::min(safety * est.ritz, est.gershgorin);
   return est;
 }

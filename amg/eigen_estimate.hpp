@@ -8,6 +8,7 @@
 // and elasticity), so the estimate is multiplied by a safety factor (GAMG: 1.1) and capped
 // by the Gershgorin bound max_i sum_j |a_ij| / a_ii, which no eigenvalue exceeds.
 #include <cstdint>
+#include <functional>
 
 #include "amg/level_ops.hpp"
 #include "local/formats/csr.hpp"
@@ -28,6 +29,14 @@ EigenEstimate estimate_lambda_max(const Csr<double>& a, const Vector& inv_diag, 
 /// Entry of the Lanczos start vector at global row `i`, in [-1, 1): a hash of the index, so
 /// the distributed estimate (amg/dist/) starts from the same vector on any partition.
 double lanczos_start_entry(std::uint64_t i);
+
+/// The Lanczos recurrence on D^-1/2 A D^-1/2 from the start vector `v` (owned entries):
+/// `apply(x, y)` computes y = A x, `dot` the global inner product (an allreduce when
+/// distributed). Fills est.ritz and est.steps; the serial and distributed estimates share it, so
+/// they take the same steps with the same arithmetic.
+void lanczos_ritz(Vector v, const Vector& sqrt_inv_diag, int steps,
+                  const std::function<void(const Vector& x, Vector& y)>& apply,
+                  const std::function<double(const Vector& x, const Vector& y)>& dot, EigenEstimate& est);
 
 /// Largest eigenvalue of the symmetric tridiagonal matrix with diagonal `alpha` and
 /// off-diagonal `beta` (beta.size() == alpha.size() - 1), by bisection to full precision.

@@ -2,9 +2,19 @@
 
 namespace tessera::amg {
 
+void add_level(HierarchyStats& s, const LevelStats& level) {
+  s.levels.push_back(level);
+  s.nnz_ap += level.nnz + level.p_nnz;
+  s.times += level.times;
+  const LevelStats& fine = s.levels.front();
+  double rows = 0, nnz = 0;
+  for (const LevelStats& l : s.levels) rows += double(l.rows), nnz += double(l.nnz);
+  s.grid_complexity = fine.rows > 0 ? rows / double(fine.rows) : 0.0;
+  s.operator_complexity = fine.nnz > 0 ? nnz / double(fine.nnz) : 0.0;
+}
+
 HierarchyStats statistics(const Hierarchy& h) {
   HierarchyStats s;
-  double rows = 0, nnz = 0;
   for (const Level& level : h.levels) {
     LevelStats l;
     l.rows = level.a.rows;
@@ -14,15 +24,7 @@ HierarchyStats statistics(const Hierarchy& h) {
     l.lambda_max = level.eigen.safe;
     l.omega = level.omega;
     l.times = level.times;
-    rows += double(l.rows);
-    nnz += double(l.nnz);
-    s.nnz_ap += l.nnz + l.p_nnz;
-    s.times += l.times;
-    s.levels.push_back(l);
-  }
-  if (!s.levels.empty() && s.levels[0].rows > 0) {
-    s.grid_complexity = rows / double(s.levels[0].rows);
-    s.operator_complexity = s.levels[0].nnz ? nnz / double(s.levels[0].nnz) : 0.0;
+    add_level(s, l);
   }
   s.coarse_method = h.coarse_direct ? "dense " + h.coarse.method() : "smoothed (too large for a dense solve)";
   s.stop_reason = h.stop_reason;

@@ -30,6 +30,10 @@ struct HierarchyStats {
 
 HierarchyStats statistics(const Hierarchy& h);
 
+/// Appends one level's figures and updates the totals (nnz(AP), phase times, complexities),
+/// so the serial and distributed hierarchies report by one rule.
+void add_level(HierarchyStats& s, const LevelStats& level);
+
 /// The level table, the complexities and the setup phases.
 void print(std::FILE* out, const HierarchyStats& s);
 

@@ -19,18 +19,10 @@ Csr<double> smooth_prolongator(const Csr<double>& a, const Vector& inv_diag, con
   p.col_idx.reserve(ap.col_idx.size());
   p.values.reserve(ap.values.size());
   for (std::int64_t i = 0; i < p.rows; ++i) {  // row i: p_tent(i,:) - omega / a_ii * ap(i,:)
-    const double scale = -omega * inv_diag[i];
-    std::int64_t s = p_tent.row_ptr[i], t = ap.row_ptr[i];
-    while (s < p_tent.row_ptr[i + 1] || t < ap.row_ptr[i + 1]) {
-      const std::int32_t cs = s < p_tent.row_ptr[i + 1] ? p_tent.col_idx[s] : INT32_MAX;
-      const std::int32_t ct = t < ap.row_ptr[i + 1] ? ap.col_idx[t] : INT32_MAX;
-      const std::int32_t c = std::min(cs, ct);
-      double v = 0.0;
-      if (cs == c) v += p_tent.values[s++];
-      if (ct == c) v += scale * ap.values[t++];
-      p.col_idx.push_back(c);
-      p.values.push_back(v);
-    }
+    const std::int64_t s = p_tent.row_ptr[i], t = ap.row_ptr[i];
+    append_smoothed_row(p_tent.col_idx.data() + s, p_tent.values.data() + s, p_tent.row_ptr[i + 1] - s,
+                        ap.col_idx.data() + t, ap.values.data() + t, ap.row_ptr[i + 1] - t, -omega * inv_diag[i],
+                        p.col_idx, p.values);
     p.row_ptr[i + 1] = p.nnz();
   }
   return p;

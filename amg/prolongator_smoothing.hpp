@@ -4,6 +4,11 @@
 // polynomial (Vanek, Mandel, Brezina 1996; GAMG and ML use the same). The product A P_tent
 // goes through LevelOps::multiply (the tile SpGEMM on the device); the update is one sparse
 // merge, P's pattern being pattern(A P_tent) ∪ pattern(P_tent), fixed for a fixed pattern of A.
+#include <algorithm>
+#include <cstdint>
+#include <limits>
+#include <vector>
+
 #include "amg/level_ops.hpp"
 #include "local/formats/csr.hpp"
 
@@ -11,6 +16,26 @@ namespace tessera::amg {
 
 /// Damping for a safe lambda_max estimate (> 0).
 double prolongator_damping(double lambda_max);
+
+/// One row of P: merges the sorted row of P_tent with the sorted row of A P_tent scaled by
+/// `scale` = -omega / a_ii, appending to (cols, values). The serial setup (local int32 columns)
+/// and the distributed one (global int64 columns) both use it, so they agree bit for bit.
+template <class Col>
+void append_smoothed_row(const Col* tent_col, const double* tent_val, std::int64_t tent_n, const Col* ap_col,
+                         const double* ap_val, std::int64_t ap_n, double scale, std::vector<Col>& cols,
+                         std::vector<double>& values) {
+  constexpr Col kEnd = std::numeric_limits<Col>::max();
+  std::int64_t s = 0, t = 0;
+  while (s < tent_n || t < ap_n) {
+    const Col cs = s < tent_n ? tent_col[s] : kEnd, ct = t < ap_n ? ap_col[t] : kEnd;
+    const Col c = std::min(cs, ct);
+    double v = 0.0;
+    if (cs == c) v += tent_val[s++];
+    if (ct == c) v += scale * ap_val[t++];
+    cols.push_back(c);
+    values.push_back(v);
+  }
+}
 
 Csr<double> smooth_prolongator(const Csr<double>& a, const Vector& inv_diag, const Csr<double>& p_tent, double omega,
                                const LevelOps& ops);

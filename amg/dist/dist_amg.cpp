@@ -59,7 +59,6 @@ void DistAmg::apply(const std::vector<double>& r, std::vector<double>& z) const 
 HierarchyStats DistAmg::statistics() const {
   const DistHierarchy& h = *hierarchy_;
   HierarchyStats s;
-  double rows = 0, nnz = 0;
   for (const DistLevel& level : h.levels) {
     LevelStats l;
     l.rows = level.a.global_rows();
@@ -69,15 +68,7 @@ HierarchyStats DistAmg::statistics() const {
     l.lambda_max = level.eigen.safe;
     l.omega = level.omega;
     l.times = max_over_ranks(*comm_, level.times);
-    rows += double(l.rows);
-    nnz += double(l.nnz);
-    s.nnz_ap += l.nnz + l.p_nnz;
-    s.times += l.times;
-    s.levels.push_back(l);
-  }
-  if (!s.levels.empty() && s.levels[0].rows > 0) {
-    s.grid_complexity = rows / double(s.levels[0].rows);
-    s.operator_complexity = s.levels[0].nnz ? nnz / double(s.levels[0].nnz) : 0.0;
+    add_level(s, l);
   }
   s.coarse_method = h.coarse_direct ? "dense " + h.coarse.method() + ", redundant on every rank"
                                     : "smoothed (too large for a dense solve)";

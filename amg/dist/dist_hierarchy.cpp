@@ -38,18 +38,9 @@ RowBlock smoothed_rows(const RowBlock& p_tent, const RowBlock& ap, const Vector&
   p.col.clear();
   p.values.clear();
   for (std::int64_t i = 0; i < p.local_rows(); ++i) {
-    const double scale = -omega * inv_diag[i];
-    std::int64_t s = p_tent.row_ptr[i], t = ap.row_ptr[i];
-    while (s < p_tent.row_ptr[i + 1] || t < ap.row_ptr[i + 1]) {
-      const std::int64_t cs = s < p_tent.row_ptr[i + 1] ? p_tent.col[s] : INT64_MAX;
-      const std::int64_t ct = t < ap.row_ptr[i + 1] ? ap.col[t] : INT64_MAX;
-      const std::int64_t c = std::min(cs, ct);
-      double v = 0.0;
-      if (cs == c) v += p_tent.values[s++];
-      if (ct == c) v += scale * ap.values[t++];
-      p.col.push_back(c);
-      p.values.push_back(v);
-    }
+    const std::int64_t s = p_tent.row_ptr[i], t = ap.row_ptr[i];
+    append_smoothed_row(p_tent.col.data() + s, p_tent.values.data() + s, p_tent.row_ptr[i + 1] - s, ap.col.data() + t,
+                        ap.values.data() + t, ap.row_ptr[i + 1] - t, -omega * inv_diag[i], p.col, p.values);
     p.row_ptr[i + 1] = p.nnz();
   }
   return p;
