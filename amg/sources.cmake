@@ -52,18 +52,25 @@ target_sources(tessera_amg PRIVATE
   ${CMAKE_CURRENT_LIST_DIR}/dist/dist_hierarchy.cpp
   ${CMAKE_CURRENT_LIST_DIR}/dist/dist_cycle.cpp
   ${CMAKE_CURRENT_LIST_DIR}/dist/dist_amg.cpp)
-# Single-GPU backend (amg/cuda/): setup products on the tile SpGEMM, cycle and PCG on the device.
+# GPU backend (amg/cuda/): setup products on the tile SpGEMM; the cycle and PCG on the device,
+# written once over DeviceOperator for one GPU and for many ranks (dist/cuda's device SpMV).
 if(TESSERA_HAVE_CUDA)
   target_link_libraries(tessera_amg PUBLIC CUDA::cudart)
   set_target_properties(tessera_amg PROPERTIES CUDA_RUNTIME_LIBRARY Shared)
   target_sources(tessera_amg PUBLIC FILE_SET HEADERS BASE_DIRS ${PROJECT_SOURCE_DIR} FILES
-    ${CMAKE_CURRENT_LIST_DIR}/cuda/device_vector.hpp
     ${CMAKE_CURRENT_LIST_DIR}/cuda/device_level_ops.hpp
+    ${CMAKE_CURRENT_LIST_DIR}/cuda/device_operator.hpp
+    ${CMAKE_CURRENT_LIST_DIR}/cuda/device_vcycle.hpp
     ${CMAKE_CURRENT_LIST_DIR}/cuda/device_cycle.hpp
-    ${CMAKE_CURRENT_LIST_DIR}/cuda/device_pcg.hpp)
+    ${CMAKE_CURRENT_LIST_DIR}/cuda/device_pcg.hpp
+    ${CMAKE_CURRENT_LIST_DIR}/cuda/dist_device_operator.hpp
+    ${CMAKE_CURRENT_LIST_DIR}/cuda/dist_device_amg.hpp)
   target_sources(tessera_amg PRIVATE
-    ${CMAKE_CURRENT_LIST_DIR}/cuda/device_vector.cu
     ${CMAKE_CURRENT_LIST_DIR}/cuda/device_level_ops.cpp
+    ${CMAKE_CURRENT_LIST_DIR}/cuda/device_operator.cpp
+    ${CMAKE_CURRENT_LIST_DIR}/cuda/device_vcycle.cpp
     ${CMAKE_CURRENT_LIST_DIR}/cuda/device_cycle.cpp
-    ${CMAKE_CURRENT_LIST_DIR}/cuda/device_pcg.cpp)
+    ${CMAKE_CURRENT_LIST_DIR}/cuda/device_pcg.cpp
+    ${CMAKE_CURRENT_LIST_DIR}/cuda/dist_device_operator.cpp
+    ${CMAKE_CURRENT_LIST_DIR}/cuda/dist_device_amg.cpp)
 endif()

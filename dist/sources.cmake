@@ -31,4 +31,22 @@ if(TESSERA_HAVE_CUDA)
   target_sources(tessera_dist PUBLIC FILE_SET HEADERS BASE_DIRS ${PROJECT_SOURCE_DIR} FILES
     ${CMAKE_CURRENT_LIST_DIR}/nccl_transport.hpp)
   target_sources(tessera_dist PRIVATE ${CMAKE_CURRENT_LIST_DIR}/nccl_transport.cpp)
+  # Device products (issue 5): every vector on the rank's GPU, NCCL halo exchange overlapped
+  # with the local block. The .cu holds the pack kernel; cudart as tessera_local links it.
+  target_sources(tessera_dist PUBLIC FILE_SET HEADERS BASE_DIRS ${PROJECT_SOURCE_DIR} FILES
+    ${CMAKE_CURRENT_LIST_DIR}/cuda/device_context.hpp
+    ${CMAKE_CURRENT_LIST_DIR}/cuda/device_dist_matrix.hpp
+    ${CMAKE_CURRENT_LIST_DIR}/cuda/device_spmv.hpp)
+  target_sources(tessera_dist PRIVATE
+    ${CMAKE_CURRENT_LIST_DIR}/cuda/device_context.cpp
+    ${CMAKE_CURRENT_LIST_DIR}/cuda/device_dist_matrix.cpp
+    ${CMAKE_CURRENT_LIST_DIR}/cuda/device_spmv.cu)
+  target_link_libraries(tessera_dist PUBLIC CUDA::cudart)
+  set_target_properties(tessera_dist PROPERTIES CUDA_RUNTIME_LIBRARY Shared)
+endif()
+if(TESSERA_HAVE_CUDA)
+  # Rank-local products of DistSpgemm / DistPtap on the rank's GPU (tile SpGEMM or cuSPARSE).
+  target_sources(tessera_dist PUBLIC FILE_SET HEADERS BASE_DIRS ${PROJECT_SOURCE_DIR} FILES
+    ${CMAKE_CURRENT_LIST_DIR}/cuda/device_local_spgemm.hpp)
+  target_sources(tessera_dist PRIVATE ${CMAKE_CURRENT_LIST_DIR}/cuda/device_local_spgemm.cpp)
 endif()

@@ -2,18 +2,27 @@
 
 #include <mpi.h>
 
+#include <cmath>
 #include <cstdio>
 #include <numeric>
 
 #include "amg/dist/dist_amg.hpp"
 #include "amg/near_null_space.hpp"
 #include "dist/dist_matrix.hpp"
+#include "dist/spmv.hpp"
 #include "drivers/amg_result_row.hpp"
 #include "drivers/common/dist_source.hpp"
 #include "drivers/common/driver_main.hpp"
 #include "local/core/error.hpp"
 #include "local/gen/generators.hpp"
 #include "local/io/matrix_market.hpp"
+
+#if TESSERA_HAVE_CUDA
+#include "amg/cuda/dist_device_amg.hpp"
+#include "dist/cuda/device_context.hpp"
+#include "dist/cuda/device_dist_matrix.hpp"
+#include "local/cuda/device_buffer.hpp"
+#endif
 
 namespace tessera::driver {
 namespace {
@@ -56,6 +65,88 @@ std::vector<double> owned_right_hand_side(const DistributedAmgOptions& o, const 
 
 double slowest(const dist::Communicator& comm, double seconds) { return comm.allreduce(seconds, dist::ReduceOp::max); }
 
+/// ||b - A x|| / ||b|| with the host distributed product (||r|| when b = 0).
+double host_relative_residual(const dist::Communicator& comm, const dist::DistMatrix& a, const std::vector<double>& b,
+                              const std::vector<double>& x) {
+  dist::DistVector input{x, {}};
+  std::vector<double> ax(b.size());
+  dist::spmv(comm, a, input, ax);
+  std::vector<double> sums{0.0, 0.0};  // ||r||^2, ||b||^2
+  for (std::size_t i = 0; i < b.size(); ++i) sums[0] += (b[i] - ax[i]) * (b[i] - ax[i]), sums[1] += b[i] * b[i];
+  comm.allreduce_in_place(sums, dist::ReduceOp::sum);
+  return sums[1] > 0 ? std::sqrt(sums[0] / sums[1]) : std::sqrt(sums[0]);
+}
+
+/// The solve phase: its result and what the GPU path adds (zeros on the host).
+struct SolvePhase {
+  amg::SolveResult res;
+  double seconds = 0, upload_seconds = 0;
+  double device_relative_residual = 0;  // the device PCG's own recomputed residual
+  std::int64_t hierarchy_bytes_max = 0, hierarchy_bytes_sum = 0, peak_bytes_max = 0;  // over ranks
+};
+
+SolvePhase solve_on_host(const dist::Communicator& comm, const amg::DistAmg& m, const dist::DistMatrix& a,
+                         const std::vector<double>& b, std::vector<double>& x, const amg::KrylovOptions& ko) {
+  SolvePhase s;
+  comm.barrier();
+  Stopwatch solve_clock;
+  s.res = amg::dist_pcg(comm, a, b, x, m, ko);
+  s.seconds = slowest(comm, solve_clock.seconds());
+  return s;
+}
+
+#if TESSERA_HAVE_CUDA
+/// One GPU per rank: uploads the hierarchy, A, b and x (timed apart, as the single-GPU path
+/// does), then times the device PCG alone; x comes back and its residual is recomputed here.
+SolvePhase solve_on_devices(const dist::Communicator& comm, const amg::DistAmg& m, const dist::DistMatrix& a,
+                            const std::vector<double>& b, std::vector<double>& x, const amg::KrylovOptions& ko) {
+  SolvePhase s;
+  dist::gpu::DeviceContext ctx(comm);  // NCCL setup: neither upload nor solve
+  cuda::DeviceMemory::reset_peak();
+  comm.barrier();
+  Stopwatch upload_clock;
+  amg::gpu::DistDeviceAmgPreconditioner pm(ctx, m.hierarchy());
+  dist::gpu::DeviceDistMatrix da(a, ctx.compute());
+  cuda::DeviceBuffer<double> db, dx;
+  db.upload(b, ctx.compute());
+  dx.upload(x, ctx.compute());
+  TESSERA_CUDA_CHECK(cudaStreamSynchronize(ctx.compute()));
+  s.upload_seconds = slowest(comm, upload_clock.seconds());
+  s.hierarchy_bytes_max = comm.allreduce(pm.device_bytes(), dist::ReduceOp::max);
+  s.hierarchy_bytes_sum = comm.allreduce(pm.device_bytes(), dist::ReduceOp::sum);
+
+  comm.barrier();
+  Stopwatch solve_clock;
+  const auto apply = [&pm](const double* r, double* z) { pm.apply(r, z); };
+  s.res = amg::gpu::dist_device_pcg(ctx, da, db.data(), dx.data(), apply, ko);
+  TESSERA_CUDA_CHECK(cudaStreamSynchronize(ctx.compute()));
+  s.seconds = slowest(comm, solve_clock.seconds());
+  s.peak_bytes_max = comm.allreduce(cuda::DeviceMemory::peak(), dist::ReduceOp::max);
+  x = dx.download(ctx.compute());
+  s.device_relative_residual = s.res.relative_residual;
+  s.res.relative_residual = host_relative_residual(comm, a, b, x);
+  return s;
+}
+#endif
+
+SolvePhase solve(const dist::Communicator& comm, Backend backend, const amg::DistAmg& m, const dist::DistMatrix& a,
+                 const std::vector<double>& b, std::vector<double>& x, const amg::KrylovOptions& ko) {
+  if (backend == Backend::host) return solve_on_host(comm, m, a, b, x, ko);
+#if TESSERA_HAVE_CUDA
+  return solve_on_devices(comm, m, a, b, x, ko);
+#else
+  throw InputError("--backend gpu: this build has no CUDA backend");
+#endif
+}
+
+void print_device_solve(const SolvePhase& s, int ranks) {
+  constexpr double mib = 1 << 20;
+  std::printf("device hierarchy (%d GPU(s), one per rank): %.1f MiB on the largest rank, %.1f MiB in all, uploaded in "
+              "%.4f s; peak device memory %.1f MiB (largest rank)\n",
+              ranks, double(s.hierarchy_bytes_max) / mib, double(s.hierarchy_bytes_sum) / mib, s.upload_seconds,
+              double(s.peak_bytes_max) / mib);
+}
+
 }  // namespace
 
 int run_distributed_amg(const dist::Communicator& comm, const DistributedAmgOptions& o, nlohmann::json& out) {
@@ -75,6 +166,9 @@ int run_distributed_amg(const dist::Communicator& comm, const DistributedAmgOpti
 
   comm.barrier();
   Stopwatch setup_clock;
+  // The setup runs on the host with either backend: its products are dist::DistSpgemm and
+  // dist::DistPtap. A device SpGEMM for them plugs in here (through the DistAmg options), as
+  // device_setup_ops does for the serial hierarchy; the device solve below needs only the levels.
   amg::DistAmg m(comm, a, nns, o.amg);
   const double setup_s = slowest(comm, setup_clock.seconds());
   const amg::HierarchyStats stats = m.statistics();
@@ -95,10 +189,10 @@ int run_distributed_amg(const dist::Communicator& comm, const DistributedAmgOpti
   ko.history = o.history;
   if (o.stagnation_window) ko.stagnation_window = o.stagnation_window;
   std::vector<double> x(b.size(), 0.0);
-  comm.barrier();
-  Stopwatch solve_clock;
-  const amg::SolveResult res = amg::dist_pcg(comm, a, b, x, m, ko);
-  const double solve_s = slowest(comm, solve_clock.seconds());
+  const bool gpu = o.backend == Backend::gpu;
+  const SolvePhase phase = solve(comm, o.backend, m, a, b, x, ko);
+  const amg::SolveResult& res = phase.res;
+  const double solve_s = phase.seconds;
 
   const double nnz_ap = double(stats.nnz_ap);
   const double setup_fom = setup_s > 0 ? nnz_ap / setup_s : 0;
@@ -107,19 +201,27 @@ int run_distributed_amg(const dist::Communicator& comm, const DistributedAmgOpti
     if (o.history)
       for (std::size_t i = 0; i < res.history.size(); ++i) std::printf("  it %4zu  %.3e\n", i + 1, res.history[i]);
     std::printf("%s: %s\n", res.converged() ? "converged" : "NOT converged", res.message.c_str());
-    std::printf("iterations %d, true relative residual %.3e\n", res.iterations, res.relative_residual);
+    if (gpu) print_device_solve(phase, comm.size());
+    std::printf("iterations %d, true relative residual %.3e%s\n", res.iterations, res.relative_residual,
+                gpu ? " (recomputed on the host from the device solution)" : "");
     std::printf("setup %.4f s, solve %.4f s (%.2f ms/iteration), slowest rank\n", setup_s, solve_s,
                 res.iterations ? 1e3 * solve_s / res.iterations : 0.0);
     std::printf("FOM: setup %.4e nnz/s, solve %.4e nnz*it/s\n", setup_fom, solve_fom);
   }
   out = {{"driver", "tessera-amg"}, {"tol", o.tol}, {"matrix", o.a.describe()}, {"rows", rows}, {"nnz", nnz}, {"ranks", comm.size()}, {"solver", "cg"},
-         {"backend", "host"}, {"distributed", true}, {"converged", res.converged()},
+         {"backend", to_string(o.backend)}, {"distributed", true}, {"converged", res.converged()},
          {"status", amg::to_string(res.status)}, {"message", res.message}, {"iterations", res.iterations},
          {"relative_residual", res.relative_residual}, {"setup_seconds", setup_s}, {"solve_seconds", solve_s},
          {"operator_complexity", stats.operator_complexity}, {"grid_complexity", stats.grid_complexity},
          {"nnz_ap", stats.nnz_ap}, {"setup_fom", setup_fom}, {"solve_fom", solve_fom},
          {"levels", static_cast<int>(stats.levels.size())}};
   if (o.resetup) out["resetup_seconds"] = resetup_s;
+  if (gpu)
+    out["device"] = {{"upload_seconds", phase.upload_seconds},
+                     {"hierarchy_bytes_max_rank", phase.hierarchy_bytes_max},
+                     {"hierarchy_bytes_total", phase.hierarchy_bytes_sum},
+                     {"peak_bytes_max_rank", phase.peak_bytes_max},
+                     {"device_relative_residual", phase.device_relative_residual}};
   if (o.history) out["history"] = res.history;
 
   if (!o.compare.empty()) {
@@ -132,7 +234,8 @@ int run_distributed_amg(const dist::Communicator& comm, const DistributedAmgOpti
     const auto results = baselines::run_baselines(comm.mpi(), o.compare, dist::owned_row_block(a), b, bo);
     baselines::BaselineResult mine = amg_result_row(res, stats, setup_s, solve_s);
     mine.solver = "Tessera SA-AMG-CG";
-    mine.runs_on = detail::concat("host, ", comm.size(), " MPI rank(s)");
+    mine.runs_on = gpu ? detail::concat("setup on the host, solve on ", comm.size(), " GPU(s), one per MPI rank")
+                       : detail::concat("host, ", comm.size(), " MPI rank(s)");
     mine.configuration = detail::concat("CG + smoothed aggregation, ", stats.levels.size(), " levels, coarsest ",
                                         stats.coarse_method);
     if (root) baselines::print_comparison(stdout, o.tol, mine, results);

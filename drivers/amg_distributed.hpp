@@ -2,6 +2,9 @@
 // The distributed mode of tessera-amg (several ranks, or --distributed): each rank generates or
 // reads only its rows, the hierarchy is amg::DistAmg (the serial reference's phases on
 // dist::DistMatrix), the solve dist_pcg; --compare hands hypre and GAMG the same rows.
+// Backend::gpu (one GPU per rank): the same host setup, then the hierarchy is uploaded and the
+// solve runs on the devices (amg::gpu::DistDeviceAmgPreconditioner + dist_device_pcg, NCCL
+// halo exchanges); the reported residual is recomputed on the host from the device solution.
 #include <string>
 #include <vector>
 
@@ -11,6 +14,7 @@
 #include "dist/communicator.hpp"
 #include "drivers/baselines/compare.hpp"
 #include "drivers/common/matrix_source.hpp"
+#include "local/core/backend.hpp"
 
 namespace tessera::driver {
 
@@ -23,6 +27,7 @@ struct DistributedAmgOptions {
   int max_iterations = 500, stagnation_window = 0;
   bool history = false, resetup = false;
   amg::AmgOptions amg;
+  Backend backend = Backend::host;    // where the solve phase runs (the setup is on the host)
   std::vector<baselines::Baseline> compare;
 };
 

@@ -4,6 +4,9 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <functional>
+#include <memory>
+#include <utility>
 
 #include "dist/ptap.hpp"
 #include "dist/spgemm.hpp"
@@ -14,6 +17,9 @@
 #include "drivers/product_check.hpp"
 #include "local/core/error.hpp"
 #include "local/reference/kernels.hpp"
+#if defined(TESSERA_HAVE_CUDA)
+#include "dist/cuda/device_local_spgemm.hpp"
+#endif
 
 namespace tessera::driver {
 namespace {
@@ -67,13 +73,183 @@ void print_shape(const dist::Communicator& comm, const char* name, const DistMat
                 (long long)nnz);
 }
 
-}  // namespace
+/// This rank's offloaded local products in seconds (all zero on the host backend). Plain
+/// doubles, so the host build of the driver needs no CUDA header.
+struct DeviceTimes {
+  double upload = 0, convert = 0, product = 0, download = 0, products = 0;
+  double total() const { return upload + convert + product + download; }
+  std::vector<double> as_vector() const { return {upload, convert, product, download, products}; }
+  DeviceTimes per_call(const DeviceTimes& before, int calls) const {
+    const double n = calls > 0 ? calls : 1;
+    return {(upload - before.upload) / n, (convert - before.convert) / n, (product - before.product) / n,
+            (download - before.download) / n, (products - before.products) / n};
+  }
+};
 
-int run_distributed_spgemm(const dist::Communicator& comm, const DistributedSpgemmOptions& o, nlohmann::json& out) {
+/// The rank-local product plugged into DistSpgemm / DistPtap, and its cumulative device times.
+struct LocalBackend {
+  std::string name;  // host | tile | cusparse
+  dist::LocalSpgemm multiply;
+  std::function<DeviceTimes()> so_far;
+};
+
+LocalBackend host_backend() {
+  return {"host", dist::host_local_spgemm, [] { return DeviceTimes{}; }};
+}
+
+#if defined(TESSERA_HAVE_CUDA)
+LocalBackend device_backend(cuda::OffloadSpgemm which) {
+  auto stats = std::make_shared<cuda::OffloadStats>();
+  return {cuda::to_string(which), dist::device_local_spgemm(which, stats), [stats] {
+            return DeviceTimes{stats->upload, stats->convert, stats->product, stats->download, double(stats->products)};
+          }};
+}
+#endif
+
+struct ProductRun {
+  std::string backend;
+  DistMatrix c;
+  dist::DistStats stats;                        // the first product (symbolic + numeric)
+  double first_s = 0, numeric_s = 0;           // slowest rank; numeric: median recompute
+  DeviceTimes device_first, device_recompute;  // this rank: first product; one recompute (mean)
+};
+
+template <class Product>
+ProductRun run_product(const dist::Communicator& comm, const DistMatrix& a, const DistMatrix& b, int reps,
+                       const LocalBackend& local) {
+  ProductRun run;
+  run.backend = local.name;
+  comm.barrier();
+  Stopwatch clock;
+  Product product(comm, a, b, local.multiply);
+  run.stats = product.stats();
+  run.first_s = timed_max(comm, clock.seconds());
+  run.device_first = local.so_far();
+  run.numeric_s = time_recompute(comm, product, reps, a, b);
+  run.device_recompute = local.so_far().per_call(run.device_first, reps);
+  run.c = product.result();
+  return run;
+}
+
+ProductRun run_op(const dist::Communicator& comm, const DistributedSpgemmOptions& o, const DistMatrix& a,
+                  const DistMatrix& b, const LocalBackend& local) {
+  if (o.op == "PtAP") return run_product<dist::DistPtap>(comm, a, b, o.reps, local);
+  return run_product<dist::DistSpgemm>(comm, a, b, o.reps, local);
+}
+
+/// Untimed products through `local` (one-time device costs: context, cuSPARSE handle and
+/// kernels, first allocations), so the timed run measures the steady state.
+void warm_up(const dist::Communicator& comm, const DistributedSpgemmOptions& o, const DistMatrix& a,
+             const DistMatrix& b, const LocalBackend& local) {
+  for (int w = 0; w < o.warmup; ++w) {
+    if (o.op == "PtAP") {
+      const dist::DistPtap product(comm, a, b, local.multiply);
+    } else {
+      const dist::DistSpgemm product(comm, a, b, local.multiply);
+    }
+  }
+}
+
+/// One distributed product with `local`, warmed up first on the device.
+ProductRun measure(const dist::Communicator& comm, const DistributedSpgemmOptions& o, const DistMatrix& a,
+                   const DistMatrix& b, const LocalBackend& local, bool on_device) {
+  if (on_device) warm_up(comm, o, a, b, local);
+  const DeviceTimes before = local.so_far();
+  ProductRun run = run_op(comm, o, a, b, local);
+  run.device_first = run.device_first.per_call(before, 1);
+  return run;
+}
+
+/// Per-rank table of the device local products (rank 0 prints), as JSON.
+nlohmann::json report_device_times(const dist::Communicator& comm, const ProductRun& run) {
+  std::vector<double> mine = run.device_first.as_vector();
+  const std::vector<double> again = run.device_recompute.as_vector();
+  mine.insert(mine.end(), again.begin(), again.end());
+  const std::vector<double> all = comm.gatherv(mine, 0);
+  nlohmann::json j = nlohmann::json::array();
+  if (comm.rank() != 0) return j;
+  std::printf("device local products (%s), per rank, ms: first product | one numeric recompute (mean)\n"
+              "  rank calls  upload convert product download |  upload convert product download\n",
+              run.backend.c_str());
+  for (std::size_t r = 0; r * 10 < all.size(); ++r) {
+    const double* v = &all[10 * r];
+    std::printf("  %4zu %5.0f %7.3f %7.3f %7.3f %8.3f | %7.3f %7.3f %7.3f %8.3f\n", r, v[4], 1e3 * v[0], 1e3 * v[1],
+                1e3 * v[2], 1e3 * v[3], 1e3 * v[5], 1e3 * v[6], 1e3 * v[7], 1e3 * v[8]);
+    j.push_back({{"first", {{"products", v[4]}, {"upload_s", v[0]}, {"convert_s", v[1]}, {"product_s", v[2]},
+                            {"download_s", v[3]}}},
+                 {"recompute", {{"upload_s", v[5]}, {"convert_s", v[6]}, {"product_s", v[7]}, {"download_s", v[8]}}}});
+  }
+  return j;
+}
+
+/// Prints and returns the timings of one run (rank 0 prints).
+nlohmann::json report_run(const dist::Communicator& comm, const DistributedSpgemmOptions& o, const ProductRun& run,
+                          bool on_device) {
+  nlohmann::json j = {{"local_spgemm", run.backend},
+                      {"time", {{"symbolic_and_numeric_s", run.first_s}, {"numeric_median_s", run.numeric_s}}}};
+  if (comm.rank() == 0)
+    std::printf("time (slowest rank, local products: %s): symbolic+numeric %.4f s, numeric-only recompute %.4f s "
+                "(median of %d)\n", run.backend.c_str(), run.first_s, run.numeric_s, o.reps);
+  j["stats"] = report_dist_stats(comm, "C = " + o.op + " (" + run.backend + ")", run.stats);
+  if (on_device) j["device"] = report_device_times(comm, run);
+  return j;
+}
+
+/// Slowest rank's device time of the local products: kernels only, and with transfers and
+/// conversions; first product and one recompute.
+std::vector<double> slowest_local_products(const dist::Communicator& comm, const ProductRun& run) {
+  std::vector<double> v{run.device_first.product, run.device_first.total(), run.device_recompute.product,
+                        run.device_recompute.total()};
+  comm.allreduce_in_place(v, dist::ReduceOp::max);
+  return v;
+}
+
+nlohmann::json report_comparison(const dist::Communicator& comm, const ProductRun& tile, const ProductRun& base) {
+  const std::vector<double> t = slowest_local_products(comm, tile), c = slowest_local_products(comm, base);
+  const auto ratio = [](double num, double den) { return den > 0 ? num / den : 0.0; };
+  const double whole[2][2] = {{tile.first_s, base.first_s}, {tile.numeric_s, base.numeric_s}};
+  if (comm.rank() == 0) {
+    std::printf("tile vs cuSPARSE local products (slowest rank; ratio = cusparse / tile, > 1: tile faster)\n");
+    const char* names[4] = {"local SpGEMM kernels, first product", "local products with transfers, first product",
+                            "local SpGEMM kernels, one recompute", "local products with transfers, one recompute"};
+    for (int k = 0; k < 4; ++k)
+      std::printf("  %-46s tile %9.3f ms  cusparse %9.3f ms  ratio %6.2f\n", names[k], 1e3 * t[k], 1e3 * c[k],
+                  ratio(c[k], t[k]));
+    std::printf("  %-46s tile %9.3f ms  cusparse %9.3f ms  ratio %6.2f\n", "whole product, symbolic+numeric",
+                1e3 * whole[0][0], 1e3 * whole[0][1], ratio(whole[0][1], whole[0][0]));
+    std::printf("  %-46s tile %9.3f ms  cusparse %9.3f ms  ratio %6.2f\n", "whole product, numeric recompute",
+                1e3 * whole[1][0], 1e3 * whole[1][1], ratio(whole[1][1], whole[1][0]));
+  }
+  return {{"local_kernels_first_s", {t[0], c[0]}}, {"local_total_first_s", {t[1], c[1]}},
+          {"local_kernels_recompute_s", {t[2], c[2]}}, {"local_total_recompute_s", {t[3], c[3]}},
+          {"whole_first_s", {whole[0][0], whole[0][1]}}, {"whole_recompute_s", {whole[1][0], whole[1][1]}},
+          {"order", {"tile", "cusparse"}}};
+}
+
+/// Gathers the operands and C to rank 0 and compares with the serial reference; collective.
+bool check_against_reference(const dist::Communicator& comm, const DistributedSpgemmOptions& o, const DistMatrix& a,
+                             const DistMatrix& b, const ProductRun& run, nlohmann::json& out) {
+  const Csr<double> a_all = dist::gather(comm, a), b_all = dist::gather(comm, b), c_all = dist::gather(comm, run.c);
+  int pass = 1;
+  if (comm.rank() == 0) {
+    const ProductComparison cmp = o.op == "PtAP" ? compare_galerkin(a_all, b_all, ref::ptap(a_all, b_all), c_all)
+                                                 : compare_products(a_all, b_all, ref::spgemm(a_all, b_all), c_all);
+    if (!cmp.pattern_equal) std::printf("check: pattern differs from the serial reference: %s\n", cmp.pattern_message.c_str());
+    pass = report_check("distributed " + o.op + " (" + run.backend + " local products) vs serial reference",
+                        cmp.max_relative_error, cmp.bound) &&
+           cmp.pattern_equal;
+    out = {{"pattern_equal", cmp.pattern_equal}, {"max_relative_error", cmp.max_relative_error},
+           {"bound", cmp.bound}, {"pass", static_cast<bool>(pass)}};
+  }
+  MPI_Bcast(&pass, 1, MPI_INT, 0, comm.mpi());
+  return pass != 0;
+}
+
+/// The operands: A, and B (--op AB), A^T (AAT), A (AA) or P (PtAP: --P, else aggregation).
+std::pair<DistMatrix, DistMatrix> load_operands(const dist::Communicator& comm, const DistributedSpgemmOptions& o) {
   const int me = comm.rank();
   const auto [n_rows, n_cols] = global_shape(o.a);
   const RowPartition rows = choose_partition(comm, o.a, o.partition);
-
   DistMatrix a, b;  // C = a * b, or P^T a P with b = P
   if (o.op == "AA" || o.op == "PtAP") {
     TESSERA_REQUIRE_INPUT(n_rows == n_cols, "--op ", o.op, " needs a square A, got ", n_rows, "x", n_cols);
@@ -99,54 +275,60 @@ int run_distributed_spgemm(const dist::Communicator& comm, const DistributedSpge
     b = dist::assemble(comm, aggregation_prolongator_rows(n_rows, rows.begin(me), rows.end(me)), rows,
                        RowPartition::balanced_rows(coarse, comm.size()));
   }
+  return {std::move(a), std::move(b)};
+}
+
+/// The local product of the main run: the host reference, or the tile SpGEMM on the rank's GPU.
+LocalBackend main_backend(const dist::Communicator& comm, const DistributedSpgemmOptions& o) {
+  if (o.backend == Backend::host) return host_backend();
+#if defined(TESSERA_HAVE_CUDA)
+  const int device = dist::use_rank_device(comm);
+  if (comm.rank() == 0) std::printf("local products on each rank's GPU (rank 0: device %d)\n", device);
+  return device_backend(cuda::OffloadSpgemm::tile);
+#else
+  (void)comm;
+  throw InputError("this build has no CUDA backend; use --backend host");
+#endif
+}
+
+}  // namespace
+
+int run_distributed_spgemm(const dist::Communicator& comm, const DistributedSpgemmOptions& o, nlohmann::json& out) {
+  TESSERA_REQUIRE_INPUT(o.compare.empty() || (o.compare == "cusparse" && o.backend == Backend::gpu),
+                        "--compare cusparse needs the GPU backend (got --compare '", o.compare, "', backend ",
+                        to_string(o.backend), ")");
+  const auto [a, b] = load_operands(comm, o);
   print_shape(comm, "A", a);
   print_shape(comm, o.op == "PtAP" ? "P" : "B", b);
 
-  comm.barrier();
-  Stopwatch first_clock;
-  DistMatrix c;
-  dist::DistStats stats;
-  double numeric_s = 0;
-  if (o.op == "PtAP") {
-    dist::DistPtap product(comm, a, b);
-    stats = product.stats();
-    const double first_s = timed_max(comm, first_clock.seconds());
-    numeric_s = time_recompute(comm, product, o.reps, a, b);
-    c = product.result();
-    out["time"] = {{"symbolic_and_numeric_s", first_s}, {"numeric_median_s", numeric_s}};
-  } else {
-    dist::DistSpgemm product(comm, a, b);
-    stats = product.stats();
-    const double first_s = timed_max(comm, first_clock.seconds());
-    numeric_s = time_recompute(comm, product, o.reps, a, b);
-    c = product.result();
-    out["time"] = {{"symbolic_and_numeric_s", first_s}, {"numeric_median_s", numeric_s}};
-  }
-  print_shape(comm, "C", c);
-  if (me == 0)
-    std::printf("time (slowest rank): symbolic+numeric %.4f s, numeric-only recompute %.4f s (median of %d)\n",
-                out["time"]["symbolic_and_numeric_s"].get<double>(), numeric_s, o.reps);
-  out["stats"] = report_dist_stats(comm, "C = " + o.op, stats);
+  const bool on_device = o.backend == Backend::gpu;
+  std::vector<ProductRun> runs;  // the main run, then the cuSPARSE comparison
+  runs.reserve(2);                // `run` stays valid
+  runs.push_back(measure(comm, o, a, b, main_backend(comm, o), on_device));
+  const ProductRun& run = runs.front();
+  print_shape(comm, "C", run.c);
+  const nlohmann::json report = report_run(comm, o, run, on_device);
+  out["time"] = report["time"];
+  out["stats"] = report["stats"];
+  out["local_spgemm"] = run.backend;
+  if (on_device) out["device"] = report["device"];
   out["ranks"] = comm.size();
   out["partition"] = o.partition;
 
-  if (!o.check) return 0;
-  const Csr<double> a_all = dist::gather(comm, a), b_all = dist::gather(comm, b), c_all = dist::gather(comm, c);
-  int pass = 1;
-  if (me == 0) {
-    ProductComparison cmp;
-    if (o.op == "PtAP") {
-      cmp = compare_galerkin(a_all, b_all, ref::ptap(a_all, b_all), c_all);
-    } else {
-      cmp = compare_products(a_all, b_all, ref::spgemm(a_all, b_all), c_all);
-    }
-    if (!cmp.pattern_equal) std::printf("check: pattern differs from the serial reference: %s\n", cmp.pattern_message.c_str());
-    pass = report_check("distributed " + o.op + " vs serial reference", cmp.max_relative_error, cmp.bound) &&
-           cmp.pattern_equal;
-    out["check"] = {{"pattern_equal", cmp.pattern_equal}, {"max_relative_error", cmp.max_relative_error},
-                    {"bound", cmp.bound}, {"pass", static_cast<bool>(pass)}};
+#if defined(TESSERA_HAVE_CUDA)
+  if (o.compare == "cusparse") {
+    runs.push_back(measure(comm, o, a, b, device_backend(cuda::OffloadSpgemm::cusparse), true));
+    out["compare"] = {{"cusparse", report_run(comm, o, runs.back(), true)},
+                      {"tile_vs_cusparse", report_comparison(comm, run, runs.back())}};
   }
-  MPI_Bcast(&pass, 1, MPI_INT, 0, comm.mpi());
+#endif
+  if (!o.check) return 0;
+  bool pass = true;
+  for (const ProductRun& r : runs) {
+    nlohmann::json check;
+    pass = check_against_reference(comm, o, a, b, r, check) && pass;
+    if (comm.rank() == 0) (r.backend == run.backend ? out["check"] : out["compare"]["check_cusparse"]) = check;
+  }
   return pass ? 0 : kExitCheckFailed;
 }
 

@@ -19,6 +19,17 @@
 #include "local/core/error.hpp"
 #include "local/gen/counter_rng.hpp"
 #include "local/reference/kernels.hpp"
+#if defined(TESSERA_HAVE_CUDA)
+#include <cuda_runtime_api.h>
+
+#include <memory>
+
+#include "dist/cuda/device_spmv.hpp"
+#include "local/cuda/check.hpp"
+#include "local/cuda/cusparse_spmv.hpp"
+#include "local/cuda/spmm.hpp"
+#include "local/cuda/spmv.hpp"
+#endif
 
 namespace tessera::driver {
 namespace {
@@ -32,14 +43,30 @@ constexpr std::uint64_t kFillSeed = 0x5eed5a11ull;
 /// Every option that the distributed path cannot honour is refused, identically on every rank
 /// (the options are the same everywhere), before any collective starts.
 void require_supported(const DistributedSpmvOptions& o) {
-  TESSERA_REQUIRE_INPUT(o.backend != "gpu", "the distributed GPU path (NCCL) is not wired yet; use --backend host");
   TESSERA_REQUIRE_INPUT(o.precision == "fp64",
                         "the distributed path runs in fp64 (its blocks hold doubles); got --precision ", o.precision);
-  TESSERA_REQUIRE_INPUT(o.compare.empty(), "--compare ", o.compare, " is not available on the distributed path yet");
-  TESSERA_REQUIRE_INPUT(!o.sweep, "--sweep times GPU kernel variants; the distributed path runs on the host");
+  TESSERA_REQUIRE_INPUT(o.compare.empty() || o.compare == "cusparse", "--compare ", o.compare,
+                        " is not available on the distributed path (cusparse is)");
+  TESSERA_REQUIRE_INPUT(o.compare.empty() || o.backend != "host",
+                        "--compare cusparse times the ranks' local blocks on their GPUs; it needs --backend gpu");
+  TESSERA_REQUIRE_INPUT(!o.sweep, "--sweep times single-GPU kernel variants; run tessera-spmv on one rank for it");
   TESSERA_REQUIRE_INPUT(o.a.file.empty() || o.a.spec.empty(),
                         "both a file and a generator were given for A; choose one");
   TESSERA_REQUIRE_INPUT(o.k >= 1, "X needs at least one column, got k = ", o.k);
+}
+
+/// "gpu" or "host", the same on every rank: auto takes the GPUs only if every rank has one.
+std::string choose_backend(const dist::Communicator& comm, const DistributedSpmvOptions& o) {
+  if (o.backend == "host") return "host";
+  const std::int64_t everywhere = comm.allreduce(std::int64_t{gpu_available() ? 1 : 0}, dist::ReduceOp::min);
+#if defined(TESSERA_HAVE_CUDA)
+  TESSERA_REQUIRE_INPUT(everywhere == 1 || o.backend != "gpu",
+                        "--backend gpu: not every rank sees a CUDA device; use --backend host");
+#else
+  TESSERA_REQUIRE_INPUT(o.backend != "gpu", "--backend gpu: this build has no CUDA backend; use --backend host");
+#endif
+  TESSERA_REQUIRE_INPUT(everywhere == 1 || o.compare.empty(), "--compare cusparse needs a GPU on every rank");
+  return everywhere == 1 ? "gpu" : "host";
 }
 
 /// Rows [begin, end) of X (row-major, k columns), filled from the global row index.
@@ -155,16 +182,136 @@ bool check_against_reference(const dist::Communicator& comm, const DistributedSp
   return pass != 0;
 }
 
-void print_banner(const dist::Communicator& comm, const DistributedSpmvOptions& o) {
+void print_banner(const dist::Communicator& comm, const DistributedSpmvOptions& o, const std::string& backend) {
   if (comm.rank() != 0) return;
   const char* op = o.multi_vector ? "spmm" : "spmv";
-  std::printf("tessera-%s: distributed on %d rank(s), %s, partition by %s, host backend%s\n", op, comm.size(),
-              o.a.describe().c_str(), o.partition.c_str(),
-              o.backend == "auto" && gpu_available() ? " (auto: the distributed GPU path is not wired yet)" : "");
+  std::printf("tessera-%s: distributed on %d rank(s), %s, partition by %s, %s backend%s\n", op, comm.size(),
+              o.a.describe().c_str(), o.partition.c_str(), backend.c_str(),
+              backend == "gpu" ? " (one GPU per rank, NCCL halo exchange)" : "");
   if (o.multi_vector)
     std::printf("X: k %lld, row-major%s\n", (long long)o.k,
                 o.column_major_requested ? " (--layout col: the distributed path stores X row-major)" : "");
 }
+
+struct ProductRun {
+  Timing timing;
+  std::vector<double> y;   // this rank's rows of Y (row-major)
+  nlohmann::json compare;  // --compare cusparse (rank 0), else null
+};
+
+ProductRun run_host(const dist::Communicator& comm, const DistributedSpmvOptions& o, const DistMatrix& a,
+                    const std::vector<double>& x_owned) {
+  dist::DistMultiVector x{o.k, x_owned, {}}, y;
+  dist::DistVector xv{x_owned, {}};
+  ProductRun run;
+  run.timing = time_product(comm, o.warmup, o.reps, [&](DistStats* s) {
+    if (o.multi_vector) {
+      dist::spmm(comm, a, x, y, s);
+    } else {
+      dist::spmv(comm, a, xv, y.owned, s);
+    }
+  });
+  run.y = std::move(y.owned);
+  return run;
+}
+
+#if defined(TESSERA_HAVE_CUDA)
+namespace gpu = dist::gpu;
+
+/// Median over `reps` of one stream-ordered call, timed with events on `stream`.
+template <class Call>
+double median_event_seconds(cudaStream_t stream, int warmup, int reps, Call&& call) {
+  cudaEvent_t begin = nullptr, end = nullptr;
+  TESSERA_CUDA_CHECK(cudaEventCreate(&begin));
+  TESSERA_CUDA_CHECK(cudaEventCreate(&end));
+  std::vector<double> seconds;
+  for (int r = 0; r < warmup + reps; ++r) {
+    TESSERA_CUDA_CHECK(cudaEventRecord(begin, stream));
+    call();
+    TESSERA_CUDA_CHECK(cudaEventRecord(end, stream));
+    TESSERA_CUDA_CHECK(cudaEventSynchronize(end));
+    float ms = 0;
+    TESSERA_CUDA_CHECK(cudaEventElapsedTime(&ms, begin, end));
+    if (r >= warmup) seconds.push_back(1e-3 * ms);
+  }
+  cudaEventDestroy(begin);
+  cudaEventDestroy(end);
+  return median(seconds);
+}
+
+/// Per rank: cuSPARSE (SpMV, or SpMM row-major) and Tessera's kernel on the same local block,
+/// x and y; the non-local block and the exchange are not part of this comparison.
+nlohmann::json compare_local_blocks(const dist::Communicator& comm, gpu::DeviceContext& ctx,
+                                    gpu::DeviceDistMatrix& dev, const DistributedSpmvOptions& o, const double* x,
+                                    double* y) {
+  const cudaStream_t s = ctx.compute();
+  double tessera_s = 0, cusparse_s = 0;
+  if (dev.local.nnz > 0 && !o.multi_vector) {
+    tessera_s = median_event_seconds(s, o.warmup, o.reps,
+                                     [&] { cuda::spmv(dev.local_plan, 1.0, dev.local, x, 0.0, y, s); });
+    cuda::CusparseSpmv<double> baseline(dev.local, "default", x, y, s);
+    cusparse_s = median_event_seconds(s, o.warmup, o.reps, [&] { baseline.run(1.0, 0.0); });
+  } else if (dev.local.nnz > 0) {
+    const cuda::SpmmPlan plan = cuda::make_spmm_plan(dev.local, o.k, cuda::SpmmAlgorithm::automatic, s);
+    tessera_s = median_event_seconds(
+        s, o.warmup, o.reps, [&] { cuda::spmm(plan, 1.0, dev.local, x, 0.0, y, Layout::row_major, s); });
+    cuda::CusparseSpmm<double> baseline(dev.local, o.k, Layout::row_major, "default", x, y, s);
+    cusparse_s = median_event_seconds(s, o.warmup, o.reps, [&] { baseline.run(1.0, 0.0); });
+  }
+  const std::vector<double> all =
+      comm.gatherv(std::vector<double>{double(dev.local.nnz), tessera_s, cusparse_s}, 0);
+  nlohmann::json ranks = nlohmann::json::array();
+  if (comm.rank() != 0) return ranks;
+  std::printf("--compare cusparse: local block of each rank, same device arrays (%s)\n",
+              o.multi_vector ? "cusparseSpMM row-major" : "cusparseSpMV");
+  std::printf("%6s %12s %12s %12s %10s\n", "rank", "local nnz", "tessera ms", "cusparse ms", "cusp/tess");
+  for (std::size_t r = 0; 3 * r < all.size(); ++r) {
+    const double nnz = all[3 * r], t = all[3 * r + 1], c = all[3 * r + 2];
+    const double ratio = t > 0 ? c / t : 0.0;
+    std::printf("%6zu %12.0f %12.4f %12.4f %10.2f\n", r, nnz, 1e3 * t, 1e3 * c, ratio);
+    ranks.push_back({{"rank", r}, {"local_nnz", nnz}, {"tessera_s", t}, {"cusparse_s", c}, {"ratio", ratio}});
+  }
+  return ranks;
+}
+
+/// The device product: upload, one untimed product (exchange buffers, SpMM plans), then the
+/// host path's timing loop; each repetition ends when the compute stream is idle.
+ProductRun run_device(const dist::Communicator& comm, gpu::DeviceContext& ctx, const DistributedSpmvOptions& o,
+                      const DistMatrix& a, const std::vector<double>& x_owned) {
+  const cudaStream_t s = ctx.compute();
+  gpu::DeviceDistMatrix dev(a, s);
+  cuda::DeviceBuffer<double> x, y(static_cast<std::size_t>(a.owned_rows() * o.k), s);
+  x.upload(x_owned, s);
+  auto multiply = [&](DistStats* stats) {
+    if (o.multi_vector) {
+      gpu::spmm(ctx, dev, x.data(), o.k, y.data(), stats);
+    } else {
+      gpu::spmv(ctx, dev, 1.0, x.data(), 0.0, y.data(), stats);
+    }
+    TESSERA_CUDA_CHECK(cudaStreamSynchronize(s));
+  };
+  multiply(nullptr);
+  ProductRun run;
+  run.timing = time_product(comm, o.warmup, o.reps, multiply);
+  run.y = y.download(s);
+  if (o.compare == "cusparse") run.compare = compare_local_blocks(comm, ctx, dev, o, x.data(), y.data());
+  return run;
+}
+
+/// The rank's device context, or null when auto meets a layout the GPUs cannot serve (more
+/// ranks on a node than devices): that InputError is raised on every rank alike.
+std::unique_ptr<gpu::DeviceContext> open_device(const dist::Communicator& comm, const DistributedSpmvOptions& o,
+                                                std::string& backend) {
+  try {
+    return std::make_unique<gpu::DeviceContext>(comm);
+  } catch (const InputError& e) {
+    if (o.backend != "auto") throw;
+    if (comm.rank() == 0) std::printf("auto backend: %s; running on the host instead\n", e.what());
+    backend = "host";
+    return nullptr;
+  }
+}
+#endif
 
 }  // namespace
 
@@ -180,9 +327,10 @@ int run_distributed_spmv(const dist::Communicator& comm, const DistributedSpmvOp
   if (!o.multi_vector) o.k = 1;  // y = A x: the fill and the check see one column
   require_supported(o);
   const std::int64_t k = o.k;
+  std::string backend = choose_backend(comm, o);
   Stopwatch load_clock;
   const auto [n_rows, n_cols] = global_shape(o.a);  // a bad source fails here, on every rank
-  print_banner(comm, o);
+  print_banner(comm, o, backend);
   const RowPartition rows = choose_partition(comm, o.a, o.partition);
   // Square A: x is split like y, so a rank's owned x entries are the columns of its diagonal block.
   const RowPartition cols = n_rows == n_cols ? rows : RowPartition::balanced_rows(n_cols, comm.size());
@@ -190,18 +338,14 @@ int run_distributed_spmv(const dist::Communicator& comm, const DistributedSpmvOp
   const double load_s = comm.allreduce(load_clock.seconds(), dist::ReduceOp::max);
   const std::int64_t nnz = comm.allreduce(a.nnz(), dist::ReduceOp::sum);
 
-  dist::DistMultiVector x;
-  x.cols = k;
-  x.owned = fill_rows(a.col_begin(), a.col_begin() + a.local.cols, k);
-  dist::DistVector xv{x.owned, {}};
-  dist::DistMultiVector y;
-  const Timing t = time_product(comm, o.warmup, o.reps, [&](DistStats* s) {
-    if (o.multi_vector) {
-      dist::spmm(comm, a, x, y, s);
-    } else {
-      dist::spmv(comm, a, xv, y.owned, s);
-    }
-  });
+  const std::vector<double> x_owned = fill_rows(a.col_begin(), a.col_begin() + a.local.cols, k);
+  ProductRun run;
+#if defined(TESSERA_HAVE_CUDA)
+  std::unique_ptr<gpu::DeviceContext> ctx = backend == "gpu" ? open_device(comm, o, backend) : nullptr;
+  if (ctx) run = run_device(comm, *ctx, o, a, x_owned);
+#endif
+  if (backend == "host") run = run_host(comm, o, a, x_owned);
+  const Timing& t = run.timing;
 
   const double bytes = model_bytes(n_rows, n_cols, nnz, k);
   const double gbs = 1e-9 * bytes / t.median_seconds;
@@ -213,7 +357,7 @@ int run_distributed_spmv(const dist::Communicator& comm, const DistributedSpmvOp
   }
   out["ranks"] = comm.size();
   out["partition"] = o.partition;
-  out["backend"] = "host";
+  out["backend"] = backend;
   if (o.multi_vector) {
     out["k"] = k;
     out["layout"] = "row";  // what dist::spmm stores, whatever --layout asked for
@@ -226,9 +370,10 @@ int run_distributed_spmv(const dist::Communicator& comm, const DistributedSpmvOp
   out["bytes_formula"] = "12*nnz + 8*(rows+1) + 8*cols*k + 8*rows*k";
   out["gbs"] = gbs;
   out["stats"] = report_dist_stats(comm, o.multi_vector ? "Y = A X" : "y = A x", t.stats);
+  if (!run.compare.is_null()) out["compare_cusparse_local_block"] = run.compare;
 
   if (!o.check) return 0;
-  return check_against_reference(comm, o, a, y.owned, out) ? 0 : kExitCheckFailed;
+  return check_against_reference(comm, o, a, run.y, out) ? 0 : kExitCheckFailed;
 }
 
 }  // namespace tessera::driver

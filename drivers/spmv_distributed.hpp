@@ -2,9 +2,10 @@
 // The distributed mode of tessera-spmv and tessera-spmm (several ranks, or --distributed on
 // one): each rank generates or reads only its rows, x (or X) is filled from the GLOBAL row
 // index so every rank count multiplies the same vectors, the product runs through
-// dist::spmv / dist::spmm on the host backend, and --check gathers A and y to rank 0 and
-// compares with the serial reference. The NCCL device path is not wired yet: --backend gpu
-// is refused with an InputError on every rank.
+// dist::gpu::spmv / spmm (one GPU per rank, NCCL halo exchange overlapped with the local
+// block; --backend gpu, or auto when every rank has a GPU) or dist::spmv / spmm on the host
+// backend, and --check gathers A and y to rank 0 and compares with the serial reference.
+// --compare cusparse (GPU) times cuSPARSE and Tessera's kernel on each rank's local block.
 #include <cstdint>
 #include <string>
 
@@ -18,9 +19,9 @@ namespace tessera::driver {
 struct DistributedSpmvOptions {
   MatrixSource a;
   std::string partition = "rows";        // rows | nnz
-  std::string backend = "auto";          // auto runs the host backend; gpu is refused
+  std::string backend = "auto";          // auto: the GPUs if every rank has one (else host); host; gpu
   std::string precision = "fp64";        // the distributed blocks hold doubles: fp64 only
-  std::string compare;                   // must be empty (no distributed baseline yet)
+  std::string compare;                   // empty, or cusparse (GPU: each rank's local block)
   bool sweep = false;                    // GPU-only option: refused
   bool multi_vector = false;             // false: y = A x (dist::spmv); true: Y = A X (dist::spmm)
   std::int64_t k = 1;                    // columns of X (multi_vector only)

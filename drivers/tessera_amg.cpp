@@ -6,8 +6,9 @@
 // One rank: the serial reference hierarchy (CG or FGMRES). Several ranks (or --distributed):
 // each rank generates/reads its rows and the distributed AMG (amg::DistAmg) runs PCG.
 // One rank with --backend gpu (auto: when a GPU is present): the setup products on the tile
-// SpGEMM (--spgemm cusparse: cuSPARSE, the ablation), the cycle and CG on the device; the
-// distributed path stays on the host. Prints the level table, the setup phases, iterations, the true final
+// SpGEMM (--spgemm cusparse: cuSPARSE, the ablation), the cycle and CG on the device. Several
+// ranks with --backend gpu (auto: when every rank has a GPU of its own): the distributed setup
+// on the host, then the cycle and CG on the GPUs (NCCL halo exchanges). Prints the level table, the setup phases, iterations, the true final
 // relative residual, setup and solve times, complexities and AMG2023's figures of merit.
 // Exit codes: 0 converged, 1 not converged, 2 bad input.
 #include <CLI/CLI.hpp>
@@ -35,6 +36,7 @@
 #include "amg/cuda/device_cycle.hpp"
 #include "amg/cuda/device_level_ops.hpp"
 #include "amg/cuda/device_pcg.hpp"
+#include "dist/nccl_transport.hpp"
 #include "local/cuda/spmv_plan.hpp"
 #endif
 
@@ -99,7 +101,7 @@ void add_options(CLI::App& app, Options& opt) {
   app.add_option("--block-size", opt.block_size, "dofs per node (default: from the generator, else 1)");
   app.add_option("--stagnation-window", opt.stagnation, "stop after this many iterations without a new smallest residual")
       ->check(CLI::PositiveNumber);
-  app.add_option("--backend", opt.backend, "auto (GPU when present, one rank), host, gpu")
+  app.add_option("--backend", opt.backend, "auto (GPU when present; several ranks: when each has its own), host, gpu")
       ->check(CLI::IsMember({"auto", "host", "gpu"}));
   app.add_option("--spgemm", opt.spgemm, "GPU setup products: tile (tensor-core tile SpGEMM) or cusparse (ablation)")
       ->check(CLI::IsMember({"tile", "cusparse"}));
@@ -190,6 +192,24 @@ nlohmann::json device_setup_json(const amg::gpu::DeviceSetupStats& s, const std:
 }
 #endif
 
+/// Collective: the same backend on every rank. NCCL needs one GPU per rank, so auto takes the
+/// GPUs only when every rank has its own; gpu without that is an InputError on every rank.
+Backend resolve_distributed_backend(const dist::Communicator& comm, const std::string& name) {
+  if (name == "host") return Backend::host;
+#if TESSERA_HAVE_CUDA
+  if (name == "auto" && comm.allreduce(std::int64_t(gpu_available()), dist::ReduceOp::min) == 0) return Backend::host;
+  try {
+    dist::node_local_device(comm);  // collective: InputError on every rank for a shared or missing GPU
+    return Backend::gpu;
+  } catch (const InputError&) {
+    if (name == "gpu") throw;
+    return Backend::host;
+  }
+#else
+  return resolve_backend(name);  // gpu: the same InputError on every rank (no CUDA in this build)
+#endif
+}
+
 int run_distributed(const dist::Communicator& comm, const Options& opt, const std::vector<baselines::Baseline>& compare) {
   TESSERA_REQUIRE_INPUT(opt.solver != "gmres", "the distributed AMG runs CG (FGMRES is serial for now)");
   DistributedAmgOptions d;
@@ -204,6 +224,7 @@ int run_distributed(const dist::Communicator& comm, const Options& opt, const st
   d.resetup = opt.resetup;
   d.amg = opt.amg;
   d.compare = compare;
+  d.backend = resolve_distributed_backend(comm, opt.backend);
   nlohmann::json out;
   const int status = run_distributed_amg(comm, d, out);
   out["smoother"] = opt.smoother;

@@ -85,14 +85,15 @@ int run_host(const Csr<double>& a_in, const Csr<double>& b_in, const Options& op
   return pass ? 0 : kExitCheckFailed;
 }
 
-// Several ranks or PtAP: the distributed product (host backend until the NCCL device path
-// lands in dist/).
+// Several ranks or PtAP: the distributed product; with the GPU backend its rank-local products
+// run on each rank's GPU (tile SpGEMM; --compare cusparse runs it again with cuSPARSE).
 int run_distributed(const dist::Communicator& comm, const Options& opt) {
-  TESSERA_REQUIRE_INPUT(resolve_backend(opt.backend) == Backend::host || comm.size() == 1 || opt.backend == "auto",
-                        "the distributed GPU products are not wired yet; use --backend host with several ranks");
   TESSERA_REQUIRE_INPUT(opt.precision == "fp64", "distributed products run in fp64");
-  TESSERA_REQUIRE_INPUT(opt.compare.empty(), "--compare needs one rank");
+  const Backend backend = resolve_backend(opt.backend);
   DistributedSpgemmOptions d;
+  d.backend = backend;
+  d.compare = opt.compare;
+  d.warmup = opt.warmup;
   d.a = opt.a;
   d.b = opt.b;
   d.p = opt.p;
@@ -100,11 +101,11 @@ int run_distributed(const dist::Communicator& comm, const Options& opt) {
   d.partition = opt.partition;
   d.reps = opt.reps;
   d.check = opt.check;
-  nlohmann::json out = {{"driver", "tessera-spgemm"}, {"op", opt.op}, {"precision", "fp64"}, {"backend", "host"},
-                        {"A_source", opt.a.describe()}};
+  nlohmann::json out = {{"driver", "tessera-spgemm"}, {"op", opt.op}, {"precision", "fp64"},
+                        {"backend", to_string(backend)}, {"A_source", opt.a.describe()}};
   if (comm.rank() == 0)
-    std::printf("tessera-spgemm: distributed %s on %d rank(s), partition by %s, host backend\n", opt.op.c_str(),
-                comm.size(), opt.partition.c_str());
+    std::printf("tessera-spgemm: distributed %s on %d rank(s), partition by %s, %s backend\n", opt.op.c_str(),
+                comm.size(), opt.partition.c_str(), to_string(backend));
   const int status = run_distributed_spgemm(comm, d, out);
   if (comm.rank() == 0 && !opt.json.empty()) write_json(opt.json, out);
   return status;

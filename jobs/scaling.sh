@@ -6,10 +6,10 @@
 # of the step on RANKS ranks.
 
 : "${TESSERA_RANKS:=1 2 4}"        # rank counts of the sweep, each at most the job's tasks
-: "${TESSERA_OPERATION:=amg}"      # amg, ptap, spmv, or several: "amg ptap"
+: "${TESSERA_OPERATION:=amg}"      # amg, ptap, spgemm (A*A), spmv, or several: "amg ptap"
 : "${TESSERA_CHECK:=1}"            # 1: ptap and spmv runs verify against the serial reference
 : "${TESSERA_AMG_ARGS:=}"          # extra tessera-amg options (amg steps only)
-: "${TESSERA_PTAP_ARGS:=}"         # extra tessera-spgemm options (ptap steps only)
+: "${TESSERA_PTAP_ARGS:=}"         # extra tessera-spgemm options (ptap and spgemm steps)
 : "${TESSERA_SPMV_ARGS:=}"         # extra tessera-spmv options (spmv steps only)
 : "${TESSERA_TOL:=1e-8}"           # AMG relative residual tolerance
 : "${TESSERA_PYTHON:=}"            # python3 with matplotlib for the report; empty: found below
@@ -63,12 +63,14 @@ scaling_command() {
   # shellcheck disable=SC2206  # the *_ARGS variables are option lists, split on purpose
   case $op in
     amg) SCALING_COMMAND=("$(tessera_driver tessera-amg)" "${TESSERA_PROBLEM_ARGS[@]}" --distributed
-           --tol "$TESSERA_TOL" --json "$3" $TESSERA_AMG_ARGS) ;;
+           --backend "$TESSERA_BACKEND" --tol "$TESSERA_TOL" --json "$3" $TESSERA_AMG_ARGS) ;;
     ptap) SCALING_COMMAND=("$(tessera_driver tessera-spgemm)" "${TESSERA_PROBLEM_ARGS[@]}" --op PtAP
             --backend "$TESSERA_BACKEND" "${check[@]}" --json "$3" $TESSERA_PTAP_ARGS) ;;
+    spgemm) SCALING_COMMAND=("$(tessera_driver tessera-spgemm)" "${TESSERA_PROBLEM_ARGS[@]}" --op AA --distributed
+              --backend "$TESSERA_BACKEND" "${check[@]}" --json "$3" $TESSERA_PTAP_ARGS) ;;
     spmv) SCALING_COMMAND=("$(tessera_driver tessera-spmv)" "${TESSERA_PROBLEM_ARGS[@]}" --distributed
             --backend "$TESSERA_BACKEND" "${check[@]}" --json "$3" $TESSERA_SPMV_ARGS) ;;
-    *) tessera_die "TESSERA_OPERATION='$TESSERA_OPERATION': '$op' is not one of amg, ptap, spmv" ;;
+    *) tessera_die "TESSERA_OPERATION='$TESSERA_OPERATION': '$op' is not one of amg, ptap, spgemm, spmv" ;;
   esac
   # shellcheck disable=SC2206
   SCALING_COMMAND+=($TESSERA_ARGS)

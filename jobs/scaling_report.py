@@ -10,6 +10,7 @@ result.
 Per operation, the time of a run and its parts (from the driver's JSON, slowest rank):
   amg   setup_seconds + solve_seconds             parts: setup, solve
   ptap  time.symbolic_and_numeric_s               parts: compute, exchange (stats.max_*_seconds)
+  spgemm (A*A) the same keys as ptap
   spmv  time.median_s                             parts: compute, exchange (stats.max_*_seconds)
 With p0 the smallest rank count of the operation and T(p) the time on p ranks:
   strong: speedup T(p0)/T(p), efficiency speedup * p0/p
@@ -28,6 +29,8 @@ OPERATIONS = {
             ["iterations", "converged", "relative_residual", "ranks"]),
     "ptap": (["time.symbolic_and_numeric_s"],
              {"compute": "stats.max_compute_seconds", "exchange": "stats.max_exchange_seconds"}, ["ranks"]),
+    "spgemm": (["time.symbolic_and_numeric_s"],
+               {"compute": "stats.max_compute_seconds", "exchange": "stats.max_exchange_seconds"}, ["ranks"]),
     "spmv": (["time.median_s"],
              {"compute": "stats.max_compute_seconds", "exchange": "stats.max_exchange_seconds"}, ["ranks"]),
 }

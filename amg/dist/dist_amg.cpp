@@ -40,9 +40,9 @@ std::string system_error(const dist::DistMatrix& a, const std::vector<double>& b
 }  // namespace
 
 DistAmg::DistAmg(const dist::Communicator& comm, const dist::DistMatrix& a, const NearNullSpace& near_null,
-                 const AmgOptions& options)
+                 const AmgOptions& options, dist::LocalSpgemm local)
     : comm_(&comm),
-      hierarchy_(std::make_unique<DistHierarchy>(comm, a, near_null, options)),
+      hierarchy_(std::make_unique<DistHierarchy>(comm, a, near_null, options, std::move(local))),
       cycle_(std::make_unique<DistCycle>(comm, *hierarchy_)) {}
 
 DistAmg::~DistAmg() = default;

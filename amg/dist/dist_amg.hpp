@@ -13,6 +13,7 @@
 #include "amg/options.hpp"
 #include "dist/communicator.hpp"
 #include "dist/dist_matrix.hpp"
+#include "dist/spgemm.hpp"
 
 namespace tessera::amg {
 
@@ -22,9 +23,10 @@ class DistCycle;      // the V/W-cycle on a DistHierarchy (dist_cycle.hpp)
 class DistAmg {
  public:
   /// Collective setup. `near_null` holds this rank's owned rows of the near-null space
-  /// (owned_rows x k); InputError (on every rank) for a bad operator or options.
+  /// (owned_rows x k); InputError (on every rank) for a bad operator or options. `local` is the
+  /// rank-local product of the setup's DistSpgemm/DistPtap (dist::device_local_spgemm on a GPU).
   DistAmg(const dist::Communicator& comm, const dist::DistMatrix& a, const NearNullSpace& near_null,
-          const AmgOptions& options = {});
+          const AmgOptions& options = {}, dist::LocalSpgemm local = dist::host_local_spgemm);
   ~DistAmg();
   DistAmg(DistAmg&&) noexcept;
   DistAmg& operator=(DistAmg&&) noexcept;

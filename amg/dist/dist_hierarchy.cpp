@@ -65,8 +65,8 @@ Csr<double> allgather_operator(const dist::Communicator& comm, const dist::DistM
 }  // namespace
 
 DistHierarchy::DistHierarchy(const dist::Communicator& comm, const dist::DistMatrix& a, const NearNullSpace& near_null,
-                             const AmgOptions& o)
-    : options(o) {
+                             const AmgOptions& o, dist::LocalSpgemm local)
+    : options(o), local_(std::move(local)) {
   validate(options);  // options are the same on every rank: every rank throws alike
   check_dist_operator(comm, a, "A");
   dist::throw_if_any_rank_failed(comm, near_null.vectors.rows == a.owned_rows()
@@ -154,7 +154,7 @@ dist::DistMatrix DistHierarchy::build_transfer(const dist::Communicator& comm, D
       level.p = level.p_tent;
     } else {
       if (first_time)
-        level.a_times_p_tent = std::make_unique<dist::DistSpgemm>(comm, level.a, level.p_tent);
+        level.a_times_p_tent = std::make_unique<dist::DistSpgemm>(comm, level.a, level.p_tent, local_);
       else
         level.a_times_p_tent->recompute(comm, level.a, level.p_tent);
       const RowBlock rows = smoothed_rows(dist::owned_row_block(level.p_tent),
@@ -172,7 +172,7 @@ dist::DistMatrix DistHierarchy::build_transfer(const dist::Communicator& comm, D
   });
   return timed(level.times.galerkin, [&] {
     if (first_time)
-      level.galerkin = std::make_unique<dist::DistPtap>(comm, level.a, level.p);
+      level.galerkin = std::make_unique<dist::DistPtap>(comm, level.a, level.p, local_);
     else
       level.galerkin->recompute(comm, level.a, level.p);
     return level.galerkin->result();

@@ -6,6 +6,8 @@
 //   rows) -> P = (I - omega D^-1 A) P_tent (DistSpgemm A*P_tent + a row merge) -> R = P^T
 //   (dist::transpose) -> A_c = P^T A P (DistPtap).
 // The DistSpgemm and DistPtap objects are kept: resetup() runs their recompute() only.
+// Their rank-local products are `local` (the host ref::spgemm by default; on a GPU,
+// dist::device_local_spgemm): every product of the setup goes through it.
 // Coarsest level: gathered onto EVERY rank (one allgatherv at setup) and factored redundantly
 // by the serial dense solver; each cycle then allgathers the coarse rhs and every rank solves
 // and keeps its own rows -- no broadcast of the solution. Redistributing small coarse levels
@@ -50,7 +52,7 @@ class DistHierarchy {
 
   /// Collective; throws InputError on every rank for bad input.
   DistHierarchy(const dist::Communicator& comm, const dist::DistMatrix& a, const NearNullSpace& near_null,
-                const AmgOptions& options);
+                const AmgOptions& options, dist::LocalSpgemm local = dist::host_local_spgemm);
   void resetup(const dist::Communicator& comm, const dist::DistMatrix& a);
 
   /// The coarsest level's direct solve: owned rhs in, owned solution out. Collective.
@@ -61,6 +63,7 @@ class DistHierarchy {
   dist::DistMatrix build_transfer(const dist::Communicator& comm, DistLevel& level, bool first_time) const;
   void setup_coarsest(const dist::Communicator& comm);
 
+  dist::LocalSpgemm local_;            // the rank-local product of every DistSpgemm / DistPtap
   std::int64_t coarse_row_begin_ = 0;  // this rank's rows within the gathered coarsest operator
 };
 

@@ -24,6 +24,7 @@ target_sources(tessera_local PUBLIC FILE_SET HEADERS BASE_DIRS ${PROJECT_SOURCE_
   ${CMAKE_CURRENT_LIST_DIR}/spmv.hpp
   ${CMAKE_CURRENT_LIST_DIR}/spmm.hpp
   ${CMAKE_CURRENT_LIST_DIR}/fused_smoother.hpp
+  ${CMAKE_CURRENT_LIST_DIR}/vector_ops.hpp
   ${CMAKE_CURRENT_LIST_DIR}/cusparse_spmv.hpp
   ${CMAKE_CURRENT_LIST_DIR}/bandwidth.hpp)
 target_sources(tessera_local PRIVATE
@@ -31,5 +32,10 @@ target_sources(tessera_local PRIVATE
   ${CMAKE_CURRENT_LIST_DIR}/spmv.cu
   ${CMAKE_CURRENT_LIST_DIR}/spmm.cu
   ${CMAKE_CURRENT_LIST_DIR}/fused_smoother.cu
+  ${CMAKE_CURRENT_LIST_DIR}/vector_ops.cu
   ${CMAKE_CURRENT_LIST_DIR}/cusparse_spmv.cu
   ${CMAKE_CURRENT_LIST_DIR}/bandwidth.cu)
+# Host Csr in, device SpGEMM (tile or cuSPARSE), host Csr out: AMG setup and dist local products.
+target_sources(tessera_local PUBLIC FILE_SET HEADERS BASE_DIRS ${PROJECT_SOURCE_DIR} FILES
+  ${CMAKE_CURRENT_LIST_DIR}/offload_spgemm.hpp)
+target_sources(tessera_local PRIVATE ${CMAKE_CURRENT_LIST_DIR}/offload_spgemm.cpp)

@@ -19,3 +19,7 @@ endif()
 # Distributed AMG on the host MPI backend, 1-4 ranks (oversubscribed).
 tessera_add_mpi_test(test_dist_amg_hierarchy SOURCES ${CMAKE_CURRENT_LIST_DIR}/dist/test_dist_hierarchy.cpp LIBS tessera_amg)
 tessera_add_mpi_test(test_dist_amg_resetup SOURCES ${CMAKE_CURRENT_LIST_DIR}/dist/test_dist_resetup.cpp LIBS tessera_amg)
+tessera_add_mpi_test(test_dist_amg_device GPU RANKS 1 2 3 4 SOURCES ${CMAKE_CURRENT_LIST_DIR}/dist/test_dist_device_amg.cpp LIBS tessera_amg)
+# Distributed AMG solve phase on GPUs (one per rank) against the host distributed solve.
+tessera_add_mpi_test(test_dist_device_solve SOURCES ${CMAKE_CURRENT_LIST_DIR}/dist/test_dist_device_solve.cpp
+                     LIBS tessera_amg GPU RANKS 1 2 3 4)

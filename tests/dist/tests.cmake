@@ -5,3 +5,5 @@ tessera_add_mpi_test(test_dist_spmv SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_spmv.
 tessera_add_mpi_test(test_dist_spgemm SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_spgemm.cpp LIBS tessera_dist)
 tessera_add_mpi_test(test_dist_nccl_transport GPU RANKS 1 2 SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_nccl_transport.cpp LIBS tessera_dist)
 tessera_add_mpi_test(test_dist_unaligned_partition SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_unaligned_partition.cpp LIBS tessera_dist)
+tessera_add_mpi_test(test_dist_device_spgemm GPU RANKS 1 2 3 4 SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_device_spgemm.cpp LIBS tessera_dist)
+tessera_add_mpi_test(test_dist_device_spmv GPU RANKS 1 2 3 4 SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_device_spmv.cpp LIBS tessera_dist)

@@ -64,7 +64,7 @@ RULES = {
         r"^check: .* PASS$"),
     "tessera-spgemm (distributed)": Rule(
         DISTRIBUTED_KEYS + ["op", "time.symbolic_and_numeric_s", "time.numeric_median_s"], {},
-        r"^C = \w+, per rank:$", extra=distributed_checks),
+        r"^C = \w+( \(\w+\))?, per rank:$", extra=distributed_checks),
     "tessera-spmv (distributed)": Rule(
         DISTRIBUTED_KEYS + ["rows", "nnz", "time.median_s", "gbs"], {},
         r"^y = A x, per rank:$", extra=distributed_checks),

@@ -8,7 +8,7 @@
 
 #include "local/cuda/device_buffer.hpp"
 
-namespace tessera::amg::gpu {
+namespace tessera::cuda {
 
 /// y = alpha * x + beta * y.
 void axpby(std::int64_t n, double alpha, const double* x, double beta, double* y, cudaStream_t stream = nullptr);
@@ -29,9 +29,12 @@ void zero(std::int64_t n, double* y, cudaStream_t stream = nullptr);
 class DeviceDot {
  public:
   double operator()(std::int64_t n, const double* x, const double* y, cudaStream_t stream = nullptr);
+  /// The same sum left on the device, without synchronising (the distributed dot reduces it
+  /// over ranks in place). n == 0 gives 0. The value lives in this DeviceDot until its next call.
+  double* device_sum(std::int64_t n, const double* x, const double* y, cudaStream_t stream = nullptr);
 
  private:
-  tessera::cuda::DeviceBuffer<double> partial_;  // one per block, then the total in [0]
+  DeviceBuffer<double> partial_;  // one per block, then the total in [0]
 };
 
-}  // namespace tessera::amg::gpu
+}  // namespace tessera::cuda

@@ -1,4 +1,4 @@
-#include "amg/cuda/device_vector.hpp"
+#include "local/cuda/vector_ops.hpp"
 
 #include <cub/block/block_reduce.cuh>
 
@@ -6,7 +6,7 @@
 
 #include "local/cuda/check.hpp"
 
-namespace tessera::amg::gpu {
+namespace tessera::cuda {
 namespace {
 
 constexpr int kThreads = 256;
@@ -70,18 +70,27 @@ void zero(std::int64_t n, double* y, cudaStream_t stream) {
   if (n > 0) TESSERA_CUDA_CHECK(cudaMemsetAsync(y, 0, std::size_t(n) * sizeof(double), stream));
 }
 
-double DeviceDot::operator()(std::int64_t n, const double* x, const double* y, cudaStream_t stream) {
-  if (n <= 0) return 0.0;
+double* DeviceDot::device_sum(std::int64_t n, const double* x, const double* y, cudaStream_t stream) {
   if (partial_.size() < std::size_t(kDotBlocks) + 1) partial_.allocate(std::size_t(kDotBlocks) + 1, stream);
+  if (n <= 0) {
+    TESSERA_CUDA_CHECK(cudaMemsetAsync(partial_.data(), 0, sizeof(double), stream));
+    return partial_.data();
+  }
   const int blocks = static_cast<int>(std::min<std::int64_t>((n + kThreads - 1) / kThreads, kDotBlocks));
   dot_partial_kernel<<<blocks, kThreads, 0, stream>>>(n, x, y, partial_.data() + 1);
   TESSERA_CHECK_LAUNCH();
   dot_final_kernel<<<1, kThreads, 0, stream>>>(partial_.data() + 1, blocks, partial_.data());
   TESSERA_CHECK_LAUNCH();
+  return partial_.data();
+}
+
+double DeviceDot::operator()(std::int64_t n, const double* x, const double* y, cudaStream_t stream) {
+  if (n <= 0) return 0.0;
+  const double* sum = device_sum(n, x, y, stream);
   double total = 0.0;
-  TESSERA_CUDA_CHECK(cudaMemcpyAsync(&total, partial_.data(), sizeof(double), cudaMemcpyDeviceToHost, stream));
+  TESSERA_CUDA_CHECK(cudaMemcpyAsync(&total, sum, sizeof(double), cudaMemcpyDeviceToHost, stream));
   TESSERA_CUDA_CHECK(cudaStreamSynchronize(stream));
   return total;
 }
 
-}  // namespace tessera::amg::gpu
+}  // namespace tessera::cuda

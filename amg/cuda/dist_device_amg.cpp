@@ -1,0 +1,104 @@
+// Host code only: uploads a DistHierarchy and hands the shared cycle and PCG distributed
+// device operators.
+#include "amg/cuda/dist_device_amg.hpp"
+
+#include "amg/cuda/dist_device_operator.hpp"
+#include "dist/communicator.hpp"
+#include "local/core/error.hpp"
+
+namespace tessera::amg::gpu {
+namespace {
+
+using dist::gpu::DeviceDistMatrix;
+
+std::int64_t matrix_bytes(const tessera::cuda::DeviceCsr<double>& m) {
+  return std::int64_t(m.row_ptr.bytes() + m.col_idx.bytes() + m.values.bytes());
+}
+
+std::int64_t matrix_bytes(const std::unique_ptr<DeviceDistMatrix>& m) {
+  if (!m) return 0;
+  return matrix_bytes(m->local) + matrix_bytes(m->nonlocal) +
+         std::int64_t(m->send_local.bytes() + m->send.bytes() + m->ghosts.bytes());
+}
+
+/// "" when level `l`'s smoother fits its owned rows (or the level is never smoothed).
+std::string smoother_error(const DistHierarchy& h, std::size_t l) {
+  const DistLevel& level = h.levels[l];
+  const bool smoothed = l + 1 < h.levels.size() || !h.coarse_direct;
+  if (!smoothed || level.smoother.inv_diag.size() == std::size_t(level.a.owned_rows())) return "";
+  return tessera::detail::concat("distributed device AMG: level ", l, " has no smoother on rank ", level.a.rank, " (",
+                                 level.smoother.inv_diag.size(), " diagonal entries for ", level.a.owned_rows(),
+                                 " owned rows)");
+}
+
+}  // namespace
+
+DistDeviceAmgPreconditioner::DistDeviceAmgPreconditioner(dist::gpu::DeviceContext& ctx, const DistHierarchy& h)
+    : ctx_(ctx), h_(h) {
+  TESSERA_REQUIRE_INPUT(!h.levels.empty(), "distributed device AMG: the hierarchy was never set up");
+  for (std::size_t l = 0; l < h.levels.size(); ++l) dist::throw_if_any_rank_failed(ctx.comm(), smoother_error(h, l));
+  levels_.resize(h.levels.size());
+  std::vector<DeviceCycleLevel> cycle_levels(h.levels.size());
+  for (std::size_t l = 0; l < h.levels.size(); ++l) upload_level(l, cycle_levels[l]);
+  DeviceCoarseSolve coarse;
+  if (h.coarse_direct) {
+    coarse_b_.assign(std::size_t(h.levels.back().a.owned_rows()), 0.0);
+    coarse_x_.assign(coarse_b_.size(), 0.0);
+    coarse = [this](const double* b, double* x) { coarse_solve(b, x); };
+  }
+  cycle_ = DeviceCycle(std::move(cycle_levels), h.options.cycle, std::move(coarse));
+  TESSERA_CUDA_CHECK(cudaStreamSynchronize(ctx.compute()));
+}
+
+void DistDeviceAmgPreconditioner::upload_level(std::size_t l, DeviceCycleLevel& c) {
+  const DistLevel& host = h_.levels[l];
+  DeviceLevel& v = levels_[l];
+  const cudaStream_t stream = ctx_.compute();
+  v.a = std::make_unique<DeviceDistMatrix>(host.a, stream);
+  v.a_op = std::make_unique<DistDeviceOperator>(ctx_, *v.a);
+  c.a = v.a_op.get();
+  if (l + 1 < h_.levels.size()) {
+    // The hook for a device setup: P and R could come from device products without the host
+    // copies; the cycle only needs DeviceDistMatrix operands.
+    v.p = std::make_unique<DeviceDistMatrix>(host.p, stream);
+    v.r = std::make_unique<DeviceDistMatrix>(host.r, stream);
+    v.p_op = std::make_unique<DistDeviceOperator>(ctx_, *v.p);
+    v.r_op = std::make_unique<DistDeviceOperator>(ctx_, *v.r);
+    c.p = v.p_op.get(), c.r = v.r_op.get();
+  }
+  c.smoother = host.smoother;
+  c.smoother.inv_diag.clear();
+  if (l + 1 < h_.levels.size() || !h_.coarse_direct) {
+    v.inv_diag.upload(host.smoother.inv_diag, stream);
+    c.inv_diag = v.inv_diag.data();
+  }
+}
+
+std::int64_t DistDeviceAmgPreconditioner::device_bytes() const {
+  std::int64_t bytes = cycle_.vector_bytes();
+  for (const DeviceLevel& v : levels_)
+    bytes += matrix_bytes(v.a) + matrix_bytes(v.p) + matrix_bytes(v.r) + std::int64_t(v.inv_diag.bytes());
+  return bytes;
+}
+
+void DistDeviceAmgPreconditioner::coarse_solve(const double* b, double* x) {
+  const cudaStream_t stream = ctx_.compute();
+  const std::size_t bytes = coarse_b_.size() * sizeof(double);
+  if (bytes) TESSERA_CUDA_CHECK(cudaMemcpyAsync(coarse_b_.data(), b, bytes, cudaMemcpyDeviceToHost, stream));
+  TESSERA_CUDA_CHECK(cudaStreamSynchronize(stream));
+  h_.coarse_solve(ctx_.comm(), coarse_b_, coarse_x_);  // collective: every rank takes part
+  if (bytes) TESSERA_CUDA_CHECK(cudaMemcpyAsync(x, coarse_x_.data(), bytes, cudaMemcpyHostToDevice, stream));
+  // coarse_x_ is pageable: cudaMemcpyAsync from it returns once staged, so it may be reused.
+}
+
+SolveResult dist_device_pcg(dist::gpu::DeviceContext& ctx, dist::gpu::DeviceDistMatrix& a, const double* b, double* x,
+                            const DevicePreconditioner& m, const KrylovOptions& options) {
+  TESSERA_REQUIRE_INPUT(a.host != nullptr, "dist_device_pcg: the device matrix has no host matrix");
+  // Partitions are global data: the same answer, hence the same throw, on every rank.
+  TESSERA_REQUIRE_INPUT(a.host->row_partition == a.host->col_partition,
+                        "dist_device_pcg: A must be square with columns partitioned like its rows");
+  DistDeviceOperator op(ctx, a);
+  return device_pcg(op, b, x, m, options);
+}
+
+}  // namespace tessera::amg::gpu

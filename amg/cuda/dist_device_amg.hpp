@@ -1,0 +1,62 @@
+#pragma once
+// The distributed AMG solve phase on GPUs, one rank per GPU: a DistHierarchy set up on the
+// host (amg::DistAmg) is uploaded level by level -- A, P and R = P^T as
+// dist::gpu::DeviceDistMatrix, the smoother's diagonal -- and the shared device cycle
+// (device_vcycle.hpp) runs on DistDeviceOperators: every product a device SpMV with its NCCL
+// halo exchange, the same V/W cycle and smoothers as the single-GPU preconditioner and as
+// amg/dist/dist_cycle.cpp. The coarsest level's direct solve stays DistHierarchy's redundant
+// host solve (allgather of the owned rhs, every rank solves and keeps its rows): its rhs goes
+// down and the owned solution up, at most max_dense_rows doubles in all per visit.
+// dist_device_pcg is the shared device PCG on the distributed operator.
+#include <memory>
+#include <vector>
+
+#include "amg/cuda/device_operator.hpp"
+#include "amg/cuda/device_pcg.hpp"
+#include "amg/cuda/device_vcycle.hpp"
+#include "amg/dist/dist_hierarchy.hpp"
+#include "dist/cuda/device_context.hpp"
+#include "dist/cuda/device_dist_matrix.hpp"
+
+namespace tessera::amg::gpu {
+
+class DistDeviceAmgPreconditioner {
+ public:
+  /// Collective. Uploads this rank's parts of every level of `h`. Keeps references to `ctx`
+  /// and `h` (the coarse solve and the DeviceDistMatrix plans): both must outlive it. After a
+  /// re-setup of `h` build a new one (the values changed).
+  DistDeviceAmgPreconditioner(dist::gpu::DeviceContext& ctx, const DistHierarchy& h);
+  DistDeviceAmgPreconditioner(const DistDeviceAmgPreconditioner&) = delete;
+  DistDeviceAmgPreconditioner& operator=(const DistDeviceAmgPreconditioner&) = delete;
+
+  /// Collective. z = M^-1 r on device vectors of rows() (owned) entries, ordered on ctx.compute().
+  void apply(const double* r, double* z) { cycle_.apply(r, z); }
+
+  std::int64_t rows() const { return cycle_.rows(); }
+  /// This rank's device bytes: the uploaded levels, their exchange buffers, the level vectors.
+  std::int64_t device_bytes() const;
+
+ private:
+  struct DeviceLevel {
+    std::unique_ptr<dist::gpu::DeviceDistMatrix> a, p, r;
+    tessera::cuda::DeviceBuffer<double> inv_diag;
+    std::unique_ptr<DeviceOperator> a_op, p_op, r_op;
+  };
+  void upload_level(std::size_t l, DeviceCycleLevel& c);
+  void coarse_solve(const double* b, double* x);
+
+  dist::gpu::DeviceContext& ctx_;
+  const DistHierarchy& h_;
+  std::vector<DeviceLevel> levels_;  // sized once: the operators point into it
+  DeviceCycle cycle_;
+  Vector coarse_b_, coarse_x_;  // host staging of the direct coarse solve (owned rows)
+};
+
+/// Collective PCG on the distributed device operator: b and x are device vectors of
+/// a.owned_rows() entries; `m` e.g. DistDeviceAmgPreconditioner::apply. InputError on every
+/// rank if A's columns are not partitioned like its rows, or for bad options / non-finite data.
+/// The relative residual reported is recomputed from x with a distributed product.
+SolveResult dist_device_pcg(dist::gpu::DeviceContext& ctx, dist::gpu::DeviceDistMatrix& a, const double* b, double* x,
+                            const DevicePreconditioner& m, const KrylovOptions& options);
+
+}  // namespace tessera::amg::gpu

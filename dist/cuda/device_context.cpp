@@ -1,0 +1,63 @@
+#include "dist/cuda/device_context.hpp"
+
+#include <cmath>
+
+#include "dist/communicator.hpp"
+#include "local/cuda/check.hpp"
+
+namespace tessera::dist::gpu {
+
+namespace {
+
+void destroy_stream(cudaStream_t& s) {
+  if (s) cudaStreamDestroy(s);  // errors here are not actionable in a destructor
+  s = nullptr;
+}
+
+}  // namespace
+
+DeviceContext::DeviceContext(const Communicator& comm) : comm_(comm) {
+  // Streams belong to the device that is current when they are created, so the device is
+  // chosen first; NcclTransport chooses the same one again (node_local_device is a pure
+  // function of the node layout) and keeps it current.
+  TESSERA_CUDA_CHECK(cudaSetDevice(node_local_device(comm)));
+  try {
+    TESSERA_CUDA_CHECK(cudaStreamCreateWithFlags(&compute_, cudaStreamNonBlocking));
+    TESSERA_CUDA_CHECK(cudaStreamCreateWithFlags(&exchange_, cudaStreamNonBlocking));
+    transport_ = std::make_unique<NcclTransport>(comm, exchange_);
+  } catch (...) {
+    destroy_stream(exchange_);
+    destroy_stream(compute_);
+    throw;
+  }
+}
+
+DeviceContext::~DeviceContext() {
+  // The dot's buffer is freed on compute_, so it goes before the streams do.
+  cudaStreamSynchronize(compute_);
+  local_dot_ = tessera::cuda::DeviceDot();
+  cudaStreamSynchronize(compute_);
+  transport_.reset();
+  destroy_stream(exchange_);
+  destroy_stream(compute_);
+}
+
+double DeviceContext::dot(std::int64_t n, const double* x, const double* y) {
+  TESSERA_REQUIRE_INPUT(n >= 0, "dot: negative length ", n);
+  double* sum = local_dot_.device_sum(n, x, y, compute_);
+  // NCCL runs on the exchange stream: it must see the finished partial sum.
+  cudaEvent_t summed = nullptr;
+  TESSERA_CUDA_CHECK(cudaEventCreateWithFlags(&summed, cudaEventDisableTiming));
+  const cudaError_t recorded = cudaEventRecord(summed, compute_);
+  const cudaError_t waited = recorded == cudaSuccess ? cudaStreamWaitEvent(exchange_, summed, 0) : recorded;
+  cudaEventDestroy(summed);  // released once the recorded work completes
+  TESSERA_CUDA_CHECK(waited);
+  transport_->allreduce(sum, 1, ReduceOp::sum);  // synchronises the exchange stream
+  double total = 0;
+  TESSERA_CUDA_CHECK(cudaMemcpy(&total, sum, sizeof(double), cudaMemcpyDeviceToHost));
+  return total;
+}
+
+double DeviceContext::norm2(std::int64_t n, const double* x) { return std::sqrt(dot(n, x, x)); }
+
+}  // namespace tessera::dist::gpu

@@ -1,0 +1,34 @@
+#include "dist/cuda/device_dist_matrix.hpp"
+
+#include "local/core/error.hpp"
+#include "local/cuda/check.hpp"
+
+namespace tessera::dist::gpu {
+
+DeviceDistMatrix::DeviceDistMatrix(const DistMatrix& a, cudaStream_t stream)
+    : host(&a),
+      local(tessera::cuda::upload(a.local, stream)),
+      nonlocal(tessera::cuda::upload(a.nonlocal, stream)) {
+  TESSERA_REQUIRE_INPUT(a.nonlocal.cols == a.halo.num_ghosts(), "rank ", a.rank, ": the non-local block has ",
+                        a.nonlocal.cols, " columns but the halo plan brings ", a.halo.num_ghosts(), " ghosts");
+  TESSERA_REQUIRE_INPUT(static_cast<std::int64_t>(a.halo.send_local.size()) == a.halo.num_sent(), "rank ", a.rank,
+                        ": the halo plan sends ", a.halo.num_sent(), " items but lists ", a.halo.send_local.size(),
+                        " send indices");
+  send_local.upload(a.halo.send_local, stream);
+  local_plan = tessera::cuda::make_spmv_plan(local, {}, stream);
+  nonlocal_plan = tessera::cuda::make_spmv_plan(nonlocal, {}, stream);
+  // The exchange stream reads send_local: once the constructor returns, every upload is
+  // complete and usable from any stream (the plans skip their sync for empty blocks).
+  TESSERA_CUDA_CHECK(cudaStreamSynchronize(stream));
+}
+
+void DeviceDistMatrix::refresh_values(cudaStream_t stream) {
+  TESSERA_REQUIRE_INPUT(host->local.nnz() == local.nnz && host->nonlocal.nnz() == nonlocal.nnz,
+                        "refresh_values: the host matrix now has ", host->local.nnz(), " + ", host->nonlocal.nnz(),
+                        " stored entries, the device copy ", local.nnz, " + ", nonlocal.nnz,
+                        ": a new pattern needs a new DeviceDistMatrix");
+  local.values.upload(host->local.values, stream);
+  nonlocal.values.upload(host->nonlocal.values, stream);
+}
+
+}  // namespace tessera::dist::gpu

@@ -1,0 +1,35 @@
+#pragma once
+// DeviceDistMatrix: a DistMatrix's rank-local parts on the rank's GPU (built only with CUDA).
+// Both blocks as DeviceCsr with their SpMV plans, the halo plan's send indices, and the
+// send/ghost work buffers of the exchange (grown on demand for k right-hand sides). The host
+// DistMatrix stays the source of truth for the plan (pattern and neighbour lists are host data).
+#include <cuda_runtime_api.h>
+
+#include <cstdint>
+
+#include "dist/dist_matrix.hpp"
+#include "local/cuda/device_matrix.hpp"
+#include "local/cuda/spmm.hpp"
+#include "local/cuda/spmv_plan.hpp"
+
+namespace tessera::dist::gpu {
+
+struct DeviceDistMatrix {
+  /// Uploads `a`'s blocks and plan on `stream`; keeps a pointer to `a` (which must outlive it).
+  DeviceDistMatrix(const DistMatrix& a, cudaStream_t stream);
+
+  const DistMatrix* host = nullptr;
+  tessera::cuda::DeviceCsr<double> local, nonlocal;
+  tessera::cuda::SpmvPlan local_plan, nonlocal_plan;
+  tessera::cuda::SpmmPlan local_spmm_plan, nonlocal_spmm_plan;  // for the last k > 1 (k == 0: none yet)
+  tessera::cuda::DeviceBuffer<std::int64_t> send_local;  // owned index of each sent item
+  tessera::cuda::DeviceBuffer<double> send, ghosts;        // exchange buffers (items x k)
+
+  std::int64_t owned_rows() const { return local.rows; }
+  std::int64_t owned_cols() const { return local.cols; }
+  std::int64_t num_ghosts() const { return nonlocal.cols; }
+  /// Re-uploads the values of both blocks after a numeric refresh of the host matrix.
+  void refresh_values(cudaStream_t stream);
+};
+
+}  // namespace tessera::dist::gpu

@@ -1,0 +1,26 @@
+#include "dist/cuda/device_local_spgemm.hpp"
+
+#include <cuda_runtime_api.h>
+
+#include "dist/nccl_transport.hpp"
+#include "local/cuda/check.hpp"
+
+namespace tessera::dist {
+
+LocalSpgemm device_local_spgemm(cuda::OffloadSpgemm which, std::shared_ptr<cuda::OffloadStats> stats) {
+  if (!stats) stats = std::make_shared<cuda::OffloadStats>();
+  int device = 0;
+  TESSERA_CUDA_CHECK(cudaGetDevice(&device));
+  return [which, stats, device](const Csr<double>& a, const Csr<double>& b) {
+    TESSERA_CUDA_CHECK(cudaSetDevice(device));
+    return cuda::offload_spgemm(a, b, which, *stats);
+  };
+}
+
+int use_rank_device(const Communicator& comm) {
+  const int device = node_local_device(comm);
+  TESSERA_CUDA_CHECK(cudaSetDevice(device));
+  return device;
+}
+
+}  // namespace tessera::dist

@@ -1,0 +1,186 @@
+#include "dist/cuda/device_spmv.hpp"
+
+#include <algorithm>
+#include <memory>
+
+#include "local/core/error.hpp"
+#include "local/cuda/check.hpp"
+#include "local/cuda/fused_smoother.hpp"
+#include "local/cuda/spmm.hpp"
+#include "local/cuda/spmv.hpp"
+#include "local/cuda/vector_ops.hpp"
+
+namespace tessera::dist::gpu {
+
+namespace {
+
+constexpr int kPackThreads = 256;
+
+// send[i, :] = x[send_local[i], :] for items of k doubles (the host HaloPlan::pack).
+__global__ void pack_kernel(std::int64_t items, std::int64_t k, const std::int64_t* __restrict__ send_local,
+                            const double* __restrict__ x, double* __restrict__ send) {
+  const std::int64_t total = items * k;
+  for (std::int64_t i = blockIdx.x * std::int64_t(blockDim.x) + threadIdx.x; i < total;
+       i += std::int64_t(gridDim.x) * blockDim.x) {
+    const std::int64_t item = i / k;
+    send[i] = x[send_local[item] * k + (i - item * k)];
+  }
+}
+
+void pack(const DeviceDistMatrix& a, const double* x, std::int64_t k, double* send, cudaStream_t stream) {
+  const std::int64_t items = static_cast<std::int64_t>(a.send_local.size());
+  if (items == 0) return;
+  const std::int64_t blocks = std::min<std::int64_t>((items * k + kPackThreads - 1) / kPackThreads, 65535);
+  pack_kernel<<<static_cast<int>(blocks), kPackThreads, 0, stream>>>(items, k, a.send_local.data(), x, send);
+  TESSERA_CHECK_LAUNCH();
+}
+
+/// One CUDA event, destroyed with the scope (a pending event is released once it completes).
+class Event {
+ public:
+  explicit Event(bool timing) {
+    TESSERA_CUDA_CHECK(cudaEventCreateWithFlags(&event_, timing ? cudaEventDefault : cudaEventDisableTiming));
+  }
+  ~Event() { cudaEventDestroy(event_); }
+  Event(const Event&) = delete;
+  Event& operator=(const Event&) = delete;
+  void record(cudaStream_t s) { TESSERA_CUDA_CHECK(cudaEventRecord(event_, s)); }
+  cudaEvent_t get() const { return event_; }
+
+ private:
+  cudaEvent_t event_ = nullptr;
+};
+
+double seconds_between(const Event& begin, const Event& end) {
+  float ms = 0;
+  TESSERA_CUDA_CHECK(cudaEventElapsedTime(&ms, begin.get(), end.get()));
+  return 1e-3 * static_cast<double>(ms);
+}
+
+/// Timing events of one product; only created when the caller asked for statistics.
+struct PhaseEvents {
+  Event exchange_begin{true}, exchange_end{true};
+  Event local_begin{true}, local_end{true};
+  Event nonlocal_begin{true}, nonlocal_end{true};
+};
+
+void record_if(PhaseEvents* events, Event PhaseEvents::*which, cudaStream_t s) {
+  if (events) (events->*which).record(s);
+}
+
+/// The send and ghost buffers hold k doubles per item. Growth frees the old buffers, which the
+/// previous product may still be reading on either stream, so it waits for both first; this
+/// happens once per new largest k, never in a steady loop.
+void reserve_exchange_buffers(DeviceContext& ctx, DeviceDistMatrix& a, std::int64_t k) {
+  const std::size_t sent = static_cast<std::size_t>(a.send_local.size() * k);
+  const std::size_t ghosts = static_cast<std::size_t>(a.num_ghosts() * k);
+  if (a.send.size() >= sent && a.ghosts.size() >= ghosts) return;
+  TESSERA_CUDA_CHECK(cudaStreamSynchronize(ctx.compute()));
+  TESSERA_CUDA_CHECK(cudaStreamSynchronize(ctx.exchange()));
+  // Allocated on the exchange stream, which writes them first; compute reads the ghosts only
+  // after waiting on the exchange's completion event.
+  if (a.send.size() < sent) a.send.allocate(sent, ctx.exchange());
+  if (a.ghosts.size() < ghosts) a.ghosts.allocate(ghosts, ctx.exchange());
+}
+
+void check_operands(const DeviceDistMatrix& a, std::int64_t k) {
+  TESSERA_REQUIRE_INPUT(a.host != nullptr, "distributed device product on a DeviceDistMatrix without a host matrix");
+  TESSERA_REQUIRE_INPUT(k >= 1, "distributed device spmm: X needs at least one column, got k = ", k);
+}
+
+/// The overlap schedule: pack and exchange on the exchange stream once x is ready on compute;
+/// `local(stream)` meanwhile on compute; then compute waits for the ghosts and runs
+/// `nonlocal(stream)`. The non-local block is skipped when it holds no entries.
+template <class Local, class Nonlocal>
+void overlapped_product(DeviceContext& ctx, DeviceDistMatrix& a, const double* x, std::int64_t k, Local&& local,
+                        Nonlocal&& nonlocal, DistStats* stats) {
+  check_operands(a, k);
+  const cudaStream_t compute = ctx.compute(), exchange = ctx.exchange();
+  // A rank that neither sends nor receives takes no part in the (point-to-point) exchange.
+  const bool exchanges = a.send_local.size() > 0 || a.num_ghosts() > 0;
+  if (exchanges) reserve_exchange_buffers(ctx, a, k);
+  std::unique_ptr<PhaseEvents> events = stats ? std::make_unique<PhaseEvents>() : nullptr;
+
+  if (exchanges) {
+    // x is written on compute by the caller, and the previous product's non-local block may
+    // still read the ghosts there: the exchange stream starts after both.
+    Event x_ready(false);
+    x_ready.record(compute);
+    TESSERA_CUDA_CHECK(cudaStreamWaitEvent(exchange, x_ready.get(), 0));
+    record_if(events.get(), &PhaseEvents::exchange_begin, exchange);
+    pack(a, x, k, a.send.data(), exchange);
+    ctx.transport().start_exchange(a.host->halo.pattern, sizeof(double) * static_cast<std::size_t>(k), a.send.data(),
+                                   a.ghosts.data());
+    ctx.transport().finish_exchange();
+    record_if(events.get(), &PhaseEvents::exchange_end, exchange);
+  }
+  record_if(events.get(), &PhaseEvents::local_begin, compute);
+  local(compute);
+  record_if(events.get(), &PhaseEvents::local_end, compute);
+  if (exchanges) TESSERA_CUDA_CHECK(cudaStreamWaitEvent(compute, ctx.transport().exchange_done(), 0));
+  record_if(events.get(), &PhaseEvents::nonlocal_begin, compute);
+  if (a.nonlocal.nnz > 0) nonlocal(compute);
+  record_if(events.get(), &PhaseEvents::nonlocal_end, compute);
+
+  if (!stats) return;
+  TESSERA_CUDA_CHECK(cudaEventSynchronize(events->nonlocal_end.get()));
+  if (exchanges) {
+    TESSERA_CUDA_CHECK(cudaEventSynchronize(events->exchange_end.get()));
+    stats->exchange_seconds += seconds_between(events->exchange_begin, events->exchange_end);
+  }
+  stats->compute_seconds += seconds_between(events->local_begin, events->local_end) +
+                            seconds_between(events->nonlocal_begin, events->nonlocal_end);
+  stats->rows += a.owned_rows();
+  stats->nnz += a.host->nnz();
+  stats->halo_bytes += a.num_ghosts() * k * static_cast<std::int64_t>(sizeof(double));
+}
+
+/// SpMM plans for k columns, remade (with one synchronisation) only when k changes.
+void ensure_spmm_plans(DeviceContext& ctx, DeviceDistMatrix& a, std::int64_t k) {
+  if (a.local_spmm_plan.k == k) return;
+  a.local_spmm_plan = tessera::cuda::make_spmm_plan(a.local, k, tessera::cuda::SpmmAlgorithm::automatic, ctx.compute());
+  a.nonlocal_spmm_plan =
+      tessera::cuda::make_spmm_plan(a.nonlocal, k, tessera::cuda::SpmmAlgorithm::automatic, ctx.compute());
+}
+
+}  // namespace
+
+void spmv(DeviceContext& ctx, DeviceDistMatrix& a, double alpha, const double* x, double beta, double* y,
+          DistStats* stats) {
+  overlapped_product(
+      ctx, a, x, 1,
+      [&](cudaStream_t s) { tessera::cuda::spmv(a.local_plan, alpha, a.local, x, beta, y, s); },
+      [&](cudaStream_t s) { tessera::cuda::spmv(a.nonlocal_plan, alpha, a.nonlocal, a.ghosts.data(), 1.0, y, s); },
+      stats);
+}
+
+void residual(DeviceContext& ctx, DeviceDistMatrix& a, const double* x, const double* b, double* r) {
+  overlapped_product(
+      ctx, a, x, 1,
+      [&](cudaStream_t s) {
+        if (a.local.rows == a.local.cols) {
+          tessera::cuda::residual(a.local_plan, a.local, x, b, r, s);  // one fused pass
+        } else {  // a rectangular local block (own column partition): r = b, then r -= A_loc x
+          tessera::cuda::copy(a.local.rows, b, r, s);
+          tessera::cuda::spmv(a.local_plan, -1.0, a.local, x, 1.0, r, s);
+        }
+      },
+      [&](cudaStream_t s) { tessera::cuda::spmv(a.nonlocal_plan, -1.0, a.nonlocal, a.ghosts.data(), 1.0, r, s); },
+      nullptr);
+}
+
+void spmm(DeviceContext& ctx, DeviceDistMatrix& a, const double* x, std::int64_t k, double* y, DistStats* stats) {
+  check_operands(a, k);
+  if (k == 1) return spmv(ctx, a, 1.0, x, 0.0, y, stats);  // one column: the SpMV kernels and plans
+  ensure_spmm_plans(ctx, a, k);
+  const auto row_major = tessera::Layout::row_major;
+  overlapped_product(
+      ctx, a, x, k,
+      [&](cudaStream_t s) { tessera::cuda::spmm(a.local_spmm_plan, 1.0, a.local, x, 0.0, y, row_major, s); },
+      [&](cudaStream_t s) {
+        tessera::cuda::spmm(a.nonlocal_spmm_plan, 1.0, a.nonlocal, a.ghosts.data(), 1.0, y, row_major, s);
+      },
+      stats);
+}
+
+}  // namespace tessera::dist::gpu

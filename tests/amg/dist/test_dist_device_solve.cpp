@@ -1,0 +1,193 @@
+// The distributed device AMG solve phase (DistDeviceAmgPreconditioner, dist_device_pcg)
+// against the host distributed solve on the same DistHierarchy, 1-4 ranks (one GPU each), on a
+// balanced partition and an uneven one where a rank owns no rows:
+//   - one preconditioner application: z equal to DistAmg::apply's to 1e-10 (relative to max|z|);
+//   - PCG from 0 on b = A x*: converged, iterations within +-1 of dist_pcg's, the same on every
+//     rank, and the true residual recomputed on the host from the downloaded x;
+//   - bad input (non-finite b, rtol <= 0, rectangular operator) throws on every rank.
+// Poisson 7-point (Chebyshev, V and W cycles), 27-point with l1-Jacobi, elasticity with rigid-
+// body modes, and a hierarchy whose coarsest level is smoothed instead of factored.
+#include <cmath>
+#include <random>
+#include <string>
+
+#include "amg/cuda/dist_device_amg.hpp"
+#include "amg/dist/dist_amg.hpp"
+#include "amg/dist/dist_hierarchy.hpp"
+#include "dist/cuda/device_context.hpp"
+#include "dist/cuda/device_dist_matrix.hpp"
+#include "dist/spmv.hpp"
+#include "dist_amg_test_util.hpp"
+#include "local/core/error.hpp"
+#include "local/cuda/device_buffer.hpp"
+#include "local/reference/kernels.hpp"
+
+namespace tessera::amg {
+namespace {
+
+using testing::Problem;
+using tessera::cuda::DeviceBuffer;
+
+AmgOptions small_coarse(SmootherKind smoother = SmootherKind::chebyshev, CycleKind cycle = CycleKind::v) {
+  AmgOptions o;
+  o.coarse_size = 40;  // several levels on these small problems
+  o.smoother = smoother;
+  o.cycle = cycle;
+  return o;
+}
+
+Vector random_vector(std::size_t n, std::uint64_t seed) {
+  std::mt19937_64 rng(seed);
+  std::uniform_real_distribution<double> u(-1.0, 1.0);
+  Vector v(n);
+  for (double& x : v) x = u(rng);
+  return v;
+}
+
+Vector owned_slice(const Vector& global, const dist::DistMatrix& a) {
+  const auto first = global.begin() + a.row_begin();
+  return Vector(first, first + a.owned_rows());
+}
+
+double global_max_abs(const dist::Communicator& comm, const Vector& v) {
+  double m = 0;
+  for (const double x : v) m = std::max(m, std::fabs(x));
+  return comm.allreduce(m, dist::ReduceOp::max);
+}
+
+/// ||b - A x|| / ||b|| with the host distributed product.
+double host_relative_residual(const dist::Communicator& comm, const dist::DistMatrix& a, const Vector& b,
+                              const Vector& x) {
+  dist::DistVector input{x, {}};
+  Vector ax(b.size());
+  dist::spmv(comm, a, input, ax);
+  double rr = 0, bb = 0;
+  for (std::size_t i = 0; i < b.size(); ++i) rr += (b[i] - ax[i]) * (b[i] - ax[i]), bb += b[i] * b[i];
+  rr = comm.allreduce(rr, dist::ReduceOp::sum), bb = comm.allreduce(bb, dist::ReduceOp::sum);
+  return std::sqrt(rr / bb);
+}
+
+void expect_same_application(const dist::Communicator& comm, dist::gpu::DeviceContext& ctx, const DistAmg& host,
+                             gpu::DistDeviceAmgPreconditioner& device, const dist::DistMatrix& a, std::uint64_t seed) {
+  const Vector r = owned_slice(random_vector(std::size_t(a.global_rows()), seed), a);
+  Vector z_host;
+  host.apply(r, z_host);
+  DeviceBuffer<double> dr(r.size(), ctx.compute()), dz(r.size(), ctx.compute());
+  dr.upload(r, ctx.compute());
+  device.apply(dr.data(), dz.data());
+  const Vector z_device = dz.download(ctx.compute());
+  ASSERT_EQ(z_device.size(), z_host.size());
+  const double scale = global_max_abs(comm, z_host);
+  ASSERT_GT(scale, 0);
+  double worst = 0;
+  for (std::size_t i = 0; i < z_host.size(); ++i) worst = std::max(worst, std::fabs(z_device[i] - z_host[i]));
+  EXPECT_LE(comm.allreduce(worst, dist::ReduceOp::max), 1e-10 * scale) << "device z differs from DistAmg::apply";
+}
+
+void expect_same_convergence(const dist::Communicator& comm, dist::gpu::DeviceContext& ctx, const DistAmg& host,
+                             gpu::DistDeviceAmgPreconditioner& device, const Problem& pb, const dist::DistMatrix& a,
+                             std::uint64_t seed) {
+  Vector b_global(std::size_t(pb.a.rows));
+  ref::spmv(1.0, pb.a, random_vector(b_global.size(), seed + 1), 0.0, b_global);
+  const Vector b = owned_slice(b_global, a);
+  Vector x_host(b.size(), 0.0);
+  const SolveResult want = dist_pcg(comm, a, b, x_host, host, KrylovOptions{});
+  ASSERT_TRUE(want.converged()) << want.message;
+
+  dist::gpu::DeviceDistMatrix da(a, ctx.compute());
+  DeviceBuffer<double> db(b.size(), ctx.compute()), dx(b.size(), ctx.compute());
+  db.upload(b, ctx.compute());
+  tessera::cuda::zero(std::int64_t(b.size()), dx.data(), ctx.compute());
+  const auto m = [&](const double* r, double* z) { device.apply(r, z); };
+  const SolveResult got = gpu::dist_device_pcg(ctx, da, db.data(), dx.data(), m, KrylovOptions{});
+  EXPECT_TRUE(got.converged()) << got.message;
+  EXPECT_LE(got.relative_residual, 1e-8);
+  EXPECT_LE(std::abs(got.iterations - want.iterations), 1)
+      << "host " << want.iterations << ", device " << got.iterations;
+  EXPECT_TRUE(dist::testing::same_on_every_rank(comm, got.iterations));
+  const Vector x = dx.download(ctx.compute());
+  EXPECT_LE(host_relative_residual(comm, a, b, x), 2e-8) << "true residual of the downloaded solution";
+}
+
+void check_problem(const std::string& spec, const AmgOptions& options, bool expect_direct_coarse = true) {
+  const dist::Communicator comm;
+  const std::uint64_t seed = dist::testing::shared_seed(comm);
+  SCOPED_TRACE(spec + ", seed " + std::to_string(seed));
+  const Problem pb = testing::make_problem(spec);
+  dist::gpu::DeviceContext ctx(comm);
+  for (const bool uneven : {false, true}) {
+    SCOPED_TRACE(uneven ? "uneven partition with an empty rank" : "balanced partition");
+    const dist::RowPartition rows = testing::aligned_partition(comm, pb.a.rows, pb.near_null.block_size, uneven, seed);
+    const dist::DistMatrix a = dist::testing::distribute(comm, pb.a, rows, rows);
+    const DistAmg host(comm, a, testing::owned_rows(pb.near_null, rows.begin(comm.rank()), rows.end(comm.rank())),
+                       options);
+    ASSERT_GE(host.hierarchy().levels.size(), 3u) << "the test wants a real hierarchy";
+    ASSERT_EQ(host.hierarchy().coarse_direct, expect_direct_coarse);
+    gpu::DistDeviceAmgPreconditioner device(ctx, host.hierarchy());
+    EXPECT_EQ(device.rows(), a.owned_rows());
+    EXPECT_GT(comm.allreduce(device.device_bytes(), dist::ReduceOp::sum), 0);
+    expect_same_application(comm, ctx, host, device, a, seed);
+    expect_same_convergence(comm, ctx, host, device, pb, a, seed);
+  }
+}
+
+TEST(DistDeviceAmgSolve, Poisson7PointChebyshevMatchesHost) { check_problem("poisson3d:13", small_coarse()); }
+
+TEST(DistDeviceAmgSolve, Poisson7PointWCycleMatchesHost) {
+  check_problem("poisson3d:11", small_coarse(SmootherKind::chebyshev, CycleKind::w));
+}
+
+TEST(DistDeviceAmgSolve, Poisson27PointL1JacobiMatchesHost) {
+  check_problem("poisson3d27:11", small_coarse(SmootherKind::l1_jacobi));
+}
+
+TEST(DistDeviceAmgSolve, ElasticityRigidBodyModesMatchesHost) { check_problem("elasticity3d:6", small_coarse()); }
+
+TEST(DistDeviceAmgSolve, SmoothedCoarsestLevelMatchesHost) {
+  AmgOptions o = small_coarse();
+  o.max_dense_rows = 1;  // the coarsest level (a few rows) is smoothed, not factored
+  check_problem("poisson3d:12", o, false);
+}
+
+TEST(DistDeviceAmgSolve, BadInputThrowsOnEveryRank) {
+  const dist::Communicator comm;
+  const Problem pb = testing::make_problem("poisson3d:9");
+  const dist::RowPartition rows = dist::RowPartition::balanced_rows(pb.a.rows, comm.size());
+  const dist::DistMatrix a = dist::testing::distribute(comm, pb.a, rows, rows);
+  const DistAmg host(comm, a, testing::owned_rows(pb.near_null, rows.begin(comm.rank()), rows.end(comm.rank())),
+                     small_coarse());
+  dist::gpu::DeviceContext ctx(comm);
+  gpu::DistDeviceAmgPreconditioner m(ctx, host.hierarchy());
+  dist::gpu::DeviceDistMatrix da(a, ctx.compute());
+  const auto apply = [&](const double* r, double* z) { m.apply(r, z); };
+  const std::size_t n = std::size_t(a.owned_rows());
+  DeviceBuffer<double> db(n, ctx.compute()), dx(n, ctx.compute());
+  Vector b(n, 1.0);
+  if (comm.rank() == comm.size() - 1 && n > 0) b[n / 2] = std::nan("");  // one rank's bad entry
+  db.upload(b, ctx.compute());
+  tessera::cuda::zero(std::int64_t(n), dx.data(), ctx.compute());
+  EXPECT_THROW(gpu::dist_device_pcg(ctx, da, db.data(), dx.data(), apply, {}), InputError);
+
+  b.assign(n, 1.0);
+  db.upload(b, ctx.compute());
+  KrylovOptions negative;
+  negative.rtol = -1;
+  EXPECT_THROW(gpu::dist_device_pcg(ctx, da, db.data(), dx.data(), apply, negative), InputError);
+
+  // Zero right-hand side: converged at once with x = 0 (x started at 1).
+  b.assign(n, 0.0);
+  db.upload(b, ctx.compute());
+  b.assign(n, 1.0);
+  dx.upload(b, ctx.compute());
+  const SolveResult zero = gpu::dist_device_pcg(ctx, da, db.data(), dx.data(), apply, {});
+  EXPECT_TRUE(zero.converged());
+  EXPECT_EQ(zero.iterations, 0);
+  EXPECT_EQ(global_max_abs(comm, dx.download(ctx.compute())), 0.0);
+
+  // P is rectangular: its columns are not partitioned like its rows.
+  dist::gpu::DeviceDistMatrix dp(host.hierarchy().levels[0].p, ctx.compute());
+  EXPECT_THROW(gpu::dist_device_pcg(ctx, dp, db.data(), dx.data(), apply, {}), InputError);
+}
+
+}  // namespace
+}  // namespace tessera::amg

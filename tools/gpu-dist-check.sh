@@ -1,0 +1,77 @@
+#!/usr/bin/env bash
+# The distributed GPU check (issues 5, 6, 7, 8), in one call on a machine with 2-4 GPUs:
+#   1. every gpu-labelled MPI test on 1 .. min(4, GPUs) ranks, one GPU per rank, and the
+#      single-GPU AMG test (its cycle and PCG share code with the distributed ones);
+#   2. compute-sanitizer memcheck of the device SpMV and SpGEMM tests on 2 ranks;
+#   3. weak scaling (SpMV, PtAP, AMG solve) and strong scaling (SpGEMM A*A) with the jobs/
+#      scripts launched through mpirun, backend gpu; one JSON per run plus the summaries;
+#   4. if the PETSc runtime is staged (.carry/rt/env.sh): a PETSc tutorial with -pc_type
+#      tessera (GPU backend) beside gamg and hypre.
+# Logs go to $OUT; the sweeps are packed in one tarball (the device tool returns few files).
+#   BUILD=.carry/build-gpu OUT=$OUT tools/gpu-dist-check.sh
+set -u
+BUILD=${BUILD:-build-gpu}
+OUT=${OUT:-$PWD/gpu-dist-out}
+TESTS=${TESTS:-test_dist_nccl_transport test_dist_device_spmv test_dist_device_spgemm test_dist_amg_device test_dist_device_solve}
+WEAK_LOCAL_N=${WEAK_LOCAL_N:-128}       # poisson3d:128 per GPU: 2.1M rows, 14.6M nnz
+AMG_LOCAL_N=${AMG_LOCAL_N:-96}          # the AMG setup still runs its graph phases on the host
+STRONG_PROBLEM=${STRONG_PROBLEM:-poisson3d27:96}
+mkdir -p "$OUT/sweeps"
+export NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 NVSHMEM_DISABLE_NVLS=1  # shared hosts
+export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+gpus=$(nvidia-smi --list-gpus | wc -l)
+max_ranks=$((gpus < 4 ? gpus : 4))
+rank_counts=$(seq -s ' ' 1 "$max_ranks")
+{
+  nvidia-smi --query-gpu=index,name,memory.total --format=csv
+  nvidia-smi topo -m 2>/dev/null | head -n $((gpus + 1))
+} | tee "$OUT/device.txt"
+
+echo "===== 1. tests on $rank_counts rank(s)"
+for t in $TESTS; do
+  if [ ! -x "$BUILD/tests/$t" ]; then echo "MISSING $t"; continue; fi
+  for n in $rank_counts; do
+    timeout 300 mpirun -np "$n" "$BUILD/tests/$t" --gtest_color=no >"$OUT/sweeps/$t.np$n.log" 2>&1
+    rc=$?
+    echo "$t np$n rc=$rc $(grep -cE '^\[       OK' "$OUT/sweeps/$t.np$n.log") ok, $(grep -cE '^\[  FAILED  \] [A-Z]' "$OUT/sweeps/$t.np$n.log") failed"
+    [ "$rc" -ne 0 ] && grep -E "Failure|Expected|Which is|error|SKIPPED" "$OUT/sweeps/$t.np$n.log" | head -n 12
+  done
+done
+if [ -x "$BUILD/tests/test_amg_gpu" ]; then
+  "$BUILD/tests/test_amg_gpu" --gtest_color=no >"$OUT/sweeps/test_amg_gpu.log" 2>&1
+  echo "test_amg_gpu rc=$? $(grep -E '^\[  (PASSED|FAILED)  \]' "$OUT/sweeps/test_amg_gpu.log" | tr '\n' ' ')"
+fi
+
+echo "===== 2. memcheck (2 ranks)"
+for t in test_dist_device_spmv test_dist_device_spgemm; do
+  [ -x "$BUILD/tests/$t" ] || continue
+  timeout 300 mpirun -np 2 compute-sanitizer --tool memcheck --error-exitcode 9 "$BUILD/tests/$t" --gtest_color=no \
+    >"$OUT/sweeps/memcheck-$t.log" 2>&1
+  echo "$t memcheck rc=$? $(grep 'ERROR SUMMARY' "$OUT/sweeps/memcheck-$t.log" | sort | uniq -c | tr '\n' ' ')"
+done
+
+echo "===== 3. scaling on $rank_counts GPU(s)"
+sweep() {  # sweep NAME SCRIPT VAR=VALUE...
+  local name=$1 script=$2
+  shift 2
+  env "$@" TESSERA_BUILD="$BUILD" TESSERA_OUT="$OUT/sweeps/$name" TESSERA_BACKEND=gpu TESSERA_CHECK=0 \
+    TESSERA_RANKS="$rank_counts" TESSERA_PYTHON=python3 SLURM_JOB_ID= \
+    timeout "${SWEEP_SECONDS:-200}" bash "jobs/$script" >"$OUT/sweeps/$name.log" 2>&1
+  echo "== $name rc=$?"
+  cat "$OUT/sweeps/$name/"*summary.md 2>/dev/null || tail -n 15 "$OUT/sweeps/$name.log"
+}
+sweep weak-spmv weak-scaling.sbatch TESSERA_OPERATION=spmv TESSERA_LOCAL_N="$WEAK_LOCAL_N"
+sweep weak-ptap weak-scaling.sbatch TESSERA_OPERATION=ptap TESSERA_LOCAL_N="$AMG_LOCAL_N"
+sweep weak-amg weak-scaling.sbatch TESSERA_OPERATION=amg TESSERA_LOCAL_N="$AMG_LOCAL_N"
+sweep strong-spgemm strong-scaling.sbatch TESSERA_OPERATION=spgemm TESSERA_PROBLEM="$STRONG_PROBLEM"
+
+if [ -f .carry/rt/env.sh ] && [ -x "$BUILD/tests/petsc_tutorial_ex45" ]; then
+  echo "===== 4. PETSc ex45 (3D Laplacian, DMDA) with gamg, hypre, tessera on $max_ranks rank(s)"
+  (
+    . .carry/rt/env.sh
+    tools/petsc-compare.sh -n "$max_ranks" -b "$BUILD" -- "$BUILD/tests/petsc_tutorial_ex45" -da_grid_x 129 \
+      -da_grid_y 129 -da_grid_z 129 -ksp_type cg -pc_tessera_backend gpu
+  ) 2>&1 | tee "$OUT/petsc-compare.txt"
+fi
+
+(cd "$OUT" && tar czf sweeps.tgz sweeps && rm -rf sweeps)
