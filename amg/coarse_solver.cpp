@@ -5,6 +5,59 @@
 #include <limits>
 
 namespace tessera::amg {
+namespace {
+
+/// sum_j a[j] * b[j] with four independent partial sums. With one accumulator every add waits
+/// for the previous one, and the compiler may not reassociate a floating-point sum to
+/// vectorise it; four chains keep the FP units busy (the result differs only by rounding).
+double dot(const double* a, const double* b, std::int64_t n) {
+  double s0 = 0, s1 = 0, s2 = 0, s3 = 0;
+  std::int64_t j = 0;
+  for (; j + 4 <= n; j += 4) {
+    s0 += a[j] * b[j];
+    s1 += a[j + 1] * b[j + 1];
+    s2 += a[j + 2] * b[j + 2];
+    s3 += a[j + 3] * b[j + 3];
+  }
+  for (; j < n; ++j) s0 += a[j] * b[j];
+  return (s0 + s1) + (s2 + s3);
+}
+
+constexpr std::int64_t cholesky_panel = 4;
+
+/// Columns [k, k+b) of L, b <= cholesky_panel; columns before k are done. False if a pivot
+/// is not positive. Each row i below the panel is read once for the b dot products against
+/// rows k..k+b-1 (instead of once per column): the factorisation streams the lower triangle
+/// n/4 times instead of n times, and the b sums are independent chains.
+bool cholesky_panel_columns(double* a, std::int64_t n, std::int64_t k, std::int64_t b) {
+  for (std::int64_t c = k; c < k + b; ++c) {  // the panel's own rows, one column at a time
+    double* row_c = a + c * n;
+    const double d = row_c[c] - dot(row_c, row_c, c);
+    if (!(d > 0)) return false;
+    row_c[c] = std::sqrt(d);
+    for (std::int64_t i = c + 1; i < k + b; ++i) a[i * n + c] = (a[i * n + c] - dot(a + i * n, row_c, c)) / row_c[c];
+  }
+  if (k + b == n) return true;  // b < cholesky_panel only in the last panel
+  const double* r0 = a + k * n;
+  const double *r1 = r0 + n, *r2 = r1 + n, *r3 = r2 + n;
+  for (std::int64_t i = k + b; i < n; ++i) {
+    double* row_i = a + i * n;
+    double s[cholesky_panel] = {0, 0, 0, 0};
+    for (std::int64_t j = 0; j < k; ++j) {
+      const double v = row_i[j];
+      s[0] += v * r0[j], s[1] += v * r1[j], s[2] += v * r2[j], s[3] += v * r3[j];
+    }
+    for (std::int64_t m = 0; m < cholesky_panel; ++m) {  // the terms j in [k, k+m), in order
+      const double* row_m = a + (k + m) * n;
+      double v = row_i[k + m] - s[m];
+      for (std::int64_t t = 0; t < m; ++t) v -= row_i[k + t] * row_m[k + t];
+      row_i[k + m] = v / row_m[k + m];
+    }
+  }
+  return true;
+}
+
+}  // namespace
 
 void DenseCoarseSolver::factor(const Csr<double>& a) {
   n_ = a.rows;
@@ -21,21 +74,10 @@ void DenseCoarseSolver::factor(const Csr<double>& a) {
 }
 
 bool DenseCoarseSolver::try_cholesky(std::vector<double> a) {
-  // Right-looking on the lower triangle (the Galerkin product is symmetric to rounding; the
-  // upper triangle is ignored).
-  for (std::int64_t k = 0; k < n_; ++k) {
-    double* row_k = a.data() + k * n_;
-    double d = row_k[k];
-    for (std::int64_t j = 0; j < k; ++j) d -= row_k[j] * row_k[j];
-    if (!(d > 0)) return false;
-    row_k[k] = std::sqrt(d);
-    for (std::int64_t i = k + 1; i < n_; ++i) {
-      double* row_i = a.data() + i * n_;
-      double s = row_i[k];
-      for (std::int64_t j = 0; j < k; ++j) s -= row_i[j] * row_k[j];
-      row_i[k] = s / row_k[k];
-    }
-  }
+  // Row-oriented (dot-product) Cholesky on the lower triangle (the Galerkin product is
+  // symmetric to rounding; the upper triangle is ignored), four columns of L at a time.
+  for (std::int64_t k = 0; k < n_; k += cholesky_panel)
+    if (!cholesky_panel_columns(a.data(), n_, k, std::min(cholesky_panel, n_ - k))) return false;
   factor_ = std::move(a);
   pivot_.clear();
   return true;
@@ -55,7 +97,10 @@ void DenseCoarseSolver::lu(std::vector<double> a) {
     if (best != k) std::swap_ranges(a.begin() + k * n_, a.begin() + (k + 1) * n_, a.begin() + best * n_);
     if (std::abs(a[k * n_ + k]) <= tiny) {
       dropped_[k] = 1, ++dropped_pivots_;
-      continue;  // column k eliminates nothing
+      // Column k eliminates nothing: zero multipliers, so that the row-wise forward
+      // substitution in solve() needs no test.
+      for (std::int64_t i = k + 1; i < n_; ++i) a[i * n_ + k] = 0.0;
+      continue;
     }
     for (std::int64_t i = k + 1; i < n_; ++i) {
       const double l = a[i * n_ + k] / a[k * n_ + k];
@@ -69,30 +114,22 @@ void DenseCoarseSolver::lu(std::vector<double> a) {
 void DenseCoarseSolver::solve(const std::vector<double>& b, std::vector<double>& x) const {
   x = b;
   if (pivot_.empty()) {  // Cholesky: L y = b, L^T x = y
-    for (std::int64_t i = 0; i < n_; ++i) {
-      for (std::int64_t j = 0; j < i; ++j) x[i] -= factor_[i * n_ + j] * x[j];
-      x[i] /= factor_[i * n_ + i];
-    }
-    for (std::int64_t i = n_ - 1; i >= 0; --i) {
-      x[i] /= factor_[i * n_ + i];
-      for (std::int64_t j = 0; j < i; ++j) x[j] -= factor_[i * n_ + j] * x[i];
+    for (std::int64_t i = 0; i < n_; ++i) x[i] = (x[i] - dot(&factor_[i * n_], x.data(), i)) / factor_[i * n_ + i];
+    for (std::int64_t i = n_ - 1; i >= 0; --i) {  // row i of L is column i of L^T: an axpy
+      const double xi = x[i] /= factor_[i * n_ + i];
+      const double* row_i = &factor_[i * n_];
+      for (std::int64_t j = 0; j < i; ++j) x[j] -= row_i[j] * xi;
     }
     return;
   }
   // Rows were swapped whole during the factorisation (as LAPACK's getrf), so the
   // permutation is applied in full before the forward substitution.
   for (std::int64_t k = 0; k < n_; ++k) std::swap(x[k], x[pivot_[k]]);
-  for (std::int64_t k = 0; k < n_; ++k) {
-    if (dropped_[k]) continue;
-    for (std::int64_t i = k + 1; i < n_; ++i) x[i] -= factor_[i * n_ + k] * x[k];
-  }
+  // Row-wise (contiguous) substitutions; a dropped column's multipliers are zero.
+  for (std::int64_t i = 0; i < n_; ++i) x[i] -= dot(&factor_[i * n_], x.data(), i);
   for (std::int64_t i = n_ - 1; i >= 0; --i) {
-    if (dropped_[i]) {
-      x[i] = 0.0;
-      continue;
-    }
-    for (std::int64_t j = i + 1; j < n_; ++j) x[i] -= factor_[i * n_ + j] * x[j];
-    x[i] /= factor_[i * n_ + i];
+    const double* row_i = &factor_[i * n_];
+    x[i] = dropped_[i] ? 0.0 : (x[i] - dot(row_i + i + 1, x.data() + i + 1, n_ - i - 1)) / row_i[i];
   }
 }
 

@@ -64,7 +64,8 @@ if(TESSERA_HAVE_CUDA)
     ${CMAKE_CURRENT_LIST_DIR}/cuda/device_cycle.hpp
     ${CMAKE_CURRENT_LIST_DIR}/cuda/device_pcg.hpp
     ${CMAKE_CURRENT_LIST_DIR}/cuda/dist_device_operator.hpp
-    ${CMAKE_CURRENT_LIST_DIR}/cuda/dist_device_amg.hpp)
+    ${CMAKE_CURRENT_LIST_DIR}/cuda/dist_device_amg.hpp
+    ${CMAKE_CURRENT_LIST_DIR}/cuda/device_setup_phases.hpp)
   target_sources(tessera_amg PRIVATE
     ${CMAKE_CURRENT_LIST_DIR}/cuda/device_level_ops.cpp
     ${CMAKE_CURRENT_LIST_DIR}/cuda/device_operator.cpp
@@ -72,5 +73,25 @@ if(TESSERA_HAVE_CUDA)
     ${CMAKE_CURRENT_LIST_DIR}/cuda/device_cycle.cpp
     ${CMAKE_CURRENT_LIST_DIR}/cuda/device_pcg.cpp
     ${CMAKE_CURRENT_LIST_DIR}/cuda/dist_device_operator.cpp
-    ${CMAKE_CURRENT_LIST_DIR}/cuda/dist_device_amg.cpp)
+    ${CMAKE_CURRENT_LIST_DIR}/cuda/dist_device_amg.cpp
+    ${CMAKE_CURRENT_LIST_DIR}/cuda/device_strength.cu
+    ${CMAKE_CURRENT_LIST_DIR}/cuda/device_aggregation.cu
+    ${CMAKE_CURRENT_LIST_DIR}/cuda/device_tentative.cu)
+  # Device setup (device_hierarchy.hpp): the whole hierarchy built and kept on the GPU.
+  target_sources(tessera_amg PUBLIC FILE_SET HEADERS BASE_DIRS ${PROJECT_SOURCE_DIR} FILES
+    ${CMAKE_CURRENT_LIST_DIR}/cuda/device_row_kernels.hpp
+    ${CMAKE_CURRENT_LIST_DIR}/cuda/device_eigen_estimate.hpp
+    ${CMAKE_CURRENT_LIST_DIR}/cuda/device_product.hpp
+    ${CMAKE_CURRENT_LIST_DIR}/cuda/device_prolongator.hpp
+    ${CMAKE_CURRENT_LIST_DIR}/cuda/device_coarse_solver.hpp
+    ${CMAKE_CURRENT_LIST_DIR}/cuda/device_hierarchy.hpp)
+  target_sources(tessera_amg PRIVATE
+    ${CMAKE_CURRENT_LIST_DIR}/cuda/device_row_kernels.cu
+    ${CMAKE_CURRENT_LIST_DIR}/cuda/device_eigen_estimate.cpp
+    ${CMAKE_CURRENT_LIST_DIR}/cuda/device_product.cu
+    ${CMAKE_CURRENT_LIST_DIR}/cuda/device_prolongator.cu
+    ${CMAKE_CURRENT_LIST_DIR}/cuda/device_coarse_solver.cu
+    ${CMAKE_CURRENT_LIST_DIR}/cuda/device_hierarchy.cpp)
+  # The coarsest level's dense Cholesky / LU (device_coarse_solver.hpp).
+  target_link_libraries(tessera_amg PRIVATE CUDA::cusolver CUDA::cusparse)
 endif()

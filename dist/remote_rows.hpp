@@ -29,6 +29,10 @@ class RemoteRows {
   /// Received volume of the symbolic fetch (lengths, columns, values) and of a refresh.
   std::int64_t symbolic_bytes() const;
   std::int64_t numeric_bytes() const;
+  /// The numeric plan, for device refreshes: B-local rows sent (in send order, each row's
+  /// entries in B's row order) and the entry-level traffic of refresh_values().
+  const std::vector<std::int64_t>& send_rows() const { return send_rows_; }
+  const ExchangePattern& entry_pattern() const { return entries_; }
 
  private:
   std::vector<double> pack_values(const DistMatrix& b) const;

@@ -1,6 +1,7 @@
 # dist/ sources: one concept per file.
 target_sources(tessera_dist PUBLIC FILE_SET HEADERS BASE_DIRS ${PROJECT_SOURCE_DIR} FILES
   ${CMAKE_CURRENT_LIST_DIR}/mpi_env.hpp
+  ${CMAKE_CURRENT_LIST_DIR}/backend_choice.hpp
   ${CMAKE_CURRENT_LIST_DIR}/transport.hpp
   ${CMAKE_CURRENT_LIST_DIR}/communicator.hpp
   ${CMAKE_CURRENT_LIST_DIR}/partition.hpp
@@ -15,6 +16,7 @@ target_sources(tessera_dist PUBLIC FILE_SET HEADERS BASE_DIRS ${PROJECT_SOURCE_D
   ${CMAKE_CURRENT_LIST_DIR}/ptap.hpp)
 target_sources(tessera_dist PRIVATE
   ${CMAKE_CURRENT_LIST_DIR}/mpi_env.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/backend_choice.cpp
   ${CMAKE_CURRENT_LIST_DIR}/transport.cpp
   ${CMAKE_CURRENT_LIST_DIR}/communicator.cpp
   ${CMAKE_CURRENT_LIST_DIR}/partition.cpp
@@ -49,4 +51,16 @@ if(TESSERA_HAVE_CUDA)
   target_sources(tessera_dist PUBLIC FILE_SET HEADERS BASE_DIRS ${PROJECT_SOURCE_DIR} FILES
     ${CMAKE_CURRENT_LIST_DIR}/cuda/device_local_spgemm.hpp)
   target_sources(tessera_dist PRIVATE ${CMAKE_CURRENT_LIST_DIR}/cuda/device_local_spgemm.cpp)
+endif()
+if(TESSERA_HAVE_CUDA)
+  # Device-resident numeric phases of DistSpgemm / DistPtap (issue 5): symbolic on the host
+  # once, then value gathers, values-only NCCL exchanges and the tile SpGEMM on the device.
+  target_sources(tessera_dist PUBLIC FILE_SET HEADERS BASE_DIRS ${PROJECT_SOURCE_DIR} FILES
+    ${CMAKE_CURRENT_LIST_DIR}/cuda/value_maps.hpp
+    ${CMAKE_CURRENT_LIST_DIR}/cuda/device_dist_spgemm.hpp
+    ${CMAKE_CURRENT_LIST_DIR}/cuda/device_dist_ptap.hpp)
+  target_sources(tessera_dist PRIVATE
+    ${CMAKE_CURRENT_LIST_DIR}/cuda/value_maps.cu
+    ${CMAKE_CURRENT_LIST_DIR}/cuda/device_dist_spgemm.cpp
+    ${CMAKE_CURRENT_LIST_DIR}/cuda/device_dist_ptap.cpp)
 endif()

@@ -33,6 +33,12 @@ class DistSpgemm {
   const DistMatrix& result() const { return c_; }
   /// Traffic and times of the last phase (constructor or recompute).
   const DistStats& stats() const { return stats_; }
+  /// The symbolic result, for device numeric phases (dist/cuda/device_dist_spgemm.hpp): the
+  /// remote-row plan and the compact operands of the local product (A_ext * B_ext, whose CSR
+  /// entry order is the row order of result()'s values).
+  const RemoteRows& remote_rows() const { return remote_; }
+  const Csr<double>& a_extended() const { return a_ext_; }
+  const Csr<double>& b_extended() const { return b_ext_; }
 
  private:
   void fill_b_values(const DistMatrix& b);

@@ -8,6 +8,7 @@
 
 #include "amg/dist/dist_amg.hpp"
 #include "amg/near_null_space.hpp"
+#include "dist/backend_choice.hpp"
 #include "dist/dist_matrix.hpp"
 #include "dist/spmv.hpp"
 #include "drivers/amg_result_row.hpp"
@@ -21,6 +22,7 @@
 #include "amg/cuda/dist_device_amg.hpp"
 #include "dist/cuda/device_context.hpp"
 #include "dist/cuda/device_dist_matrix.hpp"
+#include "dist/cuda/device_spmv.hpp"
 #include "local/cuda/device_buffer.hpp"
 #endif
 
@@ -81,6 +83,7 @@ double host_relative_residual(const dist::Communicator& comm, const dist::DistMa
 struct SolvePhase {
   amg::SolveResult res;
   double seconds = 0, upload_seconds = 0;
+  double warmup_seconds = 0;  // first cycle: NCCL connects its peers lazily, on first use
   double device_relative_residual = 0;  // the device PCG's own recomputed residual
   std::int64_t hierarchy_bytes_max = 0, hierarchy_bytes_sum = 0, peak_bytes_max = 0;  // over ranks
 };
@@ -112,6 +115,19 @@ SolvePhase solve_on_devices(const dist::Communicator& comm, const amg::DistAmg& 
   dx.upload(x, ctx.compute());
   TESSERA_CUDA_CHECK(cudaStreamSynchronize(ctx.compute()));
   s.upload_seconds = slowest(comm, upload_clock.seconds());
+  // NCCL sets up the point-to-point connections of a peer pair at their first send/recv
+  // (seconds on the lent VMs); one untimed cycle and product make every pair the solve uses
+  // connect, as a second solve with the same hierarchy would find them.
+  comm.barrier();
+  Stopwatch warmup_clock;
+  {
+    cuda::DeviceBuffer<double> z(b.size(), ctx.compute());
+    pm.apply(db.data(), z.data());
+    dist::gpu::spmv(ctx, da, 1.0, db.data(), 0.0, z.data());
+    ctx.dot(static_cast<std::int64_t>(b.size()), db.data(), z.data());
+    TESSERA_CUDA_CHECK(cudaStreamSynchronize(ctx.compute()));
+  }
+  s.warmup_seconds = slowest(comm, warmup_clock.seconds());
   s.hierarchy_bytes_max = comm.allreduce(pm.device_bytes(), dist::ReduceOp::max);
   s.hierarchy_bytes_sum = comm.allreduce(pm.device_bytes(), dist::ReduceOp::sum);
 
@@ -139,12 +155,22 @@ SolvePhase solve(const dist::Communicator& comm, Backend backend, const amg::Dis
 #endif
 }
 
+/// Slowest rank's time in each part of the device setup products (seconds).
+nlohmann::json product_times(const dist::Communicator& comm, const cuda::OffloadStats& s) {
+  return {{"products", comm.allreduce(std::int64_t(s.products), dist::ReduceOp::max)},
+          {"product_s", slowest(comm, s.product)},
+          {"convert_s", slowest(comm, s.convert)},
+          {"transfer_s", slowest(comm, s.transfers())},
+          {"total_s", slowest(comm, s.total())}};
+}
+
 void print_device_solve(const SolvePhase& s, int ranks) {
   constexpr double mib = 1 << 20;
   std::printf("device hierarchy (%d GPU(s), one per rank): %.1f MiB on the largest rank, %.1f MiB in all, uploaded in "
-              "%.4f s; peak device memory %.1f MiB (largest rank)\n",
+              "%.4f s, first cycle (NCCL peer connections, untimed in the solve) %.4f s; peak device memory "
+              "%.1f MiB (largest rank)\n",
               ranks, double(s.hierarchy_bytes_max) / mib, double(s.hierarchy_bytes_sum) / mib, s.upload_seconds,
-              double(s.peak_bytes_max) / mib);
+              s.warmup_seconds, double(s.peak_bytes_max) / mib);
 }
 
 }  // namespace
@@ -164,16 +190,22 @@ int run_distributed_amg(const dist::Communicator& comm, const DistributedAmgOpti
                 o.a.describe().c_str(), (long long)rows, (long long)nnz, comm.size(), (long long)nns.vectors.cols,
                 block_size);
 
+  // The setup's products (A P_tent, P^T A P) on the ranks' GPUs with the gpu backend; the graph
+  // phases (strength, aggregation, P_tent) stay on the host.
+  std::shared_ptr<cuda::OffloadStats> product_stats;
+  if (o.backend == Backend::gpu) product_stats = std::make_shared<cuda::OffloadStats>();
+  const dist::LocalSpgemm local_product = dist::local_spgemm_for(comm, o.backend, o.spgemm, product_stats);
   comm.barrier();
   Stopwatch setup_clock;
-  // The setup runs on the host with either backend: its products are dist::DistSpgemm and
-  // dist::DistPtap. A device SpGEMM for them plugs in here (through the DistAmg options), as
-  // device_setup_ops does for the serial hierarchy; the device solve below needs only the levels.
-  amg::DistAmg m(comm, a, nns, o.amg);
+  amg::DistAmg m(comm, a, nns, o.amg, local_product);
   const double setup_s = slowest(comm, setup_clock.seconds());
   const amg::HierarchyStats stats = m.statistics();
   const std::vector<int> active = m.active_ranks();  // collective
   if (root) amg::print(stdout, stats, active);
+  const nlohmann::json setup_products_json = product_stats ? product_times(comm, *product_stats) : nlohmann::json();
+  if (root && product_stats)
+    std::printf("setup products on the GPUs (%s, slowest rank): %s\n", o.spgemm.c_str(),
+                setup_products_json.dump().c_str());
   double resetup_s = 0;
   if (o.resetup) {
     comm.barrier();
@@ -216,8 +248,10 @@ int run_distributed_amg(const dist::Communicator& comm, const DistributedAmgOpti
          {"nnz_ap", stats.nnz_ap}, {"setup_fom", setup_fom}, {"solve_fom", solve_fom},
          {"levels", static_cast<int>(stats.levels.size())}};
   if (o.resetup) out["resetup_seconds"] = resetup_s;
+  if (product_stats) out["device_setup_products"] = setup_products_json;
   if (gpu)
     out["device"] = {{"upload_seconds", phase.upload_seconds},
+                     {"first_cycle_seconds", phase.warmup_seconds},
                      {"hierarchy_bytes_max_rank", phase.hierarchy_bytes_max},
                      {"hierarchy_bytes_total", phase.hierarchy_bytes_sum},
                      {"peak_bytes_max_rank", phase.peak_bytes_max},

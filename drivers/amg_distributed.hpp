@@ -27,7 +27,8 @@ struct DistributedAmgOptions {
   int max_iterations = 500, stagnation_window = 0;
   bool history = false, resetup = false;
   amg::AmgOptions amg;
-  Backend backend = Backend::host;    // where the solve phase runs (the setup is on the host)
+  Backend backend = Backend::host;    // gpu: setup products and the solve on the ranks' GPUs
+  std::string spgemm = "tile";        // the GPU setup products: tile | cusparse
   std::vector<baselines::Baseline> compare;
 };
 

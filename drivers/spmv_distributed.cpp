@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "dist/backend_choice.hpp"
 #include "dist/dist_matrix.hpp"
 #include "dist/spmv.hpp"
 #include "drivers/common/dist_report.hpp"
@@ -55,18 +56,11 @@ void require_supported(const DistributedSpmvOptions& o) {
   TESSERA_REQUIRE_INPUT(o.k >= 1, "X needs at least one column, got k = ", o.k);
 }
 
-/// "gpu" or "host", the same on every rank: auto takes the GPUs only if every rank has one.
+/// "gpu" or "host", the same on every rank (dist::resolve_distributed_backend).
 std::string choose_backend(const dist::Communicator& comm, const DistributedSpmvOptions& o) {
-  if (o.backend == "host") return "host";
-  const std::int64_t everywhere = comm.allreduce(std::int64_t{gpu_available() ? 1 : 0}, dist::ReduceOp::min);
-#if defined(TESSERA_HAVE_CUDA)
-  TESSERA_REQUIRE_INPUT(everywhere == 1 || o.backend != "gpu",
-                        "--backend gpu: not every rank sees a CUDA device; use --backend host");
-#else
-  TESSERA_REQUIRE_INPUT(o.backend != "gpu", "--backend gpu: this build has no CUDA backend; use --backend host");
-#endif
-  TESSERA_REQUIRE_INPUT(everywhere == 1 || o.compare.empty(), "--compare cusparse needs a GPU on every rank");
-  return everywhere == 1 ? "gpu" : "host";
+  const Backend b = dist::resolve_distributed_backend(comm, o.backend);
+  TESSERA_REQUIRE_INPUT(b == Backend::gpu || o.compare.empty(), "--compare cusparse needs a GPU of its own on every rank");
+  return to_string(b);
 }
 
 /// Rows [begin, end) of X (row-major, k columns), filled from the global row index.
@@ -298,19 +292,6 @@ ProductRun run_device(const dist::Communicator& comm, gpu::DeviceContext& ctx, c
   return run;
 }
 
-/// The rank's device context, or null when auto meets a layout the GPUs cannot serve (more
-/// ranks on a node than devices): that InputError is raised on every rank alike.
-std::unique_ptr<gpu::DeviceContext> open_device(const dist::Communicator& comm, const DistributedSpmvOptions& o,
-                                                std::string& backend) {
-  try {
-    return std::make_unique<gpu::DeviceContext>(comm);
-  } catch (const InputError& e) {
-    if (o.backend != "auto") throw;
-    if (comm.rank() == 0) std::printf("auto backend: %s; running on the host instead\n", e.what());
-    backend = "host";
-    return nullptr;
-  }
-}
 #endif
 
 }  // namespace
@@ -327,7 +308,7 @@ int run_distributed_spmv(const dist::Communicator& comm, const DistributedSpmvOp
   if (!o.multi_vector) o.k = 1;  // y = A x: the fill and the check see one column
   require_supported(o);
   const std::int64_t k = o.k;
-  std::string backend = choose_backend(comm, o);
+  const std::string backend = choose_backend(comm, o);
   Stopwatch load_clock;
   const auto [n_rows, n_cols] = global_shape(o.a);  // a bad source fails here, on every rank
   print_banner(comm, o, backend);
@@ -341,8 +322,10 @@ int run_distributed_spmv(const dist::Communicator& comm, const DistributedSpmvOp
   const std::vector<double> x_owned = fill_rows(a.col_begin(), a.col_begin() + a.local.cols, k);
   ProductRun run;
 #if defined(TESSERA_HAVE_CUDA)
-  std::unique_ptr<gpu::DeviceContext> ctx = backend == "gpu" ? open_device(comm, o, backend) : nullptr;
-  if (ctx) run = run_device(comm, *ctx, o, a, x_owned);
+  if (backend == "gpu") {
+    gpu::DeviceContext ctx(comm);
+    run = run_device(comm, ctx, o, a, x_owned);
+  }
 #endif
   if (backend == "host") run = run_host(comm, o, a, x_owned);
   const Timing& t = run.timing;

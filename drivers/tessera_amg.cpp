@@ -5,8 +5,10 @@
 //   mpirun -np 4 tessera-amg --gen poisson3d:64 --compare hypre,gamg   (baselines side by side)
 // One rank: the serial reference hierarchy (CG or FGMRES). Several ranks (or --distributed):
 // each rank generates/reads its rows and the distributed AMG (amg::DistAmg) runs PCG.
-// One rank with --backend gpu (auto: when a GPU is present): the setup products on the tile
-// SpGEMM (--spgemm cusparse: cuSPARSE, the ablation), the cycle and CG on the device. Several
+// One rank with --backend gpu (auto: when a GPU is present): the whole setup on the device
+// (--setup device, the default: amg::gpu::device_setup, the hierarchy stays on the GPU) or the
+// host setup with its products offloaded (--setup host); products on the tile SpGEMM
+// (--spgemm cusparse: cuSPARSE, the ablation); the cycle and CG on the device. Several
 // ranks with --backend gpu (auto: when every rank has a GPU of its own): the distributed setup
 // on the host, then the cycle and CG on the GPUs (NCCL halo exchanges). Prints the level table, the setup phases, iterations, the true final
 // relative residual, setup and solve times, complexities and AMG2023's figures of merit.
@@ -16,10 +18,12 @@
 
 #include <cmath>
 #include <cstdio>
+#include <functional>
 
 #include "amg/cycle.hpp"
 #include "amg/hierarchy_stats.hpp"
 #include "amg/krylov.hpp"
+#include "dist/backend_choice.hpp"
 #include "dist/communicator.hpp"
 #include "drivers/amg_distributed.hpp"
 #include "drivers/amg_result_row.hpp"
@@ -34,9 +38,9 @@
 
 #if TESSERA_HAVE_CUDA
 #include "amg/cuda/device_cycle.hpp"
+#include "amg/cuda/device_hierarchy.hpp"
 #include "amg/cuda/device_level_ops.hpp"
 #include "amg/cuda/device_pcg.hpp"
-#include "dist/nccl_transport.hpp"
 #include "local/cuda/spmv_plan.hpp"
 #endif
 
@@ -46,7 +50,7 @@ namespace {
 struct Options {
   MatrixSource a;
   std::string b_file, json, compare, smoother = "chebyshev", cycle = "V", null_space = "auto", solver = "auto";
-  std::string backend = "auto", spgemm = "tile";
+  std::string backend = "auto", spgemm = "tile", setup = "auto";
   double tol = 1e-8;
   int max_it = 500, block_size = 0, stagnation = 0;
   bool history = false, resetup = false, distributed = false;
@@ -105,6 +109,10 @@ void add_options(CLI::App& app, Options& opt) {
       ->check(CLI::IsMember({"auto", "host", "gpu"}));
   app.add_option("--spgemm", opt.spgemm, "GPU setup products: tile (tensor-core tile SpGEMM) or cusparse (ablation)")
       ->check(CLI::IsMember({"tile", "cusparse"}));
+  app.add_option("--setup", opt.setup,
+                 "where one GPU builds the hierarchy: device (the whole setup on the GPU, the hierarchy stays "
+                 "there; the default with --backend gpu) or host (host phases, products offloaded)")
+      ->check(CLI::IsMember({"auto", "device", "host"}));
   app.add_flag("--resetup", opt.resetup, "also time a re-setup with the same pattern (the repeated setup)");
   app.add_flag("--history", opt.history, "print the residual of every iteration");
   app.add_flag("--distributed", opt.distributed, "run the distributed AMG even on one rank (always on several)");
@@ -186,29 +194,62 @@ void print_device_setup(const amg::gpu::DeviceSetupStats& s, const std::string& 
               spgemm.c_str(), s.products, s.total(), s.product, s.convert, s.transfers(), s.upload, s.download);
 }
 
+/// What the device-setup path hands back to run() for the report.
+struct DeviceSetupRun {
+  amg::HierarchyStats stats, resetup_stats;
+  amg::SolveResult res;
+  double a_upload_s = 0, setup_s = 0, resetup_s = 0, solve_s = 0, device_mib = 0;
+};
+
+/// The whole setup on the GPU (amg::gpu::device_setup), optionally a re-setup with the same
+/// values, then CG with the preconditioner built on the device hierarchy in place. A's upload
+/// is timed apart from the setup (the input, as hypre's setup time excludes it).
+DeviceSetupRun run_device_setup(const Options& opt, const Csr<double>& a, const amg::NearNullSpace& nns,
+                                const amg::Vector& b, amg::Vector& x, const amg::KrylovOptions& ko) {
+  DeviceSetupRun run;
+  Stopwatch upload_clock;
+  const cuda::DeviceCsr<double> da = cuda::upload(a);
+  TESSERA_CUDA_CHECK(cudaDeviceSynchronize());
+  run.a_upload_s = upload_clock.seconds();
+  const cuda::OffloadSpgemm which = cuda::parse_offload_spgemm(opt.spgemm);
+  Stopwatch setup_clock;
+  amg::gpu::DeviceHierarchy h = amg::gpu::device_setup(da, nns, opt.amg, which);
+  TESSERA_CUDA_CHECK(cudaDeviceSynchronize());
+  run.setup_s = setup_clock.seconds();
+  run.stats = amg::gpu::statistics(h);
+  amg::print(stdout, run.stats);
+  run.device_mib = double(amg::gpu::device_bytes(h)) / (1 << 20);
+  std::printf("device setup (%s SpGEMM): %.4f s, hierarchy %.1f MiB on the device; A uploaded in %.4f s\n",
+              opt.spgemm.c_str(), run.setup_s, run.device_mib, run.a_upload_s);
+  if (opt.resetup) {
+    Stopwatch clock;
+    amg::gpu::device_resetup(h, da.values.data());
+    TESSERA_CUDA_CHECK(cudaDeviceSynchronize());
+    run.resetup_s = clock.seconds();
+    run.resetup_stats = amg::gpu::statistics(h);
+    std::printf("device re-setup (same pattern, values only): %.4f s, phases summed %.4f s\n", run.resetup_s,
+                run.resetup_stats.times.total());
+  }
+  amg::gpu::DeviceAmgPreconditioner m(h);
+  const cuda::SpmvPlan plan = cuda::make_spmv_plan(da);
+  cuda::DeviceBuffer<double> db, dx;
+  db.upload(b);
+  dx.upload(x);
+  TESSERA_CUDA_CHECK(cudaDeviceSynchronize());
+  Stopwatch solve_clock;
+  const amg::gpu::DevicePreconditioner apply = [&](const double* r, double* z) { m.apply(r, z); };
+  run.res = amg::gpu::device_pcg(da, plan, db.data(), dx.data(), apply, ko);
+  TESSERA_CUDA_CHECK(cudaDeviceSynchronize());
+  run.solve_s = solve_clock.seconds();
+  x = dx.download();
+  return run;
+}
+
 nlohmann::json device_setup_json(const amg::gpu::DeviceSetupStats& s, const std::string& spgemm) {
   return {{"spgemm", spgemm}, {"products", s.products}, {"product_seconds", s.product}, {"convert_seconds", s.convert},
           {"upload_seconds", s.upload}, {"download_seconds", s.download}};
 }
 #endif
-
-/// Collective: the same backend on every rank. NCCL needs one GPU per rank, so auto takes the
-/// GPUs only when every rank has its own; gpu without that is an InputError on every rank.
-Backend resolve_distributed_backend(const dist::Communicator& comm, const std::string& name) {
-  if (name == "host") return Backend::host;
-#if TESSERA_HAVE_CUDA
-  if (name == "auto" && comm.allreduce(std::int64_t(gpu_available()), dist::ReduceOp::min) == 0) return Backend::host;
-  try {
-    dist::node_local_device(comm);  // collective: InputError on every rank for a shared or missing GPU
-    return Backend::gpu;
-  } catch (const InputError&) {
-    if (name == "gpu") throw;
-    return Backend::host;
-  }
-#else
-  return resolve_backend(name);  // gpu: the same InputError on every rank (no CUDA in this build)
-#endif
-}
 
 int run_distributed(const dist::Communicator& comm, const Options& opt, const std::vector<baselines::Baseline>& compare) {
   TESSERA_REQUIRE_INPUT(opt.solver != "gmres", "the distributed AMG runs CG (FGMRES is serial for now)");
@@ -224,13 +265,51 @@ int run_distributed(const dist::Communicator& comm, const Options& opt, const st
   d.resetup = opt.resetup;
   d.amg = opt.amg;
   d.compare = compare;
-  d.backend = resolve_distributed_backend(comm, opt.backend);
+  d.backend = dist::resolve_distributed_backend(comm, opt.backend);
+  d.spgemm = opt.spgemm;
   nlohmann::json out;
   const int status = run_distributed_amg(comm, d, out);
   out["smoother"] = opt.smoother;
   out["cycle"] = opt.cycle;
   if (comm.rank() == 0 && !opt.json.empty()) write_json(opt.json, out);
   return status;
+}
+
+/// Prints the solve and its figures of merit, writes the JSON (`extra` adds the keys of the
+/// setup path taken), runs the --compare baselines. The host and device setup paths share it.
+int report(const Options& opt, const std::vector<baselines::Baseline>& compare, const Csr<double>& a,
+           const amg::NearNullSpace& nns, const amg::Vector& b, Backend backend, bool use_cg,
+           const amg::SolveResult& res, const amg::HierarchyStats& stats, double setup_s, double resetup_s,
+           double solve_s, const std::function<void(nlohmann::json&)>& extra) {
+  if (opt.history)
+    for (std::size_t i = 0; i < res.history.size(); ++i) std::printf("  it %4zu  %.3e\n", i + 1, res.history[i]);
+  const double nnz_ap = double(stats.nnz_ap);
+  const double setup_fom = setup_s > 0 ? nnz_ap / setup_s : 0, solve_fom = solve_s > 0 ? nnz_ap * res.iterations / solve_s : 0;
+  std::printf("%s: %s\n", res.converged() ? "converged" : "NOT converged", res.message.c_str());
+  std::printf("iterations %d, true relative residual %.3e\n", res.iterations, res.relative_residual);
+  std::printf("setup %.4f s%s, solve %.4f s (%.2f ms/iteration)\n", setup_s,
+              opt.resetup ? (" (re-setup " + std::to_string(resetup_s) + " s)").c_str() : "", solve_s,
+              res.iterations ? 1e3 * solve_s / res.iterations : 0.0);
+  std::printf("FOM: setup %.4e nnz/s, solve %.4e nnz*it/s\n", setup_fom, solve_fom);
+
+  nlohmann::json out = {
+      {"driver", "tessera-amg"}, {"tol", opt.tol}, {"ranks", 1},
+      {"matrix", opt.a.describe()}, {"rows", a.rows}, {"nnz", a.nnz()}, {"solver", use_cg ? "cg" : "fgmres"},
+      {"smoother", opt.smoother}, {"cycle", opt.cycle}, {"backend", to_string(backend)}, {"converged", res.converged()},
+      {"status", amg::to_string(res.status)}, {"message", res.message}, {"iterations", res.iterations},
+      {"relative_residual", res.relative_residual}, {"setup_seconds", setup_s}, {"solve_seconds", solve_s},
+      {"operator_complexity", stats.operator_complexity}, {"grid_complexity", stats.grid_complexity},
+      {"nnz_ap", stats.nnz_ap}, {"setup_fom", setup_fom}, {"solve_fom", solve_fom}, {"levels", levels_json(stats)},
+      {"setup_phases", phases_json(stats.times)}, {"coarse_solver", stats.coarse_method}};
+  if (opt.resetup) out["resetup_seconds"] = resetup_s;
+  extra(out);
+  if (opt.history) out["history"] = res.history;
+  if (!compare.empty())
+    out["compare"] = compare_with_baselines(opt, compare, a, nns, b, tessera_row(opt, backend, use_cg, res, stats, setup_s, solve_s));
+  int rank = 0;
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  if (!opt.json.empty() && rank == 0) write_json(opt.json, out);  // one writer: ranks share the path
+  return res.converged() ? 0 : kExitCheckFailed;
 }
 
 int run(int argc, char** argv) {
@@ -261,11 +340,33 @@ int run(int argc, char** argv) {
   }
   TESSERA_REQUIRE_INPUT(backend == Backend::gpu || opt.spgemm == "tile", "--spgemm ", opt.spgemm,
                         " selects the GPU setup products: it needs --backend gpu");
+  TESSERA_REQUIRE_INPUT(backend == Backend::gpu || opt.setup != "device",
+                        "--setup device builds the hierarchy on the GPU: it needs --backend gpu");
+  const bool device_setup = backend == Backend::gpu && opt.setup != "host";
   std::printf("backend %s\n", to_string(backend));
   std::printf("A: %s, %lld rows, %lld nnz; near-null space %lld vector(s), block size %d; %s + AMG (%s-cycle, %s)\n",
               opt.a.describe().c_str(), (long long)a.rows, (long long)a.nnz(), (long long)nns.vectors.cols,
               nns.block_size, use_cg ? "CG" : "FGMRES", opt.cycle.c_str(), opt.smoother.c_str());
 
+  amg::KrylovOptions ko;
+  ko.rtol = opt.tol;
+  ko.max_iterations = opt.max_it;
+  ko.history = opt.history;
+  if (opt.stagnation) ko.stagnation_window = opt.stagnation;
+  amg::Vector x(b.size(), 0.0);
+#if TESSERA_HAVE_CUDA
+  if (device_setup) {
+    const DeviceSetupRun run = run_device_setup(opt, a, nns, b, x, ko);
+    return report(opt, compare, a, nns, b, backend, use_cg, run.res, run.stats, run.setup_s, run.resetup_s,
+                  run.solve_s, [&](nlohmann::json& out) {
+                    out["setup_location"] = "device";
+                    out["spgemm"] = opt.spgemm;
+                    out["a_upload_seconds"] = run.a_upload_s;
+                    out["device_hierarchy_mib"] = run.device_mib;
+                    if (opt.resetup) out["resetup_phases"] = phases_json(run.resetup_stats.times);
+                  });
+  }
+#endif
   amg::LevelOps setup_ops = amg::host_reference_ops();
 #if TESSERA_HAVE_CUDA
   const auto device_stats = std::make_shared<amg::gpu::DeviceSetupStats>();
@@ -295,12 +396,6 @@ int run(int argc, char** argv) {
 #endif
   }
 
-  amg::KrylovOptions ko;
-  ko.rtol = opt.tol;
-  ko.max_iterations = opt.max_it;
-  ko.history = opt.history;
-  if (opt.stagnation) ko.stagnation_window = opt.stagnation;
-  amg::Vector x(b.size(), 0.0);
   amg::SolveResult res;
   double solve_s = 0;
   [[maybe_unused]] double upload_s = 0;
@@ -315,41 +410,17 @@ int run(int argc, char** argv) {
     solve_s = solve_clock.seconds();
   }
 
-  if (opt.history)
-    for (std::size_t i = 0; i < res.history.size(); ++i) std::printf("  it %4zu  %.3e\n", i + 1, res.history[i]);
-  const double nnz_ap = double(stats.nnz_ap);
-  const double setup_fom = setup_s > 0 ? nnz_ap / setup_s : 0, solve_fom = solve_s > 0 ? nnz_ap * res.iterations / solve_s : 0;
-  std::printf("%s: %s\n", res.converged() ? "converged" : "NOT converged", res.message.c_str());
-  std::printf("iterations %d, true relative residual %.3e\n", res.iterations, res.relative_residual);
-  std::printf("setup %.4f s%s, solve %.4f s (%.2f ms/iteration)\n", setup_s,
-              opt.resetup ? (" (re-setup " + std::to_string(resetup_s) + " s)").c_str() : "", solve_s,
-              res.iterations ? 1e3 * solve_s / res.iterations : 0.0);
-  std::printf("FOM: setup %.4e nnz/s, solve %.4e nnz*it/s\n", setup_fom, solve_fom);
-
-  nlohmann::json out = {
-      {"driver", "tessera-amg"}, {"tol", opt.tol}, {"ranks", 1},
-      {"matrix", opt.a.describe()}, {"rows", a.rows}, {"nnz", a.nnz()}, {"solver", use_cg ? "cg" : "fgmres"},
-      {"smoother", opt.smoother}, {"cycle", opt.cycle}, {"backend", to_string(backend)}, {"converged", res.converged()},
-      {"status", amg::to_string(res.status)}, {"message", res.message}, {"iterations", res.iterations},
-      {"relative_residual", res.relative_residual}, {"setup_seconds", setup_s}, {"solve_seconds", solve_s},
-      {"operator_complexity", stats.operator_complexity}, {"grid_complexity", stats.grid_complexity},
-      {"nnz_ap", stats.nnz_ap}, {"setup_fom", setup_fom}, {"solve_fom", solve_fom}, {"levels", levels_json(stats)},
-      {"setup_phases", phases_json(stats.times)}, {"coarse_solver", stats.coarse_method}};
-  if (opt.resetup) out["resetup_seconds"] = resetup_s;
+  return report(opt, compare, a, nns, b, backend, use_cg, res, stats, setup_s, resetup_s, solve_s,
+                [&](nlohmann::json& out) {
+                  out["setup_location"] = "host";
 #if TESSERA_HAVE_CUDA
-  if (backend == Backend::gpu) {
-    out["device_setup"] = device_setup_json(first_setup_stats, opt.spgemm);
-    if (opt.resetup) out["device_resetup"] = device_setup_json(*device_stats, opt.spgemm);
-    out["hierarchy_upload_seconds"] = upload_s;
-  }
+                  if (backend == Backend::gpu) {
+                    out["device_setup"] = device_setup_json(first_setup_stats, opt.spgemm);
+                    if (opt.resetup) out["device_resetup"] = device_setup_json(*device_stats, opt.spgemm);
+                    out["hierarchy_upload_seconds"] = upload_s;
+                  }
 #endif
-  if (opt.history) out["history"] = res.history;
-  if (!compare.empty())
-    out["compare"] = compare_with_baselines(opt, compare, a, nns, b, tessera_row(opt, backend, use_cg, res, stats, setup_s, solve_s));
-  int rank = 0;
-  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-  if (!opt.json.empty() && rank == 0) write_json(opt.json, out);  // one writer: ranks share the path
-  return res.converged() ? 0 : kExitCheckFailed;
+                });
 }
 
 }  // namespace

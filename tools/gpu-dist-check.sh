@@ -7,12 +7,17 @@
 #      scripts launched through mpirun, backend gpu; one JSON per run plus the summaries;
 #   4. if the PETSc runtime is staged (.carry/rt/env.sh): a PETSc tutorial with -pc_type
 #      tessera (GPU backend) beside gamg and hypre.
+#   5. the README's main job on every GPU with --compare hypre,gamg (CPU baselines, same ranks).
+# PARTS picks the steps (default all: "tests memcheck sweeps petsc main"); two calls of the
+# device tool fit its 10-minute limit: PARTS="tests memcheck", then PARTS="sweeps petsc main".
 # Logs go to $OUT; the sweeps are packed in one tarball (the device tool returns few files).
-#   BUILD=.carry/build-gpu OUT=$OUT tools/gpu-dist-check.sh
+#   tools/stage-device-carry.sh; . .carry/rt/env.sh; BUILD=.carry/build-gpu OUT=$OUT tools/gpu-dist-check.sh
 set -u
 BUILD=${BUILD:-build-gpu}
 OUT=${OUT:-$PWD/gpu-dist-out}
-TESTS=${TESTS:-test_dist_nccl_transport test_dist_device_spmv test_dist_device_spgemm test_dist_amg_device test_dist_device_solve}
+PARTS=${PARTS:-tests memcheck sweeps petsc main}
+SWEEPS=${SWEEPS:-weak-spmv weak-ptap weak-amg strong-spgemm}
+TESTS=${TESTS:-test_dist_nccl_transport test_dist_device_spmv test_dist_device_spgemm test_dist_device_numeric test_dist_amg_device test_dist_device_solve}
 WEAK_LOCAL_N=${WEAK_LOCAL_N:-128}       # poisson3d:128 per GPU: 2.1M rows, 14.6M nnz
 AMG_LOCAL_N=${AMG_LOCAL_N:-96}          # the AMG setup still runs its graph phases on the host
 STRONG_PROBLEM=${STRONG_PROBLEM:-poisson3d27:96}
@@ -27,8 +32,10 @@ rank_counts=$(seq -s ' ' 1 "$max_ranks")
   nvidia-smi topo -m 2>/dev/null | head -n $((gpus + 1))
 } | tee "$OUT/device.txt"
 
-echo "===== 1. tests on $rank_counts rank(s)"
-for t in $TESTS; do
+part() { [[ " $PARTS " == *" $1 "* ]]; }
+
+part tests && echo "===== 1. tests on $rank_counts rank(s)"
+part tests && for t in $TESTS; do
   if [ ! -x "$BUILD/tests/$t" ]; then echo "MISSING $t"; continue; fi
   for n in $rank_counts; do
     timeout 300 mpirun -np "$n" "$BUILD/tests/$t" --gtest_color=no >"$OUT/sweeps/$t.np$n.log" 2>&1
@@ -37,22 +44,24 @@ for t in $TESTS; do
     [ "$rc" -ne 0 ] && grep -E "Failure|Expected|Which is|error|SKIPPED" "$OUT/sweeps/$t.np$n.log" | head -n 12
   done
 done
-if [ -x "$BUILD/tests/test_amg_gpu" ]; then
+if part tests && [ -x "$BUILD/tests/test_amg_gpu" ]; then
   "$BUILD/tests/test_amg_gpu" --gtest_color=no >"$OUT/sweeps/test_amg_gpu.log" 2>&1
   echo "test_amg_gpu rc=$? $(grep -E '^\[  (PASSED|FAILED)  \]' "$OUT/sweeps/test_amg_gpu.log" | tr '\n' ' ')"
 fi
 
-echo "===== 2. memcheck (2 ranks)"
-for t in test_dist_device_spmv test_dist_device_spgemm; do
+part memcheck && echo "===== 2. memcheck (2 ranks)"
+part memcheck && for t in test_dist_device_spmv test_dist_device_spgemm test_dist_device_numeric test_dist_device_solve; do
   [ -x "$BUILD/tests/$t" ] || continue
-  timeout 300 mpirun -np 2 compute-sanitizer --tool memcheck --error-exitcode 9 "$BUILD/tests/$t" --gtest_color=no \
+  timeout 150 mpirun -np 2 compute-sanitizer --tool memcheck --error-exitcode 9 --report-api-errors no \
+    "$BUILD/tests/$t" --gtest_color=no \
     >"$OUT/sweeps/memcheck-$t.log" 2>&1
   echo "$t memcheck rc=$? $(grep 'ERROR SUMMARY' "$OUT/sweeps/memcheck-$t.log" | sort | uniq -c | tr '\n' ' ')"
 done
 
-echo "===== 3. scaling on $rank_counts GPU(s)"
-sweep() {  # sweep NAME SCRIPT VAR=VALUE...
+part sweeps && echo "===== 3. scaling on $rank_counts GPU(s)"
+sweep() {  # sweep NAME SCRIPT VAR=VALUE...   (only the NAMEs listed in SWEEPS)
   local name=$1 script=$2
+  [[ " $SWEEPS " == *" $name "* ]] || return 0
   shift 2
   env "$@" TESSERA_BUILD="$BUILD" TESSERA_OUT="$OUT/sweeps/$name" TESSERA_BACKEND=gpu TESSERA_CHECK=0 \
     TESSERA_RANKS="$rank_counts" TESSERA_PYTHON=python3 SLURM_JOB_ID= \
@@ -60,18 +69,23 @@ sweep() {  # sweep NAME SCRIPT VAR=VALUE...
   echo "== $name rc=$?"
   cat "$OUT/sweeps/$name/"*summary.md 2>/dev/null || tail -n 15 "$OUT/sweeps/$name.log"
 }
-sweep weak-spmv weak-scaling.sbatch TESSERA_OPERATION=spmv TESSERA_LOCAL_N="$WEAK_LOCAL_N"
-sweep weak-ptap weak-scaling.sbatch TESSERA_OPERATION=ptap TESSERA_LOCAL_N="$AMG_LOCAL_N"
-sweep weak-amg weak-scaling.sbatch TESSERA_OPERATION=amg TESSERA_LOCAL_N="$AMG_LOCAL_N"
-sweep strong-spgemm strong-scaling.sbatch TESSERA_OPERATION=spgemm TESSERA_PROBLEM="$STRONG_PROBLEM"
+part sweeps && sweep weak-spmv weak-scaling.sbatch TESSERA_OPERATION=spmv TESSERA_LOCAL_N="$WEAK_LOCAL_N"
+part sweeps && sweep weak-ptap weak-scaling.sbatch TESSERA_OPERATION=ptap TESSERA_LOCAL_N="$AMG_LOCAL_N"
+part sweeps && sweep weak-amg weak-scaling.sbatch TESSERA_OPERATION=amg TESSERA_LOCAL_N="$AMG_LOCAL_N"
+part sweeps && sweep strong-spgemm strong-scaling.sbatch TESSERA_OPERATION=spgemm TESSERA_PROBLEM="$STRONG_PROBLEM"
 
-if [ -f .carry/rt/env.sh ] && [ -x "$BUILD/tests/petsc_tutorial_ex45" ]; then
+if part petsc && [ -x "$BUILD/tests/petsc_tutorial_ex45" ]; then
   echo "===== 4. PETSc ex45 (3D Laplacian, DMDA) with gamg, hypre, tessera on $max_ranks rank(s)"
   (
-    . .carry/rt/env.sh
     tools/petsc-compare.sh -n "$max_ranks" -b "$BUILD" -- "$BUILD/tests/petsc_tutorial_ex45" -da_grid_x 129 \
       -da_grid_y 129 -da_grid_z 129 -ksp_type cg -pc_tessera_backend gpu
   ) 2>&1 | tee "$OUT/petsc-compare.txt"
 fi
 
-(cd "$OUT" && tar czf sweeps.tgz sweeps && rm -rf sweeps)
+if part main; then
+  echo "===== 5. README main job on $max_ranks GPU(s), ${MAIN_PROBLEM:=poisson3d:128}, with the CPU baselines"
+  timeout 240 mpirun -np "$max_ranks" "$BUILD/drivers/tessera-amg" --gen "$MAIN_PROBLEM" --compare hypre,gamg \
+    --json "$OUT/sweeps/main-job.json" 2>&1 | tee "$OUT/sweeps/main-job.log" | grep -vE "^\s*$" | tail -n 30
+fi
+
+(cd "$OUT" && tar czf "sweeps-${PARTS// /-}.tgz" sweeps && rm -rf sweeps)

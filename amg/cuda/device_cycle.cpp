@@ -12,7 +12,8 @@ std::int64_t matrix_bytes(const tessera::cuda::DeviceCsr<double>& m) {
 
 }  // namespace
 
-DeviceAmgPreconditioner::DeviceAmgPreconditioner(const Hierarchy& h, cudaStream_t stream) : h_(h), stream_(stream) {
+DeviceAmgPreconditioner::DeviceAmgPreconditioner(const Hierarchy& h, cudaStream_t stream)
+    : host_coarse_(&h.coarse), stream_(stream) {
   TESSERA_REQUIRE_INPUT(!h.levels.empty(), "device AMG preconditioner: the hierarchy was never set up");
   levels_.resize(h.levels.size());
   std::vector<DeviceCycleLevel> cycle_levels(h.levels.size());
@@ -44,14 +45,50 @@ DeviceAmgPreconditioner::DeviceAmgPreconditioner(const Hierarchy& h, cudaStream_
       c.inv_diag = v.inv_diag.data();
     }
   }
+  make_cycle(std::move(cycle_levels), h.options, h.coarse_direct, h.coarsest().a.rows);
+}
+
+DeviceAmgPreconditioner::DeviceAmgPreconditioner(const DeviceHierarchy& h, cudaStream_t stream)
+    : device_coarse_(&h.coarse), stream_(stream) {
+  TESSERA_REQUIRE_INPUT(!h.levels.empty(), "device AMG preconditioner: the device hierarchy was never set up");
+  levels_.resize(h.levels.size());
+  std::vector<DeviceCycleLevel> cycle_levels(h.levels.size());
+  for (std::size_t l = 0; l < h.levels.size(); ++l) {
+    const gpu::DeviceLevel& dev = h.levels[l];
+    DeviceLevel& v = levels_[l];
+    DeviceCycleLevel& c = cycle_levels[l];
+    v.a_plan = tessera::cuda::make_spmv_plan(dev.a, {}, stream);
+    v.a_op = std::make_unique<CsrDeviceOperator>(dev.a, v.a_plan, stream);
+    c.a = v.a_op.get();
+    if (l + 1 < h.levels.size()) {
+      v.p_plan = tessera::cuda::make_spmv_plan(dev.p, {}, stream);
+      v.r_plan = tessera::cuda::make_spmv_plan(dev.r, {}, stream);
+      v.p_op = std::make_unique<CsrDeviceOperator>(dev.p, v.p_plan, stream);
+      v.r_op = std::make_unique<CsrDeviceOperator>(dev.r, v.r_plan, stream);
+      c.p = v.p_op.get(), c.r = v.r_op.get();
+    }
+    c.smoother = dev.smoother;
+    c.smoother.inv_diag.clear();
+    const bool smoothed = l + 1 < h.levels.size() || !h.coarse_direct;
+    if (smoothed) {
+      TESSERA_REQUIRE_INPUT(dev.smoother_inv_diag() != nullptr || dev.a.rows == 0, "device AMG preconditioner: level ",
+                            l, " of the device hierarchy has no smoother");
+      c.inv_diag = dev.smoother_inv_diag();
+    }
+  }
+  make_cycle(std::move(cycle_levels), h.options, h.coarse_direct, h.coarsest().a.rows);
+}
+
+void DeviceAmgPreconditioner::make_cycle(std::vector<DeviceCycleLevel> cycle_levels, const AmgOptions& options,
+                                         bool coarse_direct, std::int64_t coarse_rows) {
   DeviceCoarseSolve coarse;
-  if (h.coarse_direct) {
-    coarse_b_.assign(std::size_t(h.coarsest().a.rows), 0.0);
+  if (coarse_direct) {
+    if (host_coarse_) coarse_b_.assign(std::size_t(coarse_rows), 0.0);
     coarse_x_.assign(coarse_b_.size(), 0.0);
     coarse = [this](const double* b, double* x) { coarse_solve(b, x); };
   }
-  cycle_ = DeviceCycle(std::move(cycle_levels), h.options.cycle, std::move(coarse));
-  TESSERA_CUDA_CHECK(cudaStreamSynchronize(stream));
+  cycle_ = DeviceCycle(std::move(cycle_levels), options.cycle, std::move(coarse));
+  TESSERA_CUDA_CHECK(cudaStreamSynchronize(stream_));
 }
 
 std::int64_t DeviceAmgPreconditioner::device_bytes() const {
@@ -62,10 +99,11 @@ std::int64_t DeviceAmgPreconditioner::device_bytes() const {
 }
 
 void DeviceAmgPreconditioner::coarse_solve(const double* b, double* x) {
+  if (device_coarse_) return device_coarse_->solve(b, x, stream_);
   const std::size_t bytes = coarse_b_.size() * sizeof(double);
   if (bytes) TESSERA_CUDA_CHECK(cudaMemcpyAsync(coarse_b_.data(), b, bytes, cudaMemcpyDeviceToHost, stream_));
   TESSERA_CUDA_CHECK(cudaStreamSynchronize(stream_));
-  h_.coarse.solve(coarse_b_, coarse_x_);
+  host_coarse_->solve(coarse_b_, coarse_x_);
   if (bytes) TESSERA_CUDA_CHECK(cudaMemcpyAsync(x, coarse_x_.data(), bytes, cudaMemcpyHostToDevice, stream_));
   // coarse_x_ is pageable: cudaMemcpyAsync from it returns once staged, so it may be reused.
 }

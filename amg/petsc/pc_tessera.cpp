@@ -7,9 +7,11 @@
 #include <string>
 
 #include "amg/dist/dist_amg.hpp"
+#include "amg/petsc/pc_device_backend.hpp"
 #include "amg/petsc/pc_tessera.hpp"
 #include "amg/petsc/petsc_boundary.hpp"
 #include "amg/petsc/petsc_operator.hpp"
+#include "dist/backend_choice.hpp"
 
 namespace tessera::petsc {
 namespace {
@@ -17,14 +19,18 @@ namespace {
 const char* const kSmootherNames[] = {"chebyshev", "l1-jacobi"};
 const char* const kCycleNames[] = {"v", "w"};
 const char* const kSpgemmNames[] = {"tile", "cusparse"};
+const char* const kBackendNames[] = {"auto", "host", "gpu"};
 
 struct PcTessera {
   amg::AmgOptions options;
   int spgemm = 0;  // index into kSpgemmNames; only the GPU backend distinguishes them
+  int backend_option = 0;  // index into kBackendNames
+  Backend backend = Backend::host;  // resolved at the first setup, the same on every rank
   std::unique_ptr<dist::Communicator> comm;
   RowBlock rows;        // the operator's owned rows as last set up
   dist::DistMatrix a;
   std::unique_ptr<amg::DistAmg> amg;
+  std::unique_ptr<PcDeviceBackend> device;  // gpu backend; declared after amg: destroyed first
   std::vector<double> r, z;  // host staging of the PETSc vectors
   PetscInt full_setups = 0, value_setups = 0;
 };
@@ -70,14 +76,24 @@ amg::NearNullSpace near_null_space(Mat a, std::int64_t owned_rows, std::string& 
 
 void full_setup(PC pc, PcTessera& d) {
   Mat a = pc->pmat;
+  if (d.device) d.device->release();  // the uploaded levels refer to the hierarchy reset next
   d.amg.reset();
-  if (!d.comm) d.comm = std::make_unique<dist::Communicator>(PetscObjectComm(reinterpret_cast<PetscObject>(pc)));
+  if (!d.comm) {
+    d.comm = std::make_unique<dist::Communicator>(PetscObjectComm(reinterpret_cast<PetscObject>(pc)));
+    d.backend = dist::resolve_distributed_backend(*d.comm, kBackendNames[d.backend_option]);
+  }
   d.rows = read_owned_rows(a);
   d.a = assemble(*d.comm, a, d.rows);
   std::string error;
   const amg::NearNullSpace near_null = near_null_space(a, d.rows.local_rows(), error);
   dist::throw_if_any_rank_failed(*d.comm, error);
-  d.amg = std::make_unique<amg::DistAmg>(*d.comm, d.a, near_null, d.options);
+  // gpu: the setup's products on the rank's GPU, then the hierarchy uploaded for the cycles.
+  const dist::LocalSpgemm products = dist::local_spgemm_for(*d.comm, d.backend, kSpgemmNames[d.spgemm]);
+  d.amg = std::make_unique<amg::DistAmg>(*d.comm, d.a, near_null, d.options, products);
+  if (d.backend == Backend::gpu) {
+    if (!d.device) d.device = std::make_unique<PcDeviceBackend>(*d.comm);
+    d.device->upload(*d.amg);
+  }
   ++d.full_setups;
 }
 
@@ -89,6 +105,7 @@ bool value_setup(PC pc, PcTessera& d) {
   dist::set_values_in_row_order(d.a, values);
   d.rows.values.swap(values);
   d.amg->resetup(d.a);
+  if (d.device) d.device->upload(*d.amg);  // new values: the device levels are rebuilt
   ++d.value_setups;
   return true;
 }
@@ -132,8 +149,8 @@ PetscErrorCode PCSetUp_Tessera(PC pc) {
   PetscFunctionReturn(0);
 }
 
-// With a CUDA PETSc this is where VecCUDAGetArrayRead/Write would hand device pointers to the
-// device backend; with a host PETSc the owned entries are staged through d.r / d.z.
+// Host PETSc vectors: the owned entries are staged through d.r / d.z (and, with the gpu
+// backend, through the device once per apply: see pc_device_backend.hpp).
 PetscErrorCode PCApply_Tessera(PC pc, Vec x, Vec y) {
   PcTessera& d = data(pc);
   MPI_Comm comm = PetscObjectComm(reinterpret_cast<PetscObject>(pc));
@@ -146,7 +163,11 @@ PetscErrorCode PCApply_Tessera(PC pc, Vec x, Vec y) {
   TesseraPetscTry(comm, d.r.resize(static_cast<std::size_t>(n)));
   for (PetscInt i = 0; i < n; ++i) d.r[i] = to_double(in[i]);
   PetscCall(VecRestoreArrayRead(x, &in));
-  TesseraPetscTry(comm, d.amg->apply(d.r, d.z));
+  if (d.device) {
+    TesseraPetscTry(comm, d.device->apply(d.r, d.z));
+  } else {
+    TesseraPetscTry(comm, d.amg->apply(d.r, d.z));
+  }
   PetscCall(VecGetArrayWrite(y, &out));
   for (PetscInt i = 0; i < n; ++i) out[i] = d.z[i];
   PetscCall(VecRestoreArrayWrite(y, &out));
@@ -158,7 +179,7 @@ PetscErrorCode PCSetFromOptions_Tessera(PC pc, PetscOptionItems* PetscOptionsObj
   amg::AmgOptions& o = d.options;
   PetscInt smoother = static_cast<PetscInt>(o.smoother), cycle = static_cast<PetscInt>(o.cycle);
   PetscInt sweeps = o.jacobi_sweeps, degree = o.chebyshev_degree, levels = o.max_levels;
-  PetscInt coarse = static_cast<PetscInt>(o.coarse_size), spgemm = d.spgemm;
+  PetscInt coarse = static_cast<PetscInt>(o.coarse_size), spgemm = d.spgemm, backend = d.backend_option;
   PetscFunctionBegin;
   PetscOptionsHeadBegin(PetscOptionsObject, "Tessera AMG options");
   PetscCall(PetscOptionsReal("-pc_tessera_strength_threshold", "Keep a_ij if |a_ij| >= theta sqrt(|a_ii a_jj|)",
@@ -174,8 +195,11 @@ PetscErrorCode PCSetFromOptions_Tessera(PC pc, PetscOptionItems* PetscOptionsObj
   PetscCall(PetscOptionsInt("-pc_tessera_coarse_size", "Stop coarsening at this many rows (solved directly)",
                             "PCTESSERA", coarse, &coarse, nullptr));
   PetscCall(PetscOptionsInt("-pc_tessera_max_levels", "Maximum number of levels", "PCTESSERA", levels, &levels, nullptr));
-  PetscCall(PetscOptionsEList("-pc_tessera_spgemm", "SpGEMM of the GPU backend (no effect on the host backend)",
+  PetscCall(PetscOptionsEList("-pc_tessera_spgemm", "SpGEMM of the GPU backend's setup products (tile or cusparse)",
                               "PCTESSERA", kSpgemmNames, 2, kSpgemmNames[spgemm], &spgemm, nullptr));
+  PetscCall(PetscOptionsEList("-pc_tessera_backend",
+                              "auto (the GPUs when every rank has its own), host, gpu; fixed at the first setup",
+                              "PCTESSERA", kBackendNames, 3, kBackendNames[backend], &backend, nullptr));
   PetscOptionsHeadEnd();
   o.smoother = static_cast<amg::SmootherKind>(smoother);
   o.cycle = static_cast<amg::CycleKind>(cycle);
@@ -184,6 +208,7 @@ PetscErrorCode PCSetFromOptions_Tessera(PC pc, PetscOptionItems* PetscOptionsObj
   o.coarse_size = coarse;
   o.max_levels = static_cast<int>(levels);
   d.spgemm = static_cast<int>(spgemm);
+  d.backend_option = static_cast<int>(backend);
   TesseraPetscTry(PetscObjectComm(reinterpret_cast<PetscObject>(pc)), amg::validate(o));
   PetscFunctionReturn(0);
 }
@@ -219,7 +244,14 @@ PetscErrorCode PCView_Tessera(PC pc, PetscViewer viewer) {
   PetscCall(PetscViewerASCIIPrintf(viewer, "strength threshold %g, coarse size %lld, max levels %d, spgemm %s\n",
                                    o.strength_threshold, static_cast<long long>(o.coarse_size), o.max_levels,
                                    kSpgemmNames[d.spgemm]));
-  PetscCall(PetscViewerASCIIPrintf(viewer, "vectors: host (CPU PETSc and Tessera's host backend: no device copies)\n"));
+  if (d.device)
+    PetscCall(PetscViewerASCIIPrintf(viewer,
+                                     "backend gpu (one per rank): hierarchy on the device (%.1f MiB on this rank), setup "
+                                     "products on the GPU, graph phases on the host; vectors: host PETSc Vecs staged "
+                                     "through the device once per apply\n",
+                                     double(d.device->device_bytes()) / (1 << 20)));
+  else
+    PetscCall(PetscViewerASCIIPrintf(viewer, "backend host: hierarchy and vectors on the host (no device copies)\n"));
   if (d.amg) {
     PetscCall(PetscViewerASCIIPrintf(viewer, "AMG: %s; setups: %" PetscInt_FMT " full, %" PetscInt_FMT " numeric\n",
                                      "distributed (tessera::amg::DistAmg)", d.full_setups, d.value_setups));
@@ -233,6 +265,7 @@ PetscErrorCode PCView_Tessera(PC pc, PetscViewer viewer) {
 PetscErrorCode PCReset_Tessera(PC pc) {
   PcTessera& d = data(pc);
   PetscFunctionBegin;
+  d.device.reset();  // before the hierarchy it points into
   d.amg.reset();
   d.a = dist::DistMatrix{};
   d.rows = RowBlock{};

@@ -77,10 +77,13 @@ void reserve_exchange_buffers(DeviceContext& ctx, DeviceDistMatrix& a, std::int6
   if (a.send.size() >= sent && a.ghosts.size() >= ghosts) return;
   TESSERA_CUDA_CHECK(cudaStreamSynchronize(ctx.compute()));
   TESSERA_CUDA_CHECK(cudaStreamSynchronize(ctx.exchange()));
-  // Allocated on the exchange stream, which writes them first; compute reads the ghosts only
-  // after waiting on the exchange's completion event.
-  if (a.send.size() < sent) a.send.allocate(sent, ctx.exchange());
-  if (a.ghosts.size() < ghosts) a.ghosts.allocate(ghosts, ctx.exchange());
+  // Allocated (and so freed, stream-ordered) on the compute stream: it is the last to use them
+  // in every product (it waits for the exchange before reading the ghosts), so a free ordered
+  // there never overtakes a read. Both streams were synchronised above, so the exchange stream
+  // may write them at once.
+  if (a.send.size() < sent) a.send.allocate(sent, ctx.compute());
+  if (a.ghosts.size() < ghosts) a.ghosts.allocate(ghosts, ctx.compute());
+  TESSERA_CUDA_CHECK(cudaStreamSynchronize(ctx.compute()));
 }
 
 void check_operands(const DeviceDistMatrix& a, std::int64_t k) {

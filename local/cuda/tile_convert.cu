@@ -3,9 +3,12 @@
 // order; run-length encoding of the tile keys gives the tiles and their value counts.
 // Tiles -> CSR: one thread per row counts, a scan gives row_ptr, one thread per row fills
 // (tiles are sorted by column, bits within a tile row by column: rows come out sorted).
+// Refreshes on a fixed pattern: tiles keep the sort's entry permutation and gather new values
+// through it; CSR from tiles reruns only the fill pass on the kept row_ptr.
 #include <cub/device/device_radix_sort.cuh>
 #include <cub/device/device_run_length_encode.cuh>
 
+#include "local/core/error.hpp"
 #include "local/cuda/cub_call.cuh"
 #include "local/cuda/tile_convert.hpp"
 #include "local/cuda/tile_device.cuh"
@@ -98,10 +101,15 @@ __global__ void fill_rows(TileView<const T> a, std::int64_t rows, const std::int
   }
 }
 
-}  // namespace
-
 template <class T>
-DeviceTileMatrix<T> to_tiles(const DeviceCsr<T>& a, cudaStream_t s) {
+__global__ void gather_by_source(std::int64_t n, const std::int64_t* source, const T* in, T* out) {
+  const std::int64_t k = blockIdx.x * std::int64_t(blockDim.x) + threadIdx.x;
+  if (k < n) out[k] = in[source[k]];
+}
+
+/// to_tiles; with `source` non-null the sorted entry indices (the gather map) are kept there.
+template <class T>
+DeviceTileMatrix<T> convert_to_tiles(const DeviceCsr<T>& a, DeviceBuffer<std::int64_t>* source, cudaStream_t s) {
   DeviceTileMatrix<T> t;
   t.rows = a.rows;
   t.cols = a.cols;
@@ -110,6 +118,7 @@ DeviceTileMatrix<T> to_tiles(const DeviceCsr<T>& a, cudaStream_t s) {
   t.tile_row_ptr.allocate(tile_rows + 1, s);
   t.values.allocate(nnz, s);
   if (nnz == 0) {
+    if (source) source->release();
     t.tile_row_ptr.fill_bytes(0, s);
     t.value_offset.allocate(1, s);
     t.value_offset.fill_bytes(0, s);
@@ -129,6 +138,7 @@ DeviceTileMatrix<T> to_tiles(const DeviceCsr<T>& a, cudaStream_t s) {
     gather_values<T><<<grid_for(nnz, kBlock), kBlock, 0, s>>>(a.values.data(), sorted_index.data(), nnz,
                                                              t.values.data(), sorted_keys.data(), keys.data());
     TESSERA_CHECK_LAUNCH();
+    if (source) *source = std::move(sorted_index);
   }
   // keys now holds the tile key of each sorted entry.
   DeviceBuffer<std::uint64_t> unique_keys(nnz, s);
@@ -150,6 +160,41 @@ DeviceTileMatrix<T> to_tiles(const DeviceCsr<T>& a, cudaStream_t s) {
                                                                     tile_cols, t.tile_row_ptr.data());
   TESSERA_CHECK_LAUNCH();
   return t;
+}
+
+}  // namespace
+
+template <class T>
+DeviceTileMatrix<T> to_tiles(const DeviceCsr<T>& a, cudaStream_t s) {
+  return convert_to_tiles<T>(a, nullptr, s);
+}
+
+template <class T>
+DeviceTileMatrix<T> to_tiles(const DeviceCsr<T>& a, DeviceBuffer<std::int64_t>& source, cudaStream_t s) {
+  return convert_to_tiles<T>(a, &source, s);
+}
+
+template <class T>
+void refresh_tile_values(const DeviceCsr<T>& a, const DeviceBuffer<std::int64_t>& source, DeviceTileMatrix<T>& t,
+                         cudaStream_t s) {
+  TESSERA_REQUIRE_INPUT(a.nnz == t.nnz && std::int64_t(source.size()) == a.nnz,
+                        "tile value refresh: the CSR has ", a.nnz, " entries, the tiles ", t.nnz, ", the map ",
+                        source.size());
+  if (a.nnz == 0) return;
+  gather_by_source<T><<<grid_for(a.nnz, kBlock), kBlock, 0, s>>>(a.nnz, source.data(), a.values.data(),
+                                                                 t.values.data());
+  TESSERA_CHECK_LAUNCH();
+}
+
+template <class T>
+void refresh_csr_values(const DeviceTileMatrix<T>& a, DeviceCsr<T>& c, cudaStream_t s) {
+  TESSERA_REQUIRE_INPUT(a.rows == c.rows && a.cols == c.cols && a.nnz == c.nnz, "CSR value refresh: the tiles are ",
+                        a.rows, "x", a.cols, " with ", a.nnz, " entries, the CSR ", c.rows, "x", c.cols, " with ",
+                        c.nnz);
+  if (a.rows == 0) return;
+  fill_rows<T><<<grid_for(a.rows, kBlock), kBlock, 0, s>>>(view_of<const T>(a), a.rows, c.row_ptr.data(),
+                                                          c.col_idx.data(), c.values.data());
+  TESSERA_CHECK_LAUNCH();
 }
 
 template <class T>
@@ -181,5 +226,9 @@ template DeviceTileMatrix<Half> to_tiles(const DeviceCsr<Half>&, cudaStream_t);
 template DeviceCsr<double> to_csr(const DeviceTileMatrix<double>&, cudaStream_t);
 template DeviceCsr<float> to_csr(const DeviceTileMatrix<float>&, cudaStream_t);
 template DeviceCsr<Half> to_csr(const DeviceTileMatrix<Half>&, cudaStream_t);
+template DeviceTileMatrix<double> to_tiles(const DeviceCsr<double>&, DeviceBuffer<std::int64_t>&, cudaStream_t);
+template void refresh_tile_values(const DeviceCsr<double>&, const DeviceBuffer<std::int64_t>&,
+                                  DeviceTileMatrix<double>&, cudaStream_t);
+template void refresh_csr_values(const DeviceTileMatrix<double>&, DeviceCsr<double>&, cudaStream_t);
 
 }  // namespace tessera::cuda

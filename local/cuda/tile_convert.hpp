@@ -12,4 +12,20 @@ DeviceTileMatrix<T> to_tiles(const DeviceCsr<T>& a, cudaStream_t stream = nullpt
 template <class T>
 DeviceCsr<T> to_csr(const DeviceTileMatrix<T>& a, cudaStream_t stream = nullptr);
 
+// Value refreshes for operands whose pattern is fixed (AMG re-setup): a gather instead of a
+// full conversion (no sort, no scan, no read-back, no allocation).
+
+/// to_tiles that also returns where each tile value comes from: tile value k = a.values[source[k]].
+template <class T>
+DeviceTileMatrix<T> to_tiles(const DeviceCsr<T>& a, DeviceBuffer<std::int64_t>& source, cudaStream_t stream = nullptr);
+
+/// t.values[k] = a.values[source[k]]: `t` and `source` from to_tiles(a, source) on a's pattern.
+template <class T>
+void refresh_tile_values(const DeviceCsr<T>& a, const DeviceBuffer<std::int64_t>& source, DeviceTileMatrix<T>& t,
+                         cudaStream_t stream = nullptr);
+
+/// c's values (and columns, rewritten unchanged) from `a`; c's row_ptr from to_csr on a's pattern.
+template <class T>
+void refresh_csr_values(const DeviceTileMatrix<T>& a, DeviceCsr<T>& c, cudaStream_t stream = nullptr);
+
 }  // namespace tessera::cuda

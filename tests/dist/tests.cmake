@@ -7,3 +7,4 @@ tessera_add_mpi_test(test_dist_nccl_transport GPU RANKS 1 2 SOURCES ${CMAKE_CURR
 tessera_add_mpi_test(test_dist_unaligned_partition SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_unaligned_partition.cpp LIBS tessera_dist)
 tessera_add_mpi_test(test_dist_device_spgemm GPU RANKS 1 2 3 4 SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_device_spgemm.cpp LIBS tessera_dist)
 tessera_add_mpi_test(test_dist_device_spmv GPU RANKS 1 2 3 4 SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_device_spmv.cpp LIBS tessera_dist)
+tessera_add_mpi_test(test_dist_device_numeric GPU RANKS 1 2 3 4 SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_device_dist_numeric.cpp LIBS tessera_dist)

@@ -81,7 +81,7 @@ tessera_driver_test(driver.spmm.empty_ranks.np4 RANKS 4 EXPECT_OUTPUT "${_dist_p
 # --backend gpu where no rank sees a device (hidden with -x, OpenMPI's mpiexec): refused on every rank.
 tessera_driver_test(driver.spmv.gpu_without_device.np2 RANKS 2 EXPECT_EXIT 2
                     COMMAND -x CUDA_VISIBLE_DEVICES=-1 ${_spmv} --gen poisson3d:8 --backend gpu --check
-                    EXPECT_OUTPUT "--backend gpu: (not every rank sees a CUDA device|this build has no CUDA backend).*exit code 2")
+                    EXPECT_OUTPUT "--backend gpu(: not every rank sees a CUDA device| requested but this build has no CUDA backend).*exit code 2")
 tessera_driver_test(driver.spmm.fp32_refused.np2 RANKS 2 EXPECT_EXIT 2
                     COMMAND ${_spmm} --gen poisson3d:8 --precision fp32 --backend host
                     EXPECT_OUTPUT "distributed path runs in fp64.*exit code 2")

@@ -122,7 +122,7 @@ job_settings() {
   case $1 in
     amg-solve) settings+=("TESSERA_NTASKS=$tasks" "TESSERA_ARGS=--coarse-size 200" "TESSERA_COMPARE=hypre,gamg") ;;
     weak-scaling | strong-scaling)
-      settings+=("TESSERA_RANKS=1 $tasks" "TESSERA_OPERATION=amg ptap spmv" TESSERA_LOCAL_N=10
+      settings+=("TESSERA_RANKS=1 $tasks" "TESSERA_OPERATION=amg ptap spgemm spmv" TESSERA_LOCAL_N=10
         "TESSERA_AMG_ARGS=--coarse-size 100") ;;
     petsc-app)
       settings+=("TESSERA_NTASKS=$tasks" "TESSERA_PC=tessera gamg hypre" "TESSERA_PETSC_APP=$petsc_app"

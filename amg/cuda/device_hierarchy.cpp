@@ -1,0 +1,210 @@
+// Host code only: drives the device phases level by level, as amg/hierarchy.cpp does on the host.
+#include "amg/cuda/device_hierarchy.hpp"
+
+#include <chrono>
+
+#include "amg/cuda/device_eigen_estimate.hpp"
+#include "amg/cuda/device_operator.hpp"
+#include "amg/cuda/device_row_kernels.hpp"
+#include "amg/cuda/device_setup_phases.hpp"
+#include "amg/prolongator_smoothing.hpp"
+#include "local/core/error.hpp"
+#include "local/cuda/check.hpp"
+#include "local/cuda/spmv_plan.hpp"
+
+namespace tessera::amg::gpu {
+namespace {
+
+using tessera::cuda::DeviceBuffer;
+using tessera::cuda::DeviceCsr;
+
+/// Runs `phase` between two synchronisations of `stream`, adding the wall time to `seconds`.
+template <class Phase>
+auto timed(double& seconds, cudaStream_t stream, Phase&& phase) {
+  TESSERA_CUDA_CHECK(cudaStreamSynchronize(stream));
+  const auto start = std::chrono::steady_clock::now();
+  struct Add {
+    double& s;
+    cudaStream_t stream;
+    std::chrono::steady_clock::time_point t0;
+    ~Add() {
+      cudaStreamSynchronize(stream);  // no throw from a destructor; a failure surfaces at the next check
+      s += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    }
+  } add{seconds, stream, start};
+  return phase();
+}
+
+template <class T>
+void copy_buffer(const DeviceBuffer<T>& from, DeviceBuffer<T>& to, cudaStream_t s) {
+  to.allocate(from.size(), s);
+  if (from.size()) TESSERA_CUDA_CHECK(cudaMemcpyAsync(to.data(), from.data(), from.bytes(), cudaMemcpyDeviceToDevice, s));
+}
+
+DeviceCsr<double> copy_csr(const DeviceCsr<double>& a, cudaStream_t s) {
+  DeviceCsr<double> c;
+  c.rows = a.rows, c.cols = a.cols, c.nnz = a.nnz;
+  copy_buffer(a.row_ptr, c.row_ptr, s);
+  copy_buffer(a.col_idx, c.col_idx, s);
+  copy_buffer(a.values, c.values, s);
+  return c;
+}
+
+bool stop(DeviceHierarchy& h, const char* reason) {
+  h.stop_reason = reason;
+  return false;
+}
+
+std::string level_name(std::size_t l) { return "the level " + std::to_string(l) + " Galerkin operator (is A indefinite?)"; }
+
+/// Values-dependent part of a level: diagonal (checked), eigenvalue estimate, smoother.
+void setup_smoother(DeviceLevel& level, const AmgOptions& o, const std::string& what, cudaStream_t s) {
+  timed(level.times.smoother, s, [&] {
+    level.inv_diag = device_inverse_diagonal(level.a, what.c_str(), s);
+    const tessera::cuda::SpmvPlan plan = tessera::cuda::make_spmv_plan(level.a, {}, s);
+    CsrDeviceOperator op(level.a, plan, s);
+    level.eigen = device_estimate_lambda_max(level.a, op, level.inv_diag.data(), o.eigen_iterations, o.eigen_safety);
+    level.smoother = Smoother{};
+    level.smoother.kind = o.smoother;
+    if (o.smoother == SmootherKind::chebyshev) {  // make_smoother's interval
+      level.smoother.upper = level.eigen.safe;
+      level.smoother.lower = level.eigen.safe * o.chebyshev_lower_fraction / o.eigen_safety;
+      level.smoother.steps = o.chebyshev_degree;
+    } else {
+      level.smoother.steps = o.jacobi_sweeps;
+      level.l1_inv_diag = device_l1_inverse_diagonal(level.a, s);
+    }
+    return 0;
+  });
+}
+
+/// P from P_tent, R = P^T, and the next operator into `coarse_a` (patterns built once, values
+/// every call: on re-setup `coarse_a` is the next level's operator, rewritten in place).
+void build_transfer(DeviceLevel& level, const AmgOptions& o, cudaStream_t s, DeviceCsr<double>& coarse_a) {
+  timed(level.times.smoothing, s, [&] {
+    level.omega = o.smooth_prolongator ? prolongator_damping(level.eigen.safe) : 0.0;
+    if (o.smooth_prolongator) {
+      device_smooth_prolongator(level.a, level.inv_diag.data(), level.p_tent, level.omega, *level.plan, level.p, s);
+    } else if (!level.plan->have_p_pattern) {
+      level.p = copy_csr(level.p_tent, s);
+      level.plan->have_p_pattern = true;
+    }
+    device_transpose(level.p, *level.plan, level.r, s);
+    return 0;
+  });
+  timed(level.times.galerkin, s, [&] {
+    device_galerkin(level.a, level.p, level.r, *level.plan, coarse_a);
+    return 0;
+  });
+}
+
+void setup_coarsest(DeviceHierarchy& h) {
+  DeviceLevel& c = h.levels.back();
+  h.coarse_direct = c.a.rows <= h.options.max_dense_rows;
+  if (h.coarse_direct) {
+    c.inv_diag = device_inverse_diagonal(c.a, h.levels.size() == 1 ? "A" : "the coarsest operator", h.stream);
+    timed(c.times.coarse, h.stream, [&] { h.coarse.factor(c.a, h.stream); return 0; });
+  } else {
+    setup_smoother(c, h.options, h.levels.size() == 1 ? "A" : "the coarsest operator", h.stream);
+  }
+}
+
+/// One coarsening step of the finest level so far; false (with h.stop_reason) when it stops.
+bool coarsen(DeviceHierarchy& h) {
+  const AmgOptions& o = h.options;
+  const cudaStream_t s = h.stream;
+  DeviceLevel& fine = h.levels.back();
+  if (fine.a.rows <= o.coarse_size) return stop(h, "coarse size reached");
+  if (static_cast<int>(h.levels.size()) >= o.max_levels) return stop(h, "max levels reached");
+  const DeviceCsr<double> graph = timed(fine.times.strength, s, [&] {
+    return device_strength_graph(fine.a, fine.node_ptr.data(), fine.num_nodes(), o.strength_threshold, s);
+  });
+  DeviceAggregates agg = timed(fine.times.aggregation, s, [&] { return device_aggregate(graph, s); });
+  if (agg.count == 0) return stop(h, "no strong connections left to aggregate");
+  DeviceTentativeProlongator t = timed(fine.times.tentative, s, [&] {
+    return device_tentative_prolongator(agg, fine.node_ptr.data(), fine.num_nodes(), fine.a.rows,
+                                        fine.near_null.data(), h.near_null_k, s);
+  });
+  if (t.p.cols >= fine.a.rows) return stop(h, "aggregation did not reduce the level");
+  fine.aggregates = agg.count;
+  fine.p_tent = std::move(t.p);
+  fine.plan = std::make_unique<DeviceTransferPlan>(h.spgemm, s);
+  setup_smoother(fine, o, h.levels.size() == 1 ? "A" : level_name(h.levels.size() - 1), s);
+  DeviceLevel coarse;
+  build_transfer(fine, o, s, coarse.a);
+  coarse.node_ptr = std::move(t.coarse_nodes);
+  coarse.near_null = std::move(t.coarse_vectors);
+  h.levels.push_back(std::move(coarse));  // `fine` dangles from here
+  return true;
+}
+
+}  // namespace
+
+DeviceHierarchy device_setup(const DeviceCsr<double>& a, const NearNullSpace& near_null, const AmgOptions& options,
+                             tessera::cuda::OffloadSpgemm spgemm, cudaStream_t stream) {
+  validate(options);
+  TESSERA_REQUIRE_INPUT(a.rows == a.cols, "AMG: A must be square, it is ", a.rows, "x", a.cols);
+  TESSERA_REQUIRE_INPUT(near_null.vectors.rows == a.rows, "AMG: the near-null space has ", near_null.vectors.rows,
+                        " rows, A has ", a.rows);
+  DeviceHierarchy h;
+  h.options = options;
+  h.spgemm = spgemm;
+  h.stream = stream;
+  h.near_null_k = int(near_null.vectors.cols);
+  DeviceLevel first;
+  first.a = copy_csr(a, stream);
+  first.node_ptr.upload(uniform_nodes(a.rows, near_null.block_size), stream);
+  first.near_null.upload(near_null.vectors.data, stream);
+  first.inv_diag = device_inverse_diagonal(first.a, "A", stream);  // InputError before any work
+  h.levels.push_back(std::move(first));
+  while (coarsen(h)) {
+  }
+  setup_coarsest(h);
+  return h;
+}
+
+void device_resetup(DeviceHierarchy& h, const double* values) {
+  TESSERA_REQUIRE_INPUT(!h.levels.empty(), "AMG device re-setup: the hierarchy was never set up");
+  const cudaStream_t s = h.stream;
+  DeviceLevel& first = h.levels[0];
+  if (first.a.nnz)
+    TESSERA_CUDA_CHECK(cudaMemcpyAsync(first.a.values.data(), values, first.a.values.bytes(),
+                                       cudaMemcpyDeviceToDevice, s));
+  for (std::size_t l = 0; l + 1 < h.levels.size(); ++l) {
+    DeviceLevel& fine = h.levels[l];
+    fine.times = {};
+    setup_smoother(fine, h.options, l == 0 ? "A" : level_name(l), s);
+    build_transfer(fine, h.options, s, h.levels[l + 1].a);  // the products check that patterns are unchanged
+  }
+  h.levels.back().times = {};
+  setup_coarsest(h);
+}
+
+HierarchyStats statistics(const DeviceHierarchy& h) {
+  HierarchyStats s;
+  for (const DeviceLevel& level : h.levels) {
+    LevelStats l;
+    l.rows = level.a.rows;
+    l.nnz = level.a.nnz;
+    l.nnz_per_row = l.rows ? double(l.nnz) / double(l.rows) : 0.0;
+    l.p_nnz = level.p.nnz;
+    l.lambda_max = level.eigen.safe;
+    l.omega = level.omega;
+    l.times = level.times;
+    add_level(s, l);
+  }
+  s.coarse_method = h.coarse_direct ? "dense " + h.coarse.method() : "smoothed (too large for a dense solve)";
+  s.stop_reason = h.stop_reason;
+  return s;
+}
+
+std::int64_t device_bytes(const DeviceHierarchy& h) {
+  auto csr = [](const DeviceCsr<double>& m) { return std::int64_t(m.row_ptr.bytes() + m.col_idx.bytes() + m.values.bytes()); };
+  std::int64_t bytes = 0;
+  for (const DeviceLevel& v : h.levels)
+    bytes += csr(v.a) + csr(v.p_tent) + csr(v.p) + csr(v.r) + std::int64_t(v.node_ptr.bytes() + v.near_null.bytes() +
+             v.inv_diag.bytes() + v.l1_inv_diag.bytes() + (v.plan ? v.plan->bytes() : 0));
+  return bytes + h.coarse.device_bytes();
+}
+
+}  // namespace tessera::amg::gpu

@@ -1,0 +1,302 @@
+#include "amg/cuda/device_product.hpp"
+
+#include <cub/device/device_segmented_sort.cuh>
+#include <cusparse.h>
+
+#include <map>
+
+#include "local/core/error.hpp"
+#include "local/cuda/check.hpp"
+#include "local/cuda/cub_call.cuh"
+#include "local/cuda/tile_convert.hpp"
+
+namespace tessera::amg::gpu {
+
+using tessera::cuda::DeviceBuffer;
+using tessera::cuda::DeviceCsr;
+using tessera::cuda::DeviceTileMatrix;
+using tessera::cuda::grid_for;
+using tessera::cuda::OffloadSpgemm;
+
+namespace {
+
+constexpr int kThreads = 256;
+
+template <class From, class To>
+__global__ void convert_kernel(std::int64_t n, const From* in, To* out) {
+  const std::int64_t i = std::int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
+  if (i < n) out[i] = static_cast<To>(in[i]);
+}
+
+__global__ void iota_kernel(std::int64_t n, std::int64_t* x) {
+  const std::int64_t i = std::int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
+  if (i < n) x[i] = i;
+}
+
+__global__ void gather_kernel(std::int64_t n, const std::int64_t* source, const double* in, double* out) {
+  const std::int64_t k = std::int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
+  if (k < n) out[k] = in[source[k]];
+}
+
+template <class From, class To>
+void convert(std::int64_t n, const From* in, To* out, cudaStream_t s) {
+  if (n == 0) return;
+  convert_kernel<<<grid_for(n, kThreads), kThreads, 0, s>>>(n, in, out);
+  TESSERA_CHECK_LAUNCH();
+}
+
+void check_cusparse(cusparseStatus_t status, const char* call) {
+  if (status != CUSPARSE_STATUS_SUCCESS)
+    throw DeviceError(detail::concat("device SpGEMM: ", call, ": ", cusparseGetErrorString(status)));
+}
+#define TESSERA_CUSPARSE(call) check_cusparse((call), #call)
+
+/// One cuSPARSE handle per host thread and device, made on first use: cusparseCreate costs far
+/// more than a product on a coarse level. Never destroyed: at exit the CUDA runtime may be gone.
+cusparseHandle_t thread_handle(cudaStream_t s) {
+  thread_local std::map<int, cusparseHandle_t> handles;
+  int device = 0;
+  TESSERA_CUDA_CHECK(cudaGetDevice(&device));
+  cusparseHandle_t& h = handles[device];
+  if (!h) TESSERA_CUSPARSE(cusparseCreate(&h));
+  TESSERA_CUSPARSE(cusparseSetStream(h, s));
+  return h;
+}
+
+cusparseSpMatDescr_t make_descr(const OperandView& m) {
+  cusparseSpMatDescr_t d = nullptr;
+  TESSERA_CUSPARSE(cusparseCreateCsr(&d, m.rows, m.cols, m.nnz, const_cast<std::int32_t*>(m.row_ptr32),
+                                     const_cast<std::int32_t*>(m.csr->col_idx.data()),
+                                     const_cast<double*>(m.csr->values.data()), CUSPARSE_INDEX_32I, CUSPARSE_INDEX_32I,
+                                     CUSPARSE_INDEX_BASE_ZERO, CUDA_R_64F));
+  return d;
+}
+
+/// Re-points a descriptor at the operand's current arrays (they may have been reallocated).
+void rebind(cusparseSpMatDescr_t d, const OperandView& m) {
+  TESSERA_CUSPARSE(cusparseCsrSetPointers(d, const_cast<std::int32_t*>(m.row_ptr32),
+                                          const_cast<std::int32_t*>(m.csr->col_idx.data()),
+                                          const_cast<double*>(m.csr->values.data())));
+}
+
+DeviceTileMatrix<double> empty_tiles(std::int64_t rows, std::int64_t cols, cudaStream_t s) {
+  DeviceTileMatrix<double> t;
+  t.rows = rows, t.cols = cols;
+  t.tile_row_ptr.allocate(std::size_t(t.tile_rows() + 1), s);
+  t.tile_row_ptr.fill_bytes(0, s);
+  t.value_offset.allocate(1, s);
+  t.value_offset.fill_bytes(0, s);
+  return t;
+}
+
+}  // namespace
+
+/// cuSPARSE's reusable SpGEMM state of one product: descriptors, the buffers that compute
+/// needs (4 and 5 of the reuse sequence), C as cuSPARSE writes it, and the row-sorting order.
+struct CusparseReusePlan {
+  static constexpr cusparseSpGEMMAlg_t kAlg = CUSPARSE_SPGEMM_CSR_ALG_DETERMINITIC;  // bitwise repeatable
+  static constexpr cusparseOperation_t kOp = CUSPARSE_OPERATION_NON_TRANSPOSE;
+  cusparseSpMatDescr_t a = nullptr, b = nullptr, c = nullptr;
+  cusparseSpGEMMDescr_t spgemm = nullptr;
+  DeviceBuffer<unsigned char> buffer4, buffer5;
+  std::int64_t c_nnz = 0;
+  DeviceBuffer<std::int32_t> c_row_ptr, c_col;
+  DeviceBuffer<double> c_values;
+  DeviceBuffer<std::int64_t> order;  // sorted entry k = cuSPARSE entry order[k]
+
+  ~CusparseReusePlan() {
+    if (spgemm) cusparseSpGEMM_destroyDescr(spgemm);
+    if (c) cusparseDestroySpMat(c);
+    if (b) cusparseDestroySpMat(b);
+    if (a) cusparseDestroySpMat(a);
+  }
+
+  /// workEstimation, nnz, copy: C's pattern, once. Buffers 1-3 are freed as soon as the
+  /// sequence allows (as in NVIDIA's spgemm_reuse sample).
+  void symbolic(const OperandView& av, const OperandView& bv, cudaStream_t s) {
+    const cusparseHandle_t h = thread_handle(s);
+    a = make_descr(av), b = make_descr(bv);
+    TESSERA_CUSPARSE(cusparseCreateCsr(&c, av.rows, bv.cols, 0, nullptr, nullptr, nullptr, CUSPARSE_INDEX_32I,
+                                       CUSPARSE_INDEX_32I, CUSPARSE_INDEX_BASE_ZERO, CUDA_R_64F));
+    TESSERA_CUSPARSE(cusparseSpGEMM_createDescr(&spgemm));
+    std::size_t bytes1 = 0, bytes2 = 0, bytes3 = 0, bytes4 = 0, bytes5 = 0;
+    TESSERA_CUSPARSE(cusparseSpGEMMreuse_workEstimation(h, kOp, kOp, a, b, c, kAlg, spgemm, &bytes1, nullptr));
+    DeviceBuffer<unsigned char> buffer1(bytes1, s);
+    TESSERA_CUSPARSE(cusparseSpGEMMreuse_workEstimation(h, kOp, kOp, a, b, c, kAlg, spgemm, &bytes1, buffer1.data()));
+    TESSERA_CUSPARSE(cusparseSpGEMMreuse_nnz(h, kOp, kOp, a, b, c, kAlg, spgemm, &bytes2, nullptr, &bytes3, nullptr,
+                                             &bytes4, nullptr));
+    DeviceBuffer<unsigned char> buffer2(bytes2, s), buffer3(bytes3, s);
+    buffer4.allocate(bytes4, s);
+    TESSERA_CUSPARSE(cusparseSpGEMMreuse_nnz(h, kOp, kOp, a, b, c, kAlg, spgemm, &bytes2, buffer2.data(), &bytes3,
+                                             buffer3.data(), &bytes4, buffer4.data()));
+    buffer1.release(), buffer2.release();
+    std::int64_t rows = 0, cols = 0;
+    TESSERA_CUSPARSE(cusparseSpMatGetSize(c, &rows, &cols, &c_nnz));
+    c_row_ptr.allocate(std::size_t(rows + 1), s);
+    c_col.allocate(std::size_t(c_nnz), s);
+    c_values.allocate(std::size_t(c_nnz), s);
+    TESSERA_CUSPARSE(cusparseCsrSetPointers(c, c_row_ptr.data(), c_col.data(), c_values.data()));
+    TESSERA_CUSPARSE(cusparseSpGEMMreuse_copy(h, kOp, kOp, a, b, c, kAlg, spgemm, &bytes5, nullptr));
+    buffer5.allocate(bytes5, s);
+    TESSERA_CUSPARSE(cusparseSpGEMMreuse_copy(h, kOp, kOp, a, b, c, kAlg, spgemm, &bytes5, buffer5.data()));
+  }
+
+  /// C's values for the operands' current values: the only cuSPARSE call of a re-run.
+  void numeric(const OperandView& av, const OperandView& bv, cudaStream_t s) {
+    const cusparseHandle_t h = thread_handle(s);
+    rebind(a, av), rebind(b, bv);
+    const double alpha = 1, beta = 0;
+    TESSERA_CUSPARSE(
+        cusparseSpGEMMreuse_compute(h, kOp, kOp, &alpha, a, b, &beta, c, CUDA_R_64F, kAlg, spgemm));
+  }
+
+  /// C's sorted pattern into `out` and the order that sorts the values (cuSPARSE does not
+  /// promise sorted rows; the Csr invariant needs them).
+  void sorted_pattern(DeviceCsr<double>& out, std::int64_t rows, std::int64_t cols, cudaStream_t s) {
+    out.rows = rows, out.cols = cols, out.nnz = c_nnz;
+    out.row_ptr.allocate(std::size_t(rows + 1), s);
+    convert(rows + 1, c_row_ptr.data(), out.row_ptr.data(), s);
+    out.col_idx.allocate(std::size_t(c_nnz), s);
+    out.values.allocate(std::size_t(c_nnz), s);
+    order.allocate(std::size_t(c_nnz), s);
+    if (c_nnz == 0) return;
+    DeviceBuffer<std::int64_t> entries(std::size_t(c_nnz), s);
+    iota_kernel<<<grid_for(c_nnz, kThreads), kThreads, 0, s>>>(c_nnz, entries.data());
+    TESSERA_CHECK_LAUNCH();
+    tessera::cuda::cub_call(s, [&](void* temp, std::size_t& bytes) {
+      return cub::DeviceSegmentedSort::StableSortPairs(temp, bytes, c_col.data(), out.col_idx.data(), entries.data(),
+                                                       order.data(), c_nnz, rows, out.row_ptr.data(),
+                                                       out.row_ptr.data() + 1, s);
+    });
+  }
+
+  void sorted_values(DeviceCsr<double>& out, cudaStream_t s) const {
+    if (c_nnz == 0) return;
+    gather_kernel<<<grid_for(c_nnz, kThreads), kThreads, 0, s>>>(c_nnz, order.data(), c_values.data(),
+                                                                 out.values.data());
+    TESSERA_CHECK_LAUNCH();
+  }
+
+  std::int64_t bytes() const {
+    return std::int64_t(buffer4.bytes() + buffer5.bytes() + c_row_ptr.bytes() + c_col.bytes() + c_values.bytes() +
+                        order.bytes());
+  }
+};
+
+DeviceCsr<double> empty_device_csr(std::int64_t rows, std::int64_t cols, cudaStream_t stream) {
+  DeviceCsr<double> c;
+  c.rows = rows, c.cols = cols;
+  c.row_ptr.allocate(std::size_t(rows + 1), stream);
+  c.row_ptr.fill_bytes(0, stream);
+  return c;
+}
+
+// ---- ProductOperand ----
+
+OperandView ProductOperand::bind(const DeviceCsr<double>& a, OffloadSpgemm which, cudaStream_t s,
+                                 bool values_changed) {
+  if (built_)
+    TESSERA_REQUIRE_INPUT(a.rows == rows_ && a.nnz == nnz_, "device SpGEMM operand: re-bound with another pattern (",
+                          a.rows, " rows, ", a.nnz, " entries after ", rows_, ", ", nnz_, ")");
+  OperandView v;
+  v.rows = a.rows, v.cols = a.cols, v.nnz = a.nnz;
+  if (which == OffloadSpgemm::tile) {
+    if (!built_) tiles_ = tessera::cuda::to_tiles(a, source_, s);
+    else if (values_changed) tessera::cuda::refresh_tile_values(a, source_, tiles_, s);
+    v.tiles = &tiles_;
+  } else {
+    TESSERA_REQUIRE_INPUT(a.nnz < (std::int64_t{1} << 31), "cuSPARSE SpGEMM needs int32 offsets; the operand has ",
+                          a.nnz, " entries");
+    if (!built_) {
+      row_ptr32_.allocate(std::size_t(a.rows + 1), s);
+      convert(a.rows + 1, a.row_ptr.data(), row_ptr32_.data(), s);
+    }
+    v.csr = &a;
+    v.row_ptr32 = row_ptr32_.data();
+  }
+  built_ = true, rows_ = a.rows, nnz_ = a.nnz;
+  return v;
+}
+
+std::int64_t ProductOperand::bytes() const {
+  return std::int64_t(tiles_.tile_row_ptr.bytes() + tiles_.tile_col.bytes() + tiles_.bitmap.bytes() +
+                      tiles_.value_offset.bytes() + tiles_.values.bytes() + source_.bytes() + row_ptr32_.bytes());
+}
+
+// ---- DeviceProduct ----
+
+DeviceProduct::DeviceProduct(OffloadSpgemm which, cudaStream_t stream) : which_(which), stream_(stream) {}
+DeviceProduct::~DeviceProduct() = default;
+DeviceProduct::DeviceProduct(DeviceProduct&&) noexcept = default;
+DeviceProduct& DeviceProduct::operator=(DeviceProduct&&) noexcept = default;
+
+void DeviceProduct::multiply(const OperandView& a, const OperandView& b) {
+  TESSERA_REQUIRE_INPUT(a.cols == b.rows, "device SpGEMM: inner dimensions differ (", a.rows, "x", a.cols, " times ",
+                        b.rows, "x", b.cols, ")");
+  if (have_symbolic_)
+    TESSERA_REQUIRE_INPUT(a.nnz == a_nnz_ && b.nnz == b_nnz_ && a.rows == rows_ && b.cols == cols_,
+                          "device SpGEMM: re-run with other patterns (nnz ", a.nnz, ", ", b.nnz, " after ", a_nnz_,
+                          ", ", b_nnz_, ")");
+  rows_ = a.rows, cols_ = b.cols, a_nnz_ = a.nnz, b_nnz_ = b.nnz;
+  empty_ = a.rows == 0 || b.cols == 0 || a.nnz == 0 || b.nnz == 0;
+  if (empty_) {
+    if (!have_symbolic_ && which_ == OffloadSpgemm::tile) c_tiles_ = empty_tiles(rows_, cols_, stream_);
+  } else if (which_ == OffloadSpgemm::tile) {
+    tile_multiply(a, b);
+  } else {
+    cusparse_multiply(a, b);
+  }
+  have_symbolic_ = true;
+}
+
+void DeviceProduct::tile_multiply(const OperandView& a, const OperandView& b) {
+  TESSERA_REQUIRE_INPUT(a.tiles && b.tiles, "device SpGEMM: the tile product needs operands in tiles");
+  if (!have_symbolic_) {
+    plan_ = tessera::cuda::TileSpgemm<double>({}, stream_);  // drop_zeros off: the structural pattern
+    plan_.symbolic(*a.tiles, *b.tiles, c_tiles_);
+  }
+  plan_.numeric(*a.tiles, *b.tiles, c_tiles_);
+}
+
+void DeviceProduct::cusparse_multiply(const OperandView& a, const OperandView& b) {
+  TESSERA_REQUIRE_INPUT(a.csr && a.row_ptr32 && b.csr && b.row_ptr32,
+                        "device SpGEMM: the cuSPARSE product needs CSR operands with int32 row offsets");
+  if (!have_symbolic_) {
+    cusparse_ = std::make_unique<CusparseReusePlan>();
+    cusparse_->symbolic(a, b, stream_);
+  }
+  cusparse_->numeric(a, b, stream_);
+}
+
+OperandView DeviceProduct::tile_result() const {
+  TESSERA_REQUIRE_INPUT(have_symbolic_ && which_ == OffloadSpgemm::tile,
+                        "device SpGEMM: tile_result() needs a tile product that has run");
+  OperandView v;
+  v.rows = rows_, v.cols = cols_, v.nnz = c_tiles_.nnz;
+  v.tiles = &c_tiles_;
+  return v;
+}
+
+void DeviceProduct::result_csr(DeviceCsr<double>& c) {
+  TESSERA_REQUIRE_INPUT(have_symbolic_, "device SpGEMM: result_csr() before multiply()");
+  if (empty_) {
+    if (!have_csr_pattern_) c = empty_device_csr(rows_, cols_, stream_);
+  } else if (which_ == OffloadSpgemm::tile) {
+    if (!have_csr_pattern_) c = tessera::cuda::to_csr(c_tiles_, stream_);
+    else tessera::cuda::refresh_csr_values(c_tiles_, c, stream_);
+  } else {
+    if (!have_csr_pattern_) cusparse_->sorted_pattern(c, rows_, cols_, stream_);
+    TESSERA_REQUIRE_INPUT(c.nnz == cusparse_->c_nnz, "device SpGEMM: result_csr() into a matrix of another pattern");
+    cusparse_->sorted_values(c, stream_);
+  }
+  have_csr_pattern_ = true;
+}
+
+std::int64_t DeviceProduct::bytes() const {
+  const auto& t = c_tiles_;
+  return std::int64_t(t.tile_row_ptr.bytes() + t.tile_col.bytes() + t.bitmap.bytes() + t.value_offset.bytes() +
+                      t.values.bytes()) +
+         (cusparse_ ? cusparse_->bytes() : 0);
+}
+
+}  // namespace tessera::amg::gpu

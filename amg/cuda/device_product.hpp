@@ -1,0 +1,94 @@
+#pragma once
+// DeviceProduct: C = A*B for the AMG setup on device operands, with everything that depends
+// only on the patterns made once, so that a re-setup (same patterns, new values) runs the
+// numeric phase and value gathers only:
+//   tile:     operands in 8x8 bitmap tiles (ProductOperand keeps them, with the gather map
+//             from their CSR, so new values are one gather), tensor-core TileSpgemm with its
+//             plan and C's tile pattern kept; C can feed the next product in tiles (no
+//             round trip through CSR) or be written to CSR (pattern once, then values only);
+//   cusparse: cuSPARSE's reusable SpGEMM (cusparseSpGEMMreuse_*: workEstimation, nnz, copy
+//             once; compute on every run), operands read in place with int32 row offsets made
+//             once; C's rows sorted through a permutation made once (CUB segmented sort), so a
+//             re-run is compute + one value gather.
+// Both keep the structural pattern (no drop_zeros), as the host ref::spgemm with keep_zeros and
+// offload_spgemm do, so a pattern never changes with the values. Operands with no entries give
+// the empty product without a device SpGEMM.
+#include <cuda_runtime_api.h>
+
+#include <memory>
+
+#include "local/cuda/device_matrix.hpp"
+#include "local/cuda/offload_spgemm.hpp"
+#include "local/cuda/tile_spgemm.hpp"
+
+namespace tessera::amg::gpu {
+
+/// rows x cols with no entries (row_ptr all zero), on `stream`.
+tessera::cuda::DeviceCsr<double> empty_device_csr(std::int64_t rows, std::int64_t cols, cudaStream_t stream);
+
+/// What a product reads of an operand: tiles (tile path) or CSR with int32 row offsets (cuSPARSE).
+struct OperandView {
+  std::int64_t rows = 0, cols = 0, nnz = 0;
+  const tessera::cuda::DeviceTileMatrix<double>* tiles = nullptr;
+  const tessera::cuda::DeviceCsr<double>* csr = nullptr;  // col_idx, values
+  const std::int32_t* row_ptr32 = nullptr;
+};
+
+/// A CSR matrix of a level in the form the level's SpGEMM reads. The first bind() converts
+/// (tiles and their gather map, or int32 row offsets); later binds must pass the same pattern
+/// and only refresh values: one gather into the tiles when `values_changed`, nothing for
+/// cuSPARSE (it reads the CSR's columns and values in place).
+class ProductOperand {
+ public:
+  OperandView bind(const tessera::cuda::DeviceCsr<double>& a, tessera::cuda::OffloadSpgemm which, cudaStream_t stream,
+                   bool values_changed = true);
+  std::int64_t bytes() const;
+
+ private:
+  bool built_ = false;
+  std::int64_t rows_ = 0, nnz_ = 0;
+  tessera::cuda::DeviceTileMatrix<double> tiles_;
+  tessera::cuda::DeviceBuffer<std::int64_t> source_;  // tile value k = CSR value source_[k]
+  tessera::cuda::DeviceBuffer<std::int32_t> row_ptr32_;
+};
+
+struct CusparseReusePlan;  // cuSPARSE descriptors and buffers kept between runs (device_product.cu)
+
+class DeviceProduct {
+ public:
+  explicit DeviceProduct(tessera::cuda::OffloadSpgemm which = tessera::cuda::OffloadSpgemm::tile,
+                         cudaStream_t stream = nullptr);
+  ~DeviceProduct();
+  DeviceProduct(DeviceProduct&&) noexcept;
+  DeviceProduct& operator=(DeviceProduct&&) noexcept;
+
+  /// C = A*B (views of this product's kind). The first call runs the symbolic phase; later
+  /// calls must pass operands with the same patterns (sizes checked) and run only the numeric
+  /// phase. InputError if a.cols != b.rows.
+  void multiply(const OperandView& a, const OperandView& b);
+
+  /// C in tiles, as an operand of a following tile product (tile path only; valid until the
+  /// next multiply).
+  OperandView tile_result() const;
+
+  /// C into `c`, rows sorted: the first call after the symbolic phase builds c's pattern, later
+  /// calls (same `c`, or one with that pattern) rewrite the values only.
+  void result_csr(tessera::cuda::DeviceCsr<double>& c);
+
+  bool has_symbolic() const { return have_symbolic_; }
+  std::int64_t bytes() const;  // device memory kept for re-runs (plans, C's tiles or cuSPARSE's C)
+
+ private:
+  void tile_multiply(const OperandView& a, const OperandView& b);
+  void cusparse_multiply(const OperandView& a, const OperandView& b);
+
+  tessera::cuda::OffloadSpgemm which_;
+  cudaStream_t stream_;
+  bool have_symbolic_ = false, empty_ = false, have_csr_pattern_ = false;
+  std::int64_t rows_ = 0, cols_ = 0, a_nnz_ = 0, b_nnz_ = 0;
+  tessera::cuda::TileSpgemm<double> plan_;
+  tessera::cuda::DeviceTileMatrix<double> c_tiles_;  // C's tile pattern (values rewritten)
+  std::unique_ptr<CusparseReusePlan> cusparse_;
+};
+
+}  // namespace tessera::amg::gpu

@@ -1,0 +1,55 @@
+#pragma once
+// The transfer operators of one level on the device, each the twin of a host step:
+//   P = P_tent - omega D^-1 (A P_tent)   <-> amg::smooth_prolongator (append_smoothed_row's merge:
+//                                           pattern = pattern(P_tent) ∪ pattern(A P_tent))
+//   R = P^T                              <-> ref::transpose (rows sorted)
+//   A_c = R (A P)                        <-> LevelOps::galerkin (structural pattern kept)
+// DeviceTransferPlan keeps every symbolic result of a level (the three SpGEMM plans, the
+// operands in the form the products read, P's merged pattern, the transpose permutation,
+// the pattern of A P_tent), so device re-setup (same patterns, new values) only recomputes
+// values: value gathers, the three numeric phases, P's merge and R's gather. On the tile path
+// A's tiles are made once per level and shared by A P_tent and A P, and A P stays in tiles
+// between A P and R (A P).
+#include <cuda_runtime_api.h>
+
+#include "amg/cuda/device_product.hpp"
+#include "local/cuda/device_buffer.hpp"
+#include "local/cuda/device_matrix.hpp"
+
+namespace tessera::amg::gpu {
+
+struct DeviceTransferPlan {
+  explicit DeviceTransferPlan(tessera::cuda::OffloadSpgemm which = tessera::cuda::OffloadSpgemm::tile,
+                              cudaStream_t stream = nullptr)
+      : which(which), stream(stream), a_p_tent(which, stream), a_p(which, stream), r_a_p(which, stream) {}
+  tessera::cuda::OffloadSpgemm which;
+  cudaStream_t stream;
+  DeviceProduct a_p_tent, a_p, r_a_p;                   // A P_tent, A P, R (A P)
+  ProductOperand a_op, p_tent_op, p_op, r_op, ap_op;    // ap_op: cuSPARSE only (tiles stay in a_p)
+  tessera::cuda::DeviceCsr<double> ap_tent;             // A P_tent in CSR: P's merge reads it
+  tessera::cuda::DeviceCsr<double> ap;                  // A P in CSR: cuSPARSE path only
+  bool a_op_current = false;  // a_op holds A's current values (smoothing refreshed them for Galerkin)
+  bool have_p_pattern = false, have_r_pattern = false;  // P's / R's row_ptr and col_idx are final
+  tessera::cuda::DeviceBuffer<std::int64_t> r_source;  // R entry k = P entry r_source[k]
+
+  std::int64_t bytes() const;  // device memory kept for re-setup
+};
+
+/// Fills `p` (pattern built on the first call, values only afterwards) with
+/// P = P_tent - omega * diag(inv_diag) * (A P_tent).
+void device_smooth_prolongator(const tessera::cuda::DeviceCsr<double>& a, const double* inv_diag,
+                               const tessera::cuda::DeviceCsr<double>& p_tent, double omega, DeviceTransferPlan& plan,
+                               tessera::cuda::DeviceCsr<double>& p, cudaStream_t stream = nullptr);
+
+/// Fills `r` = P^T (rows sorted; pattern and permutation built on the first call, a gather of
+/// P's values afterwards).
+void device_transpose(const tessera::cuda::DeviceCsr<double>& p, DeviceTransferPlan& plan,
+                      tessera::cuda::DeviceCsr<double>& r, cudaStream_t stream = nullptr);
+
+/// Fills `a_c` = R (A P) with the plan's two products on the plan's stream (pattern built on the first call, values
+/// only afterwards: pass the same `a_c`).
+void device_galerkin(const tessera::cuda::DeviceCsr<double>& a, const tessera::cuda::DeviceCsr<double>& p,
+                     const tessera::cuda::DeviceCsr<double>& r, DeviceTransferPlan& plan,
+                     tessera::cuda::DeviceCsr<double>& a_c);
+
+}  // namespace tessera::amg::gpu

@@ -1,0 +1,124 @@
+#include "amg/cuda/device_row_kernels.hpp"
+
+#include <cub/device/device_reduce.cuh>
+
+#include <cmath>
+#include <limits>
+
+#include "local/core/error.hpp"
+#include "local/cuda/check.hpp"
+#include "local/cuda/cub_call.cuh"
+
+namespace tessera::amg::gpu {
+namespace {
+
+using tessera::cuda::DeviceBuffer;
+using tessera::cuda::DeviceCsr;
+using tessera::cuda::grid_for;
+
+constexpr int kThreads = 256;
+constexpr std::int64_t kAllGood = std::numeric_limits<std::int64_t>::max();
+
+/// Writes 1/a_ii; rows with a bad diagonal (or a non-finite entry) race their index into `bad`
+/// with atomicMin, so the first bad row is reported as the host check reports it.
+__global__ void inverse_diagonal_kernel(std::int64_t rows, const std::int64_t* row_ptr, const std::int32_t* col,
+                                        const double* val, double* inv_diag, unsigned long long* bad) {
+  const std::int64_t i = std::int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
+  if (i >= rows) return;
+  double d = 0.0;
+  bool finite = true;
+  for (std::int64_t p = row_ptr[i]; p < row_ptr[i + 1]; ++p) {
+    finite = finite && isfinite(val[p]);
+    if (col[p] == i) d = val[p];
+  }
+  if (!finite || !(d > 0.0) || !isfinite(d)) atomicMin(bad, static_cast<unsigned long long>(i));
+  inv_diag[i] = 1.0 / d;
+}
+
+__global__ void l1_inverse_diagonal_kernel(std::int64_t rows, const std::int64_t* row_ptr, const std::int32_t* col,
+                                           const double* val, double* inv_l1) {
+  const std::int64_t i = std::int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
+  if (i >= rows) return;
+  double l1 = 0.0;
+  for (std::int64_t p = row_ptr[i]; p < row_ptr[i + 1]; ++p) l1 += col[p] == i ? val[p] : fabs(val[p]);
+  inv_l1[i] = 1.0 / l1;
+}
+
+__global__ void scaled_row_sum_kernel(std::int64_t rows, const std::int64_t* row_ptr, const double* val,
+                                      const double* inv_diag, double* out) {
+  const std::int64_t i = std::int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
+  if (i >= rows) return;
+  double sum = 0.0;
+  for (std::int64_t p = row_ptr[i]; p < row_ptr[i + 1]; ++p) sum += fabs(val[p]);
+  out[i] = sum * inv_diag[i];
+}
+
+/// The host's lanczos_start_entry (splitmix64 finaliser), repeated here for the device.
+__global__ void lanczos_start_kernel(std::int64_t n, double* v) {
+  const std::int64_t i = std::int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
+  if (i >= n) return;
+  std::uint64_t z = std::uint64_t(i) * 0x9e3779b97f4a7c15ull + 0x632be59bd9b4e019ull;
+  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+  z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+  z ^= z >> 31;
+  v[i] = static_cast<double>(z >> 11) * 0x1.0p-52 - 1.0;
+}
+
+__global__ void sqrt_kernel(std::int64_t n, const double* x, double* y) {
+  const std::int64_t i = std::int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
+  if (i < n) y[i] = sqrt(x[i]);
+}
+
+}  // namespace
+
+DeviceBuffer<double> device_inverse_diagonal(const DeviceCsr<double>& a, const char* what, cudaStream_t stream) {
+  TESSERA_REQUIRE_INPUT(a.rows == a.cols, what, " must be square, it is ", a.rows, "x", a.cols);
+  DeviceBuffer<double> inv(std::size_t(a.rows), stream);
+  if (a.rows == 0) return inv;
+  DeviceBuffer<unsigned long long> bad(1, stream);
+  const unsigned long long none = kAllGood;
+  TESSERA_CUDA_CHECK(cudaMemcpyAsync(bad.data(), &none, sizeof none, cudaMemcpyHostToDevice, stream));
+  inverse_diagonal_kernel<<<grid_for(a.rows, kThreads), kThreads, 0, stream>>>(
+      a.rows, a.row_ptr.data(), a.col_idx.data(), a.values.data(), inv.data(), bad.data());
+  TESSERA_CHECK_LAUNCH();
+  const unsigned long long first_bad = tessera::cuda::read_scalar(bad.data(), stream);
+  TESSERA_REQUIRE_INPUT(first_bad == none, what, ": row ", first_bad,
+                        " has a missing, non-positive or non-finite diagonal, or a non-finite entry");
+  return inv;
+}
+
+DeviceBuffer<double> device_l1_inverse_diagonal(const DeviceCsr<double>& a, cudaStream_t stream) {
+  DeviceBuffer<double> inv(std::size_t(a.rows), stream);
+  if (a.rows == 0) return inv;
+  l1_inverse_diagonal_kernel<<<grid_for(a.rows, kThreads), kThreads, 0, stream>>>(
+      a.rows, a.row_ptr.data(), a.col_idx.data(), a.values.data(), inv.data());
+  TESSERA_CHECK_LAUNCH();
+  return inv;
+}
+
+double device_gershgorin_bound(const DeviceCsr<double>& a, const double* inv_diag, cudaStream_t stream) {
+  if (a.rows == 0) return 0.0;
+  DeviceBuffer<double> row_bound(std::size_t(a.rows), stream), max(1, stream);
+  scaled_row_sum_kernel<<<grid_for(a.rows, kThreads), kThreads, 0, stream>>>(a.rows, a.row_ptr.data(),
+                                                                              a.values.data(), inv_diag,
+                                                                              row_bound.data());
+  TESSERA_CHECK_LAUNCH();
+  tessera::cuda::cub_call(stream, [&](void* temp, std::size_t& bytes) {
+    return cub::DeviceReduce::Max(temp, bytes, row_bound.data(), max.data(), a.rows, stream);
+  });
+  return std::max(0.0, tessera::cuda::read_scalar(max.data(), stream));  // the host starts from 0
+}
+
+void device_lanczos_start(std::int64_t n, double* v, cudaStream_t stream) {
+  if (n == 0) return;
+  lanczos_start_kernel<<<grid_for(n, kThreads), kThreads, 0, stream>>>(n, v);
+  TESSERA_CHECK_LAUNCH();
+}
+
+void device_sqrt(std::int64_t n, const double* x, double* y, cudaStream_t stream) {
+  if (n == 0) return;
+  sqrt_kernel<<<grid_for(n, kThreads), kThreads, 0, stream>>>(n, x, y);
+  TESSERA_CHECK_LAUNCH();
+}
+
+}  // namespace tessera::amg::gpu

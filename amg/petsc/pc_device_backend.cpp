@@ -1,0 +1,72 @@
+#include "amg/petsc/pc_device_backend.hpp"
+
+#include "amg/dist/dist_amg.hpp"
+#include "local/core/error.hpp"
+
+#if TESSERA_HAVE_CUDA
+#include "amg/cuda/dist_device_amg.hpp"
+#include "dist/cuda/device_context.hpp"
+#include "local/cuda/check.hpp"
+#include "local/cuda/device_buffer.hpp"
+#endif
+
+namespace tessera::petsc {
+
+#if TESSERA_HAVE_CUDA
+
+struct PcDeviceBackend::Impl {
+  explicit Impl(const dist::Communicator& comm) : context(comm) {}
+  // Declaration order is destruction order in reverse: the preconditioner goes before the
+  // context whose streams and NCCL communicator it uses.
+  dist::gpu::DeviceContext context;
+  std::unique_ptr<amg::gpu::DistDeviceAmgPreconditioner> cycle;
+  cuda::DeviceBuffer<double> r, z;
+};
+
+PcDeviceBackend::PcDeviceBackend(const dist::Communicator& comm) : impl_(std::make_unique<Impl>(comm)) {}
+PcDeviceBackend::~PcDeviceBackend() = default;
+
+void PcDeviceBackend::upload(const amg::DistAmg& amg) {
+  impl_->cycle.reset();  // the old levels go first: the new ones may need their memory
+  impl_->cycle = std::make_unique<amg::gpu::DistDeviceAmgPreconditioner>(impl_->context, amg.hierarchy());
+  // One cycle on zeros: NCCL connects each peer pair at its first send/recv (seconds on some
+  // machines); doing it here puts that cost in PCSetUp, where a first setup belongs.
+  const std::size_t n = static_cast<std::size_t>(impl_->cycle->rows());
+  impl_->r.allocate(n, impl_->context.compute());
+  impl_->z.allocate(n, impl_->context.compute());
+  impl_->r.fill_bytes(0, impl_->context.compute());
+  impl_->cycle->apply(impl_->r.data(), impl_->z.data());
+  TESSERA_CUDA_CHECK(cudaStreamSynchronize(impl_->context.compute()));
+}
+
+void PcDeviceBackend::release() { impl_->cycle.reset(); }
+
+void PcDeviceBackend::apply(const std::vector<double>& r, std::vector<double>& z) {
+  TESSERA_REQUIRE_INPUT(impl_->cycle, "PCTESSERA: the GPU hierarchy was not set up before PCApply");
+  TESSERA_REQUIRE_INPUT(static_cast<std::int64_t>(r.size()) == impl_->cycle->rows(), "PCTESSERA: a vector of ",
+                        r.size(), " local entries applied to a hierarchy of ", impl_->cycle->rows(), " local rows");
+  const cudaStream_t stream = impl_->context.compute();
+  impl_->r.upload(r, stream);
+  if (impl_->z.size() != r.size()) impl_->z.allocate(r.size(), stream);
+  impl_->cycle->apply(impl_->r.data(), impl_->z.data());
+  z = impl_->z.download(stream);
+}
+
+std::int64_t PcDeviceBackend::device_bytes() const { return impl_->cycle ? impl_->cycle->device_bytes() : 0; }
+
+#else  // no CUDA: the backend is never resolved to gpu; these only say why.
+
+struct PcDeviceBackend::Impl {};
+
+PcDeviceBackend::PcDeviceBackend(const dist::Communicator&) {
+  throw InputError("PCTESSERA: -pc_tessera_backend gpu needs a Tessera build with CUDA");
+}
+PcDeviceBackend::~PcDeviceBackend() = default;
+void PcDeviceBackend::upload(const amg::DistAmg&) {}
+void PcDeviceBackend::release() {}
+void PcDeviceBackend::apply(const std::vector<double>&, std::vector<double>&) {}
+std::int64_t PcDeviceBackend::device_bytes() const { return 0; }
+
+#endif
+
+}  // namespace tessera::petsc

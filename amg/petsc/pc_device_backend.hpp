@@ -1,0 +1,44 @@
+#pragma once
+// The GPU backend of PCTESSERA: after every (re)setup the DistAmg hierarchy is uploaded to the
+// rank's GPU (amg::gpu::DistDeviceAmgPreconditioner: A, P, R per level, NCCL halo exchanges),
+// and each PCApply runs one cycle there. The PETSc vectors this plugin meets are host vectors
+// (Debian's PETSc has no CUDA), so the owned entries of r go down and those of z come up once
+// per apply; a CUDA-enabled PETSc would hand VecCUDAGetArrayRead/Write pointers to apply_device
+// instead (not built here: no such PETSc to compile and test against).
+// In a build without CUDA every member throws InputError (the backend is never chosen there).
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+namespace tessera::dist {
+class Communicator;
+}
+namespace tessera::amg {
+class DistAmg;
+}
+
+namespace tessera::petsc {
+
+class PcDeviceBackend {
+ public:
+  /// Collective: the rank's GPU and the NCCL communicator (once per PC).
+  explicit PcDeviceBackend(const dist::Communicator& comm);
+  ~PcDeviceBackend();
+  PcDeviceBackend(const PcDeviceBackend&) = delete;
+  PcDeviceBackend& operator=(const PcDeviceBackend&) = delete;
+
+  /// Collective: (re)uploads the hierarchy of `amg`, which must outlive the next upload.
+  void upload(const amg::DistAmg& amg);
+  /// Drops the uploaded hierarchy (before the DistAmg it was made from goes away).
+  void release();
+  /// Collective: z = one cycle applied to r (owned entries, host vectors).
+  void apply(const std::vector<double>& r, std::vector<double>& z);
+  /// This rank's device bytes held by the uploaded hierarchy.
+  std::int64_t device_bytes() const;
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace tessera::petsc

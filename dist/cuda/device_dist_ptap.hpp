@@ -1,0 +1,55 @@
+#pragma once
+// DeviceDistPtap: the numeric phase of dist::DistPtap resident on the rank's GPU (built only
+// with CUDA). On the host DistPtap's symbolic result, a recompute on new values of A and P
+// (same patterns) runs on the device:
+//   AP = A*P                 DeviceDistSpgemm (values-only NCCL exchange of P's remote rows)
+//   T  = P_own^T (AP)_own    value gathers into kept tile operands, TileSpgemm::numeric
+//   T's ghost-row entries -> their owners, values only, over the fixed return pattern (NCCL)
+//   C  = sum of the contributions per entry, in the host's fixed order: a precomputed
+//        per-entry list and a sequential segmented sum (no atomics), so the sum is bitwise the
+//        host DistPtap's for bitwise-equal contributions; a recompute is bitwise reproducible
+//        whenever the tile products use no atomics (pushed_tiles() == 0 on every rank).
+//
+//   DistPtap symbolic(comm, a, p);                    // host, once
+//   DeviceDistPtap galerkin(ctx, symbolic, a, p);     // maps + tile symbolic, once
+//   galerkin.recompute(da, dp, dc);                   // dc: DeviceDistMatrix(symbolic.result())
+#include <cstdint>
+
+#include "dist/cuda/device_dist_spgemm.hpp"
+#include "dist/ptap.hpp"
+
+namespace tessera::dist::gpu {
+
+class DeviceDistPtap {
+ public:
+  /// `symbolic` was built from `a` and `p`. Not collective. Keeps a reference to `ctx`.
+  DeviceDistPtap(DeviceContext& ctx, const DistPtap& symbolic, const DistMatrix& a, const DistMatrix& p);
+
+  /// Collective: new values of a and p -> new values of c (a DeviceDistMatrix of
+  /// symbolic.result()). Ordered on ctx.compute(), returns without waiting.
+  void recompute(DeviceDistMatrix& a, DeviceDistMatrix& p, DeviceDistMatrix& c);
+
+  /// A tiles this rank's products scatter with atomics (AP and the outer product): when 0 on
+  /// every rank, a recompute is bitwise reproducible.
+  std::int64_t pushed_tiles() const { return ap_.info().push_tiles + outer_.info().push_tiles; }
+
+ private:
+  ValueSources ap_values() const;
+
+  DeviceContext& ctx_;
+  DeviceDistSpgemm ap_;
+  tessera::cuda::DeviceBuffer<double> ap_values_;  // AP's owned values: local, then non-local
+  std::int64_t a_nnz_ = 0, p_nnz_ = 0, c_local_nnz_ = 0, c_nonlocal_nnz_ = 0;
+  TiledOperand p_transposed_, ap_ext_;  // sources: P's values; AP's values
+  bool multiplies_ = false;             // false when T is empty on this rank
+  tessera::cuda::TileSpgemm<double> outer_;
+  tessera::cuda::DeviceTileMatrix<double> t_;
+  ExchangePattern back_;                                // T's ghost-row entries to their owners
+  tessera::cuda::DeviceBuffer<std::int64_t> send_map_;  // sent entry -> T tile value
+  tessera::cuda::DeviceBuffer<double> send_, recv_;
+  // C's [local | non-local] value o sums contributions order_[seg_ptr_[o] .. seg_ptr_[o+1]),
+  // indices into [T's tile values | received values], in the host's summation order.
+  tessera::cuda::DeviceBuffer<std::int64_t> seg_ptr_, order_;
+};
+
+}  // namespace tessera::dist::gpu

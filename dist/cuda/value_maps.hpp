@@ -1,0 +1,68 @@
+#pragma once
+// Value maps of the device numeric phases (DeviceDistSpgemm, DeviceDistPtap). A symbolic phase
+// fixes where every value of an operand comes from; the numeric phase is then only gathers
+// (dst[i] = src[map[i]]) and fixed-order segmented sums, no searching and no atomics.
+//
+// The maps are found by tagging: run the host function that builds an operand (extended_block,
+// values_in_row_order, to_tiles, ...) on a copy whose values are their own indices, and read the
+// indices back. The device then reproduces the host's data movement exactly, by construction.
+// Built only with CUDA.
+#include <cuda_runtime_api.h>
+
+#include <cstdint>
+#include <vector>
+
+#include "local/cuda/device_matrix.hpp"
+
+namespace tessera::dist::gpu {
+
+/// One logical array of values stored as up to three consecutive device arrays (e.g. a
+/// matrix's local block, its non-local block, and received values): index i < ends[0] reads
+/// parts[0][i], i < ends[1] reads parts[1][i - ends[0]], and so on.
+struct ValueSources {
+  const double* parts[3] = {nullptr, nullptr, nullptr};
+  std::int64_t ends[3] = {0, 0, 0};
+  int count = 0;
+
+  ValueSources& add(const double* values, std::int64_t n);
+  std::int64_t size() const { return count ? ends[count - 1] : 0; }
+};
+
+/// Two consecutive device arrays as one output (a matrix's local, then non-local values).
+struct ValueTargets {
+  double* first = nullptr;
+  std::int64_t first_size = 0;
+  double* second = nullptr;
+};
+
+/// out[i] = sources[map[i]] for i < map.size().
+void gather_values(const ValueSources& sources, const tessera::cuda::DeviceBuffer<std::int64_t>& map,
+                   const ValueTargets& out, cudaStream_t stream);
+
+/// out[o] = 0 + sources[order[seg[o]]] + sources[order[seg[o]+1]] + ... left to right: the
+/// host's sequential sum, so the result is bitwise the host's and the same on every call.
+void segmented_sum(const ValueSources& sources, const tessera::cuda::DeviceBuffer<std::int64_t>& seg_ptr,
+                   const tessera::cuda::DeviceBuffer<std::int64_t>& order, const ValueTargets& out,
+                   cudaStream_t stream);
+
+/// 0, 1, ..., n-1 as doubles (exact below 2^53): the tags.
+std::vector<double> index_tags(std::int64_t n, std::int64_t first = 0);
+/// Tags back to indices.
+std::vector<std::int64_t> tag_indices(const std::vector<double>& tagged);
+
+/// An operand of the tile SpGEMM whose values are refreshed by a gather: its tile pattern on
+/// the device and, per tile value, the index of its source value.
+struct TiledOperand {
+  tessera::cuda::DeviceTileMatrix<double> tiles;
+  tessera::cuda::DeviceBuffer<std::int64_t> source;
+
+  /// `tagged` carries, as each entry's value, the index of its source value.
+  TiledOperand(const Csr<double>& tagged, cudaStream_t stream);
+  void refresh(const ValueSources& sources, cudaStream_t stream);
+};
+
+/// For a product's tile pattern: CSR position k (the host product's entry order) -> tile value
+/// position. Synchronises `stream` (a symbolic-phase download).
+std::vector<std::int64_t> csr_to_tile_positions(const tessera::cuda::DeviceTileMatrix<double>& c, cudaStream_t stream);
+
+}  // namespace tessera::dist::gpu

@@ -1,0 +1,199 @@
+// DeviceDistSpgemm / DeviceDistPtap: the device-resident numeric phase on the host symbolic
+// result, against the host DistSpgemm / DistPtap recompute on the same new values: identical
+// patterns, values within the two-summation-orders bound of test_device_spgemm.cpp
+// (2*gamma_{K+2}*sum|a_ik b_kj|), and a second recompute bitwise equal to the first. Uneven
+// partitions with an empty rank, Poisson with an aggregation prolongator, rectangular P,
+// cancellation. One GPU per rank (label gpu; exit 77 without).
+#include <memory>
+
+#include "dist/cuda/device_dist_ptap.hpp"
+#include "dist/cuda/device_dist_spgemm.hpp"
+#include "dist_test_util.hpp"
+#include "local/core/error.hpp"
+#include "local/gen/generators.hpp"
+
+namespace tessera::dist {
+namespace {
+
+using gpu::DeviceDistMatrix;
+using tessera::testing::RandomSpec;
+using tessera::testing::random_csr;
+
+Csr<double> new_values(Csr<double> a, std::uint64_t seed) {
+  std::mt19937_64 rng(seed);
+  std::uniform_real_distribution<double> u(0.5, 2.0);
+  for (double& v : a.values) v = (rng() & 1 ? 1 : -1) * u(rng);
+  return a;
+}
+
+/// `pattern` with the device values of `c` (waits for the stream).
+DistMatrix downloaded(const DistMatrix& pattern, const DeviceDistMatrix& c, cudaStream_t s) {
+  DistMatrix m = pattern;
+  m.local.values = c.local.values.download(s);
+  m.nonlocal.values = c.nonlocal.values.download(s);
+  return m;
+}
+
+/// Runs `recompute(dc)` twice on a poisoned C: the first result against `want`, the second
+/// bitwise equal to the first unless some rank's tile SpGEMM scatters tiles with atomics
+/// (`pushed_tiles`: skewed rows; then the second is checked against `want` as well).
+template <class Recompute>
+void expect_recompute_matches(const Communicator& comm, gpu::DeviceContext& ctx, const DistMatrix& pattern,
+                              const DistMatrix& want, const Csr<double>& terms, const Csr<double>& magnitude,
+                              std::int64_t pushed_tiles, Recompute&& recompute) {
+  DeviceDistMatrix dc(pattern, ctx.compute());
+  dc.local.values.fill_bytes(0xff, ctx.compute());  // NaN: every value must be written
+  dc.nonlocal.values.fill_bytes(0xff, ctx.compute());
+  recompute(dc);
+  const DistMatrix first = downloaded(pattern, dc, ctx.compute());
+  testing::expect_matches_reference(comm, gather(comm, first), gather(comm, want), terms, magnitude);
+  recompute(dc);
+  const DistMatrix second = downloaded(pattern, dc, ctx.compute());
+  if (comm.allreduce(pushed_tiles, ReduceOp::sum) > 0) {
+    testing::expect_matches_reference(comm, gather(comm, second), gather(comm, want), terms, magnitude);
+    return;
+  }
+  EXPECT_EQ(first.local.values, second.local.values) << "rank " << comm.rank() << ": recompute is not reproducible";
+  EXPECT_EQ(first.nonlocal.values, second.nonlocal.values) << "rank " << comm.rank();
+}
+
+void check_spgemm(const Communicator& comm, gpu::DeviceContext& ctx, const Csr<double>& a, const Csr<double>& b,
+                  const RowPartition& rows, const RowPartition& inner, const RowPartition& outer, std::uint64_t seed) {
+  const Csr<double> a2 = new_values(a, seed), b2 = new_values(b, seed + 1);
+  const DistMatrix da = testing::distribute(comm, a, rows, inner), db = testing::distribute(comm, b, inner, outer);
+  const DistMatrix da2 = testing::distribute(comm, a2, rows, inner), db2 = testing::distribute(comm, b2, inner, outer);
+  DistSpgemm host(comm, da, db);
+  const DistMatrix pattern = host.result();
+  gpu::DeviceDistSpgemm device(ctx, host, da, db);
+  host.recompute(comm, da2, db2);  // the reference: the host numeric phase on the new values
+  DeviceDistMatrix a_dev(da2, ctx.compute()), b_dev(db2, ctx.compute());
+  expect_recompute_matches(comm, ctx, pattern, host.result(), ref::spgemm(testing::ones(a), testing::ones(b)),
+                           ref::spgemm(testing::absolute(a2), testing::absolute(b2)), device.info().push_tiles,
+                           [&](DeviceDistMatrix& c) { device.recompute(a_dev, b_dev, c); });
+}
+
+void check_ptap(const Communicator& comm, gpu::DeviceContext& ctx, const Csr<double>& a, const Csr<double>& p,
+                const RowPartition& rows, const RowPartition& coarse, std::uint64_t seed) {
+  const Csr<double> a2 = new_values(a, seed), p2 = new_values(p, seed + 1);
+  const DistMatrix da = testing::distribute(comm, a, rows, rows), dp = testing::distribute(comm, p, rows, coarse);
+  const DistMatrix da2 = testing::distribute(comm, a2, rows, rows), dp2 = testing::distribute(comm, p2, rows, coarse);
+  DistPtap host(comm, da, dp);
+  const DistMatrix pattern = host.result();
+  gpu::DeviceDistPtap device(ctx, host, da, dp);
+  host.recompute(comm, da2, dp2);
+  DeviceDistMatrix a_dev(da2, ctx.compute()), p_dev(dp2, ctx.compute());
+  expect_recompute_matches(comm, ctx, pattern, host.result(), ref::ptap(testing::ones(a), testing::ones(p)),
+                           ref::ptap(testing::absolute(a2), testing::absolute(p2)), device.pushed_tiles(),
+                           [&](DeviceDistMatrix& c) { device.recompute(a_dev, p_dev, c); });
+}
+
+/// P(i, i / size) = 1 with one trailing partial aggregate: the shape of SA-AMG's P_tent.
+Csr<double> aggregation_prolongator(std::int64_t n, std::int64_t size) {
+  std::vector<std::int64_t> r, c;
+  std::vector<double> v;
+  for (std::int64_t i = 0; i < n; ++i) r.push_back(i), c.push_back(i / size), v.push_back(1.0);
+  return csr_from_triplets<double>(n, (n + size - 1) / size, r, c, v);
+}
+
+class DeviceDistNumeric : public ::testing::Test {
+ protected:
+  void SetUp() override { ctx = std::make_unique<gpu::DeviceContext>(comm); }
+  const Communicator comm;
+  std::unique_ptr<gpu::DeviceContext> ctx;
+};
+
+TEST_F(DeviceDistNumeric, RandomSquareSpgemmOnEveryPartition) {
+  const std::uint64_t seed = testing::shared_seed(comm);
+  SCOPED_TRACE("seed " + std::to_string(seed));
+  int i = 0;
+  for (std::int64_t n : {0, 1, 11, 70, 181}) {
+    const Csr<double> a = random_csr(RandomSpec{n, n, 0.06, 0.1, 0.1, false}, seed + i++);
+    const Csr<double> b = random_csr(RandomSpec{n, n, 0.06, 0.1, 0.1, true}, seed + i++);
+    for (const auto& part : testing::test_partitions(comm, a, seed + i++)) {
+      SCOPED_TRACE(part.name + ", n = " + std::to_string(n));
+      check_spgemm(comm, *ctx, a, b, part.partition, part.partition, part.partition, seed + i++);
+    }
+  }
+}
+
+TEST_F(DeviceDistNumeric, RectangularSpgemmWithThreePartitions) {
+  const std::uint64_t seed = testing::shared_seed(comm);
+  SCOPED_TRACE("seed " + std::to_string(seed));
+  const Csr<double> a = random_csr(RandomSpec{133, 58, 0.08, 0.1, 0.1, false}, seed);
+  const Csr<double> b = random_csr(RandomSpec{58, 91, 0.08, 0.1, 0.1, true}, seed + 1);
+  const RowPartition inner = testing::uneven_partition(comm, 58, seed + 2);
+  const RowPartition outer = RowPartition::balanced_rows(91, comm.size());
+  for (const auto& part : testing::test_partitions(comm, a, seed + 3)) {
+    SCOPED_TRACE(part.name);
+    check_spgemm(comm, *ctx, a, b, part.partition, inner, outer, seed + 4);
+  }
+}
+
+TEST_F(DeviceDistNumeric, CancellationKeepsTheStructuralPattern) {
+  // Row 0 of A is (1, 1), B's rows are (1) and (-1): C(0,0) is an exact 0 that stays stored.
+  const std::uint64_t seed = testing::shared_seed(comm);
+  const Csr<double> a = csr_from_triplets<double>(3, 2, {0, 0, 2}, {0, 1, 1}, {1.0, 1.0, 2.0});
+  const Csr<double> b = csr_from_triplets<double>(2, 1, {0, 1}, {0, 0}, {1.0, -1.0});
+  const RowPartition rows = testing::uneven_partition(comm, 3, seed);
+  const RowPartition inner = RowPartition::balanced_rows(2, comm.size());
+  const RowPartition outer = RowPartition::balanced_rows(1, comm.size());
+  const DistMatrix da = testing::distribute(comm, a, rows, inner), db = testing::distribute(comm, b, inner, outer);
+  const DistSpgemm host(comm, da, db);
+  gpu::DeviceDistSpgemm device(*ctx, host, da, db);
+  DeviceDistMatrix a_dev(da, ctx->compute()), b_dev(db, ctx->compute()), c_dev(host.result(), ctx->compute());
+  c_dev.local.values.fill_bytes(0xff, ctx->compute());  // NaN: the recompute must write both values
+  c_dev.nonlocal.values.fill_bytes(0xff, ctx->compute());
+  device.recompute(a_dev, b_dev, c_dev);
+  const Csr<double> c = gather(comm, downloaded(host.result(), c_dev, ctx->compute()));
+  if (comm.rank() == 0) {
+    ASSERT_EQ(c.nnz(), 2) << "the cancelled C(0,0) must stay stored";
+    EXPECT_EQ(c.values[0], 0.0);
+    EXPECT_EQ(c.values[1], -2.0);  // C(2,0) = A(2,1) B(1,0) = 2 * -1
+  }
+}
+
+TEST_F(DeviceDistNumeric, StencilsSquaredAndAggregationGalerkin) {
+  const std::uint64_t seed = testing::shared_seed(comm);
+  SCOPED_TRACE("seed " + std::to_string(seed));
+  // Elasticity: block size 3, aggregates of two nodes (6 dofs), so aggregates straddle tiles.
+  const std::pair<const char*, std::int64_t> cases[] = {
+      {"poisson2d:13", 4}, {"poisson3d:7", 4}, {"poisson3d27:5", 8}, {"elasticity3d:3", 6}};
+  for (const auto& [spec, aggregate] : cases) {
+    SCOPED_TRACE(spec);
+    const Csr<double> a = gen::generate(gen::parse_spec(spec));
+    const Csr<double> p = aggregation_prolongator(a.rows, aggregate);
+    for (const auto& part : testing::test_partitions(comm, a, seed)) {
+      SCOPED_TRACE(part.name);
+      check_spgemm(comm, *ctx, a, a, part.partition, part.partition, part.partition, seed + 1);
+      check_ptap(comm, *ctx, a, p, part.partition, testing::uneven_partition(comm, p.cols, seed + 2), seed + 3);
+    }
+  }
+}
+
+TEST_F(DeviceDistNumeric, RandomRectangularGalerkin) {
+  const std::uint64_t seed = testing::shared_seed(comm);
+  SCOPED_TRACE("seed " + std::to_string(seed));
+  int i = 0;
+  for (auto shape : {std::pair<std::int64_t, std::int64_t>{1, 1}, {29, 7}, {150, 41}, {203, 64}}) {
+    const Csr<double> a = random_csr(RandomSpec{shape.first, shape.first, 0.06, 0.1, 0.1, false}, seed + i++);
+    const Csr<double> p = random_csr(RandomSpec{shape.first, shape.second, 0.1, 0.1, 0.1, false}, seed + i++);
+    const RowPartition coarse = testing::uneven_partition(comm, shape.second, seed + i++);
+    for (const auto& part : testing::test_partitions(comm, a, seed + i++)) {
+      SCOPED_TRACE(part.name + ", " + std::to_string(shape.first) + " -> " + std::to_string(shape.second));
+      check_ptap(comm, *ctx, a, p, part.partition, coarse, seed + i++);
+    }
+  }
+}
+
+TEST_F(DeviceDistNumeric, OperandsOfAnotherPatternAreAnInputError) {
+  const Csr<double> a = gen::generate(gen::parse_spec("poisson2d:5"));
+  const RowPartition rows = RowPartition::balanced_rows(a.rows, comm.size());
+  const DistMatrix da = testing::distribute(comm, a, rows, rows);
+  const DistSpgemm host(comm, da, da);
+  const DistMatrix empty = testing::distribute(comm, Csr<double>::empty(a.rows, a.cols), rows, rows);
+  // Not collective: the ranks whose rows differ from the symbolic phase's throw.
+  if (da.nnz() > 0) EXPECT_THROW(gpu::DeviceDistSpgemm(*ctx, host, empty, da), InputError);
+}
+
+}  // namespace
+}  // namespace tessera::dist

@@ -1,0 +1,252 @@
+// The device coarse solver (amg/cuda/device_coarse_solver.hpp) against the host
+// DenseCoarseSolver on the same operators: SPD (coarse Poisson / elasticity Galerkin operators,
+// random SPD of odd sizes, a real SPD matrix) through cuSOLVER Cholesky; symmetric indefinite
+// and nonsymmetric nonsingular ones through cuSOLVER LU; singular ones through the host
+// fallback (bitwise the host's answer); 1x1, 0x0, re-factoring, a user stream, bad input; and
+// the device hierarchy's coarsest level solved on the device.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "amg/coarse_solver.hpp"
+#include "amg/cuda/device_coarse_solver.hpp"
+#include "amg/cuda/device_hierarchy.hpp"
+#include "amg/hierarchy.hpp"
+#include "local/core/error.hpp"
+#include "local/cuda/device_matrix.hpp"
+#include "local/gen/generators.hpp"
+#include "local/io/matrix_market.hpp"
+#include "support/matrix_files.hpp"
+#include "support/random_matrix.hpp"
+
+namespace tessera::amg {
+namespace {
+
+using gpu::DeviceCoarseSolver;
+
+double max_abs(const std::vector<double>& v) {
+  double m = 0;
+  for (const double x : v) m = std::max(m, std::abs(x));
+  return m;
+}
+
+std::vector<double> multiply(const Csr<double>& a, const std::vector<double>& x) {
+  std::vector<double> y(std::size_t(a.rows), 0.0);
+  for (std::int64_t i = 0; i < a.rows; ++i)
+    for (std::int64_t p = a.row_ptr[i]; p < a.row_ptr[i + 1]; ++p) y[i] += a.values[p] * x[a.col_idx[p]];
+  return y;
+}
+
+std::vector<double> device_solve(const DeviceCoarseSolver& s, const std::vector<double>& b, cudaStream_t stream = nullptr) {
+  tessera::cuda::DeviceBuffer<double> db, dx(b.size(), stream);
+  db.upload(b, stream);
+  dx.fill_bytes(0xff, stream);  // NaN: an entry left unwritten shows
+  s.solve(db.data(), dx.data(), stream);
+  return dx.download(stream);
+}
+
+/// The device answer equals the host's to `rtol` and has a small backward error.
+void expect_matches_host(const Csr<double>& a, const std::string& method, double rtol) {
+  SCOPED_TRACE(std::to_string(a.rows) + " rows, expecting " + method);
+  DenseCoarseSolver host;
+  host.factor(a);
+  DeviceCoarseSolver device;
+  device.factor(tessera::cuda::upload(a));
+  EXPECT_EQ(device.method(), method);
+  EXPECT_EQ(device.rows(), a.rows);
+  EXPECT_TRUE(device.on_device());
+  EXPECT_GE(device.device_bytes(), std::int64_t(a.rows * a.rows * sizeof(double)));
+  std::vector<double> b(std::size_t(a.rows)), x_host;
+  for (std::size_t i = 0; i < b.size(); ++i) b[i] = std::sin(1.0 + double(i));
+  host.solve(b, x_host);
+  const std::vector<double> x = device_solve(device, b);
+  ASSERT_EQ(x.size(), x_host.size());
+  const double scale = max_abs(x_host);
+  for (std::size_t i = 0; i < x.size(); ++i) ASSERT_LE(std::abs(x[i] - x_host[i]), rtol * scale) << "entry " << i;
+  const std::vector<double> ax = multiply(a, x);
+  double residual = 0, a_norm = 0;
+  for (std::size_t i = 0; i < b.size(); ++i) residual = std::max(residual, std::abs(b[i] - ax[i]));
+  for (std::int64_t i = 0; i < a.rows; ++i) {
+    double row = 0;
+    for (std::int64_t p = a.row_ptr[i]; p < a.row_ptr[i + 1]; ++p) row += std::abs(a.values[p]);
+    a_norm = std::max(a_norm, row);
+  }
+  EXPECT_LE(residual, 1e-13 * double(a.rows) * (a_norm * max_abs(x) + max_abs(b))) << "backward error";
+}
+
+/// Random sparse matrix with a diagonal of |row sum| + 1 (sign from `diagonal_sign`):
+/// nonsingular, well conditioned; symmetric unless `symmetric` is false.
+Csr<double> random_dominant(std::int64_t n, std::uint64_t seed, bool symmetric, double (*diagonal_sign)(std::int64_t)) {
+  testing::RandomSpec spec;
+  spec.rows = spec.cols = n;
+  spec.density = std::min(1.0, 6.0 / double(n));
+  const Csr<double> r = testing::random_csr(spec, seed);
+  std::vector<double> dense(std::size_t(n * n), 0.0);
+  for (std::int64_t i = 0; i < n; ++i)
+    for (std::int64_t p = r.row_ptr[i]; p < r.row_ptr[i + 1]; ++p) {
+      dense[i * n + r.col_idx[p]] += r.values[p];
+      if (symmetric) dense[r.col_idx[p] * n + i] += r.values[p];
+    }
+  std::vector<std::int64_t> rows, cols;
+  std::vector<double> vals;
+  for (std::int64_t i = 0; i < n; ++i) {
+    double off = 0;
+    for (std::int64_t j = 0; j < n; ++j)
+      if (j != i && dense[i * n + j] != 0) off += std::abs(dense[i * n + j]), rows.push_back(i), cols.push_back(j),
+                                           vals.push_back(dense[i * n + j]);
+    rows.push_back(i), cols.push_back(i), vals.push_back(diagonal_sign(i) * (off + 1.0));
+  }
+  return csr_from_triplets<double>(n, n, rows, cols, vals);
+}
+
+double positive(std::int64_t) { return 1.0; }
+double alternating(std::int64_t i) { return i % 2 ? -1.0 : 1.0; }
+double negative_first(std::int64_t i) { return i == 0 ? -1.0 : 1.0; }
+
+Csr<double> coarsest_operator(const std::string& spec_text, std::int64_t coarse_size) {
+  const gen::ProblemSpec spec = gen::parse_spec(spec_text);
+  const Csr<double> a = gen::generate(spec);
+  const NearNullSpace nns = gen::block_size(spec) == 3 ? rigid_body_modes(gen::coordinates(spec, 0, a.rows), a.rows)
+                                                        : constant_near_null_space(a.rows, 1);
+  AmgOptions o;
+  o.coarse_size = coarse_size;
+  return setup(a, nns, o).coarsest().a;
+}
+
+TEST(DeviceCoarseSolver, CholeskyOnGalerkinOperators) {
+  // Coarsest operators of odd sizes, block size 3 with 6 rigid-body modes included.
+  for (const auto& [spec, coarse] : {std::pair{"poisson3d:15", 40}, {"poisson3d27:17", 60}, {"elasticity3d:6", 40}}) {
+    SCOPED_TRACE(spec);
+    const Csr<double> c = coarsest_operator(spec, coarse);
+    ASSERT_GT(c.rows, 1);
+    expect_matches_host(c, "cholesky (cuSOLVER)", 1e-9);
+  }
+  expect_matches_host(gen::generate(gen::parse_spec("poisson3d27:7")), "cholesky (cuSOLVER)", 1e-10);
+}
+
+TEST(DeviceCoarseSolver, CholeskyOnRandomSpdAndRealMatrix) {
+  for (const std::int64_t n : {2, 7, 37, 130, 301}) {
+    const std::uint64_t seed = testing::fresh_seed();
+    SCOPED_TRACE("seed " + std::to_string(seed));
+    expect_matches_host(random_dominant(n, seed, true, positive), "cholesky (cuSOLVER)", 1e-11);
+  }
+  for (const testing::MatrixFile& f : testing::manifest())
+    if (f.name == "bcsstk06") {  // ill conditioned: the backward error is the real check
+      SCOPED_TRACE(f.name);
+      expect_matches_host(io::read_matrix_market(f.path), "cholesky (cuSOLVER)", 1e-3);
+    }
+}
+
+TEST(DeviceCoarseSolver, LuOnIndefiniteAndNonsymmetric) {
+  for (const std::int64_t n : {3, 29, 131}) {
+    const std::uint64_t seed = testing::fresh_seed();
+    SCOPED_TRACE("seed " + std::to_string(seed));
+    expect_matches_host(random_dominant(n, seed, true, alternating), "lu (cuSOLVER)", 1e-11);
+    // Nonsymmetric: LU reads the upper triangle too, so a transposed scatter would show here.
+    expect_matches_host(random_dominant(n, seed + 1, false, negative_first), "lu (cuSOLVER)", 1e-11);
+  }
+}
+
+/// Singular matrices: Cholesky and LU both fail, the host factors; answers are the host's, bitwise.
+void expect_host_fallback(const Csr<double>& a, int dropped) {
+  DenseCoarseSolver host;
+  host.factor(a);
+  DeviceCoarseSolver device;
+  device.factor(tessera::cuda::upload(a));
+  EXPECT_FALSE(device.on_device());
+  EXPECT_NE(device.method().find("host fallback"), std::string::npos) << device.method();
+  EXPECT_EQ(device.method().rfind(host.method(), 0), 0u) << device.method();
+  EXPECT_EQ(device.dropped_pivots(), dropped);
+  EXPECT_EQ(host.dropped_pivots(), dropped);
+  std::vector<double> y(std::size_t(a.rows)), x_host;
+  for (std::size_t i = 0; i < y.size(); ++i) y[i] = double(i * i % 5);
+  const std::vector<double> b = multiply(a, y);  // consistent right-hand side
+  host.solve(b, x_host);
+  EXPECT_EQ(device_solve(device, b), x_host);
+  const std::vector<double> ax = multiply(a, x_host);
+  for (std::size_t i = 0; i < b.size(); ++i) EXPECT_NEAR(ax[i], b[i], 1e-10) << "row " << i;
+}
+
+TEST(DeviceCoarseSolver, SingularFallsBackToHost) {
+  // Negated Neumann 1D Laplacian (37 rows): the first pivot is negative, the last LU pivot 0.
+  const std::int64_t n = 37;
+  std::vector<std::int64_t> r, c;
+  std::vector<double> v;
+  for (std::int64_t i = 0; i + 1 < n; ++i)
+    for (auto [p, q, w] : {std::tuple{i, i, -1.0}, {i + 1, i + 1, -1.0}, {i, i + 1, 1.0}, {i + 1, i, 1.0}})
+      r.push_back(p), c.push_back(q), v.push_back(w);
+  {
+    SCOPED_TRACE("negated Neumann Laplacian");
+    expect_host_fallback(csr_from_triplets<double>(n, n, r, c, v), 1);
+  }
+  // An SPD matrix with an empty row and column (a zero pivot) in the middle.
+  const Csr<double> spd = random_dominant(21, testing::fresh_seed(), true, positive);
+  std::vector<std::int64_t> rows, cols;
+  std::vector<double> vals;
+  for (std::int64_t i = 0; i < spd.rows; ++i)
+    for (std::int64_t p = spd.row_ptr[i]; p < spd.row_ptr[i + 1]; ++p)
+      if (i != 10 && spd.col_idx[p] != 10) rows.push_back(i), cols.push_back(spd.col_idx[p]), vals.push_back(spd.values[p]);
+  SCOPED_TRACE("empty row and column 10");
+  expect_host_fallback(csr_from_triplets<double>(spd.rows, spd.cols, rows, cols, vals), 1);
+}
+
+TEST(DeviceCoarseSolver, TinyRefactorStreamAndBadInput) {
+  expect_matches_host(csr_from_triplets<double>(1, 1, {0}, {0}, {4.0}), "cholesky (cuSOLVER)", 1e-15);
+  expect_matches_host(csr_from_triplets<double>(1, 1, {0}, {0}, {-3.0}), "lu (cuSOLVER)", 1e-15);
+  DeviceCoarseSolver s;
+  s.factor(tessera::cuda::upload(Csr<double>::empty(0, 0)));
+  EXPECT_EQ(s.method(), "none (0 rows)");
+  EXPECT_EQ(s.rows(), 0);
+  s.solve(nullptr, nullptr);  // nothing to do
+  // Re-factoring one object: same size (buffers kept), then another size, on a user stream.
+  // The solver's buffers are stream-ordered allocations freed on the stream they were made on,
+  // so the stream must outlive them: the solver lives in the inner scope.
+  cudaStream_t stream = nullptr;
+  ASSERT_EQ(cudaStreamCreate(&stream), cudaSuccess);
+  {
+    DeviceCoarseSolver on_stream;
+    for (const auto& [n, sign] : {std::pair{37, positive}, {37, alternating}, {12, positive}}) {
+      const Csr<double> a = random_dominant(n, testing::fresh_seed(), true, sign);
+      on_stream.factor(tessera::cuda::upload(a, stream), stream);
+      std::vector<double> x_star(static_cast<std::size_t>(n));
+      for (std::size_t i = 0; i < x_star.size(); ++i) x_star[i] = std::cos(double(i));
+      const std::vector<double> x = device_solve(on_stream, multiply(a, x_star), stream);
+      for (std::size_t i = 0; i < x.size(); ++i)
+        EXPECT_NEAR(x[i], x_star[i], 1e-12) << on_stream.method() << ", entry " << i;
+    }
+  }
+  cudaStreamDestroy(stream);
+  const Csr<double> rect = csr_from_triplets<double>(2, 3, {0, 1}, {0, 1}, {1.0, 1.0});
+  try {
+    s.factor(tessera::cuda::upload(rect));
+    ADD_FAILURE() << "a 2x3 operator was accepted";
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("2x3"), std::string::npos) << e.what();
+  }
+}
+
+TEST(DeviceCoarseSolver, DeviceHierarchyFactorsTheCoarsestOnTheDevice) {
+  const gen::ProblemSpec spec = gen::parse_spec("poisson3d:15");
+  const Csr<double> a = gen::generate(spec);
+  AmgOptions o;
+  o.coarse_size = 40;
+  gpu::DeviceHierarchy h = gpu::device_setup(tessera::cuda::upload(a), constant_near_null_space(a.rows, 1), o);
+  ASSERT_TRUE(h.coarse_direct);
+  EXPECT_EQ(h.coarse.rows(), h.coarsest().a.rows);
+  EXPECT_EQ(statistics(h).coarse_method, "dense cholesky (cuSOLVER)");
+  EXPECT_GE(gpu::device_bytes(h), h.coarse.device_bytes());
+  const Csr<double> coarsest = tessera::cuda::download(h.coarsest().a);
+  std::vector<double> b(std::size_t(coarsest.rows), 1.0), x_host;
+  DenseCoarseSolver host;
+  host.factor(coarsest);
+  host.solve(b, x_host);
+  const std::vector<double> x = device_solve(h.coarse, b);
+  for (std::size_t i = 0; i < x.size(); ++i) ASSERT_NEAR(x[i], x_host[i], 1e-9 * max_abs(x_host)) << "entry " << i;
+}
+
+}  // namespace
+}  // namespace tessera::amg

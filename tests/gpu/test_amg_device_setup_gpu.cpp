@@ -1,0 +1,232 @@
+// The device-resident AMG setup (amg/cuda/device_hierarchy.hpp) against the host amg::setup,
+// level by level: the same level count and stopping reason, equal patterns of A, P_tent, P and
+// R, values to ~1e-12 of the largest entry, close eigenvalue estimates and damping; the same
+// PCG iteration count (+-1) with DeviceAmgPreconditioner built from each hierarchy; device
+// re-setup with new values against host resetup; bad input.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <string>
+#include <vector>
+
+#include "amg/cuda/device_cycle.hpp"
+#include "amg/cuda/device_hierarchy.hpp"
+#include "amg/cuda/device_pcg.hpp"
+#include "amg/hierarchy.hpp"
+#include "amg/krylov.hpp"
+#include "local/core/error.hpp"
+#include "local/cuda/device_matrix.hpp"
+#include "local/cuda/spmv_plan.hpp"
+#include "local/gen/generators.hpp"
+#include "local/io/matrix_market.hpp"
+#include "support/matrix_files.hpp"
+#include "support/random_matrix.hpp"
+
+namespace tessera::amg {
+namespace {
+
+using tessera::cuda::OffloadSpgemm;
+
+struct Problem {
+  std::string name;
+  Csr<double> a;
+  NearNullSpace nns;
+  AmgOptions options;
+};
+
+Problem generated(const std::string& spec, std::int64_t coarse_size) {
+  const gen::ProblemSpec s = gen::parse_spec(spec);
+  Problem p{spec, gen::generate(s), {}, {}};
+  p.nns = gen::block_size(s) == 3 ? rigid_body_modes(gen::coordinates(s, 0, p.a.rows), p.a.rows)
+                                  : constant_near_null_space(p.a.rows, 1);
+  p.options.coarse_size = coarse_size;
+  return p;
+}
+
+/// Odd sizes (3375, 375 with 6 rigid-body modes, 729, 27 rows), a real SPD matrix, and the
+/// l1-Jacobi / unsmoothed / smoothed-coarsest variants of the options.
+std::vector<Problem> problems() {
+  std::vector<Problem> out = {generated("poisson3d:15", 40), generated("elasticity3d:5", 30),
+                              generated("poisson3d27:9", 20), generated("poisson3d:3", 4)};
+  Problem jacobi = generated("poisson3d:11", 30);
+  jacobi.name += " l1-jacobi, coarsest smoothed";
+  jacobi.options.smoother = SmootherKind::l1_jacobi;
+  jacobi.options.max_dense_rows = 1;
+  out.push_back(jacobi);
+  Problem plain = generated("poisson3d27:8", 20);
+  plain.name += " unsmoothed P";
+  plain.options.smooth_prolongator = false;
+  out.push_back(plain);
+  for (const testing::MatrixFile& f : testing::manifest())
+    if (f.name == "bcsstk21" || f.name == "bcsstk06") {
+      Problem p{f.name, io::read_matrix_market(f.path), {}, {}};
+      p.nns = constant_near_null_space(p.a.rows, 1);
+      p.options.coarse_size = 40;
+      out.push_back(std::move(p));
+    }
+  return out;
+}
+
+double max_abs(const std::vector<double>& v) {
+  double m = 0;
+  for (const double x : v) m = std::max(m, std::abs(x));
+  return m;
+}
+
+void expect_same_matrix(const tessera::cuda::DeviceCsr<double>& device, const Csr<double>& host, double rtol,
+                        const std::string& what) {
+  SCOPED_TRACE(what);
+  const Csr<double> d = tessera::cuda::download(device);
+  ASSERT_EQ(d.rows, host.rows);
+  ASSERT_EQ(d.cols, host.cols);
+  ASSERT_EQ(device.nnz, host.nnz());
+  ASSERT_EQ(d.row_ptr, host.row_ptr);
+  ASSERT_EQ(d.col_idx, host.col_idx);
+  const double bound = rtol * max_abs(host.values);
+  for (std::size_t k = 0; k < host.values.size(); ++k)
+    ASSERT_LE(std::abs(d.values[k] - host.values[k]), bound) << "entry " << k;
+}
+
+void expect_close(double device, double host, double rtol, const char* what) {
+  EXPECT_LE(std::abs(device - host), rtol * std::abs(host)) << what << ": device " << device << ", host " << host;
+}
+
+void expect_same_hierarchy(const gpu::DeviceHierarchy& device, const Hierarchy& host) {
+  ASSERT_EQ(device.levels.size(), host.levels.size()) << "host stopped: " << host.stop_reason;
+  EXPECT_EQ(device.stop_reason, host.stop_reason);
+  EXPECT_EQ(device.coarse_direct, host.coarse_direct);
+  for (std::size_t l = 0; l < host.levels.size(); ++l) {
+    const std::string level = "level " + std::to_string(l);
+    SCOPED_TRACE(level);
+    const gpu::DeviceLevel& d = device.levels[l];
+    const Level& h = host.levels[l];
+    expect_same_matrix(d.a, h.a, 1e-12, "A");
+    const bool smoothed = l + 1 < host.levels.size() || !host.coarse_direct;
+    if (smoothed) {  // Lanczos with another summation order: close, not equal
+      expect_close(d.eigen.ritz, h.eigen.ritz, 1e-8, "Ritz value");
+      expect_close(d.eigen.gershgorin, h.eigen.gershgorin, 1e-12, "Gershgorin bound");
+      // Once the Krylov space is exhausted (a level of at most `steps` rows), the next residual
+      // norm is rounding noise against the 1e-12 breakdown test: either side may take one step
+      // more. Above that, the step counts must agree.
+      if (h.a.rows > host.options.eigen_iterations)
+        EXPECT_EQ(d.eigen.steps, h.eigen.steps);
+      else
+        EXPECT_NEAR(d.eigen.steps, h.eigen.steps, 1);
+      expect_close(d.smoother.upper, h.smoother.upper, 1e-8, "Chebyshev upper");
+      expect_close(d.smoother.lower, h.smoother.lower, 1e-8, "Chebyshev lower");
+      EXPECT_EQ(d.smoother.steps, h.smoother.steps);
+      const std::vector<double> diag = (d.smoother.kind == SmootherKind::l1_jacobi ? d.l1_inv_diag : d.inv_diag).download();
+      ASSERT_EQ(diag.size(), h.smoother.inv_diag.size());
+      for (std::size_t i = 0; i < diag.size(); ++i)
+        ASSERT_LE(std::abs(diag[i] - h.smoother.inv_diag[i]), 1e-13 * std::abs(h.smoother.inv_diag[i])) << "row " << i;
+    }
+    if (l + 1 == host.levels.size()) break;
+    EXPECT_EQ(d.aggregates, h.aggregates.count);
+    expect_same_matrix(d.p_tent, h.p_tent, 1e-13, "P_tent");
+    expect_close(d.omega, h.omega, 1e-8, "omega");
+    // omega differs from the host's by the Ritz rounding, which P's values inherit.
+    expect_same_matrix(d.p, h.p, 1e-9, "P");
+    expect_same_matrix(d.r, h.r, 1e-9, "R");
+  }
+}
+
+/// PCG iterations to 1e-8 with a device preconditioner built from `m`.
+SolveResult device_solve(const Csr<double>& a, gpu::DeviceAmgPreconditioner& m) {
+  const tessera::cuda::DeviceCsr<double> da = tessera::cuda::upload(a);
+  const tessera::cuda::SpmvPlan plan = tessera::cuda::make_spmv_plan(da);
+  tessera::cuda::DeviceBuffer<double> db, dx(std::size_t(a.rows));
+  db.upload(std::vector<double>(std::size_t(a.rows), 1.0));
+  dx.fill_bytes(0);
+  KrylovOptions ko;
+  ko.rtol = 1e-8;
+  ko.max_iterations = 500;
+  return gpu::device_pcg(da, plan, db.data(), dx.data(), [&](const double* r, double* z) { m.apply(r, z); }, ko);
+}
+
+Csr<double> rescaled(const Csr<double>& a) {  // S A S: new values, same pattern, still SPD
+  Csr<double> s = a;
+  const auto f = [](std::int64_t i) { return 1.0 + 0.01 * double(i % 7); };
+  for (std::int64_t i = 0; i < s.rows; ++i)
+    for (std::int64_t k = s.row_ptr[i]; k < s.row_ptr[i + 1]; ++k) s.values[k] *= f(i) * f(s.col_idx[k]);
+  return s;
+}
+
+class AmgDeviceSetup : public ::testing::TestWithParam<OffloadSpgemm> {};
+
+TEST_P(AmgDeviceSetup, MatchesHostSetupLevelByLevel) {
+  for (const Problem& problem : problems()) {
+    SCOPED_TRACE(problem.name + ", " + tessera::cuda::to_string(GetParam()));
+    const Hierarchy host = setup(problem.a, problem.nns, problem.options);
+    const tessera::cuda::DeviceCsr<double> da = tessera::cuda::upload(problem.a);
+    const gpu::DeviceHierarchy device = gpu::device_setup(da, problem.nns, problem.options, GetParam());
+    expect_same_hierarchy(device, host);
+    const HierarchyStats stats = statistics(device);
+    ASSERT_EQ(stats.levels.size(), host.levels.size());
+    EXPECT_GT(stats.times.total(), 0.0);
+  }
+}
+
+TEST_P(AmgDeviceSetup, PcgIterationsMatchHostHierarchy) {
+  for (const Problem& problem : problems()) {
+    SCOPED_TRACE(problem.name);
+    const Hierarchy host = setup(problem.a, problem.nns, problem.options);
+    const gpu::DeviceHierarchy device =
+        gpu::device_setup(tessera::cuda::upload(problem.a), problem.nns, problem.options, GetParam());
+    gpu::DeviceAmgPreconditioner from_host(host), from_device(device);
+    const SolveResult h = device_solve(problem.a, from_host), d = device_solve(problem.a, from_device);
+    ASSERT_TRUE(h.converged()) << h.message;
+    EXPECT_TRUE(d.converged()) << d.message;
+    EXPECT_LE(std::abs(d.iterations - h.iterations), 1) << "host hierarchy " << h.iterations;
+  }
+}
+
+TEST_P(AmgDeviceSetup, ResetupMatchesHostResetup) {
+  for (const Problem& problem : problems()) {
+    SCOPED_TRACE(problem.name);
+    Hierarchy host = setup(problem.a, problem.nns, problem.options);
+    gpu::DeviceHierarchy device =
+        gpu::device_setup(tessera::cuda::upload(problem.a), problem.nns, problem.options, GetParam());
+    const Csr<double> scaled = rescaled(problem.a);
+    resetup(host, scaled);
+    tessera::cuda::DeviceBuffer<double> values;
+    values.upload(scaled.values);
+    gpu::device_resetup(device, values.data());
+    expect_same_hierarchy(device, host);
+    gpu::DeviceAmgPreconditioner m(device);
+    EXPECT_TRUE(device_solve(scaled, m).converged());
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Spgemm, AmgDeviceSetup, ::testing::Values(OffloadSpgemm::tile, OffloadSpgemm::cusparse),
+                         [](const auto& info) { return std::string(tessera::cuda::to_string(info.param)); });
+
+TEST(AmgDeviceSetupEdges, TinyOperatorsAndBadInput) {
+  // 1x1 and 0x0: a single, directly solved level, as on the host.
+  const Csr<double> one = csr_from_triplets<double>(1, 1, {0}, {0}, {4.0});
+  const gpu::DeviceHierarchy h1 = gpu::device_setup(tessera::cuda::upload(one), constant_near_null_space(1, 1));
+  ASSERT_EQ(h1.levels.size(), 1u);
+  EXPECT_TRUE(h1.coarse_direct);
+  EXPECT_EQ(h1.stop_reason, setup(one, constant_near_null_space(1, 1)).stop_reason);
+  const Csr<double> none = Csr<double>::empty(0, 0);
+  const gpu::DeviceHierarchy h0 = gpu::device_setup(tessera::cuda::upload(none), constant_near_null_space(0, 1));
+  EXPECT_EQ(h0.levels.size(), 1u);
+
+  Problem p = generated("poisson3d:5", 10);
+  Csr<double> negative = p.a;
+  for (std::int64_t k = negative.row_ptr[7]; k < negative.row_ptr[8]; ++k)
+    if (negative.col_idx[k] == 7) negative.values[k] = -1.0;
+  try {
+    gpu::device_setup(tessera::cuda::upload(negative), p.nns, p.options);
+    ADD_FAILURE() << "a negative diagonal was accepted";
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("row 7"), std::string::npos) << e.what();
+  }
+  EXPECT_THROW(gpu::device_setup(tessera::cuda::upload(p.a), constant_near_null_space(p.a.rows + 1, 1), p.options),
+               InputError);
+  const Csr<double> rect = csr_from_triplets<double>(2, 3, {0, 1}, {0, 1}, {1.0, 1.0});
+  EXPECT_THROW(gpu::device_setup(tessera::cuda::upload(rect), constant_near_null_space(2, 1)), InputError);
+}
+
+}  // namespace
+}  // namespace tessera::amg

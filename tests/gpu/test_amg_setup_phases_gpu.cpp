@@ -1,0 +1,284 @@
+// The graph phases of the smoothed-aggregation setup on the device (amg/cuda/
+// device_setup_phases.hpp) against their host twins: strength graph, aggregation and tentative
+// prolongator on scalar and block problems, real SPD matrices, Dirichlet rows, random SPD
+// matrices on fresh seeds, 1x1 and 0x0, theta in {0, 0.02, 0.25}. Patterns, aggregates and
+// coarse layouts must be identical; the device code repeats the host's floating-point
+// operations in the same order without FMA contraction, so values are required to match to
+// kUlps units in the last place (in practice they match bit for bit; the count is printed).
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <cstdio>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "amg/aggregation.hpp"
+#include "amg/cuda/device_setup_phases.hpp"
+#include "amg/near_null_space.hpp"
+#include "amg/strength.hpp"
+#include "amg/tentative_prolongator.hpp"
+#include "local/core/error.hpp"
+#include "local/cuda/device_matrix.hpp"
+#include "local/gen/generators.hpp"
+#include "local/io/matrix_market.hpp"
+#include "local/reference/kernels.hpp"
+#include "support/matrix_files.hpp"
+#include "support/random_matrix.hpp"
+
+namespace tessera::amg {
+namespace {
+
+constexpr double kThetas[] = {0.0, 0.02, 0.25};
+constexpr double kUlps = 4;
+
+struct Problem {
+  std::string name;
+  Csr<double> a;
+  NodeLayout nodes;
+  DenseMatrix b;  // near-null space, rows x k
+};
+
+Problem generated(const std::string& spec) {
+  const gen::ProblemSpec s = gen::parse_spec(spec);
+  Problem p{spec, gen::generate(s), {}, {}};
+  const int bs = gen::block_size(s);
+  p.nodes = uniform_nodes(p.a.rows, bs);
+  p.b = bs == 3 ? rigid_body_modes(gen::coordinates(s, 0, p.a.rows), p.a.rows).vectors
+                : constant_near_null_space(p.a.rows, 1).vectors;
+  return p;
+}
+
+Problem with_constant_space(std::string name, Csr<double> a, int block_size) {
+  Problem p{std::move(name), std::move(a), {}, {}};
+  p.nodes = uniform_nodes(p.a.rows, block_size);
+  p.b = constant_near_null_space(p.a.rows, block_size).vectors;
+  return p;
+}
+
+/// Random SPD (B + B^T + diagonal dominance), odd size, some nodes coupled to nothing.
+Problem random_spd(std::int64_t n, std::uint64_t seed) {
+  const Csr<double> r = testing::random_csr({n, n, 0.03, 0.1}, seed);
+  std::vector<std::int64_t> ri, ci;
+  std::vector<double> v;
+  std::vector<double> row_sum(static_cast<std::size_t>(n), 1.0);
+  for (std::int64_t i = 0; i < n; ++i)
+    for (std::int64_t p = r.row_ptr[i]; p < r.row_ptr[i + 1]; ++p) {
+      const std::int64_t j = r.col_idx[p];
+      if (i == j) continue;
+      ri.insert(ri.end(), {i, j});
+      ci.insert(ci.end(), {j, i});
+      v.insert(v.end(), {r.values[p], r.values[p]});
+      row_sum[i] += std::abs(r.values[p]);
+      row_sum[j] += std::abs(r.values[p]);
+    }
+  for (std::int64_t i = 0; i < n; ++i) ri.push_back(i), ci.push_back(i), v.push_back(row_sum[i]);
+  return with_constant_space("random SPD n=" + std::to_string(n) + " seed=" + std::to_string(seed),
+                             csr_from_triplets(n, n, ri, ci, v), 1);
+}
+
+/// poisson3d:9 with every 7th dof made a Dirichlet dof (row and column reduced to the diagonal).
+Problem dirichlet_rows() {
+  const Csr<double> a = gen::generate(gen::parse_spec("poisson3d:9"));
+  std::vector<std::int64_t> ri, ci;
+  std::vector<double> v;
+  for (std::int64_t i = 0; i < a.rows; ++i)
+    for (std::int64_t p = a.row_ptr[i]; p < a.row_ptr[i + 1]; ++p) {
+      const std::int64_t j = a.col_idx[p];
+      if (i != j && (i % 7 == 0 || j % 7 == 0)) continue;
+      ri.push_back(i), ci.push_back(j), v.push_back(a.values[p]);
+    }
+  return with_constant_space("poisson3d:9 with Dirichlet dofs", csr_from_triplets(a.rows, a.cols, ri, ci, v), 1);
+}
+
+std::vector<Problem> problems() {
+  std::vector<Problem> out;
+  for (const char* spec : {"poisson3d:15", "poisson3d27:9", "elasticity3d:5", "elasticity3d:4"}) out.push_back(generated(spec));
+  out.push_back(dirichlet_rows());
+  out.push_back(with_constant_space("1x1", csr_from_triplets<double>(1, 1, {0}, {0}, {4.0}), 1));
+  out.push_back(with_constant_space("0x0", Csr<double>::empty(0, 0), 1));
+  out.push_back(random_spd(203, testing::fresh_seed()));
+  const struct { const char* name; int block; } real[] = {{"bcsstk05", 3}, {"bcsstk08", 6}, {"bcsstk22", 1}, {"gr_30_30", 1}};
+  for (const testing::MatrixFile& f : testing::manifest())
+    for (const auto& r : real)
+      if (f.name == r.name) out.push_back(with_constant_space(f.name, io::read_matrix_market(f.path), r.block));
+  return out;
+}
+
+/// Distance in units in the last place (0 for equal values, +0 vs -0 included; NaN: infinite).
+double ulps(double x, double y) {
+  if (x == y) return 0;
+  if (std::isnan(x) || std::isnan(y)) return std::numeric_limits<double>::infinity();
+  return std::abs(x - y) / std::max(std::numeric_limits<double>::denorm_min(),
+                                    std::ldexp(std::numeric_limits<double>::epsilon(), std::ilogb(std::max(std::abs(x), std::abs(y)))));
+}
+
+/// Identical pattern, values within kUlps; returns how many values differ at all.
+std::int64_t expect_same_csr(const Csr<double>& device, const Csr<double>& host, const std::string& what) {
+  SCOPED_TRACE(what);
+  EXPECT_EQ(device.rows, host.rows);
+  EXPECT_EQ(device.cols, host.cols);
+  EXPECT_EQ(device.row_ptr, host.row_ptr);
+  EXPECT_EQ(device.col_idx, host.col_idx);
+  if (device.values.size() != host.values.size()) {
+    ADD_FAILURE() << "value counts differ";
+    return -1;
+  }
+  std::int64_t differing = 0;
+  for (std::size_t k = 0; k < host.values.size(); ++k) {
+    const double d = ulps(device.values[k], host.values[k]);
+    differing += d > 0;
+    if (d > kUlps) ADD_FAILURE() << "entry " << k << ": " << device.values[k] << " vs " << host.values[k];
+  }
+  return differing;
+}
+
+cuda::DeviceBuffer<std::int64_t> upload_nodes(const NodeLayout& nodes) {
+  cuda::DeviceBuffer<std::int64_t> d;
+  d.upload(nodes);
+  return d;
+}
+
+std::int64_t num_nodes(const NodeLayout& nodes) { return static_cast<std::int64_t>(nodes.size()) - 1; }
+
+gpu::DeviceAggregates upload(const Aggregates& agg) {
+  gpu::DeviceAggregates d;
+  d.count = agg.count;
+  d.of_node.upload(agg.of_node);
+  d.roots.upload(agg.roots);
+  return d;
+}
+
+void expect_same_aggregates(const gpu::DeviceAggregates& device, const Aggregates& host) {
+  EXPECT_EQ(device.count, host.count);
+  EXPECT_EQ(device.of_node.download(), host.of_node);
+  EXPECT_EQ(device.roots.download(), host.roots);
+}
+
+TEST(DeviceStrengthGraph, MatchesHostOnEveryProblemAndTheta) {
+  for (const Problem& p : problems()) {
+    const cuda::DeviceCsr<double> a = cuda::upload(p.a);
+    const auto nodes = upload_nodes(p.nodes);
+    for (const double theta : kThetas) {
+      SCOPED_TRACE(p.name + ", theta " + std::to_string(theta));
+      const Csr<double> host = strength_graph(p.a, p.nodes, theta);
+      const Csr<double> device = cuda::download(gpu::device_strength_graph(a, nodes.data(), num_nodes(p.nodes), theta));
+      const std::int64_t differing = expect_same_csr(device, host, "strength graph");
+      if (differing != 0) std::printf("%s theta %g: %lld strength values differ in the last bits\n", p.name.c_str(), theta, (long long)differing);
+    }
+  }
+}
+
+TEST(DeviceAggregate, MatchesHostOnTheHostGraph) {
+  for (const Problem& p : problems())
+    for (const double theta : kThetas) {
+      SCOPED_TRACE(p.name + ", theta " + std::to_string(theta));
+      const Csr<double> graph = strength_graph(p.a, p.nodes, theta);
+      expect_same_aggregates(gpu::device_aggregate(cuda::upload(graph)), aggregate(graph));
+    }
+}
+
+TEST(DeviceAggregate, ChainedAfterDeviceStrengthMatchesHostChain) {
+  for (const Problem& p : problems()) {
+    SCOPED_TRACE(p.name);
+    const auto nodes = upload_nodes(p.nodes);
+    const auto graph = gpu::device_strength_graph(cuda::upload(p.a), nodes.data(), num_nodes(p.nodes), 0.02);
+    expect_same_aggregates(gpu::device_aggregate(graph), aggregate(strength_graph(p.a, p.nodes, 0.02)));
+  }
+}
+
+/// Device P_tent from the host aggregates vs the host; returns the host result for chaining.
+TentativeProlongator expect_same_tentative(const Problem& p, const Aggregates& agg) {
+  const TentativeProlongator host = tentative_prolongator(agg, p.nodes, p.b);
+  const auto nodes = upload_nodes(p.nodes);
+  cuda::DeviceBuffer<double> b;
+  b.upload(p.b.data);
+  const auto device = gpu::device_tentative_prolongator(upload(agg), nodes.data(), num_nodes(p.nodes), p.a.rows,
+                                                        b.data(), static_cast<int>(p.b.cols));
+  EXPECT_EQ(device.coarse_dofs, host.coarse_nodes.back());
+  EXPECT_EQ(device.coarse_nodes.download(), host.coarse_nodes);
+  expect_same_csr(cuda::download(device.p), host.p, "P_tent");
+  const std::vector<double> cv = device.coarse_vectors.download();
+  EXPECT_EQ(cv.size(), host.coarse_vectors.data.size());
+  for (std::size_t i = 0; i < std::min(cv.size(), host.coarse_vectors.data.size()); ++i)
+    EXPECT_LE(ulps(cv[i], host.coarse_vectors.data[i]), kUlps) << "coarse vector entry " << i;
+  return host;
+}
+
+TEST(DeviceTentativeProlongator, MatchesHostOnEveryProblemAndTheta) {
+  for (const Problem& p : problems())
+    for (const double theta : kThetas) {
+      SCOPED_TRACE(p.name + ", theta " + std::to_string(theta));
+      expect_same_tentative(p, aggregate(strength_graph(p.a, p.nodes, theta)));
+    }
+}
+
+TEST(DeviceSetupPhases, CoarseLevelWithNonUniformNodes) {
+  // Elasticity with 6 rigid-body modes: the coarse level has up to 6 dofs per node, fewer on
+  // small aggregates, so its node layout is not uniform; all three phases run on it.
+  for (const char* spec : {"elasticity3d:6", "elasticity3d:5"}) {
+    SCOPED_TRACE(spec);
+    const Problem fine = generated(spec);
+    const TentativeProlongator t = tentative_prolongator(aggregate(strength_graph(fine.a, fine.nodes, 0.02)), fine.nodes, fine.b);
+    Problem coarse{std::string(spec) + " level 1", ref::ptap(fine.a, t.p), t.coarse_nodes, t.coarse_vectors};
+    for (const double theta : kThetas) {
+      SCOPED_TRACE(theta);
+      const Csr<double> graph = strength_graph(coarse.a, coarse.nodes, theta);
+      const auto nodes = upload_nodes(coarse.nodes);
+      expect_same_csr(cuda::download(gpu::device_strength_graph(cuda::upload(coarse.a), nodes.data(),
+                                                                num_nodes(coarse.nodes), theta)),
+                      graph, "coarse strength graph");
+      const Aggregates agg = aggregate(graph);
+      expect_same_aggregates(gpu::device_aggregate(cuda::upload(graph)), agg);
+      expect_same_tentative(coarse, agg);
+    }
+  }
+}
+
+TEST(DeviceSetupPhases, RandomSpdOnFreshSeeds) {
+  for (int trial = 0; trial < 4; ++trial) {
+    const std::uint64_t seed = testing::fresh_seed();
+    const Problem p = random_spd(97 + 61 * trial, seed);
+    SCOPED_TRACE(p.name);
+    const auto nodes = upload_nodes(p.nodes);
+    const double theta = kThetas[trial % 3];
+    const Csr<double> graph = strength_graph(p.a, p.nodes, theta);
+    expect_same_csr(cuda::download(gpu::device_strength_graph(cuda::upload(p.a), nodes.data(), num_nodes(p.nodes), theta)),
+                    graph, "strength graph");
+    const Aggregates agg = aggregate(graph);
+    expect_same_aggregates(gpu::device_aggregate(cuda::upload(graph)), agg);
+    expect_same_tentative(p, agg);
+  }
+}
+
+TEST(DeviceSetupPhases, DirichletDofsAreLeftOut) {
+  const Problem p = dirichlet_rows();
+  const Aggregates agg = aggregate(strength_graph(p.a, p.nodes, 0.02));
+  const gpu::DeviceAggregates d = gpu::device_aggregate(cuda::upload(strength_graph(p.a, p.nodes, 0.02)));
+  const std::vector<std::int32_t> of_node = d.of_node.download();
+  for (std::size_t i = 0; i < of_node.size(); i += 7) EXPECT_EQ(of_node[i], kNotAggregated) << "dof " << i;
+  const TentativeProlongator t = expect_same_tentative(p, agg);
+  EXPECT_EQ(t.p.row_length(0), 0);
+  EXPECT_EQ(t.p.row_length(1), 1);
+}
+
+TEST(DeviceSetupPhases, BadInputIsAnInputError) {
+  const Csr<double> a = gen::generate(gen::parse_spec("poisson3d:4"));
+  const auto d = cuda::upload(a);
+  const auto nodes = upload_nodes(uniform_nodes(a.rows, 1));
+  const auto short_nodes = upload_nodes(uniform_nodes(a.rows - 4, 1));
+  EXPECT_THROW(gpu::device_strength_graph(d, short_nodes.data(), a.rows - 4, 0.1), InputError);
+  EXPECT_THROW(gpu::device_strength_graph(d, nodes.data(), a.rows, -0.5), InputError);
+  const auto rect = cuda::upload(testing::random_csr({5, 7, 0.5}, 3));
+  EXPECT_THROW(gpu::device_strength_graph(rect, nodes.data(), 5, 0.1), InputError);
+  EXPECT_THROW(gpu::device_aggregate(rect), InputError);
+  const Aggregates agg = aggregate(strength_graph(a, uniform_nodes(a.rows, 1), 0.1));
+  cuda::DeviceBuffer<double> b(a.rows);
+  EXPECT_THROW(gpu::device_tentative_prolongator(upload(agg), nodes.data(), a.rows, a.rows, b.data(), 0), InputError);
+  EXPECT_THROW(gpu::device_tentative_prolongator(upload(agg), nodes.data(), a.rows, a.rows + 1, b.data(), 1), InputError);
+}
+
+}  // namespace
+}  // namespace tessera::amg

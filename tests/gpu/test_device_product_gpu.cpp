@@ -1,0 +1,184 @@
+// The AMG setup's reusable device products (amg/cuda/device_product.hpp) and the value-refresh
+// conversions they use (local/cuda/tile_convert.hpp) against the host ref::spgemm and the full
+// conversions: first run and re-runs on new values in the same patterns, for both the tile and
+// the cuSPARSE (reuse API) paths; chained products (A*B feeding C*(A*B)); odd, empty and 1x1
+// shapes; patterns that change between runs are an InputError.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <string>
+
+#include "amg/cuda/device_product.hpp"
+#include "local/core/error.hpp"
+#include "local/cuda/tile_convert.hpp"
+#include "local/gen/generators.hpp"
+#include "local/reference/kernels.hpp"
+#include "support/random_matrix.hpp"
+
+namespace tessera::amg::gpu {
+namespace {
+
+using tessera::cuda::DeviceCsr;
+using tessera::cuda::OffloadSpgemm;
+
+double max_abs(const std::vector<double>& v) {
+  double m = 0;
+  for (const double x : v) m = std::max(m, std::abs(x));
+  return m;
+}
+
+/// Same pattern exactly, values to `rtol` of the largest entry.
+void expect_same(const DeviceCsr<double>& device, const Csr<double>& host, double rtol, const std::string& what) {
+  const Csr<double> d = tessera::cuda::download(device);
+  ASSERT_EQ(d.rows, host.rows) << what;
+  ASSERT_EQ(d.cols, host.cols) << what;
+  ASSERT_EQ(d.row_ptr, host.row_ptr) << what;
+  ASSERT_EQ(d.col_idx, host.col_idx) << what;
+  const double bound = rtol * std::max(1.0, max_abs(host.values));
+  for (std::size_t k = 0; k < host.values.size(); ++k)
+    ASSERT_LE(std::abs(d.values[k] - host.values[k]), bound) << what << ": entry " << k;
+}
+
+/// Same pattern, new values (reproducible from `seed`).
+Csr<double> with_new_values(Csr<double> a, std::uint64_t seed) {
+  std::mt19937_64 rng(seed);
+  std::uniform_real_distribution<double> value(-1.0, 1.0);
+  for (double& v : a.values) v = value(rng);
+  return a;
+}
+
+Csr<double> random_matrix(std::int64_t rows, std::int64_t cols, std::uint64_t seed) {
+  testing::RandomSpec spec;
+  spec.rows = rows, spec.cols = cols, spec.density = 0.15, spec.empty_row_fraction = 0.1;
+  spec.empty_col_fraction = 0.1;
+  return testing::random_csr(spec, seed);
+}
+
+/// C = A*B through DeviceProduct, then again on new values: both against ref::spgemm.
+void check_product_and_rerun(const Csr<double>& a, const Csr<double>& b, OffloadSpgemm which, std::uint64_t seed,
+                             const std::string& what) {
+  SCOPED_TRACE(what + " (" + tessera::cuda::to_string(which) + ", seed " + std::to_string(seed) + ")");
+  DeviceCsr<double> da = tessera::cuda::upload(a), db = tessera::cuda::upload(b), dc;
+  ProductOperand a_op, b_op;
+  DeviceProduct product(which);
+  product.multiply(a_op.bind(da, which, nullptr), b_op.bind(db, which, nullptr));
+  product.result_csr(dc);
+  expect_same(dc, ref::spgemm(a, b), 1e-13, "first run");
+  const Csr<double> a2 = with_new_values(a, seed), b2 = with_new_values(b, seed + 1);
+  da.values.upload(a2.values), db.values.upload(b2.values);
+  product.multiply(a_op.bind(da, which, nullptr), b_op.bind(db, which, nullptr));
+  product.result_csr(dc);
+  expect_same(dc, ref::spgemm(a2, b2), 1e-13, "re-run on new values");
+}
+
+class DeviceProductTest : public ::testing::TestWithParam<OffloadSpgemm> {};
+
+TEST_P(DeviceProductTest, RandomOddShapesAndRerun) {
+  for (int trial = 0; trial < 3; ++trial) {
+    const std::uint64_t seed = testing::fresh_seed();
+    const Csr<double> a = random_matrix(37, 53, seed), b = random_matrix(53, 29, seed + 7);
+    check_product_and_rerun(a, b, GetParam(), seed, "random 37x53 * 53x29");
+  }
+}
+
+TEST_P(DeviceProductTest, StructuredOperators) {
+  const Csr<double> poisson = gen::generate(gen::parse_spec("poisson3d:7"));
+  check_product_and_rerun(poisson, poisson, GetParam(), testing::fresh_seed(), "poisson3d:7 squared");
+  const Csr<double> elasticity = gen::generate(gen::parse_spec("elasticity3d:3"));
+  check_product_and_rerun(elasticity, elasticity, GetParam(), testing::fresh_seed(), "elasticity3d:3 squared");
+}
+
+TEST_P(DeviceProductTest, TinyAndEmpty) {
+  const Csr<double> one = csr_from_triplets<double>(1, 1, {0}, {0}, {3.0});
+  check_product_and_rerun(one, one, GetParam(), testing::fresh_seed(), "1x1");
+  check_product_and_rerun(Csr<double>::empty(0, 0), Csr<double>::empty(0, 0), GetParam(), 1, "0x0");
+  const Csr<double> a = random_matrix(9, 11, testing::fresh_seed());
+  check_product_and_rerun(a, Csr<double>::empty(11, 5), GetParam(), 2, "B without entries");
+}
+
+/// R (A P) as the Galerkin product chains it: A*P kept in the product's form for the second.
+TEST_P(DeviceProductTest, ChainedProductsAndRerun) {
+  const OffloadSpgemm which = GetParam();
+  const std::uint64_t seed = testing::fresh_seed();
+  SCOPED_TRACE("seed " + std::to_string(seed));
+  const Csr<double> a = gen::generate(gen::parse_spec("poisson3d:9"));  // 729 rows: not a multiple of 8
+  const Csr<double> p = random_matrix(a.rows, 61, seed), r = ref::transpose(p);
+  DeviceCsr<double> da = tessera::cuda::upload(a), dp = tessera::cuda::upload(p), dr = tessera::cuda::upload(r);
+  ProductOperand a_op, p_op, r_op, ap_op;
+  DeviceProduct a_p(which), r_a_p(which);
+  DeviceCsr<double> ap, coarse;
+  auto run = [&] {
+    a_p.multiply(a_op.bind(da, which, nullptr), p_op.bind(dp, which, nullptr));
+    OperandView ap_view;
+    if (which == OffloadSpgemm::tile) {
+      ap_view = a_p.tile_result();
+    } else {
+      a_p.result_csr(ap);
+      ap_view = ap_op.bind(ap, which, nullptr);
+    }
+    r_a_p.multiply(r_op.bind(dr, which, nullptr), ap_view);
+    r_a_p.result_csr(coarse);
+  };
+  run();
+  expect_same(coarse, ref::spgemm(r, ref::spgemm(a, p)), 1e-12, "R (A P)");
+  const Csr<double> a2 = with_new_values(a, seed), p2 = with_new_values(p, seed + 1), r2 = ref::transpose(p2);
+  da.values.upload(a2.values), dp.values.upload(p2.values), dr.values.upload(r2.values);
+  run();
+  expect_same(coarse, ref::spgemm(r2, ref::spgemm(a2, p2)), 1e-12, "R (A P) on new values");
+}
+
+TEST_P(DeviceProductTest, ChangedPatternIsInputError) {
+  const OffloadSpgemm which = GetParam();
+  const Csr<double> a = random_matrix(20, 20, testing::fresh_seed());
+  const Csr<double> other = gen::generate(gen::parse_spec("poisson3d:3"));  // 27 rows
+  DeviceCsr<double> da = tessera::cuda::upload(a), dother = tessera::cuda::upload(other);
+  ProductOperand op;
+  DeviceProduct product(which);
+  const OperandView v = op.bind(da, which, nullptr);
+  product.multiply(v, v);
+  EXPECT_THROW(op.bind(dother, which, nullptr), InputError);
+  ProductOperand fresh;
+  const OperandView w = fresh.bind(dother, which, nullptr);
+  EXPECT_THROW(product.multiply(w, w), InputError);  // same product, another pattern
+  EXPECT_THROW(product.multiply(v, w), InputError);  // inner dimensions differ
+  if (which == OffloadSpgemm::cusparse) EXPECT_THROW(product.tile_result(), InputError);
+}
+
+INSTANTIATE_TEST_SUITE_P(Spgemm, DeviceProductTest, ::testing::Values(OffloadSpgemm::tile, OffloadSpgemm::cusparse),
+                         [](const auto& info) { return std::string(tessera::cuda::to_string(info.param)); });
+
+/// The value refreshes equal the full conversions bit for bit (a gather moves values unchanged).
+TEST(TileValueRefresh, MatchesFullConversion) {
+  const std::uint64_t seed = testing::fresh_seed();
+  SCOPED_TRACE("seed " + std::to_string(seed));
+  for (const auto& [rows, cols] : {std::pair{37, 53}, std::pair{1, 1}, std::pair{0, 0}, std::pair{64, 64}}) {
+    const Csr<double> a = rows == 1 ? csr_from_triplets<double>(1, 1, {0}, {0}, {2.0}) : random_matrix(rows, cols, seed);
+    DeviceCsr<double> da = tessera::cuda::upload(a);
+    tessera::cuda::DeviceBuffer<std::int64_t> source;
+    auto tiles = tessera::cuda::to_tiles(da, source);
+    DeviceCsr<double> back = tessera::cuda::to_csr(tiles);
+    const Csr<double> a2 = with_new_values(a, seed + 3);
+    da.values.upload(a2.values);
+    tessera::cuda::refresh_tile_values(da, source, tiles);
+    EXPECT_EQ(tessera::cuda::download(tiles).values, tessera::cuda::download(tessera::cuda::to_tiles(da)).values)
+        << rows << "x" << cols;
+    tessera::cuda::refresh_csr_values(tiles, back);
+    const Csr<double> host_back = tessera::cuda::download(back);
+    EXPECT_EQ(host_back.col_idx, a2.col_idx) << rows << "x" << cols;
+    EXPECT_EQ(host_back.values, a2.values) << rows << "x" << cols;
+  }
+}
+
+TEST(TileValueRefresh, WrongSizesAreInputError) {
+  const Csr<double> a = random_matrix(16, 16, testing::fresh_seed());
+  const Csr<double> b = gen::generate(gen::parse_spec("poisson3d:3"));
+  DeviceCsr<double> da = tessera::cuda::upload(a), db = tessera::cuda::upload(b);
+  tessera::cuda::DeviceBuffer<std::int64_t> source;
+  auto tiles = tessera::cuda::to_tiles(da, source);
+  EXPECT_THROW(tessera::cuda::refresh_tile_values(db, source, tiles), InputError);
+  EXPECT_THROW(tessera::cuda::refresh_csr_values(tiles, db), InputError);
+}
+
+}  // namespace
+}  // namespace tessera::amg::gpu
