@@ -33,13 +33,6 @@ void neighbour_max(const Csr<double>& graph, const std::vector<Key>& in, std::ve
 
 }  // namespace
 
-std::uint64_t mis_priority(std::uint64_t id) {
-  std::uint64_t z = id + 0x9e3779b97f4a7c15ull;
-  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-  z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-  return z ^ (z >> 31);
-}
-
 std::vector<std::int32_t> distance2_independent_set(const Csr<double>& graph) {
   const std::int64_t n = graph.rows;
   std::vector<Key> key(static_cast<std::size_t>(n)), reach1(static_cast<std::size_t>(n));

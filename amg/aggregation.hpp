@@ -21,6 +21,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "amg/node_hashes.hpp"  // mis_priority
 #include "local/formats/csr.hpp"
 
 namespace tessera::amg {
@@ -32,10 +33,6 @@ struct Aggregates {
   std::vector<std::int32_t> of_node;  // aggregate of each node, or kNotAggregated
   std::vector<std::int32_t> roots;    // root node of each aggregate (increasing)
 };
-
-/// The MIS-2 priority of a node: a hash of its global id, so it is the same on every
-/// partition (the distributed aggregation, amg/dist/, uses it to reproduce this result).
-std::uint64_t mis_priority(std::uint64_t id);
 
 /// Roots of the MIS-2 of `graph` (sorted); nodes without neighbours are excluded.
 std::vector<std::int32_t> distance2_independent_set(const Csr<double>& graph);

@@ -1,10 +1,11 @@
 #include "amg/eigen_estimate.hpp"
 
-#include <utility>
-
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <utility>
+
+#include "amg/lanczos.hpp"
 
 namespace tessera::amg {
 namespace {
@@ -34,14 +35,6 @@ double gershgorin_bound(const Csr<double>& a, const Vector& inv_diag) {
 
 }  // namespace
 
-double lanczos_start_entry(std::uint64_t i) {
-  std::uint64_t z = i * 0x9e3779b97f4a7c15ull + 0x632be59bd9b4e019ull;
-  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-  z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-  z ^= z >> 31;
-  return static_cast<double>(z >> 11) * 0x1.0p-52 - 1.0;
-}
-
 double tridiagonal_max_eigenvalue(const std::vector<double>& alpha, const std::vector<double>& beta) {
   if (alpha.empty()) return 0.0;
   double lo = alpha[0], hi = alpha[0];
@@ -58,30 +51,38 @@ double tridiagonal_max_eigenvalue(const std::vector<double>& alpha, const std::v
   return hi;
 }
 
+namespace {
+
+/// Owned entries in std::vector on the host; `apply` and `dot` are serial or distributed.
+struct HostLanczosSpace {
+  using Vec = Vector;
+  const Vector& sqrt_inv_diag;
+  const std::function<void(const Vector& x, Vector& y)>& apply;
+  const std::function<double(const Vector& x, const Vector& y)>& dot;
+  Vector scaled = Vector(sqrt_inv_diag.size());
+
+  Vec make() const { return Vec(sqrt_inv_diag.size()); }
+  Vec zeros() const { return Vec(sqrt_inv_diag.size(), 0.0); }
+  void apply_scaled(const Vec& v, Vec& w) {
+    for (std::size_t i = 0; i < v.size(); ++i) scaled[i] = sqrt_inv_diag[i] * v[i];
+    apply(scaled, w);
+    for (std::size_t i = 0; i < w.size(); ++i) w[i] *= sqrt_inv_diag[i];
+  }
+  void subtract(Vec& w, double a, const Vec& v, double b, const Vec& u) const {
+    for (std::size_t i = 0; i < w.size(); ++i) w[i] -= a * v[i] + b * u[i];
+  }
+  void divide(const Vec& x, double s, Vec& y) const {
+    for (std::size_t i = 0; i < x.size(); ++i) y[i] = x[i] / s;
+  }
+};
+
+}  // namespace
+
 void lanczos_ritz(Vector v, const Vector& sqrt_inv_diag, int steps,
                   const std::function<void(const Vector& x, Vector& y)>& apply,
                   const std::function<double(const Vector& x, const Vector& y)>& dot, EigenEstimate& est) {
-  const std::size_t n = v.size();
-  Vector v_prev(n, 0.0), w(n), scaled(n);
-  double norm = std::sqrt(dot(v, v));
-  for (double& x : v) x /= norm;
-
-  std::vector<double> alpha, beta;
-  for (int j = 0; j < steps; ++j) {  // w = D^-1/2 A D^-1/2 v
-    for (std::size_t i = 0; i < n; ++i) scaled[i] = sqrt_inv_diag[i] * v[i];
-    apply(scaled, w);
-    for (std::size_t i = 0; i < n; ++i) w[i] *= sqrt_inv_diag[i];
-    alpha.push_back(dot(w, v));
-    const double beta_prev = beta.empty() ? 0.0 : beta.back();
-    for (std::size_t i = 0; i < n; ++i) w[i] -= alpha.back() * v[i] + beta_prev * v_prev[i];
-    norm = std::sqrt(dot(w, w));
-    if (j + 1 == steps || norm <= 1e-12 * std::abs(alpha.back())) break;  // done, or an invariant subspace
-    beta.push_back(norm);
-    v_prev.swap(v);
-    for (std::size_t i = 0; i < n; ++i) v[i] = w[i] / norm;
-  }
-  est.steps = static_cast<int>(alpha.size());
-  est.ritz = tridiagonal_max_eigenvalue(alpha, beta);
+  HostLanczosSpace space{sqrt_inv_diag, apply, dot};
+  lanczos_ritz(space, std::move(v), steps, est);
 }
 
 EigenEstimate estimate_lambda_max(const Csr<double>& a, const Vector& inv_diag, int steps, double safety,

@@ -11,6 +11,7 @@
 #include <functional>
 
 #include "amg/level_ops.hpp"
+#include "amg/node_hashes.hpp"  // lanczos_start_entry
 #include "local/formats/csr.hpp"
 
 namespace tessera::amg {
@@ -26,14 +27,11 @@ struct EigenEstimate {
 EigenEstimate estimate_lambda_max(const Csr<double>& a, const Vector& inv_diag, int steps, double safety,
                                   const LevelOps& ops);
 
-/// Entry of the Lanczos start vector at global row `i`, in [-1, 1): a hash of the index, so
-/// the distributed estimate (amg/dist/) starts from the same vector on any partition.
-double lanczos_start_entry(std::uint64_t i);
-
 /// The Lanczos recurrence on D^-1/2 A D^-1/2 from the start vector `v` (owned entries):
 /// `apply(x, y)` computes y = A x, `dot` the global inner product (an allreduce when
 /// distributed). Fills est.ritz and est.steps; the serial and distributed estimates share it, so
-/// they take the same steps with the same arithmetic.
+/// they take the same steps with the same arithmetic (lanczos.hpp's recurrence, which the
+/// device estimate runs too).
 void lanczos_ritz(Vector v, const Vector& sqrt_inv_diag, int steps,
                   const std::function<void(const Vector& x, Vector& y)>& apply,
                   const std::function<double(const Vector& x, const Vector& y)>& dot, EigenEstimate& est);

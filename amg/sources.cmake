@@ -95,3 +95,12 @@ if(TESSERA_HAVE_CUDA)
   # The coarsest level's dense Cholesky / LU (device_coarse_solver.hpp).
   target_link_libraries(tessera_amg PRIVATE CUDA::cusolver CUDA::cusparse)
 endif()
+# The device twins (amg/cuda/device_strength.cu, device_tentative.cu) reproduce these two host
+# phases bit for bit: they spell every product and sum as __dmul_rn/__dadd_rn so nvcc cannot
+# fuse them. The host must not fuse either: a compiler that contracts a*b+c into an FMA (g++'s
+# default -ffp-contract=fast, on targets with FMA) changes the strength values and QR factors in
+# the last bit, and the device-vs-host level-by-level comparison would no longer be exact.
+if(CMAKE_CXX_COMPILER_ID MATCHES "GNU|Clang")
+  set_source_files_properties(${CMAKE_CURRENT_LIST_DIR}/strength.cpp ${CMAKE_CURRENT_LIST_DIR}/tentative_prolongator.cpp
+                              PROPERTIES COMPILE_OPTIONS -ffp-contract=off)
+endif()

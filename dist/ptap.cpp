@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <chrono>
 
+#include "dist/collective_call.hpp"
 #include "dist/communicator.hpp"
 #include "local/core/error.hpp"
 #include "local/reference/kernels.hpp"
@@ -34,7 +35,7 @@ DistPtap::DistPtap(const Communicator& comm, const DistMatrix& a, const DistMatr
   const DistMatrix& ap = ap_.result();
   p_ext_ = extended_block(p);
   ap_ext_ = extended_block(ap);
-  const Csr<double> t = outer_product();
+  const Csr<double> t = outer_product(comm);
   const std::int64_t n_own = p.local.cols;
   owned_partial_ = t.row_ptr[n_own];
 
@@ -99,8 +100,9 @@ DistPtap::DistPtap(const Communicator& comm, const DistMatrix& a, const DistMatr
   stats_.nnz = c_.nnz();
 }
 
-Csr<double> DistPtap::outer_product() const {
-  return local_(ref::transpose(p_ext_), ap_ext_);
+// As DistSpgemm::multiply: a local failure on one rank is agreed before the return exchanges.
+Csr<double> DistPtap::outer_product(const Communicator& comm) const {
+  return call_collectively(comm, "ptap: local outer product", [&] { return local_(ref::transpose(p_ext_), ap_ext_); });
 }
 
 std::vector<double> DistPtap::contributions(const Communicator& comm, const Csr<double>& t) {
@@ -121,7 +123,7 @@ void DistPtap::recompute(const Communicator& comm, const DistMatrix& a, const Di
   const auto t0 = Clock::now();
   fill_extended_values(p, p_ext_);
   fill_extended_values(ap_.result(), ap_ext_);
-  const Csr<double> t = outer_product();
+  const Csr<double> t = outer_product(comm);
   TESSERA_ASSERT(t.row_ptr[p.local.cols] == owned_partial_ && t.nnz() - owned_partial_ == return_entries_.send_count(),
                  "the local outer product changed pattern between symbolic and numeric");
   set_values_in_row_order(c_, sum_contributions(contributions(comm, t)));

@@ -35,7 +35,7 @@ class DistPtap {
   const std::vector<std::int64_t>& contribution_targets() const { return target_; }
 
  private:
-  Csr<double> outer_product() const;
+  Csr<double> outer_product(const Communicator& comm) const;  // collective: throws on every rank if one fails
   std::vector<double> contributions(const Communicator& comm, const Csr<double>& partial);
   std::vector<double> sum_contributions(const std::vector<double>& contributions) const;
 

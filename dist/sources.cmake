@@ -4,6 +4,7 @@ target_sources(tessera_dist PUBLIC FILE_SET HEADERS BASE_DIRS ${PROJECT_SOURCE_D
   ${CMAKE_CURRENT_LIST_DIR}/backend_choice.hpp
   ${CMAKE_CURRENT_LIST_DIR}/transport.hpp
   ${CMAKE_CURRENT_LIST_DIR}/communicator.hpp
+  ${CMAKE_CURRENT_LIST_DIR}/collective_call.hpp
   ${CMAKE_CURRENT_LIST_DIR}/partition.hpp
   ${CMAKE_CURRENT_LIST_DIR}/halo_plan.hpp
   ${CMAKE_CURRENT_LIST_DIR}/dist_matrix.hpp
@@ -19,6 +20,7 @@ target_sources(tessera_dist PRIVATE
   ${CMAKE_CURRENT_LIST_DIR}/backend_choice.cpp
   ${CMAKE_CURRENT_LIST_DIR}/transport.cpp
   ${CMAKE_CURRENT_LIST_DIR}/communicator.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/collective_call.cpp
   ${CMAKE_CURRENT_LIST_DIR}/partition.cpp
   ${CMAKE_CURRENT_LIST_DIR}/halo_plan.cpp
   ${CMAKE_CURRENT_LIST_DIR}/dist_matrix.cpp
@@ -29,38 +31,31 @@ target_sources(tessera_dist PRIVATE
   ${CMAKE_CURRENT_LIST_DIR}/transpose.cpp
   ${CMAKE_CURRENT_LIST_DIR}/ptap.cpp)
 if(TESSERA_HAVE_CUDA)
-  # The device transport (NCCL); the link to tessera_nccl is in dist/CMakeLists.txt.
   target_sources(tessera_dist PUBLIC FILE_SET HEADERS BASE_DIRS ${PROJECT_SOURCE_DIR} FILES
-    ${CMAKE_CURRENT_LIST_DIR}/nccl_transport.hpp)
-  target_sources(tessera_dist PRIVATE ${CMAKE_CURRENT_LIST_DIR}/nccl_transport.cpp)
-  # Device products (issue 5): every vector on the rank's GPU, NCCL halo exchange overlapped
-  # with the local block. The .cu holds the pack kernel; cudart as tessera_local links it.
-  target_sources(tessera_dist PUBLIC FILE_SET HEADERS BASE_DIRS ${PROJECT_SOURCE_DIR} FILES
+    # The device transport (NCCL); the link to tessera_nccl is in dist/CMakeLists.txt.
+    ${CMAKE_CURRENT_LIST_DIR}/nccl_transport.hpp
+    # Device products (issue 5): every vector on the rank's GPU, NCCL halo exchange
+    # overlapped with the local block.
     ${CMAKE_CURRENT_LIST_DIR}/cuda/device_context.hpp
     ${CMAKE_CURRENT_LIST_DIR}/cuda/device_dist_matrix.hpp
-    ${CMAKE_CURRENT_LIST_DIR}/cuda/device_spmv.hpp)
-  target_sources(tessera_dist PRIVATE
-    ${CMAKE_CURRENT_LIST_DIR}/cuda/device_context.cpp
-    ${CMAKE_CURRENT_LIST_DIR}/cuda/device_dist_matrix.cpp
-    ${CMAKE_CURRENT_LIST_DIR}/cuda/device_spmv.cu)
-  target_link_libraries(tessera_dist PUBLIC CUDA::cudart)
-  set_target_properties(tessera_dist PROPERTIES CUDA_RUNTIME_LIBRARY Shared)
-endif()
-if(TESSERA_HAVE_CUDA)
-  # Rank-local products of DistSpgemm / DistPtap on the rank's GPU (tile SpGEMM or cuSPARSE).
-  target_sources(tessera_dist PUBLIC FILE_SET HEADERS BASE_DIRS ${PROJECT_SOURCE_DIR} FILES
-    ${CMAKE_CURRENT_LIST_DIR}/cuda/device_local_spgemm.hpp)
-  target_sources(tessera_dist PRIVATE ${CMAKE_CURRENT_LIST_DIR}/cuda/device_local_spgemm.cpp)
-endif()
-if(TESSERA_HAVE_CUDA)
-  # Device-resident numeric phases of DistSpgemm / DistPtap (issue 5): symbolic on the host
-  # once, then value gathers, values-only NCCL exchanges and the tile SpGEMM on the device.
-  target_sources(tessera_dist PUBLIC FILE_SET HEADERS BASE_DIRS ${PROJECT_SOURCE_DIR} FILES
+    ${CMAKE_CURRENT_LIST_DIR}/cuda/device_spmv.hpp
+    # Rank-local products of DistSpgemm / DistPtap on the rank's GPU (tile SpGEMM or cuSPARSE).
+    ${CMAKE_CURRENT_LIST_DIR}/cuda/device_local_spgemm.hpp
+    # Device-resident numeric phases of DistSpgemm / DistPtap (issue 5): symbolic on the host
+    # once, then value gathers, values-only NCCL exchanges and the tile SpGEMM on the device.
     ${CMAKE_CURRENT_LIST_DIR}/cuda/value_maps.hpp
     ${CMAKE_CURRENT_LIST_DIR}/cuda/device_dist_spgemm.hpp
     ${CMAKE_CURRENT_LIST_DIR}/cuda/device_dist_ptap.hpp)
   target_sources(tessera_dist PRIVATE
+    ${CMAKE_CURRENT_LIST_DIR}/nccl_transport.cpp
+    # The .cu files hold the pack and value-map kernels; cudart as tessera_local links it.
+    ${CMAKE_CURRENT_LIST_DIR}/cuda/device_context.cpp
+    ${CMAKE_CURRENT_LIST_DIR}/cuda/device_dist_matrix.cpp
+    ${CMAKE_CURRENT_LIST_DIR}/cuda/device_spmv.cu
+    ${CMAKE_CURRENT_LIST_DIR}/cuda/device_local_spgemm.cpp
     ${CMAKE_CURRENT_LIST_DIR}/cuda/value_maps.cu
     ${CMAKE_CURRENT_LIST_DIR}/cuda/device_dist_spgemm.cpp
     ${CMAKE_CURRENT_LIST_DIR}/cuda/device_dist_ptap.cpp)
+  target_link_libraries(tessera_dist PUBLIC CUDA::cudart)
+  set_target_properties(tessera_dist PROPERTIES CUDA_RUNTIME_LIBRARY Shared)
 endif()

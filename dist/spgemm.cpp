@@ -4,6 +4,7 @@
 #include <chrono>
 #include <climits>
 
+#include "dist/collective_call.hpp"
 #include "dist/communicator.hpp"
 #include "local/core/error.hpp"
 #include "local/reference/kernels.hpp"
@@ -56,7 +57,7 @@ DistSpgemm::DistSpgemm(const Communicator& comm, const DistMatrix& a, const Dist
   a_ext_ = extended_block(a);
   fill_b_values(b);
 
-  const Csr<double> product = multiply();
+  const Csr<double> product = multiply(comm);
   RowBlock rows;
   rows.global_rows = a.global_rows();
   rows.global_cols = b.global_cols();
@@ -78,7 +79,11 @@ void DistSpgemm::fill_b_values(const DistMatrix& b) {
   b_ext_.values.insert(b_ext_.values.end(), remote_.values().begin(), remote_.values().end());
 }
 
-Csr<double> DistSpgemm::multiply() { return local_(a_ext_, b_ext_); }
+// The local kernel may throw on this rank alone (device out of memory, cuSPARSE failure):
+// agree before the next collective (assemble, the next refresh) so no rank is left waiting.
+Csr<double> DistSpgemm::multiply(const Communicator& comm) {
+  return call_collectively(comm, "spgemm: local product", [&] { return local_(a_ext_, b_ext_); });
+}
 
 void DistSpgemm::recompute(const Communicator& comm, const DistMatrix& a, const DistMatrix& b) {
   throw_if_any_rank_failed(comm, a.nnz() == a_ext_.nnz()
@@ -93,7 +98,7 @@ void DistSpgemm::recompute(const Communicator& comm, const DistMatrix& a, const 
   t0 = Clock::now();
   fill_extended_values(a, a_ext_);
   fill_b_values(b);
-  const Csr<double> product = multiply();
+  const Csr<double> product = multiply(comm);
   TESSERA_ASSERT(product.nnz() == c_.nnz(), "the local product changed pattern between symbolic and numeric");
   set_values_in_row_order(c_, product.values);
   stats_.compute_seconds = seconds_since(t0);

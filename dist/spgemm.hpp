@@ -42,7 +42,7 @@ class DistSpgemm {
 
  private:
   void fill_b_values(const DistMatrix& b);
-  Csr<double> multiply();
+  Csr<double> multiply(const Communicator& comm);  // collective: throws on every rank if one fails
 
   LocalSpgemm local_;
   RemoteRows remote_;

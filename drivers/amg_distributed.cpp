@@ -109,7 +109,7 @@ SolvePhase solve_on_devices(const dist::Communicator& comm, const amg::DistAmg& 
   comm.barrier();
   Stopwatch upload_clock;
   amg::gpu::DistDeviceAmgPreconditioner pm(ctx, m.hierarchy());
-  dist::gpu::DeviceDistMatrix da(a, ctx.compute());
+  dist::gpu::DeviceDistMatrix& da = pm.fine_operator();  // level 0 is A: no second upload
   cuda::DeviceBuffer<double> db, dx;
   db.upload(b, ctx.compute());
   dx.upload(x, ctx.compute());

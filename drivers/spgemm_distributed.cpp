@@ -7,8 +7,11 @@
 #include <cstdio>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <utility>
 
+#include "dist/collective_call.hpp"
+#include "dist/communicator.hpp"
 #include "dist/ptap.hpp"
 #include "dist/spgemm.hpp"
 #include "dist/transpose.hpp"
@@ -295,6 +298,29 @@ LocalBackend main_backend(const dist::Communicator& comm, const DistributedSpgem
 }
 
 #if defined(TESSERA_HAVE_CUDA)
+/// Collective: max |got - c| / max |c| over every rank's [local | non-local] values of C. Both
+/// runs must hold C with the same pattern; a rank whose value counts differ makes every rank
+/// throw (before any value is compared), never a read past the end.
+double max_relative_difference(const dist::Communicator& comm, const std::vector<double>& got_local,
+                               const std::vector<double>& got_nonlocal, const DistMatrix& c) {
+  const bool same_sizes = got_local.size() == c.local.values.size() && got_nonlocal.size() == c.nonlocal.values.size();
+  dist::throw_if_any_rank_failed(
+      comm, same_sizes ? ""
+                       : detail::concat("device-resident numeric: rank ", comm.rank(), " holds ", got_local.size(),
+                                        " local + ", got_nonlocal.size(), " non-local values of C, the host-driven "
+                                        "product ", c.local.values.size(), " + ", c.nonlocal.values.size()));
+  double diff = 0, scale = 0;
+  const auto compare = [&](const std::vector<double>& got, const std::vector<double>& want) {
+    for (std::size_t k = 0; k < got.size(); ++k)
+      diff = std::max(diff, std::fabs(got[k] - want[k])), scale = std::max(scale, std::fabs(want[k]));
+  };
+  compare(got_local, c.local.values);
+  compare(got_nonlocal, c.nonlocal.values);
+  diff = comm.allreduce(diff, dist::ReduceOp::max);
+  scale = comm.allreduce(scale, dist::ReduceOp::max);
+  return scale > 0 ? diff / scale : diff;
+}
+
 /// The device-resident numeric phase (DeviceDistSpgemm / DeviceDistPtap on a host symbolic
 /// product): one-time setup, then `reps` recomputes timed to completion (median of the slowest
 /// rank), and the largest difference to the host-driven result `c` relative to max |c|.
@@ -306,8 +332,19 @@ nlohmann::json time_device_numeric(const dist::Communicator& comm, const Distrib
   const Symbolic symbolic(comm, a, b);
   comm.barrier();
   Stopwatch setup_clock;
-  Device device(ctx, symbolic, a, b);
-  dist::gpu::DeviceDistMatrix da(a, ctx.compute()), db(b, ctx.compute()), dc(symbolic.result(), ctx.compute());
+  // The setup is rank-local and may fail on one rank (device memory): agree before the first
+  // recompute's NCCL exchange. The context is declared first, so it outlives them all.
+  std::optional<Device> setup;
+  std::optional<dist::gpu::DeviceDistMatrix> da_setup, db_setup, dc_setup;
+  dist::call_collectively(comm, "device-resident numeric setup", [&] {
+    setup.emplace(ctx, symbolic, a, b);
+    da_setup.emplace(a, ctx.compute());
+    db_setup.emplace(b, ctx.compute());
+    dc_setup.emplace(symbolic.result(), ctx.compute());
+    TESSERA_CUDA_CHECK(cudaStreamSynchronize(ctx.compute()));
+  });
+  Device& device = *setup;
+  dist::gpu::DeviceDistMatrix &da = *da_setup, &db = *db_setup, &dc = *dc_setup;
   const double setup_s = timed_max(comm, setup_clock.seconds());
   device.recompute(da, db, dc);  // warm-up
   TESSERA_CUDA_CHECK(cudaStreamSynchronize(ctx.compute()));
@@ -320,17 +357,8 @@ nlohmann::json time_device_numeric(const dist::Communicator& comm, const Distrib
     times.push_back(timed_max(comm, clock.seconds()));
   }
   const double numeric_s = median(times);
-  const std::vector<double> local = dc.local.values.download(ctx.compute());
-  const std::vector<double> nonlocal = dc.nonlocal.values.download(ctx.compute());
-  double diff = 0, scale = 0;
-  for (std::size_t k = 0; k < local.size(); ++k)
-    diff = std::max(diff, std::fabs(local[k] - c.local.values[k])), scale = std::max(scale, std::fabs(c.local.values[k]));
-  for (std::size_t k = 0; k < nonlocal.size(); ++k)
-    diff = std::max(diff, std::fabs(nonlocal[k] - c.nonlocal.values[k])),
-    scale = std::max(scale, std::fabs(c.nonlocal.values[k]));
-  diff = comm.allreduce(diff, dist::ReduceOp::max);
-  scale = comm.allreduce(scale, dist::ReduceOp::max);
-  const double relative = scale > 0 ? diff / scale : diff;
+  const double relative = max_relative_difference(comm, dc.local.values.download(ctx.compute()),
+                                                  dc.nonlocal.values.download(ctx.compute()), c);
   if (comm.rank() == 0)
     std::printf("device-resident numeric recompute (slowest rank): %.4f s (median of %d) vs host-driven %.4f s, "
                 "speedup %.1fx; device setup (maps + tile symbolic) %.4f s; max |diff| / max |C| = %.2e\n",

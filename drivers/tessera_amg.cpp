@@ -18,7 +18,7 @@
 
 #include <cmath>
 #include <cstdio>
-#include <functional>
+#include <optional>
 
 #include "amg/cycle.hpp"
 #include "amg/hierarchy_stats.hpp"
@@ -27,22 +27,16 @@
 #include "dist/communicator.hpp"
 #include "drivers/amg_distributed.hpp"
 #include "drivers/amg_result_row.hpp"
+#include "drivers/amg_single_gpu.hpp"
 #include "drivers/baselines/compare.hpp"
 #include "drivers/common/driver_main.hpp"
 #include "drivers/common/matrix_source.hpp"
 #include "local/core/error.hpp"
 #include "local/gen/generators.hpp"
-#include "local/io/matrix_market.hpp"
 #include "local/core/backend.hpp"
+#include "local/io/matrix_market.hpp"
 #include "local/reference/kernels.hpp"
 
-#if TESSERA_HAVE_CUDA
-#include "amg/cuda/device_cycle.hpp"
-#include "amg/cuda/device_hierarchy.hpp"
-#include "amg/cuda/device_level_ops.hpp"
-#include "amg/cuda/device_pcg.hpp"
-#include "local/cuda/spmv_plan.hpp"
-#endif
 
 namespace tessera::driver {
 namespace {
@@ -164,93 +158,6 @@ nlohmann::json phases_json(const amg::SetupTimes& t) {
           {"p_smoothing", t.smoothing}, {"ptap", t.galerkin}, {"smoother", t.smoother}, {"coarse_factor", t.coarse}};
 }
 
-#if TESSERA_HAVE_CUDA
-/// CG with the AMG cycle, all on the device: uploads the hierarchy (timed apart: `upload_s`),
-/// then times the solve alone, as the host path does; x comes back to the host.
-amg::SolveResult solve_on_gpu(const amg::Hierarchy& h, const Csr<double>& a, const amg::Vector& b, amg::Vector& x,
-                              const amg::KrylovOptions& ko, double& upload_s, double& solve_s) {
-  Stopwatch upload_clock;
-  amg::gpu::DeviceAmgPreconditioner m(h);
-  const cuda::DeviceCsr<double> da = cuda::upload(a);
-  const cuda::SpmvPlan plan = cuda::make_spmv_plan(da);
-  cuda::DeviceBuffer<double> db, dx;
-  db.upload(b);
-  dx.upload(x);
-  TESSERA_CUDA_CHECK(cudaDeviceSynchronize());
-  upload_s = upload_clock.seconds();
-  std::printf("device hierarchy: %.1f MiB uploaded in %.4f s\n", double(m.device_bytes()) / (1 << 20), upload_s);
-  Stopwatch solve_clock;
-  const amg::gpu::DevicePreconditioner apply = [&](const double* r, double* z) { m.apply(r, z); };
-  amg::SolveResult res = amg::gpu::device_pcg(da, plan, db.data(), dx.data(), apply, ko);
-  TESSERA_CUDA_CHECK(cudaDeviceSynchronize());
-  solve_s = solve_clock.seconds();
-  x = dx.download();
-  return res;
-}
-
-void print_device_setup(const amg::gpu::DeviceSetupStats& s, const std::string& spgemm) {
-  std::printf("device setup products (%s SpGEMM, %d products): %.4f s = product %.4f + convert %.4f + transfers %.4f "
-              "(up %.4f, down %.4f)\n",
-              spgemm.c_str(), s.products, s.total(), s.product, s.convert, s.transfers(), s.upload, s.download);
-}
-
-/// What the device-setup path hands back to run() for the report.
-struct DeviceSetupRun {
-  amg::HierarchyStats stats, resetup_stats;
-  amg::SolveResult res;
-  double a_upload_s = 0, setup_s = 0, resetup_s = 0, solve_s = 0, device_mib = 0;
-};
-
-/// The whole setup on the GPU (amg::gpu::device_setup), optionally a re-setup with the same
-/// values, then CG with the preconditioner built on the device hierarchy in place. A's upload
-/// is timed apart from the setup (the input, as hypre's setup time excludes it).
-DeviceSetupRun run_device_setup(const Options& opt, const Csr<double>& a, const amg::NearNullSpace& nns,
-                                const amg::Vector& b, amg::Vector& x, const amg::KrylovOptions& ko) {
-  DeviceSetupRun run;
-  Stopwatch upload_clock;
-  const cuda::DeviceCsr<double> da = cuda::upload(a);
-  TESSERA_CUDA_CHECK(cudaDeviceSynchronize());
-  run.a_upload_s = upload_clock.seconds();
-  const cuda::OffloadSpgemm which = cuda::parse_offload_spgemm(opt.spgemm);
-  Stopwatch setup_clock;
-  amg::gpu::DeviceHierarchy h = amg::gpu::device_setup(da, nns, opt.amg, which);
-  TESSERA_CUDA_CHECK(cudaDeviceSynchronize());
-  run.setup_s = setup_clock.seconds();
-  run.stats = amg::gpu::statistics(h);
-  amg::print(stdout, run.stats);
-  run.device_mib = double(amg::gpu::device_bytes(h)) / (1 << 20);
-  std::printf("device setup (%s SpGEMM): %.4f s, hierarchy %.1f MiB on the device; A uploaded in %.4f s\n",
-              opt.spgemm.c_str(), run.setup_s, run.device_mib, run.a_upload_s);
-  if (opt.resetup) {
-    Stopwatch clock;
-    amg::gpu::device_resetup(h, da.values.data());
-    TESSERA_CUDA_CHECK(cudaDeviceSynchronize());
-    run.resetup_s = clock.seconds();
-    run.resetup_stats = amg::gpu::statistics(h);
-    std::printf("device re-setup (same pattern, values only): %.4f s, phases summed %.4f s\n", run.resetup_s,
-                run.resetup_stats.times.total());
-  }
-  amg::gpu::DeviceAmgPreconditioner m(h);
-  const cuda::SpmvPlan plan = cuda::make_spmv_plan(da);
-  cuda::DeviceBuffer<double> db, dx;
-  db.upload(b);
-  dx.upload(x);
-  TESSERA_CUDA_CHECK(cudaDeviceSynchronize());
-  Stopwatch solve_clock;
-  const amg::gpu::DevicePreconditioner apply = [&](const double* r, double* z) { m.apply(r, z); };
-  run.res = amg::gpu::device_pcg(da, plan, db.data(), dx.data(), apply, ko);
-  TESSERA_CUDA_CHECK(cudaDeviceSynchronize());
-  run.solve_s = solve_clock.seconds();
-  x = dx.download();
-  return run;
-}
-
-nlohmann::json device_setup_json(const amg::gpu::DeviceSetupStats& s, const std::string& spgemm) {
-  return {{"spgemm", spgemm}, {"products", s.products}, {"product_seconds", s.product}, {"convert_seconds", s.convert},
-          {"upload_seconds", s.upload}, {"download_seconds", s.download}};
-}
-#endif
-
 int run_distributed(const dist::Communicator& comm, const Options& opt, const std::vector<baselines::Baseline>& compare) {
   TESSERA_REQUIRE_INPUT(opt.solver != "gmres", "the distributed AMG runs CG (FGMRES is serial for now)");
   DistributedAmgOptions d;
@@ -275,64 +182,27 @@ int run_distributed(const dist::Communicator& comm, const Options& opt, const st
   return status;
 }
 
-/// Prints the solve and its figures of merit, writes the JSON (`extra` adds the keys of the
-/// setup path taken), runs the --compare baselines. The host and device setup paths share it.
-int report(const Options& opt, const std::vector<baselines::Baseline>& compare, const Csr<double>& a,
-           const amg::NearNullSpace& nns, const amg::Vector& b, Backend backend, bool use_cg,
-           const amg::SolveResult& res, const amg::HierarchyStats& stats, double setup_s, double resetup_s,
-           double solve_s, const std::function<void(nlohmann::json&)>& extra) {
-  if (opt.history)
-    for (std::size_t i = 0; i < res.history.size(); ++i) std::printf("  it %4zu  %.3e\n", i + 1, res.history[i]);
-  const double nnz_ap = double(stats.nnz_ap);
-  const double setup_fom = setup_s > 0 ? nnz_ap / setup_s : 0, solve_fom = solve_s > 0 ? nnz_ap * res.iterations / solve_s : 0;
-  std::printf("%s: %s\n", res.converged() ? "converged" : "NOT converged", res.message.c_str());
-  std::printf("iterations %d, true relative residual %.3e\n", res.iterations, res.relative_residual);
-  std::printf("setup %.4f s%s, solve %.4f s (%.2f ms/iteration)\n", setup_s,
-              opt.resetup ? (" (re-setup " + std::to_string(resetup_s) + " s)").c_str() : "", solve_s,
-              res.iterations ? 1e3 * solve_s / res.iterations : 0.0);
-  std::printf("FOM: setup %.4e nnz/s, solve %.4e nnz*it/s\n", setup_fom, solve_fom);
+/// A, its near-null space, b, and the Krylov method: what every path solves.
+struct Problem {
+  Csr<double> a;
+  amg::NearNullSpace nns;
+  amg::Vector b;
+  bool use_cg = true;
+};
 
-  nlohmann::json out = {
-      {"driver", "tessera-amg"}, {"tol", opt.tol}, {"ranks", 1},
-      {"matrix", opt.a.describe()}, {"rows", a.rows}, {"nnz", a.nnz()}, {"solver", use_cg ? "cg" : "fgmres"},
-      {"smoother", opt.smoother}, {"cycle", opt.cycle}, {"backend", to_string(backend)}, {"converged", res.converged()},
-      {"status", amg::to_string(res.status)}, {"message", res.message}, {"iterations", res.iterations},
-      {"relative_residual", res.relative_residual}, {"setup_seconds", setup_s}, {"solve_seconds", solve_s},
-      {"operator_complexity", stats.operator_complexity}, {"grid_complexity", stats.grid_complexity},
-      {"nnz_ap", stats.nnz_ap}, {"setup_fom", setup_fom}, {"solve_fom", solve_fom}, {"levels", levels_json(stats)},
-      {"setup_phases", phases_json(stats.times)}, {"coarse_solver", stats.coarse_method}};
-  if (opt.resetup) out["resetup_seconds"] = resetup_s;
-  extra(out);
-  if (opt.history) out["history"] = res.history;
-  if (!compare.empty())
-    out["compare"] = compare_with_baselines(opt, compare, a, nns, b, tessera_row(opt, backend, use_cg, res, stats, setup_s, solve_s));
-  int rank = 0;
-  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-  if (!opt.json.empty() && rank == 0) write_json(opt.json, out);  // one writer: ranks share the path
-  return res.converged() ? 0 : kExitCheckFailed;
+Problem load_problem(const Options& opt, const std::vector<baselines::Baseline>& compare) {
+  Problem p;
+  p.a = load_matrix(opt.a, "A (--A or --gen)");
+  TESSERA_REQUIRE_INPUT(p.a.rows == p.a.cols, "A must be square, it is ", p.a.rows, "x", p.a.cols);
+  p.nns = near_null_space(opt, p.a);
+  p.b = right_hand_side(opt, p.a);
+  p.use_cg = opt.solver == "cg" || (opt.solver == "auto" && is_symmetric(p.a));
+  TESSERA_REQUIRE_INPUT(compare.empty() || p.use_cg, "--compare runs CG baselines: it needs a symmetric A and CG");
+  return p;
 }
 
-int run(int argc, char** argv) {
-  Options opt;
-  CLI::App app{"Tessera AMG: smoothed-aggregation AMG preconditioned CG / FGMRES (host reference backend)"};
-  add_options(app, opt);
-  try {
-    app.parse(argc, argv);
-  } catch (const CLI::ParseError& e) {
-    return app.exit(e) == 0 ? 0 : kExitError;
-  }
-  opt.amg.smoother = amg::parse_smoother(opt.smoother);
-  opt.amg.cycle = amg::parse_cycle(opt.cycle);
-  const std::vector<baselines::Baseline> compare = baselines::parse_baseline_list(opt.compare);  // fail fast
-  const dist::Communicator comm;
-  if (comm.size() > 1 || opt.distributed) return run_distributed(comm, opt, compare);
-
-  const Csr<double> a = load_matrix(opt.a, "A (--A or --gen)");
-  TESSERA_REQUIRE_INPUT(a.rows == a.cols, "A must be square, it is ", a.rows, "x", a.cols);
-  const amg::NearNullSpace nns = near_null_space(opt, a);
-  const amg::Vector b = right_hand_side(opt, a);
-  const bool use_cg = opt.solver == "cg" || (opt.solver == "auto" && is_symmetric(a));
-  TESSERA_REQUIRE_INPUT(compare.empty() || use_cg, "--compare runs CG baselines: it needs a symmetric A and CG");
+/// --backend resolved against the problem (the GPU runs CG only) and the GPU-only options.
+Backend choose_backend(const Options& opt, bool use_cg) {
   Backend backend = resolve_backend(opt.backend);
   if (backend == Backend::gpu && !use_cg) {
     TESSERA_REQUIRE_INPUT(opt.backend == "auto", "--backend gpu runs CG: A must be symmetric (FGMRES is host only)");
@@ -342,85 +212,130 @@ int run(int argc, char** argv) {
                         " selects the GPU setup products: it needs --backend gpu");
   TESSERA_REQUIRE_INPUT(backend == Backend::gpu || opt.setup != "device",
                         "--setup device builds the hierarchy on the GPU: it needs --backend gpu");
-  const bool device_setup = backend == Backend::gpu && opt.setup != "host";
+  return backend;
+}
+
+void print_problem(const Options& opt, const Problem& p, Backend backend) {
   std::printf("backend %s\n", to_string(backend));
   std::printf("A: %s, %lld rows, %lld nnz; near-null space %lld vector(s), block size %d; %s + AMG (%s-cycle, %s)\n",
-              opt.a.describe().c_str(), (long long)a.rows, (long long)a.nnz(), (long long)nns.vectors.cols,
-              nns.block_size, use_cg ? "CG" : "FGMRES", opt.cycle.c_str(), opt.smoother.c_str());
+              opt.a.describe().c_str(), (long long)p.a.rows, (long long)p.a.nnz(), (long long)p.nns.vectors.cols,
+              p.nns.block_size, p.use_cg ? "CG" : "FGMRES", opt.cycle.c_str(), opt.smoother.c_str());
+}
 
+amg::KrylovOptions krylov_options(const Options& opt) {
   amg::KrylovOptions ko;
   ko.rtol = opt.tol;
   ko.max_iterations = opt.max_it;
   ko.history = opt.history;
   if (opt.stagnation) ko.stagnation_window = opt.stagnation;
-  amg::Vector x(b.size(), 0.0);
-#if TESSERA_HAVE_CUDA
-  if (device_setup) {
-    const DeviceSetupRun run = run_device_setup(opt, a, nns, b, x, ko);
-    return report(opt, compare, a, nns, b, backend, use_cg, run.res, run.stats, run.setup_s, run.resetup_s,
-                  run.solve_s, [&](nlohmann::json& out) {
-                    out["setup_location"] = "device";
-                    out["spgemm"] = opt.spgemm;
-                    out["a_upload_seconds"] = run.a_upload_s;
-                    out["device_hierarchy_mib"] = run.device_mib;
-                    if (opt.resetup) out["resetup_phases"] = phases_json(run.resetup_stats.times);
-                  });
-  }
-#endif
-  amg::LevelOps setup_ops = amg::host_reference_ops();
-#if TESSERA_HAVE_CUDA
-  const auto device_stats = std::make_shared<amg::gpu::DeviceSetupStats>();
-  if (backend == Backend::gpu) setup_ops = amg::gpu::device_setup_ops(amg::gpu::parse_setup_spgemm(opt.spgemm), device_stats);
-#endif
+  return ko;
+}
+
+/// The serial reference: host setup (optionally a re-setup), then CG or FGMRES on the host.
+AmgRun run_on_host(const Options& opt, const Problem& p, amg::Vector& x, const amg::KrylovOptions& ko) {
+  AmgRun run;
+  const amg::LevelOps ops = amg::host_reference_ops();
   Stopwatch setup_clock;
-  amg::Hierarchy h = amg::setup(a, nns, opt.amg, setup_ops);
-  const double setup_s = setup_clock.seconds();
-  const amg::HierarchyStats stats = amg::statistics(h);  // of the first setup
-  amg::print(stdout, stats);
-#if TESSERA_HAVE_CUDA
-  if (backend == Backend::gpu) print_device_setup(*device_stats, opt.spgemm);
-  const amg::gpu::DeviceSetupStats first_setup_stats = *device_stats;
-#endif
-  double resetup_s = 0;
+  amg::Hierarchy h = amg::setup(p.a, p.nns, opt.amg, ops);
+  run.setup_s = setup_clock.seconds();
+  run.stats = amg::statistics(h);  // of the first setup
+  amg::print(stdout, run.stats);
   if (opt.resetup) {
     Stopwatch clock;
-#if TESSERA_HAVE_CUDA
-    *device_stats = {};
-#endif
-    amg::resetup(h, a, setup_ops);
-    resetup_s = clock.seconds();
-    std::printf("re-setup (same pattern, values only): %.4f s, phases summed %.4f s\n", resetup_s,
+    amg::resetup(h, p.a, ops);
+    run.resetup_s = clock.seconds();
+    std::printf("re-setup (same pattern, values only): %.4f s, phases summed %.4f s\n", run.resetup_s,
                 amg::statistics(h).times.total());
-#if TESSERA_HAVE_CUDA
-    if (backend == Backend::gpu) print_device_setup(*device_stats, opt.spgemm);
-#endif
   }
+  amg::AmgPreconditioner m(h);
+  Stopwatch solve_clock;
+  const amg::Preconditioner apply = [&](const amg::Vector& r, amg::Vector& z) { m.apply(r, z); };
+  run.res = p.use_cg ? amg::pcg(p.a, p.b, x, apply, ko) : amg::fgmres(p.a, p.b, x, apply, ko);
+  run.solve_s = solve_clock.seconds();
+  run.extra = {{"setup_location", "host"}};
+  return run;
+}
 
-  amg::SolveResult res;
-  double solve_s = 0;
-  [[maybe_unused]] double upload_s = 0;
+/// Setup and solve on the path the backend and --setup select.
+AmgRun setup_and_solve(const Options& opt, const Problem& p, Backend backend, amg::Vector& x) {
+  const amg::KrylovOptions ko = krylov_options(opt);
+  if (backend == Backend::host) return run_on_host(opt, p, x, ko);
 #if TESSERA_HAVE_CUDA
-  if (backend == Backend::gpu) res = solve_on_gpu(h, a, b, x, ko, upload_s, solve_s);
+  const SingleGpuProblem gpu{p.a, p.nns, p.b, opt.amg, opt.spgemm, opt.resetup};
+  return opt.setup == "host" ? run_host_setup_on_gpu(gpu, x, ko) : run_device_setup(gpu, x, ko);
+#else
+  TESSERA_REQUIRE_INPUT(false, "--backend gpu: this build has no CUDA backend");
+  return {};
 #endif
-  if (backend == Backend::host) {
-    amg::AmgPreconditioner m(h);
-    Stopwatch solve_clock;
-    const amg::Preconditioner apply = [&](const amg::Vector& r, amg::Vector& z) { m.apply(r, z); };
-    res = use_cg ? amg::pcg(a, b, x, apply, ko) : amg::fgmres(a, b, x, apply, ko);
-    solve_s = solve_clock.seconds();
+}
+
+/// Prints the solve and its figures of merit, writes the JSON (with the keys of the setup path
+/// taken), runs the --compare baselines. Every single-process path shares it.
+int report(const Options& opt, const std::vector<baselines::Baseline>& compare, const Problem& p, Backend backend,
+           const AmgRun& run) {
+  const amg::SolveResult& res = run.res;
+  const amg::HierarchyStats& stats = run.stats;
+  if (opt.history)
+    for (std::size_t i = 0; i < res.history.size(); ++i) std::printf("  it %4zu  %.3e\n", i + 1, res.history[i]);
+  const double nnz_ap = double(stats.nnz_ap);
+  const double setup_fom = run.setup_s > 0 ? nnz_ap / run.setup_s : 0;
+  const double solve_fom = run.solve_s > 0 ? nnz_ap * res.iterations / run.solve_s : 0;
+  std::printf("%s: %s\n", res.converged() ? "converged" : "NOT converged", res.message.c_str());
+  std::printf("iterations %d, true relative residual %.3e\n", res.iterations, res.relative_residual);
+  std::printf("setup %.4f s%s, solve %.4f s (%.2f ms/iteration)\n", run.setup_s,
+              opt.resetup ? (" (re-setup " + std::to_string(run.resetup_s) + " s)").c_str() : "", run.solve_s,
+              res.iterations ? 1e3 * run.solve_s / res.iterations : 0.0);
+  std::printf("FOM: setup %.4e nnz/s, solve %.4e nnz*it/s\n", setup_fom, solve_fom);
+
+  nlohmann::json out = {
+      {"driver", "tessera-amg"}, {"tol", opt.tol}, {"ranks", 1},
+      {"matrix", opt.a.describe()}, {"rows", p.a.rows}, {"nnz", p.a.nnz()}, {"solver", p.use_cg ? "cg" : "fgmres"},
+      {"smoother", opt.smoother}, {"cycle", opt.cycle}, {"backend", to_string(backend)}, {"converged", res.converged()},
+      {"status", amg::to_string(res.status)}, {"message", res.message}, {"iterations", res.iterations},
+      {"relative_residual", res.relative_residual}, {"setup_seconds", run.setup_s}, {"solve_seconds", run.solve_s},
+      {"operator_complexity", stats.operator_complexity}, {"grid_complexity", stats.grid_complexity},
+      {"nnz_ap", stats.nnz_ap}, {"setup_fom", setup_fom}, {"solve_fom", solve_fom}, {"levels", levels_json(stats)},
+      {"setup_phases", phases_json(stats.times)}, {"coarse_solver", stats.coarse_method}};
+  if (opt.resetup) out["resetup_seconds"] = run.resetup_s;
+  out.update(run.extra);
+  if (run.resetup_phases) out["resetup_phases"] = phases_json(*run.resetup_phases);
+  if (opt.history) out["history"] = res.history;
+  if (!compare.empty())
+    out["compare"] = compare_with_baselines(opt, compare, p.a, p.nns, p.b,
+                                            tessera_row(opt, backend, p.use_cg, res, stats, run.setup_s, run.solve_s));
+  int rank = 0;
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  if (!opt.json.empty() && rank == 0) write_json(opt.json, out);  // one writer: ranks share the path
+  return res.converged() ? 0 : kExitCheckFailed;
+}
+
+/// Parses the command line into `opt`; an exit code when the run ends here (--help, a bad option).
+std::optional<int> parse_options(int argc, char** argv, Options& opt) {
+  CLI::App app{"Tessera AMG: smoothed-aggregation AMG preconditioned CG / FGMRES (host reference backend)"};
+  add_options(app, opt);
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    return app.exit(e) == 0 ? 0 : kExitError;
   }
+  opt.amg.smoother = amg::parse_smoother(opt.smoother);
+  opt.amg.cycle = amg::parse_cycle(opt.cycle);
+  return std::nullopt;
+}
 
-  return report(opt, compare, a, nns, b, backend, use_cg, res, stats, setup_s, resetup_s, solve_s,
-                [&](nlohmann::json& out) {
-                  out["setup_location"] = "host";
-#if TESSERA_HAVE_CUDA
-                  if (backend == Backend::gpu) {
-                    out["device_setup"] = device_setup_json(first_setup_stats, opt.spgemm);
-                    if (opt.resetup) out["device_resetup"] = device_setup_json(*device_stats, opt.spgemm);
-                    out["hierarchy_upload_seconds"] = upload_s;
-                  }
-#endif
-                });
+int run(int argc, char** argv) {
+  Options opt;
+  if (const std::optional<int> exit_code = parse_options(argc, argv, opt)) return *exit_code;
+  const std::vector<baselines::Baseline> compare = baselines::parse_baseline_list(opt.compare);  // fail fast
+  const dist::Communicator comm;
+  if (comm.size() > 1 || opt.distributed) return run_distributed(comm, opt, compare);
+
+  const Problem p = load_problem(opt, compare);
+  const Backend backend = choose_backend(opt, p.use_cg);
+  print_problem(opt, p, backend);
+  amg::Vector x(p.b.size(), 0.0);
+  const AmgRun run = setup_and_solve(opt, p, backend, x);
+  return report(opt, compare, p, backend, run);
 }
 
 }  // namespace

@@ -7,7 +7,9 @@
 #      scripts launched through mpirun, backend gpu; one JSON per run plus the summaries;
 #   4. if the PETSc runtime is staged (.carry/rt/env.sh): a PETSc tutorial with -pc_type
 #      tessera (GPU backend) beside gamg and hypre.
-#   5. the README's main job on every GPU with --compare hypre,gamg (CPU baselines, same ranks).
+#   5. the README's main job on every GPU with --compare hypre,gamg (CPU baselines, same ranks);
+#   6. "petsc-apps": PETSc's tutorials ex2, ex45, ex56 with -pc_type tessera on the GPU backend,
+#      1 .. min(2, GPUs) ranks, checked as the CI checks them (tests/petsc/check_petsc_run.py).
 # PARTS picks the steps (default all: "tests memcheck sweeps petsc main"); two calls of the
 # device tool fit its 10-minute limit: PARTS="tests memcheck", then PARTS="sweeps petsc main".
 # Logs go to $OUT; the sweeps are packed in one tarball (the device tool returns few files).
@@ -80,6 +82,27 @@ if part petsc && [ -x "$BUILD/tests/petsc_tutorial_ex45" ]; then
     tools/petsc-compare.sh -n "$max_ranks" -b "$BUILD" -- "$BUILD/tests/petsc_tutorial_ex45" -da_grid_x 129 \
       -da_grid_y 129 -da_grid_z 129 -ksp_type cg -pc_tessera_backend gpu
   ) 2>&1 | tee "$OUT/petsc-compare.txt"
+fi
+
+if part petsc-apps; then
+  echo "===== 6. PETSc tutorials, PC tessera on the GPUs"
+  plugin=$BUILD/amg/petsc/libtessera_petsc.so
+  for ex in ex2 ex45 ex56; do
+    case $ex in
+      ex2) args=(-m 41 -n 37) ;;
+      ex45) args=(-da_grid_x 17 -da_grid_y 15 -da_grid_z 13 -ksp_type cg) ;;
+      ex56) args=(-ne 9 -use_mat_nearnullspace -two_solves -ksp_type cg) ;;
+    esac
+    for n in $(seq 1 $((max_ranks < 2 ? max_ranks : 2))); do
+      [ -x "$BUILD/tests/petsc_tutorial_$ex" ] || { echo "MISSING petsc_tutorial_$ex"; continue; }
+      timeout 120 python3 tests/petsc/check_petsc_run.py --np "$n" --mpiexec mpirun \
+        --require "Tessera smoothed-aggregation AMG" --require "backend gpu" -- "$BUILD/tests/petsc_tutorial_$ex" \
+        -dll_append "$plugin" -ksp_converged_reason -ksp_monitor_true_residual -ksp_rtol 1e-8 -ksp_view \
+        -pc_type tessera -pc_tessera_coarse_size 200 -pc_tessera_backend gpu "${args[@]}" \
+        >"$OUT/sweeps/petsc-$ex-np$n.log" 2>&1
+      echo "petsc $ex np$n rc=$? $(tail -n 1 "$OUT/sweeps/petsc-$ex-np$n.log")"
+    done
+  done
 fi
 
 if part main; then

@@ -11,6 +11,7 @@
 //     ties to the lowest aggregate.
 #include "amg/cuda/device_setup_phases.hpp"
 #include "amg/cuda/setup_phase_kernels.cuh"
+#include "amg/node_hashes.hpp"
 #include "local/core/error.hpp"
 
 namespace tessera::amg::gpu {
@@ -32,15 +33,6 @@ struct GraphView {
   const std::int32_t* col;
   const double* val;
 };
-
-/// The host's amg::mis_priority (splitmix64 finaliser), which a test checks against it
-/// through identical aggregates.
-__device__ Key mis_priority(Key id) {
-  Key z = id + 0x9e3779b97f4a7c15ull;
-  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-  z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-  return z ^ (z >> 31);
-}
 
 __global__ void initial_keys(GraphView g, std::int64_t n, Key* key) {
   const std::int64_t i = thread_index();

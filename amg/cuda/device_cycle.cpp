@@ -6,9 +6,7 @@
 namespace tessera::amg::gpu {
 namespace {
 
-std::int64_t matrix_bytes(const tessera::cuda::DeviceCsr<double>& m) {
-  return std::int64_t(m.row_ptr.bytes() + m.col_idx.bytes() + m.values.bytes());
-}
+bool smoothed(std::size_t l, std::size_t levels, bool coarse_direct) { return l + 1 < levels || !coarse_direct; }
 
 }  // namespace
 
@@ -16,67 +14,70 @@ DeviceAmgPreconditioner::DeviceAmgPreconditioner(const Hierarchy& h, cudaStream_
     : host_coarse_(&h.coarse), stream_(stream) {
   TESSERA_REQUIRE_INPUT(!h.levels.empty(), "device AMG preconditioner: the hierarchy was never set up");
   levels_.resize(h.levels.size());
-  std::vector<DeviceCycleLevel> cycle_levels(h.levels.size());
-  for (std::size_t l = 0; l < h.levels.size(); ++l) {
+  std::vector<LevelView> views(h.levels.size());
+  for (std::size_t l = 0; l < h.levels.size(); ++l) {  // upload, then view the copies
     const Level& host = h.levels[l];
     DeviceLevel& v = levels_[l];
-    DeviceCycleLevel& c = cycle_levels[l];
     v.a = tessera::cuda::upload(host.a, stream);
-    v.a_plan = tessera::cuda::make_spmv_plan(v.a, {}, stream);
-    v.a_op = std::make_unique<CsrDeviceOperator>(v.a, v.a_plan, stream);
-    c.a = v.a_op.get();
+    views[l].a = &v.a;
     if (l + 1 < h.levels.size()) {
       v.p = tessera::cuda::upload(host.p, stream);
       v.r = tessera::cuda::upload(host.r, stream);
-      v.p_plan = tessera::cuda::make_spmv_plan(v.p, {}, stream);
-      v.r_plan = tessera::cuda::make_spmv_plan(v.r, {}, stream);
-      v.p_op = std::make_unique<CsrDeviceOperator>(v.p, v.p_plan, stream);
-      v.r_op = std::make_unique<CsrDeviceOperator>(v.r, v.r_plan, stream);
-      c.p = v.p_op.get(), c.r = v.r_op.get();
+      views[l].p = &v.p, views[l].r = &v.r;
     }
-    c.smoother = host.smoother;
-    c.smoother.inv_diag.clear();
-    const bool smoothed = l + 1 < h.levels.size() || !h.coarse_direct;
-    if (smoothed) {
+    views[l].smoother = &host.smoother;
+    if (smoothed(l, h.levels.size(), h.coarse_direct)) {
       TESSERA_REQUIRE_INPUT(host.smoother.inv_diag.size() == std::size_t(host.a.rows), "device AMG preconditioner: level ",
                             l, " has no smoother (", host.smoother.inv_diag.size(), " diagonal entries for ", host.a.rows,
                             " rows)");
       v.inv_diag.upload(host.smoother.inv_diag, stream);
-      c.inv_diag = v.inv_diag.data();
+      views[l].inv_diag = v.inv_diag.data();
     }
   }
-  make_cycle(std::move(cycle_levels), h.options, h.coarse_direct, h.coarsest().a.rows);
+  build_levels(views, h.options, h.coarse_direct);
 }
 
 DeviceAmgPreconditioner::DeviceAmgPreconditioner(const DeviceHierarchy& h, cudaStream_t stream)
     : device_coarse_(&h.coarse), stream_(stream) {
   TESSERA_REQUIRE_INPUT(!h.levels.empty(), "device AMG preconditioner: the device hierarchy was never set up");
   levels_.resize(h.levels.size());
-  std::vector<DeviceCycleLevel> cycle_levels(h.levels.size());
-  for (std::size_t l = 0; l < h.levels.size(); ++l) {
+  std::vector<LevelView> views(h.levels.size());
+  for (std::size_t l = 0; l < h.levels.size(); ++l) {  // view the hierarchy's own matrices
     const gpu::DeviceLevel& dev = h.levels[l];
-    DeviceLevel& v = levels_[l];
-    DeviceCycleLevel& c = cycle_levels[l];
-    v.a_plan = tessera::cuda::make_spmv_plan(dev.a, {}, stream);
-    v.a_op = std::make_unique<CsrDeviceOperator>(dev.a, v.a_plan, stream);
-    c.a = v.a_op.get();
-    if (l + 1 < h.levels.size()) {
-      v.p_plan = tessera::cuda::make_spmv_plan(dev.p, {}, stream);
-      v.r_plan = tessera::cuda::make_spmv_plan(dev.r, {}, stream);
-      v.p_op = std::make_unique<CsrDeviceOperator>(dev.p, v.p_plan, stream);
-      v.r_op = std::make_unique<CsrDeviceOperator>(dev.r, v.r_plan, stream);
-      c.p = v.p_op.get(), c.r = v.r_op.get();
-    }
-    c.smoother = dev.smoother;
-    c.smoother.inv_diag.clear();
-    const bool smoothed = l + 1 < h.levels.size() || !h.coarse_direct;
-    if (smoothed) {
+    views[l].a = &dev.a;
+    if (l + 1 < h.levels.size()) views[l].p = &dev.p, views[l].r = &dev.r;
+    views[l].smoother = &dev.smoother;
+    if (smoothed(l, h.levels.size(), h.coarse_direct)) {
       TESSERA_REQUIRE_INPUT(dev.smoother_inv_diag() != nullptr || dev.a.rows == 0, "device AMG preconditioner: level ",
                             l, " of the device hierarchy has no smoother");
-      c.inv_diag = dev.smoother_inv_diag();
+      views[l].inv_diag = dev.smoother_inv_diag();
     }
   }
-  make_cycle(std::move(cycle_levels), h.options, h.coarse_direct, h.coarsest().a.rows);
+  build_levels(views, h.options, h.coarse_direct);
+}
+
+void DeviceAmgPreconditioner::build_levels(const std::vector<LevelView>& views, const AmgOptions& options,
+                                           bool coarse_direct) {
+  std::vector<DeviceCycleLevel> cycle_levels(views.size());
+  for (std::size_t l = 0; l < views.size(); ++l) {
+    const LevelView& view = views[l];
+    DeviceLevel& v = levels_[l];
+    DeviceCycleLevel& c = cycle_levels[l];
+    v.a_plan = tessera::cuda::make_spmv_plan(*view.a, {}, stream_);
+    v.a_op = std::make_unique<CsrDeviceOperator>(*view.a, v.a_plan, stream_);
+    c.a = v.a_op.get();
+    if (view.p) {
+      v.p_plan = tessera::cuda::make_spmv_plan(*view.p, {}, stream_);
+      v.r_plan = tessera::cuda::make_spmv_plan(*view.r, {}, stream_);
+      v.p_op = std::make_unique<CsrDeviceOperator>(*view.p, v.p_plan, stream_);
+      v.r_op = std::make_unique<CsrDeviceOperator>(*view.r, v.r_plan, stream_);
+      c.p = v.p_op.get(), c.r = v.r_op.get();
+    }
+    c.smoother = *view.smoother;
+    c.smoother.inv_diag.clear();  // the cycle reads c.inv_diag on the device
+    c.inv_diag = view.inv_diag;
+  }
+  make_cycle(std::move(cycle_levels), options, coarse_direct, views.back().a->rows);
 }
 
 void DeviceAmgPreconditioner::make_cycle(std::vector<DeviceCycleLevel> cycle_levels, const AmgOptions& options,
@@ -94,7 +95,7 @@ void DeviceAmgPreconditioner::make_cycle(std::vector<DeviceCycleLevel> cycle_lev
 std::int64_t DeviceAmgPreconditioner::device_bytes() const {
   std::int64_t bytes = cycle_.vector_bytes();
   for (const DeviceLevel& v : levels_)
-    bytes += matrix_bytes(v.a) + matrix_bytes(v.p) + matrix_bytes(v.r) + std::int64_t(v.inv_diag.bytes());
+    bytes += v.a.bytes() + v.p.bytes() + v.r.bytes() + std::int64_t(v.inv_diag.bytes());
   return bytes;
 }
 

@@ -52,6 +52,17 @@ class DeviceAmgPreconditioner {
     tessera::cuda::DeviceBuffer<double> inv_diag;  // the smoother's (1/a_ii or 1/d_l1)
     std::unique_ptr<DeviceOperator> a_op, p_op, r_op;  // views of the matrices above
   };
+  /// One level as the cycle needs it, wherever its matrices live (uploaded copies in levels_,
+  /// or a DeviceHierarchy's own): p, r null on the coarsest level, inv_diag null when unsmoothed.
+  struct LevelView {
+    const tessera::cuda::DeviceCsr<double>* a = nullptr;
+    const tessera::cuda::DeviceCsr<double>* p = nullptr;
+    const tessera::cuda::DeviceCsr<double>* r = nullptr;
+    const Smoother* smoother = nullptr;
+    const double* inv_diag = nullptr;
+  };
+  /// The SpMV plans and operators of every level (into levels_, already sized), then the cycle.
+  void build_levels(const std::vector<LevelView>& views, const AmgOptions& options, bool coarse_direct);
   void coarse_solve(const double* b, double* x);
   void make_cycle(std::vector<DeviceCycleLevel> cycle_levels, const AmgOptions& options, bool coarse_direct,
                   std::int64_t coarse_rows);

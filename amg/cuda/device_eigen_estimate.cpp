@@ -1,12 +1,12 @@
-// Host code only: the Lanczos recurrence as BLAS-1 calls on device vectors; the tridiagonal
-// eigenvalue is the host's (a few scalars).
+// Host code only: lanczos.hpp's recurrence over device vectors; the tridiagonal eigenvalue is
+// the host's (a few scalars).
 #include "amg/cuda/device_eigen_estimate.hpp"
 
 #include <algorithm>
-#include <cmath>
-#include <vector>
+#include <utility>
 
 #include "amg/cuda/device_row_kernels.hpp"
+#include "amg/lanczos.hpp"
 #include "local/cuda/vector_ops.hpp"
 
 namespace tessera::amg::gpu {
@@ -14,35 +14,32 @@ namespace {
 
 using tessera::cuda::DeviceBuffer;
 
-/// lanczos_ritz of eigen_estimate.cpp with device vectors of n entries.
-void device_lanczos_ritz(DeviceOperator& a_op, const double* sqrt_inv_diag, std::int64_t n, int steps,
-                         EigenEstimate& est) {
-  namespace dv = tessera::cuda;
-  const cudaStream_t s = a_op.stream();
-  DeviceBuffer<double> v(n, s), v_prev(n, s), w(n, s), scaled(n, s);
-  device_lanczos_start(n, v.data(), s);
-  dv::zero(n, v_prev.data(), s);
-  double norm = std::sqrt(a_op.dot(n, v.data(), v.data()));
-  dv::axpby(n, 1.0 / norm, v.data(), 0.0, v.data(), s);
+/// lanczos.hpp's space on n-entry device vectors, ordered on the operator's stream; each dot
+/// synchronises (its scalar steers the recurrence).
+struct DeviceLanczosSpace {
+  using Vec = DeviceBuffer<double>;
+  DeviceOperator& a_op;
+  const double* sqrt_inv_diag;
+  std::int64_t n;
+  Vec scaled = make();
 
-  std::vector<double> alpha, beta;
-  for (int j = 0; j < steps; ++j) {  // w = D^-1/2 A D^-1/2 v
-    dv::diagonal_axpby(n, 1.0, sqrt_inv_diag, v.data(), 0.0, scaled.data(), s);
-    a_op.apply(1.0, scaled.data(), 0.0, w.data());
-    dv::diagonal_axpby(n, 1.0, sqrt_inv_diag, w.data(), 0.0, w.data(), s);
-    alpha.push_back(a_op.dot(n, w.data(), v.data()));
-    const double beta_prev = beta.empty() ? 0.0 : beta.back();
-    dv::axpby(n, -alpha.back(), v.data(), 1.0, w.data(), s);
-    dv::axpby(n, -beta_prev, v_prev.data(), 1.0, w.data(), s);
-    norm = std::sqrt(a_op.dot(n, w.data(), w.data()));
-    if (j + 1 == steps || norm <= 1e-12 * std::abs(alpha.back())) break;  // done, or an invariant subspace
-    beta.push_back(norm);
-    std::swap(v_prev, v);
-    dv::axpby(n, 1.0 / norm, w.data(), 0.0, v.data(), s);
+  Vec make() const { return Vec(std::size_t(n), a_op.stream()); }
+  Vec zeros() const {
+    Vec z = make();
+    tessera::cuda::zero(n, z.data(), a_op.stream());
+    return z;
   }
-  est.steps = static_cast<int>(alpha.size());
-  est.ritz = tridiagonal_max_eigenvalue(alpha, beta);
-}
+  void apply_scaled(const Vec& v, Vec& w) {  // beta = 0: exactly the host's d_i * x_i
+    tessera::cuda::diagonal_axpby(n, 1.0, sqrt_inv_diag, v.data(), 0.0, scaled.data(), a_op.stream());
+    a_op.apply(1.0, scaled.data(), 0.0, w.data());
+    tessera::cuda::diagonal_axpby(n, 1.0, sqrt_inv_diag, w.data(), 0.0, w.data(), a_op.stream());
+  }
+  double dot(const Vec& x, const Vec& y) { return a_op.dot(n, x.data(), y.data()); }
+  void subtract(Vec& w, double a, const Vec& v, double b, const Vec& u) const {
+    device_lanczos_subtract(n, a, v.data(), b, u.data(), w.data(), a_op.stream());
+  }
+  void divide(const Vec& x, double s, Vec& y) const { device_divide(n, x.data(), s, y.data(), a_op.stream()); }
+};
 
 }  // namespace
 
@@ -53,7 +50,10 @@ EigenEstimate device_estimate_lambda_max(const tessera::cuda::DeviceCsr<double>&
   if (a.rows == 0) return est;
   DeviceBuffer<double> sqrt_inv_diag(a.rows, a_op.stream());
   device_sqrt(a.rows, inv_diag, sqrt_inv_diag.data(), a_op.stream());
-  device_lanczos_ritz(a_op, sqrt_inv_diag.data(), a.rows, steps, est);
+  DeviceLanczosSpace space{a_op, sqrt_inv_diag.data(), a.rows};
+  DeviceBuffer<double> start = space.make();
+  device_lanczos_start(a.rows, start.data(), a_op.stream());
+  lanczos_ritz(space, std::move(start), steps, est);
   est.safe = std::min(safety * est.ritz, est.gershgorin);
   return est;
 }

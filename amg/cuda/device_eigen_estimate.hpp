@@ -1,10 +1,10 @@
 #pragma once
-// lambda_max(D^-1 A) on the device: amg/eigen_estimate.cpp's estimate step for step -- the
-// same start vector (lanczos_start_entry), the same Lanczos recurrence on D^-1/2 A D^-1/2 with
-// the same stopping rule, the tridiagonal Ritz value by the host's bisection on the alpha/beta
-// scalars, min(safety * ritz, Gershgorin) -- with the vectors, the products (DeviceOperator)
-// and the Gershgorin bound on the device. Only the summation order inside dots and rows
-// differs from the host, so the estimates agree to rounding.
+// lambda_max(D^-1 A) on the device: amg/eigen_estimate.cpp's estimate with the vectors, the
+// products (DeviceOperator) and the Gershgorin bound on the device -- the same start vector
+// (node_hashes.hpp), the same Lanczos recurrence and stopping rule (lanczos.hpp, one definition
+// for host, distributed and device), the host's bisection on the alpha/beta scalars, then
+// min(safety * ritz, Gershgorin). Per entry the device rounds as the host does; only the
+// summation order inside dots and row sums differs, so the estimates agree to rounding.
 #include <cuda_runtime_api.h>
 
 #include "amg/cuda/device_operator.hpp"

@@ -57,10 +57,16 @@ bool stop(DeviceHierarchy& h, const char* reason) {
 
 std::string level_name(std::size_t l) { return "the level " + std::to_string(l) + " Galerkin operator (is A indefinite?)"; }
 
-/// Values-dependent part of a level: diagonal (checked), eigenvalue estimate, smoother.
-void setup_smoother(DeviceLevel& level, const AmgOptions& o, const std::string& what, cudaStream_t s) {
+/// 1/a_ii (checked) of level `l`. Level 0's is computed once on entry to device_setup and
+/// device_resetup (InputError before any work) and reused here, not recomputed.
+void refresh_inverse_diagonal(DeviceLevel& level, std::size_t l, const std::string& what, cudaStream_t s) {
+  if (l > 0) level.inv_diag = device_inverse_diagonal(level.a, what.c_str(), s);
+}
+
+/// Values-dependent part of level `l`: diagonal, eigenvalue estimate, smoother.
+void setup_smoother(DeviceLevel& level, std::size_t l, const AmgOptions& o, const std::string& what, cudaStream_t s) {
   timed(level.times.smoother, s, [&] {
-    level.inv_diag = device_inverse_diagonal(level.a, what.c_str(), s);
+    refresh_inverse_diagonal(level, l, what, s);
     const tessera::cuda::SpmvPlan plan = tessera::cuda::make_spmv_plan(level.a, {}, s);
     CsrDeviceOperator op(level.a, plan, s);
     level.eigen = device_estimate_lambda_max(level.a, op, level.inv_diag.data(), o.eigen_iterations, o.eigen_safety);
@@ -102,10 +108,10 @@ void setup_coarsest(DeviceHierarchy& h) {
   DeviceLevel& c = h.levels.back();
   h.coarse_direct = c.a.rows <= h.options.max_dense_rows;
   if (h.coarse_direct) {
-    c.inv_diag = device_inverse_diagonal(c.a, h.levels.size() == 1 ? "A" : "the coarsest operator", h.stream);
+    refresh_inverse_diagonal(c, h.levels.size() - 1, "the coarsest operator", h.stream);
     timed(c.times.coarse, h.stream, [&] { h.coarse.factor(c.a, h.stream); return 0; });
   } else {
-    setup_smoother(c, h.options, h.levels.size() == 1 ? "A" : "the coarsest operator", h.stream);
+    setup_smoother(c, h.levels.size() - 1, h.options, "the coarsest operator", h.stream);
   }
 }
 
@@ -129,7 +135,7 @@ bool coarsen(DeviceHierarchy& h) {
   fine.aggregates = agg.count;
   fine.p_tent = std::move(t.p);
   fine.plan = std::make_unique<DeviceTransferPlan>(h.spgemm, s);
-  setup_smoother(fine, o, h.levels.size() == 1 ? "A" : level_name(h.levels.size() - 1), s);
+  setup_smoother(fine, h.levels.size() - 1, o, level_name(h.levels.size() - 1), s);
   DeviceLevel coarse;
   build_transfer(fine, o, s, coarse.a);
   coarse.node_ptr = std::move(t.coarse_nodes);
@@ -170,10 +176,11 @@ void device_resetup(DeviceHierarchy& h, const double* values) {
   if (first.a.nnz)
     TESSERA_CUDA_CHECK(cudaMemcpyAsync(first.a.values.data(), values, first.a.values.bytes(),
                                        cudaMemcpyDeviceToDevice, s));
+  first.inv_diag = device_inverse_diagonal(first.a, "A", s);  // InputError before any work
   for (std::size_t l = 0; l + 1 < h.levels.size(); ++l) {
     DeviceLevel& fine = h.levels[l];
     fine.times = {};
-    setup_smoother(fine, h.options, l == 0 ? "A" : level_name(l), s);
+    setup_smoother(fine, l, h.options, level_name(l), s);
     build_transfer(fine, h.options, s, h.levels[l + 1].a);  // the products check that patterns are unchanged
   }
   h.levels.back().times = {};
@@ -199,10 +206,9 @@ HierarchyStats statistics(const DeviceHierarchy& h) {
 }
 
 std::int64_t device_bytes(const DeviceHierarchy& h) {
-  auto csr = [](const DeviceCsr<double>& m) { return std::int64_t(m.row_ptr.bytes() + m.col_idx.bytes() + m.values.bytes()); };
   std::int64_t bytes = 0;
   for (const DeviceLevel& v : h.levels)
-    bytes += csr(v.a) + csr(v.p_tent) + csr(v.p) + csr(v.r) + std::int64_t(v.node_ptr.bytes() + v.near_null.bytes() +
+    bytes += v.a.bytes() + v.p_tent.bytes() + v.p.bytes() + v.r.bytes() + std::int64_t(v.node_ptr.bytes() + v.near_null.bytes() +
              v.inv_diag.bytes() + v.l1_inv_diag.bytes() + (v.plan ? v.plan->bytes() : 0));
   return bytes + h.coarse.device_bytes();
 }

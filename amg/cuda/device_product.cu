@@ -8,6 +8,7 @@
 #include "local/core/error.hpp"
 #include "local/cuda/check.hpp"
 #include "local/cuda/cub_call.cuh"
+#include "local/cuda/index_kernels.cuh"
 #include "local/cuda/tile_convert.hpp"
 
 namespace tessera::amg::gpu {
@@ -26,16 +27,6 @@ template <class From, class To>
 __global__ void convert_kernel(std::int64_t n, const From* in, To* out) {
   const std::int64_t i = std::int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
   if (i < n) out[i] = static_cast<To>(in[i]);
-}
-
-__global__ void iota_kernel(std::int64_t n, std::int64_t* x) {
-  const std::int64_t i = std::int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
-  if (i < n) x[i] = i;
-}
-
-__global__ void gather_kernel(std::int64_t n, const std::int64_t* source, const double* in, double* out) {
-  const std::int64_t k = std::int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
-  if (k < n) out[k] = in[source[k]];
 }
 
 template <class From, class To>
@@ -161,8 +152,7 @@ struct CusparseReusePlan {
     order.allocate(std::size_t(c_nnz), s);
     if (c_nnz == 0) return;
     DeviceBuffer<std::int64_t> entries(std::size_t(c_nnz), s);
-    iota_kernel<<<grid_for(c_nnz, kThreads), kThreads, 0, s>>>(c_nnz, entries.data());
-    TESSERA_CHECK_LAUNCH();
+    tessera::cuda::fill_iota(c_nnz, entries.data(), s);
     tessera::cuda::cub_call(s, [&](void* temp, std::size_t& bytes) {
       return cub::DeviceSegmentedSort::StableSortPairs(temp, bytes, c_col.data(), out.col_idx.data(), entries.data(),
                                                        order.data(), c_nnz, rows, out.row_ptr.data(),
@@ -172,9 +162,7 @@ struct CusparseReusePlan {
 
   void sorted_values(DeviceCsr<double>& out, cudaStream_t s) const {
     if (c_nnz == 0) return;
-    gather_kernel<<<grid_for(c_nnz, kThreads), kThreads, 0, s>>>(c_nnz, order.data(), c_values.data(),
-                                                                 out.values.data());
-    TESSERA_CHECK_LAUNCH();
+    tessera::cuda::gather(c_nnz, order.data(), c_values.data(), out.values.data(), s);
   }
 
   std::int64_t bytes() const {

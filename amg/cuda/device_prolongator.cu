@@ -1,13 +1,14 @@
 #include "amg/cuda/device_prolongator.hpp"
 
 #include <cub/device/device_radix_sort.cuh>
-#include <cub/device/device_scan.cuh>
 
 #include <limits>
 
+#include "amg/cuda/setup_phase_kernels.cuh"
 #include "local/core/error.hpp"
 #include "local/cuda/check.hpp"
 #include "local/cuda/cub_call.cuh"
+#include "local/cuda/index_kernels.cuh"
 
 namespace tessera::amg::gpu {
 namespace {
@@ -63,32 +64,13 @@ __global__ void entry_rows_kernel(std::int64_t rows, const std::int64_t* row_ptr
   for (std::int64_t p = row_ptr[i]; p < row_ptr[i + 1]; ++p) row_of[p] = static_cast<std::int32_t>(i);
 }
 
-__global__ void iota_kernel(std::int64_t n, std::int64_t* x) {
-  const std::int64_t i = std::int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
-  if (i < n) x[i] = i;
-}
-
 __global__ void column_count_kernel(std::int64_t nnz, const std::int32_t* col, unsigned long long* count) {
   const std::int64_t k = std::int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
   if (k < nnz) atomicAdd(count + col[k], 1ull);
 }
 
-/// out[k] = in[source[k]] (R's values and row indices from P's entries).
-template <class T>
-__global__ void gather_kernel(std::int64_t n, const std::int64_t* source, const T* in, T* out) {
-  const std::int64_t k = std::int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
-  if (k < n) out[k] = in[source[k]];
-}
-
-/// row_ptr = exclusive scan of count[0..n) with row_ptr[n] = total (count[n] must be 0).
-template <class Count>
-void offsets_from_counts(std::int64_t n, const Count* count, std::int64_t* row_ptr, cudaStream_t s) {
-  tessera::cuda::cub_call(s, [&](void* temp, std::size_t& bytes) {
-    return cub::DeviceScan::ExclusiveSum(temp, bytes, count, row_ptr, n + 1, s);
-  });
-}
-
-int bits_for(std::int64_t n) {
+/// Key bits a radix sort needs for keys in [0, n): at least 1, at most 31 (int32 keys).
+int key_bits_for_count(std::int64_t n) {
   int bits = 1;
   while (bits < 31 && (std::int64_t{1} << bits) < n) ++bits;
   return bits;
@@ -109,21 +91,18 @@ void transpose_pattern(const DeviceCsr<double>& p, DeviceTransferPlan& plan, Dev
     column_count_kernel<<<grid_for(nnz, kThreads), kThreads, 0, s>>>(nnz, p.col_idx.data(), count.data());
     TESSERA_CHECK_LAUNCH();
   }
-  offsets_from_counts(p.cols, count.data(), r.row_ptr.data(), s);
+  detail::exclusive_scan_with_total(count.data(), r.row_ptr.data(), p.cols, s);
   if (nnz == 0) return;
   DeviceBuffer<std::int32_t> sorted_cols(std::size_t(nnz), s), row_of(std::size_t(nnz), s);
   DeviceBuffer<std::int64_t> entries(std::size_t(nnz), s);
-  iota_kernel<<<grid_for(nnz, kThreads), kThreads, 0, s>>>(nnz, entries.data());
-  TESSERA_CHECK_LAUNCH();
+  tessera::cuda::fill_iota(nnz, entries.data(), s);
   tessera::cuda::cub_call(s, [&](void* temp, std::size_t& bytes) {
     return cub::DeviceRadixSort::SortPairs(temp, bytes, p.col_idx.data(), sorted_cols.data(), entries.data(),
-                                           plan.r_source.data(), nnz, 0, bits_for(p.cols), s);
+                                           plan.r_source.data(), nnz, 0, key_bits_for_count(p.cols), s);
   });
   entry_rows_kernel<<<grid_for(p.rows, kThreads), kThreads, 0, s>>>(p.rows, p.row_ptr.data(), row_of.data());
   TESSERA_CHECK_LAUNCH();
-  gather_kernel<<<grid_for(nnz, kThreads), kThreads, 0, s>>>(nnz, plan.r_source.data(), row_of.data(),
-                                                             r.col_idx.data());
-  TESSERA_CHECK_LAUNCH();
+  tessera::cuda::gather(nnz, plan.r_source.data(), row_of.data(), r.col_idx.data(), s);  // R's row indices
 }
 
 /// P's pattern: per-row merged lengths, scanned into row_ptr (one read-back for nnz).
@@ -139,7 +118,7 @@ void merged_pattern(const DeviceCsr<double>& p_tent, const DeviceCsr<double>& ap
     TESSERA_CHECK_LAUNCH();
   }
   p.row_ptr.allocate(std::size_t(p.rows + 1), s);
-  offsets_from_counts(p.rows, count.data(), p.row_ptr.data(), s);
+  detail::exclusive_scan_with_total(count.data(), p.row_ptr.data(), p.rows, s);
   p.nnz = tessera::cuda::read_scalar(p.row_ptr.data() + p.rows, s);
   p.col_idx.allocate(std::size_t(p.nnz), s);
   p.values.allocate(std::size_t(p.nnz), s);
@@ -170,10 +149,7 @@ void device_transpose(const DeviceCsr<double>& p, DeviceTransferPlan& plan, Devi
                         "device transpose: ", p.rows, "x", p.cols, " does not fit int32 column indices");
   if (!plan.have_r_pattern) transpose_pattern(p, plan, r, s);
   plan.have_r_pattern = true;
-  if (p.nnz == 0) return;
-  gather_kernel<<<grid_for(p.nnz, kThreads), kThreads, 0, s>>>(p.nnz, plan.r_source.data(), p.values.data(),
-                                                               r.values.data());
-  TESSERA_CHECK_LAUNCH();
+  tessera::cuda::gather(p.nnz, plan.r_source.data(), p.values.data(), r.values.data(), s);
 }
 
 void device_galerkin(const DeviceCsr<double>& a, const DeviceCsr<double>& p, const DeviceCsr<double>& r,

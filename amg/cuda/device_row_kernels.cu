@@ -5,6 +5,7 @@
 #include <cmath>
 #include <limits>
 
+#include "amg/node_hashes.hpp"
 #include "local/core/error.hpp"
 #include "local/cuda/check.hpp"
 #include "local/cuda/cub_call.cuh"
@@ -53,15 +54,20 @@ __global__ void scaled_row_sum_kernel(std::int64_t rows, const std::int64_t* row
   out[i] = sum * inv_diag[i];
 }
 
-/// The host's lanczos_start_entry (splitmix64 finaliser), repeated here for the device.
 __global__ void lanczos_start_kernel(std::int64_t n, double* v) {
   const std::int64_t i = std::int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
-  if (i >= n) return;
-  std::uint64_t z = std::uint64_t(i) * 0x9e3779b97f4a7c15ull + 0x632be59bd9b4e019ull;
-  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-  z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-  z ^= z >> 31;
-  v[i] = static_cast<double>(z >> 11) * 0x1.0p-52 - 1.0;
+  if (i < n) v[i] = lanczos_start_entry(static_cast<std::uint64_t>(i));
+}
+
+__global__ void lanczos_subtract_kernel(std::int64_t n, double a, const double* v, double b, const double* u,
+                                        double* w) {
+  const std::int64_t i = std::int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
+  if (i < n) w[i] = __dsub_rn(w[i], __dadd_rn(__dmul_rn(a, v[i]), __dmul_rn(b, u[i])));
+}
+
+__global__ void divide_kernel(std::int64_t n, const double* x, double s, double* y) {
+  const std::int64_t i = std::int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
+  if (i < n) y[i] = x[i] / s;
 }
 
 __global__ void sqrt_kernel(std::int64_t n, const double* x, double* y) {
@@ -112,6 +118,19 @@ double device_gershgorin_bound(const DeviceCsr<double>& a, const double* inv_dia
 void device_lanczos_start(std::int64_t n, double* v, cudaStream_t stream) {
   if (n == 0) return;
   lanczos_start_kernel<<<grid_for(n, kThreads), kThreads, 0, stream>>>(n, v);
+  TESSERA_CHECK_LAUNCH();
+}
+
+void device_lanczos_subtract(std::int64_t n, double a, const double* v, double b, const double* u, double* w,
+                             cudaStream_t stream) {
+  if (n == 0) return;
+  lanczos_subtract_kernel<<<grid_for(n, kThreads), kThreads, 0, stream>>>(n, a, v, b, u, w);
+  TESSERA_CHECK_LAUNCH();
+}
+
+void device_divide(std::int64_t n, const double* x, double s, double* y, cudaStream_t stream) {
+  if (n == 0) return;
+  divide_kernel<<<grid_for(n, kThreads), kThreads, 0, stream>>>(n, x, s, y);
   TESSERA_CHECK_LAUNCH();
 }
 

@@ -127,7 +127,8 @@ struct Max {
   __device__ double operator()(double x, double y) const { return x < y ? y : x; }
 };
 
-int bits_for(std::uint64_t max_value) {
+/// Bits needed to hold every value in [0, max_value] (at least 1).
+int bits_for_max(std::uint64_t max_value) {
   int bits = 1;
   while (bits < 64 && (max_value >> bits)) ++bits;
   return bits;
@@ -165,7 +166,7 @@ tessera::cuda::DeviceCsr<double> assemble_graph(DirectedEdges& e, std::int64_t n
   DeviceBuffer<double> sorted_values(n, s), max_values(n, s);
   DeviceBuffer<std::int64_t> runs(1, s);
   if (n > 0) {
-    const int end_bit = 32 + bits_for(static_cast<std::uint64_t>(num_nodes));
+    const int end_bit = 32 + bits_for_max(static_cast<std::uint64_t>(num_nodes));
     tessera::cuda::cub_call(s, [&](void* tmp, std::size_t& bytes) {
       return cub::DeviceRadixSort::SortPairs(tmp, bytes, e.keys.data(), sorted_keys.data(), e.values.data(),
                                              sorted_values.data(), n, 0, end_bit, s);

@@ -15,6 +15,7 @@
 #include "amg/cuda/device_setup_phases.hpp"
 #include "amg/cuda/setup_phase_kernels.cuh"
 #include "local/core/error.hpp"
+#include "local/cuda/index_kernels.cuh"
 
 namespace tessera::amg::gpu {
 namespace {
@@ -23,11 +24,6 @@ using detail::kBlock;
 using detail::thread_index;
 using tessera::cuda::DeviceBuffer;
 using tessera::cuda::grid_for;
-
-__global__ void iota(std::int32_t* out, std::int64_t n) {
-  const std::int64_t i = thread_index();
-  if (i < n) out[i] = static_cast<std::int32_t>(i);
-}
 
 /// node_start[a] = first position of aggregate a among the sorted aggregate ids (a <= count).
 __global__ void aggregate_starts(const std::uint32_t* sorted_agg, std::int64_t nodes, std::int64_t count,
@@ -168,8 +164,7 @@ NodesByAggregate group_nodes(const DeviceAggregates& agg, std::int64_t num_nodes
   g.nodes.allocate(num_nodes, s);
   g.start.allocate(agg.count + 1, s);
   if (num_nodes > 0) {
-    iota<<<grid_for(num_nodes, kBlock), kBlock, 0, s>>>(ids.data(), num_nodes);
-    TESSERA_CHECK_LAUNCH();
+    tessera::cuda::fill_iota(num_nodes, ids.data(), s);
     const auto* keys = reinterpret_cast<const std::uint32_t*>(agg.of_node.data());
     tessera::cuda::cub_call(s, [&](void* tmp, std::size_t& bytes) {
       return cub::DeviceRadixSort::SortPairs(tmp, bytes, keys, sorted_agg.data(), ids.data(), g.nodes.data(),

@@ -3,6 +3,7 @@
 #include "amg/cuda/dist_device_amg.hpp"
 
 #include "amg/cuda/dist_device_operator.hpp"
+#include "dist/collective_call.hpp"
 #include "dist/communicator.hpp"
 #include "local/core/error.hpp"
 
@@ -11,13 +12,9 @@ namespace {
 
 using dist::gpu::DeviceDistMatrix;
 
-std::int64_t matrix_bytes(const tessera::cuda::DeviceCsr<double>& m) {
-  return std::int64_t(m.row_ptr.bytes() + m.col_idx.bytes() + m.values.bytes());
-}
-
 std::int64_t matrix_bytes(const std::unique_ptr<DeviceDistMatrix>& m) {
   if (!m) return 0;
-  return matrix_bytes(m->local) + matrix_bytes(m->nonlocal) +
+  return m->local.bytes() + m->nonlocal.bytes() +
          std::int64_t(m->send_local.bytes() + m->send.bytes() + m->ghosts.bytes());
 }
 
@@ -38,16 +35,22 @@ DistDeviceAmgPreconditioner::DistDeviceAmgPreconditioner(dist::gpu::DeviceContex
   TESSERA_REQUIRE_INPUT(!h.levels.empty(), "distributed device AMG: the hierarchy was never set up");
   for (std::size_t l = 0; l < h.levels.size(); ++l) dist::throw_if_any_rank_failed(ctx.comm(), smoother_error(h, l));
   levels_.resize(h.levels.size());
-  std::vector<DeviceCycleLevel> cycle_levels(h.levels.size());
-  for (std::size_t l = 0; l < h.levels.size(); ++l) upload_level(l, cycle_levels[l]);
+  // Uploads can fail on one rank only (out of memory): agree before the first collective (a
+  // cycle's exchange) so every rank throws the same error instead of waiting in NCCL.
+  dist::call_collectively(ctx.comm(), "distributed device AMG: upload", [&] { upload_levels(); });
+}
+
+void DistDeviceAmgPreconditioner::upload_levels() {
+  std::vector<DeviceCycleLevel> cycle_levels(h_.levels.size());
+  for (std::size_t l = 0; l < h_.levels.size(); ++l) upload_level(l, cycle_levels[l]);
   DeviceCoarseSolve coarse;
-  if (h.coarse_direct) {
-    coarse_b_.assign(std::size_t(h.levels.back().a.owned_rows()), 0.0);
+  if (h_.coarse_direct) {
+    coarse_b_.assign(std::size_t(h_.levels.back().a.owned_rows()), 0.0);
     coarse_x_.assign(coarse_b_.size(), 0.0);
     coarse = [this](const double* b, double* x) { coarse_solve(b, x); };
   }
-  cycle_ = DeviceCycle(std::move(cycle_levels), h.options.cycle, std::move(coarse));
-  TESSERA_CUDA_CHECK(cudaStreamSynchronize(ctx.compute()));
+  cycle_ = DeviceCycle(std::move(cycle_levels), h_.options.cycle, std::move(coarse));
+  TESSERA_CUDA_CHECK(cudaStreamSynchronize(ctx_.compute()));  // asynchronous failures surface here
 }
 
 void DistDeviceAmgPreconditioner::upload_level(std::size_t l, DeviceCycleLevel& c) {

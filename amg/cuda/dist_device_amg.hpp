@@ -22,8 +22,9 @@ namespace tessera::amg::gpu {
 
 class DistDeviceAmgPreconditioner {
  public:
-  /// Collective. Uploads this rank's parts of every level of `h`. Keeps references to `ctx`
-  /// and `h` (the coarse solve and the DeviceDistMatrix plans): both must outlive it. After a
+  /// Collective. Uploads this rank's parts of every level of `h`; a failure on any rank (out
+  /// of device memory) throws the same error on every rank. Keeps references to `ctx` and `h`
+  /// (the coarse solve and the DeviceDistMatrix plans): both must outlive it. After a
   /// re-setup of `h` build a new one (the values changed).
   DistDeviceAmgPreconditioner(dist::gpu::DeviceContext& ctx, const DistHierarchy& h);
   DistDeviceAmgPreconditioner(const DistDeviceAmgPreconditioner&) = delete;
@@ -33,6 +34,9 @@ class DistDeviceAmgPreconditioner {
   void apply(const double* r, double* z) { cycle_.apply(r, z); }
 
   std::int64_t rows() const { return cycle_.rows(); }
+  /// Level 0's operator on the device, A itself: a solver's products use it rather than a
+  /// second upload of A. Valid as long as this preconditioner.
+  dist::gpu::DeviceDistMatrix& fine_operator() { return *levels_.front().a; }
   /// This rank's device bytes: the uploaded levels, their exchange buffers, the level vectors.
   std::int64_t device_bytes() const;
 
@@ -42,6 +46,7 @@ class DistDeviceAmgPreconditioner {
     tessera::cuda::DeviceBuffer<double> inv_diag;
     std::unique_ptr<DeviceOperator> a_op, p_op, r_op;
   };
+  void upload_levels();  // rank-local: the constructor agrees on its outcome
   void upload_level(std::size_t l, DeviceCycleLevel& c);
   void coarse_solve(const double* b, double* x);
 

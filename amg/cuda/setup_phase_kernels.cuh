@@ -1,6 +1,6 @@
 #pragma once
 // Small pieces shared by the device setup phases (device_strength.cu, device_aggregation.cu,
-// device_tentative.cu): thread indexing, an exclusive scan that also yields the total, and the
+// device_tentative.cu, device_prolongator.cu): thread indexing, an exclusive scan that also yields the total, and the
 // binary search that turns sorted (row, col) keys into row offsets. Internal to amg/cuda.
 #include <cub/device/device_scan.cuh>
 
@@ -17,8 +17,8 @@ __device__ inline std::int64_t thread_index() { return blockIdx.x * std::int64_t
 
 /// out[0..n] = exclusive prefix sums of counts[0..n) (out[n] = total); counts needs n + 1
 /// entries whose last is 0, so one scan of n + 1 items gives the total without a second pass.
-template <class T>
-void exclusive_scan_with_total(const T* counts, T* out, std::int64_t n, cudaStream_t stream) {
+template <class Count, class Offset>
+void exclusive_scan_with_total(const Count* counts, Offset* out, std::int64_t n, cudaStream_t stream) {
   tessera::cuda::cub_call(stream, [&](void* tmp, std::size_t& bytes) {
     return cub::DeviceScan::ExclusiveSum(tmp, bytes, counts, out, n + 1, stream);
   });

@@ -5,6 +5,7 @@
 
 #if TESSERA_HAVE_CUDA
 #include "amg/cuda/dist_device_amg.hpp"
+#include "dist/collective_call.hpp"
 #include "dist/cuda/device_context.hpp"
 #include "local/cuda/check.hpp"
 #include "local/cuda/device_buffer.hpp"
@@ -16,8 +17,8 @@ namespace tessera::petsc {
 
 struct PcDeviceBackend::Impl {
   explicit Impl(const dist::Communicator& comm) : context(comm) {}
-  // Declaration order is destruction order in reverse: the preconditioner goes before the
-  // context whose streams and NCCL communicator it uses.
+  // Declaration order is destruction order in reverse: the preconditioner and the work
+  // vectors (freed stream-ordered on the context's compute stream) go before the context.
   dist::gpu::DeviceContext context;
   std::unique_ptr<amg::gpu::DistDeviceAmgPreconditioner> cycle;
   cuda::DeviceBuffer<double> r, z;
@@ -28,15 +29,26 @@ PcDeviceBackend::~PcDeviceBackend() = default;
 
 void PcDeviceBackend::upload(const amg::DistAmg& amg) {
   impl_->cycle.reset();  // the old levels go first: the new ones may need their memory
+  // Collective, and throws the same error on every rank if one rank's upload fails.
   impl_->cycle = std::make_unique<amg::gpu::DistDeviceAmgPreconditioner>(impl_->context, amg.hierarchy());
+  const cudaStream_t stream = impl_->context.compute();
+  const std::size_t n = static_cast<std::size_t>(impl_->cycle->rows());
+  try {
+    // The work vectors can fail on one rank alone: agree before the cycle's first exchange.
+    dist::call_collectively(impl_->context.comm(), "PCTESSERA: GPU work vectors", [&] {
+      impl_->r.allocate(n, stream);
+      impl_->z.allocate(n, stream);
+      impl_->r.fill_bytes(0, stream);
+      TESSERA_CUDA_CHECK(cudaStreamSynchronize(stream));
+    });
+  } catch (...) {
+    impl_->cycle.reset();  // every rank alike: no half-set-up preconditioner is left behind
+    throw;
+  }
   // One cycle on zeros: NCCL connects each peer pair at its first send/recv (seconds on some
   // machines); doing it here puts that cost in PCSetUp, where a first setup belongs.
-  const std::size_t n = static_cast<std::size_t>(impl_->cycle->rows());
-  impl_->r.allocate(n, impl_->context.compute());
-  impl_->z.allocate(n, impl_->context.compute());
-  impl_->r.fill_bytes(0, impl_->context.compute());
   impl_->cycle->apply(impl_->r.data(), impl_->z.data());
-  TESSERA_CUDA_CHECK(cudaStreamSynchronize(impl_->context.compute()));
+  TESSERA_CUDA_CHECK(cudaStreamSynchronize(stream));
 }
 
 void PcDeviceBackend::release() { impl_->cycle.reset(); }

@@ -24,8 +24,10 @@ DeviceContext::DeviceContext(const Communicator& comm) : comm_(comm) {
   try {
     TESSERA_CUDA_CHECK(cudaStreamCreateWithFlags(&compute_, cudaStreamNonBlocking));
     TESSERA_CUDA_CHECK(cudaStreamCreateWithFlags(&exchange_, cudaStreamNonBlocking));
+    TESSERA_CUDA_CHECK(cudaEventCreateWithFlags(&compute_mark_, cudaEventDisableTiming));
     transport_ = std::make_unique<NcclTransport>(comm, exchange_);
   } catch (...) {
+    if (compute_mark_) cudaEventDestroy(compute_mark_);
     destroy_stream(exchange_);
     destroy_stream(compute_);
     throw;
@@ -38,20 +40,25 @@ DeviceContext::~DeviceContext() {
   local_dot_ = tessera::cuda::DeviceDot();
   cudaStreamSynchronize(compute_);
   transport_.reset();
+  cudaEventDestroy(compute_mark_);
   destroy_stream(exchange_);
   destroy_stream(compute_);
+}
+
+void DeviceContext::exchange_after_compute() {
+  // Re-recording is safe: a wait captures the event's state when it is queued.
+  TESSERA_CUDA_CHECK(cudaEventRecord(compute_mark_, compute_));
+  TESSERA_CUDA_CHECK(cudaStreamWaitEvent(exchange_, compute_mark_, 0));
+}
+
+void DeviceContext::compute_after_exchange() {
+  TESSERA_CUDA_CHECK(cudaStreamWaitEvent(compute_, transport_->exchange_done(), 0));
 }
 
 double DeviceContext::dot(std::int64_t n, const double* x, const double* y) {
   TESSERA_REQUIRE_INPUT(n >= 0, "dot: negative length ", n);
   double* sum = local_dot_.device_sum(n, x, y, compute_);
-  // NCCL runs on the exchange stream: it must see the finished partial sum.
-  cudaEvent_t summed = nullptr;
-  TESSERA_CUDA_CHECK(cudaEventCreateWithFlags(&summed, cudaEventDisableTiming));
-  const cudaError_t recorded = cudaEventRecord(summed, compute_);
-  const cudaError_t waited = recorded == cudaSuccess ? cudaStreamWaitEvent(exchange_, summed, 0) : recorded;
-  cudaEventDestroy(summed);  // released once the recorded work completes
-  TESSERA_CUDA_CHECK(waited);
+  exchange_after_compute();  // NCCL runs on the exchange stream: it must see the partial sum
   transport_->allreduce(sum, 1, ReduceOp::sum);  // synchronises the exchange stream
   double total = 0;
   TESSERA_CUDA_CHECK(cudaMemcpy(&total, sum, sizeof(double), cudaMemcpyDeviceToHost));

@@ -4,8 +4,14 @@
 //     per-task CUDA_VISIBLE_DEVICES binding and a plain mpirun both work;
 //   - an exchange stream, owned by the NcclTransport, that carries packing and NCCL traffic;
 //   - a compute stream for the local multiplies and vector updates.
-// Every operation of dist/cuda is ordered on compute(); an exchange joins it through events, so
-// callers see one stream and never synchronise by hand.
+// Every operation of dist/cuda is ordered on compute(); an exchange joins it through events
+// (exchange_after_compute / compute_after_exchange), so callers see one stream and never
+// synchronise by hand.
+//
+// Lifetime: device buffers made with a context (DeviceDistMatrix, DeviceDistSpgemm,
+// DeviceDistPtap, the AMG preconditioners, the dot's scratch) are stream-ordered and freed on
+// the context's streams. The DeviceContext must therefore outlive every object made with it:
+// declare it first, destroy it last.
 #include <cuda_runtime_api.h>
 
 #include <cstdint>
@@ -35,6 +41,12 @@ class DeviceContext {
   cudaStream_t compute() const { return compute_; }
   cudaStream_t exchange() const { return transport_->stream(); }
 
+  /// The exchange stream waits for the work queued so far on compute (a pack or an NCCL call
+  /// must see values written on compute). One persistent event: nothing is created per call.
+  void exchange_after_compute();
+  /// The compute stream waits for the exchange last finished (transport().finish_exchange()).
+  void compute_after_exchange();
+
   /// Collective: x^T y over the owned entries of every rank (device vectors of n entries):
   /// deterministic device partial sums, then an NCCL allreduce; returns the value on the host.
   double dot(std::int64_t n, const double* x, const double* y);
@@ -44,6 +56,7 @@ class DeviceContext {
   const Communicator& comm_;
   cudaStream_t compute_ = nullptr;
   cudaStream_t exchange_ = nullptr;  // created here on the rank's device, driven by transport_
+  cudaEvent_t compute_mark_ = nullptr;  // recorded on compute_, waited on by exchange_
   std::unique_ptr<NcclTransport> transport_;
   tessera::cuda::DeviceDot local_dot_;
 };

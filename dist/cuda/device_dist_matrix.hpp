@@ -3,6 +3,10 @@
 // Both blocks as DeviceCsr with their SpMV plans, the halo plan's send indices, and the
 // send/ghost work buffers of the exchange (grown on demand for k right-hand sides). The host
 // DistMatrix stays the source of truth for the plan (pattern and neighbour lists are host data).
+//
+// Lifetime: every buffer here is allocated and freed stream-ordered on the DeviceContext's
+// compute stream (the exchange buffers are used on its exchange stream), so the DeviceContext
+// whose streams made it must outlive it, and so must the host DistMatrix it points to.
 #include <cuda_runtime_api.h>
 
 #include <cstdint>

@@ -1,5 +1,8 @@
 #include "dist/cuda/device_dist_ptap.hpp"
 
+#include <string>
+
+#include "dist/communicator.hpp"
 #include "local/core/error.hpp"
 #include "local/cuda/check.hpp"
 #include "local/reference/kernels.hpp"
@@ -9,16 +12,7 @@ namespace tessera::dist::gpu {
 namespace {
 
 /// extended_block(m) with each value the index of its source in [local | non-local].
-Csr<double> tagged_extended(const DistMatrix& m) {
-  DistMatrix t = m;
-  t.local.values = index_tags(m.local.nnz());
-  t.nonlocal.values = index_tags(m.nonlocal.nnz(), m.local.nnz());
-  return extended_block(t);
-}
-
-ValueSources matrix_values(const DeviceDistMatrix& m) {
-  return ValueSources().add(m.local.values.data(), m.local.nnz).add(m.nonlocal.values.data(), m.nonlocal.nnz);
-}
+Csr<double> tagged_extended(const DistMatrix& m) { return extended_block(tagged(m)); }
 
 /// The segmented-sum plan: for C's values in [local | non-local] order, the contributions
 /// each one sums, ascending (DistPtap::sum_contributions adds them in index order).
@@ -92,11 +86,16 @@ ValueSources DeviceDistPtap::ap_values() const {
 }
 
 void DeviceDistPtap::recompute(DeviceDistMatrix& a, DeviceDistMatrix& p, DeviceDistMatrix& c) {
-  TESSERA_REQUIRE_INPUT(a.local.nnz + a.nonlocal.nnz == a_nnz_ && p.local.nnz + p.nonlocal.nnz == p_nnz_,
-                        "DeviceDistPtap::recompute: A and P hold ", a.local.nnz + a.nonlocal.nnz, " and ",
-                        p.local.nnz + p.nonlocal.nnz, " entries, the symbolic phase saw ", a_nnz_, " and ", p_nnz_);
-  TESSERA_REQUIRE_INPUT(c.local.nnz == c_local_nnz_ && c.nonlocal.nnz == c_nonlocal_nnz_,
-                        "DeviceDistPtap::recompute: C is not a DeviceDistMatrix of the symbolic result");
+  // Agreed before the NCCL exchanges: a rank throwing alone would leave the others in ncclRecv.
+  std::string error;
+  if (a.local.nnz + a.nonlocal.nnz != a_nnz_ || p.local.nnz + p.nonlocal.nnz != p_nnz_)
+    error = detail::concat("DeviceDistPtap::recompute: rank ", ctx_.comm().rank(), "'s A and P hold ",
+                           a.local.nnz + a.nonlocal.nnz, " and ", p.local.nnz + p.nonlocal.nnz,
+                           " entries, the symbolic phase saw ", a_nnz_, " and ", p_nnz_);
+  else if (c.local.nnz != c_local_nnz_ || c.nonlocal.nnz != c_nonlocal_nnz_)
+    error = detail::concat("DeviceDistPtap::recompute: rank ", ctx_.comm().rank(),
+                           "'s C is not a DeviceDistMatrix of the symbolic result");
+  throw_if_any_rank_failed(ctx_.comm(), error);
   const cudaStream_t compute = ctx_.compute(), exchange = ctx_.exchange();
   const std::int64_t ap_local = ap_.c_local_nnz();
   ap_.recompute(matrix_values(a), matrix_values(p), ValueTargets{ap_values_.data(), ap_local, ap_values_.data() + ap_local});
@@ -105,12 +104,12 @@ void DeviceDistPtap::recompute(DeviceDistMatrix& a, DeviceDistMatrix& p, DeviceD
   if (multiplies_) outer_.numeric(p_transposed_.tiles, ap_ext_.tiles, t_);
   const bool exchanges = back_.send_count() > 0 || back_.recv_count() > 0;
   if (exchanges) {
-    stream_wait(exchange, compute);  // T is written on compute
+    ctx_.exchange_after_compute();  // T is written on compute
     gather_values(ValueSources().add(t_.values.data(), t_.nnz), send_map_,
                   ValueTargets{send_.data(), back_.send_count(), nullptr}, exchange);
     ctx_.transport().start_exchange(back_, sizeof(double), send_.data(), recv_.data());
     ctx_.transport().finish_exchange();
-    TESSERA_CUDA_CHECK(cudaStreamWaitEvent(compute, ctx_.transport().exchange_done(), 0));
+    ctx_.compute_after_exchange();
   }
   segmented_sum(ValueSources().add(t_.values.data(), t_.nnz).add(recv_.data(), back_.recv_count()), seg_ptr_, order_,
                 ValueTargets{c.local.values.data(), c.local.nnz, c.nonlocal.values.data()}, compute);

@@ -22,11 +22,14 @@ namespace tessera::dist::gpu {
 
 class DeviceDistPtap {
  public:
-  /// `symbolic` was built from `a` and `p`. Not collective. Keeps a reference to `ctx`.
+  /// `symbolic` was built from `a` and `p`. Not collective: it can throw on one rank alone, so
+  /// build it under dist::call_collectively before any rank calls recompute. Keeps a
+  /// reference to `ctx`, which must outlive it (its buffers are freed on ctx's streams).
   DeviceDistPtap(DeviceContext& ctx, const DistPtap& symbolic, const DistMatrix& a, const DistMatrix& p);
 
   /// Collective: new values of a and p -> new values of c (a DeviceDistMatrix of
-  /// symbolic.result()). Ordered on ctx.compute(), returns without waiting.
+  /// symbolic.result()). Ordered on ctx.compute(), returns without waiting. Operands of other
+  /// sizes on any rank: InputError on every rank, before any NCCL call.
   void recompute(DeviceDistMatrix& a, DeviceDistMatrix& p, DeviceDistMatrix& c);
 
   /// A tiles this rank's products scatter with atomics (AP and the outer product): when 0 on

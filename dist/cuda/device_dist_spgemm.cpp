@@ -1,19 +1,14 @@
 #include "dist/cuda/device_dist_spgemm.hpp"
 
+#include <string>
+
+#include "dist/communicator.hpp"
 #include "local/core/error.hpp"
 #include "local/cuda/check.hpp"
 
 namespace tessera::dist::gpu {
 
 namespace {
-
-/// `m` with each block's values replaced by their index in [local | non-local].
-DistMatrix tagged(const DistMatrix& m) {
-  DistMatrix t = m;
-  t.local.values = index_tags(m.local.nnz());
-  t.nonlocal.values = index_tags(m.nonlocal.nnz(), m.local.nnz());
-  return t;
-}
 
 /// A_ext exactly as DistSpgemm built it, each value the index of its source in A.
 Csr<double> tagged_a_ext(const DistSpgemm& symbolic, const DistMatrix& a) {
@@ -50,20 +45,7 @@ std::vector<std::int64_t> send_sources(const DistSpgemm& symbolic, const DistMat
   return map;
 }
 
-ValueSources matrix_values(const DeviceDistMatrix& m) {
-  return ValueSources().add(m.local.values.data(), m.local.nnz).add(m.nonlocal.values.data(), m.nonlocal.nnz);
-}
-
 }  // namespace
-
-void stream_wait(cudaStream_t stream, cudaStream_t after) {
-  cudaEvent_t event = nullptr;
-  TESSERA_CUDA_CHECK(cudaEventCreateWithFlags(&event, cudaEventDisableTiming));
-  const cudaError_t recorded = cudaEventRecord(event, after);
-  const cudaError_t waited = recorded == cudaSuccess ? cudaStreamWaitEvent(stream, event, 0) : recorded;
-  cudaEventDestroy(event);  // released once the recorded work completes
-  TESSERA_CUDA_CHECK(waited);
-}
 
 DeviceDistSpgemm::DeviceDistSpgemm(DeviceContext& ctx, const DistSpgemm& symbolic, const DistMatrix& a,
                                    const DistMatrix& b)
@@ -102,11 +84,16 @@ DeviceDistSpgemm::DeviceDistSpgemm(DeviceContext& ctx, const DistSpgemm& symboli
 }
 
 void DeviceDistSpgemm::recompute(DeviceDistMatrix& a, DeviceDistMatrix& b, DeviceDistMatrix& c) {
-  TESSERA_REQUIRE_INPUT(a.local.nnz + a.nonlocal.nnz == a_nnz_ && b.local.nnz + b.nonlocal.nnz == b_nnz_,
-                        "DeviceDistSpgemm::recompute: A and B hold ", a.local.nnz + a.nonlocal.nnz, " and ",
-                        b.local.nnz + b.nonlocal.nnz, " entries, the symbolic phase saw ", a_nnz_, " and ", b_nnz_);
-  TESSERA_REQUIRE_INPUT(c.local.nnz == c_local_nnz_ && c.nonlocal.nnz == c_nonlocal_nnz_,
-                        "DeviceDistSpgemm::recompute: C is not a DeviceDistMatrix of the symbolic result");
+  // Agreed before the NCCL exchange: a rank throwing alone would leave the others in ncclRecv.
+  std::string error;
+  if (a.local.nnz + a.nonlocal.nnz != a_nnz_ || b.local.nnz + b.nonlocal.nnz != b_nnz_)
+    error = detail::concat("DeviceDistSpgemm::recompute: rank ", ctx_.comm().rank(), "'s A and B hold ",
+                           a.local.nnz + a.nonlocal.nnz, " and ", b.local.nnz + b.nonlocal.nnz,
+                           " entries, the symbolic phase saw ", a_nnz_, " and ", b_nnz_);
+  else if (c.local.nnz != c_local_nnz_ || c.nonlocal.nnz != c_nonlocal_nnz_)
+    error = detail::concat("DeviceDistSpgemm::recompute: rank ", ctx_.comm().rank(),
+                           "'s C is not a DeviceDistMatrix of the symbolic result");
+  throw_if_any_rank_failed(ctx_.comm(), error);
   recompute(matrix_values(a), matrix_values(b), ValueTargets{c.local.values.data(), c.local.nnz, c.nonlocal.values.data()});
 }
 
@@ -116,13 +103,13 @@ void DeviceDistSpgemm::recompute(const ValueSources& a_values, const ValueSource
   const bool exchanges = entries_.send_count() > 0 || entries_.recv_count() > 0;
   if (exchanges) {
     // B's values were written on compute; the last recompute read recv_ there too.
-    stream_wait(exchange, compute);
+    ctx_.exchange_after_compute();
     gather_values(b_values, send_map_, ValueTargets{send_.data(), entries_.send_count(), nullptr}, exchange);
     ctx_.transport().start_exchange(entries_, sizeof(double), send_.data(), recv_.data());
     ctx_.transport().finish_exchange();
   }
   a_ext_.refresh(a_values, compute);  // overlaps the exchange
-  if (exchanges) TESSERA_CUDA_CHECK(cudaStreamWaitEvent(compute, ctx_.transport().exchange_done(), 0));
+  if (exchanges) ctx_.compute_after_exchange();
   ValueSources b_all = b_values;
   b_ext_.refresh(b_all.add(recv_.data(), entries_.recv_count()), compute);
   if (!multiplies_) return;

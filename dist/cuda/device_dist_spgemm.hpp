@@ -29,11 +29,14 @@ namespace tessera::dist::gpu {
 class DeviceDistSpgemm {
  public:
   /// `symbolic` was built from `a` and `b` (their patterns); the device operands of every
-  /// recompute must have these patterns. Not collective. Keeps a reference to `ctx`.
+  /// recompute must have these patterns. Not collective: it can throw on one rank alone, so
+  /// build it under dist::call_collectively before any rank calls recompute. Keeps a
+  /// reference to `ctx`, which must outlive it (its buffers are freed on ctx's streams).
   DeviceDistSpgemm(DeviceContext& ctx, const DistSpgemm& symbolic, const DistMatrix& a, const DistMatrix& b);
 
   /// Collective (the value exchange): new values of a and b -> new values of c, where c is a
   /// DeviceDistMatrix of symbolic.result(). Ordered on ctx.compute(), returns without waiting.
+  /// Operands of other sizes on any rank: InputError on every rank, before any NCCL call.
   void recompute(DeviceDistMatrix& a, DeviceDistMatrix& b, DeviceDistMatrix& c);
   /// The same on raw value arrays: a's and b's values as [local | non-local], c's written to
   /// `c_values` in the same layout (DeviceDistPtap keeps AP this way).
@@ -56,8 +59,5 @@ class DeviceDistSpgemm {
   tessera::cuda::DeviceTileMatrix<double> c_ext_;
   tessera::cuda::DeviceBuffer<std::int64_t> c_map_;  // C's [local | non-local] value -> c_ext_ value
 };
-
-/// Waits on `stream` for the work recorded so far on `after` (one event, released at once).
-void stream_wait(cudaStream_t stream, cudaStream_t after);
 
 }  // namespace tessera::dist::gpu

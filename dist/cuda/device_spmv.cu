@@ -35,11 +35,12 @@ void pack(const DeviceDistMatrix& a, const double* x, std::int64_t k, double* se
   TESSERA_CHECK_LAUNCH();
 }
 
-/// One CUDA event, destroyed with the scope (a pending event is released once it completes).
+/// One timing event, destroyed with the scope (a pending event is released once it completes);
+/// only made when statistics are asked for. Stream ordering uses the context's persistent event.
 class Event {
  public:
-  explicit Event(bool timing) {
-    TESSERA_CUDA_CHECK(cudaEventCreateWithFlags(&event_, timing ? cudaEventDefault : cudaEventDisableTiming));
+  Event() {
+    TESSERA_CUDA_CHECK(cudaEventCreateWithFlags(&event_, cudaEventDefault));
   }
   ~Event() { cudaEventDestroy(event_); }
   Event(const Event&) = delete;
@@ -59,9 +60,9 @@ double seconds_between(const Event& begin, const Event& end) {
 
 /// Timing events of one product; only created when the caller asked for statistics.
 struct PhaseEvents {
-  Event exchange_begin{true}, exchange_end{true};
-  Event local_begin{true}, local_end{true};
-  Event nonlocal_begin{true}, nonlocal_end{true};
+  Event exchange_begin, exchange_end;
+  Event local_begin, local_end;
+  Event nonlocal_begin, nonlocal_end;
 };
 
 void record_if(PhaseEvents* events, Event PhaseEvents::*which, cudaStream_t s) {
@@ -107,9 +108,7 @@ void overlapped_product(DeviceContext& ctx, DeviceDistMatrix& a, const double* x
   if (exchanges) {
     // x is written on compute by the caller, and the previous product's non-local block may
     // still read the ghosts there: the exchange stream starts after both.
-    Event x_ready(false);
-    x_ready.record(compute);
-    TESSERA_CUDA_CHECK(cudaStreamWaitEvent(exchange, x_ready.get(), 0));
+    ctx.exchange_after_compute();
     record_if(events.get(), &PhaseEvents::exchange_begin, exchange);
     pack(a, x, k, a.send.data(), exchange);
     ctx.transport().start_exchange(a.host->halo.pattern, sizeof(double) * static_cast<std::size_t>(k), a.send.data(),
@@ -120,7 +119,7 @@ void overlapped_product(DeviceContext& ctx, DeviceDistMatrix& a, const double* x
   record_if(events.get(), &PhaseEvents::local_begin, compute);
   local(compute);
   record_if(events.get(), &PhaseEvents::local_end, compute);
-  if (exchanges) TESSERA_CUDA_CHECK(cudaStreamWaitEvent(compute, ctx.transport().exchange_done(), 0));
+  if (exchanges) ctx.compute_after_exchange();
   record_if(events.get(), &PhaseEvents::nonlocal_begin, compute);
   if (a.nonlocal.nnz > 0) nonlocal(compute);
   record_if(events.get(), &PhaseEvents::nonlocal_end, compute);

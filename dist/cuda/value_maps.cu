@@ -76,6 +76,17 @@ std::vector<double> index_tags(std::int64_t n, std::int64_t first) {
   return tags;
 }
 
+DistMatrix tagged(const DistMatrix& m) {
+  DistMatrix t = m;
+  t.local.values = index_tags(m.local.nnz());
+  t.nonlocal.values = index_tags(m.nonlocal.nnz(), m.local.nnz());
+  return t;
+}
+
+ValueSources matrix_values(const DeviceDistMatrix& m) {
+  return ValueSources().add(m.local.values.data(), m.local.nnz).add(m.nonlocal.values.data(), m.nonlocal.nnz);
+}
+
 std::vector<std::int64_t> tag_indices(const std::vector<double>& tagged) {
   std::vector<std::int64_t> indices(tagged.size());
   for (std::size_t i = 0; i < tagged.size(); ++i) indices[i] = static_cast<std::int64_t>(tagged[i]);

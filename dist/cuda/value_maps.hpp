@@ -12,6 +12,8 @@
 #include <cstdint>
 #include <vector>
 
+#include "dist/cuda/device_dist_matrix.hpp"
+#include "dist/dist_matrix.hpp"
 #include "local/cuda/device_matrix.hpp"
 
 namespace tessera::dist::gpu {
@@ -49,6 +51,10 @@ void segmented_sum(const ValueSources& sources, const tessera::cuda::DeviceBuffe
 std::vector<double> index_tags(std::int64_t n, std::int64_t first = 0);
 /// Tags back to indices.
 std::vector<std::int64_t> tag_indices(const std::vector<double>& tagged);
+/// `m` with each block's values replaced by their index in [local | non-local].
+DistMatrix tagged(const DistMatrix& m);
+/// A device matrix's values as one logical array [local | non-local], the order of tagged().
+ValueSources matrix_values(const DeviceDistMatrix& m);
 
 /// An operand of the tile SpGEMM whose values are refreshed by a gather: its tile pattern on
 /// the device and, per tile value, the index of its source value.

@@ -13,6 +13,8 @@ struct DeviceCsr {
   DeviceBuffer<std::int64_t> row_ptr;
   DeviceBuffer<std::int32_t> col_idx;
   DeviceBuffer<T> values;
+  /// Device bytes of the three arrays (the memory reports of the AMG preconditioners).
+  std::int64_t bytes() const { return std::int64_t(row_ptr.bytes() + col_idx.bytes() + values.bytes()); }
 };
 
 template <class T>

@@ -4,6 +4,7 @@
 // (2*gamma_{K+2}*sum|a_ik b_kj|), and a second recompute bitwise equal to the first. Uneven
 // partitions with an empty rank, Poisson with an aggregation prolongator, rectangular P,
 // cancellation. One GPU per rank (label gpu; exit 77 without).
+#include <algorithm>
 #include <memory>
 
 #include "dist/cuda/device_dist_ptap.hpp"
@@ -37,8 +38,9 @@ DistMatrix downloaded(const DistMatrix& pattern, const DeviceDistMatrix& c, cuda
 /// Runs `recompute(dc)` twice on a poisoned C: the first result against `want`, the second
 /// bitwise equal to the first unless some rank's tile SpGEMM scatters tiles with atomics
 /// (`pushed_tiles`: skewed rows; then the second is checked against `want` as well).
+/// Returns whether the bitwise check ran (the same on every rank).
 template <class Recompute>
-void expect_recompute_matches(const Communicator& comm, gpu::DeviceContext& ctx, const DistMatrix& pattern,
+bool expect_recompute_matches(const Communicator& comm, gpu::DeviceContext& ctx, const DistMatrix& pattern,
                               const DistMatrix& want, const Csr<double>& terms, const Csr<double>& magnitude,
                               std::int64_t pushed_tiles, Recompute&& recompute) {
   DeviceDistMatrix dc(pattern, ctx.compute());
@@ -51,13 +53,14 @@ void expect_recompute_matches(const Communicator& comm, gpu::DeviceContext& ctx,
   const DistMatrix second = downloaded(pattern, dc, ctx.compute());
   if (comm.allreduce(pushed_tiles, ReduceOp::sum) > 0) {
     testing::expect_matches_reference(comm, gather(comm, second), gather(comm, want), terms, magnitude);
-    return;
+    return false;
   }
   EXPECT_EQ(first.local.values, second.local.values) << "rank " << comm.rank() << ": recompute is not reproducible";
   EXPECT_EQ(first.nonlocal.values, second.nonlocal.values) << "rank " << comm.rank();
+  return true;
 }
 
-void check_spgemm(const Communicator& comm, gpu::DeviceContext& ctx, const Csr<double>& a, const Csr<double>& b,
+bool check_spgemm(const Communicator& comm, gpu::DeviceContext& ctx, const Csr<double>& a, const Csr<double>& b,
                   const RowPartition& rows, const RowPartition& inner, const RowPartition& outer, std::uint64_t seed) {
   const Csr<double> a2 = new_values(a, seed), b2 = new_values(b, seed + 1);
   const DistMatrix da = testing::distribute(comm, a, rows, inner), db = testing::distribute(comm, b, inner, outer);
@@ -67,12 +70,12 @@ void check_spgemm(const Communicator& comm, gpu::DeviceContext& ctx, const Csr<d
   gpu::DeviceDistSpgemm device(ctx, host, da, db);
   host.recompute(comm, da2, db2);  // the reference: the host numeric phase on the new values
   DeviceDistMatrix a_dev(da2, ctx.compute()), b_dev(db2, ctx.compute());
-  expect_recompute_matches(comm, ctx, pattern, host.result(), ref::spgemm(testing::ones(a), testing::ones(b)),
+  return expect_recompute_matches(comm, ctx, pattern, host.result(), ref::spgemm(testing::ones(a), testing::ones(b)),
                            ref::spgemm(testing::absolute(a2), testing::absolute(b2)), device.info().push_tiles,
                            [&](DeviceDistMatrix& c) { device.recompute(a_dev, b_dev, c); });
 }
 
-void check_ptap(const Communicator& comm, gpu::DeviceContext& ctx, const Csr<double>& a, const Csr<double>& p,
+bool check_ptap(const Communicator& comm, gpu::DeviceContext& ctx, const Csr<double>& a, const Csr<double>& p,
                 const RowPartition& rows, const RowPartition& coarse, std::uint64_t seed) {
   const Csr<double> a2 = new_values(a, seed), p2 = new_values(p, seed + 1);
   const DistMatrix da = testing::distribute(comm, a, rows, rows), dp = testing::distribute(comm, p, rows, coarse);
@@ -82,7 +85,7 @@ void check_ptap(const Communicator& comm, gpu::DeviceContext& ctx, const Csr<dou
   gpu::DeviceDistPtap device(ctx, host, da, dp);
   host.recompute(comm, da2, dp2);
   DeviceDistMatrix a_dev(da2, ctx.compute()), p_dev(dp2, ctx.compute());
-  expect_recompute_matches(comm, ctx, pattern, host.result(), ref::ptap(testing::ones(a), testing::ones(p)),
+  return expect_recompute_matches(comm, ctx, pattern, host.result(), ref::ptap(testing::ones(a), testing::ones(p)),
                            ref::ptap(testing::absolute(a2), testing::absolute(p2)), device.pushed_tiles(),
                            [&](DeviceDistMatrix& c) { device.recompute(a_dev, p_dev, c); });
 }
@@ -93,6 +96,16 @@ Csr<double> aggregation_prolongator(std::int64_t n, std::int64_t size) {
   std::vector<double> v;
   for (std::int64_t i = 0; i < n; ++i) r.push_back(i), c.push_back(i / size), v.push_back(1.0);
   return csr_from_triplets<double>(n, (n + size - 1) / size, r, c, v);
+}
+
+/// The 1-D Laplacian [-1 2 -1] of n rows.
+Csr<double> tridiagonal(std::int64_t n) {
+  std::vector<std::int64_t> r, c;
+  std::vector<double> v;
+  for (std::int64_t i = 0; i < n; ++i)
+    for (std::int64_t j = std::max<std::int64_t>(0, i - 1); j <= std::min(n - 1, i + 1); ++j)
+      r.push_back(i), c.push_back(j), v.push_back(i == j ? 2.0 : -1.0);
+  return csr_from_triplets<double>(n, n, r, c, v);
 }
 
 class DeviceDistNumeric : public ::testing::Test {
@@ -183,6 +196,47 @@ TEST_F(DeviceDistNumeric, RandomRectangularGalerkin) {
       check_ptap(comm, *ctx, a, p, part.partition, coarse, seed + i++);
     }
   }
+}
+
+TEST_F(DeviceDistNumeric, TridiagonalProductsAreBitwiseReproducible) {
+  // Three entries per row: no skewed row, no tile pushed with atomics, so the bitwise branch
+  // of expect_recompute_matches must run (the other cases may all skip it).
+  const std::uint64_t seed = testing::shared_seed(comm);
+  SCOPED_TRACE("seed " + std::to_string(seed));
+  const Csr<double> a = tridiagonal(8 * 5 * comm.size() + 3);
+  const Csr<double> p = aggregation_prolongator(a.rows, 3);
+  for (const auto& part : testing::test_partitions(comm, a, seed)) {
+    SCOPED_TRACE(part.name);
+    EXPECT_TRUE(check_spgemm(comm, *ctx, a, a, part.partition, part.partition, part.partition, seed + 1));
+    EXPECT_TRUE(check_ptap(comm, *ctx, a, p, part.partition, testing::uneven_partition(comm, p.cols, seed + 2), seed + 3));
+  }
+}
+
+TEST_F(DeviceDistNumeric, RecomputeOnWrongOperandsOfOneRankThrowsOnEveryRank) {
+  // Only the last rank passes a C of another pattern: every rank must throw before the NCCL
+  // exchange instead of leaving the others in ncclRecv.
+  const Csr<double> a = gen::generate(gen::parse_spec("poisson2d:9"));
+  const RowPartition rows = RowPartition::balanced_rows(a.rows, comm.size());
+  const DistMatrix da = testing::distribute(comm, a, rows, rows);
+  const Csr<double> p = aggregation_prolongator(a.rows, 4);
+  const DistMatrix dp = testing::distribute(comm, p, rows, RowPartition::balanced_rows(p.cols, comm.size()));
+  const bool wrong = comm.rank() == comm.size() - 1;
+  DeviceDistMatrix a_dev(da, ctx->compute()), p_dev(dp, ctx->compute());
+
+  const DistSpgemm spgemm_host(comm, da, da);
+  gpu::DeviceDistSpgemm spgemm(*ctx, spgemm_host, da, da);
+  DeviceDistMatrix c_dev(wrong ? da : spgemm_host.result(), ctx->compute());
+  EXPECT_THROW(spgemm.recompute(a_dev, a_dev, c_dev), InputError);
+
+  const DistPtap ptap_host(comm, da, dp);
+  gpu::DeviceDistPtap ptap(*ctx, ptap_host, da, dp);
+  DeviceDistMatrix wrong_a(wrong ? dp : da, ctx->compute()), coarse(ptap_host.result(), ctx->compute());
+  EXPECT_THROW(ptap.recompute(wrong_a, p_dev, coarse), InputError);
+
+  // Every rank is still in step: a correct recompute after the failures works.
+  DeviceDistMatrix c_right(spgemm_host.result(), ctx->compute());
+  spgemm.recompute(a_dev, a_dev, c_right);
+  EXPECT_EQ(comm.allreduce(std::int64_t(1), ReduceOp::sum), comm.size());
 }
 
 TEST_F(DeviceDistNumeric, OperandsOfAnotherPatternAreAnInputError) {

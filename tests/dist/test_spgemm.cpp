@@ -1,10 +1,15 @@
 // Distributed SpGEMM, transpose and PtAP against the serial reference on the gathered inputs:
 // uneven / nnz-balanced partitions, a rank owning no rows, a rank whose rows are all empty,
 // block-diagonal operands (no ghosts), rectangular P, and numeric refreshes with new values.
+#include <functional>
+#include <memory>
+#include <stdexcept>
+
 #include "dist/ptap.hpp"
 #include "dist/spgemm.hpp"
 #include "dist/transpose.hpp"
 #include "dist_test_util.hpp"
+#include "local/core/error.hpp"
 #include "local/gen/generators.hpp"
 
 namespace tessera::dist {
@@ -130,6 +135,66 @@ TEST(DistSpgemm, RankWithEmptyRowsAndBlockDiagonalOperands) {
   const DistMatrix dd = testing::distribute(comm, diag, p, p);
   EXPECT_TRUE(dd.ghost_cols.empty());
   check_spgemm(comm, diag, diag, p, p, p, seed + 3);
+}
+
+// A local kernel that throws on one rank only, at its `fail_at`-th call (0-based): the ranks
+// must agree and all throw the same error instead of waiting in the next collective.
+LocalSpgemm failing_on_one_rank(const Communicator& comm, int victim, int fail_at, std::function<void()> raise) {
+  auto calls = std::make_shared<int>(0);
+  return [&comm, victim, fail_at, raise, calls](const Csr<double>& a, const Csr<double>& b) {
+    if (comm.rank() == victim && (*calls)++ == fail_at) raise();
+    return host_local_spgemm(a, b);
+  };
+}
+
+// Runs `product` (expected to throw on every rank) and checks every rank caught the same
+// error class and text, which names the step, the failing rank and the original message.
+template <class Expected, class Product>
+void expect_same_error_on_every_rank(const Communicator& comm, const std::string& step, int victim, Product product) {
+  std::string text;
+  try {
+    product();
+    ADD_FAILURE() << "no exception on rank " << comm.rank();
+  } catch (const Expected& e) {
+    text = e.what();
+  } catch (const std::exception& e) {
+    ADD_FAILURE() << "wrong exception class on rank " << comm.rank() << ": " << e.what();
+  }
+  EXPECT_EQ(text, comm.broadcast(text, 0));
+  EXPECT_EQ(text, step + ": rank " + std::to_string(victim) + ": injected failure");
+}
+
+TEST(DistSpgemm, LocalKernelFailingOnOneRankThrowsOnEveryRank) {
+  const Communicator comm;
+  const std::uint64_t seed = testing::shared_seed(comm);
+  SCOPED_TRACE("seed " + std::to_string(seed));
+  const std::int64_t n = 8 * comm.size() + 5;
+  const Csr<double> a = random_csr(RandomSpec{n, n, 0.1, 0.1, 0.1, false}, seed);
+  const RowPartition p = RowPartition::balanced_rows(n, comm.size());
+  const DistMatrix da = testing::distribute(comm, a, p, p);
+  const int victim = comm.size() - 1;
+  const auto input_error = [] { throw InputError("injected failure"); };
+  const auto out_of_memory = [] { throw DeviceError("injected failure"); };
+  const auto other = [] { throw std::runtime_error("injected failure"); };
+
+  // DistSpgemm calls the kernel once in the constructor, once per recompute.
+  expect_same_error_on_every_rank<InputError>(comm, "spgemm: local product", victim, [&] {
+    DistSpgemm(comm, da, da, failing_on_one_rank(comm, victim, 0, input_error));
+  });
+  DistSpgemm product(comm, da, da, failing_on_one_rank(comm, victim, 1, out_of_memory));
+  expect_same_error_on_every_rank<DeviceError>(comm, "spgemm: local product", victim,
+                                               [&] { product.recompute(comm, da, da); });
+
+  // DistPtap: A*P, then the outer product P^T*(AP), in the constructor and in each recompute.
+  expect_same_error_on_every_rank<InputError>(comm, "ptap: local outer product", victim, [&] {
+    DistPtap(comm, da, da, failing_on_one_rank(comm, victim, 1, other));
+  });
+  DistPtap ptap(comm, da, da, failing_on_one_rank(comm, victim, 3, input_error));
+  expect_same_error_on_every_rank<InputError>(comm, "ptap: local outer product", victim,
+                                              [&] { ptap.recompute(comm, da, da); });
+
+  // The communicator is still usable and a working kernel still gives the reference product.
+  expect_spgemm_matches(comm, DistSpgemm(comm, da, da).result(), a, a);
 }
 
 TEST(DistTranspose, MatchesReferenceExactly) {

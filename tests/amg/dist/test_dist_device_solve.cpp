@@ -94,7 +94,10 @@ void expect_same_convergence(const dist::Communicator& comm, dist::gpu::DeviceCo
   const SolveResult want = dist_pcg(comm, a, b, x_host, host, KrylovOptions{});
   ASSERT_TRUE(want.converged()) << want.message;
 
-  dist::gpu::DeviceDistMatrix da(a, ctx.compute());
+  // The PCG multiplies by the preconditioner's level 0, A itself (no second upload).
+  dist::gpu::DeviceDistMatrix& da = device.fine_operator();
+  ASSERT_EQ(da.owned_rows(), a.owned_rows());
+  ASSERT_EQ(da.local.nnz + da.nonlocal.nnz, a.nnz());
   DeviceBuffer<double> db(b.size(), ctx.compute()), dx(b.size(), ctx.compute());
   db.upload(b, ctx.compute());
   tessera::cuda::zero(std::int64_t(b.size()), dx.data(), ctx.compute());
@@ -158,7 +161,7 @@ TEST(DistDeviceAmgSolve, BadInputThrowsOnEveryRank) {
                      small_coarse());
   dist::gpu::DeviceContext ctx(comm);
   gpu::DistDeviceAmgPreconditioner m(ctx, host.hierarchy());
-  dist::gpu::DeviceDistMatrix da(a, ctx.compute());
+  dist::gpu::DeviceDistMatrix& da = m.fine_operator();
   const auto apply = [&](const double* r, double* z) { m.apply(r, z); };
   const std::size_t n = std::size_t(a.owned_rows());
   DeviceBuffer<double> db(n, ctx.compute()), dx(n, ctx.compute());

@@ -1,0 +1,119 @@
+#include "drivers/amg_single_gpu.hpp"
+
+#if TESSERA_HAVE_CUDA
+#include <cstdio>
+#include <memory>
+
+#include "amg/cuda/device_cycle.hpp"
+#include "amg/cuda/device_hierarchy.hpp"
+#include "amg/cuda/device_level_ops.hpp"
+#include "amg/cuda/device_pcg.hpp"
+#include "amg/hierarchy.hpp"
+#include "drivers/common/driver_main.hpp"
+#include "local/cuda/check.hpp"
+#include "local/cuda/spmv_plan.hpp"
+
+namespace tessera::driver {
+namespace {
+
+/// CG with `m` on the device from the host vectors b and x (x comes back); times the solve
+/// alone, after the uploads.
+template <class Preconditioner>
+amg::SolveResult device_solve(Preconditioner& m, const cuda::DeviceCsr<double>& da, const amg::Vector& b,
+                              amg::Vector& x, const amg::KrylovOptions& ko, double& solve_s) {
+  const cuda::SpmvPlan plan = cuda::make_spmv_plan(da);
+  cuda::DeviceBuffer<double> db, dx;
+  db.upload(b);
+  dx.upload(x);
+  TESSERA_CUDA_CHECK(cudaDeviceSynchronize());
+  Stopwatch solve_clock;
+  const amg::gpu::DevicePreconditioner apply = [&](const double* r, double* z) { m.apply(r, z); };
+  amg::SolveResult res = amg::gpu::device_pcg(da, plan, db.data(), dx.data(), apply, ko);
+  TESSERA_CUDA_CHECK(cudaDeviceSynchronize());
+  solve_s = solve_clock.seconds();
+  x = dx.download();
+  return res;
+}
+
+void print_device_products(const amg::gpu::DeviceSetupStats& s, const std::string& spgemm) {
+  std::printf("device setup products (%s SpGEMM, %d products): %.4f s = product %.4f + convert %.4f + transfers %.4f "
+              "(up %.4f, down %.4f)\n",
+              spgemm.c_str(), s.products, s.total(), s.product, s.convert, s.transfers(), s.upload, s.download);
+}
+
+nlohmann::json device_products_json(const amg::gpu::DeviceSetupStats& s, const std::string& spgemm) {
+  return {{"spgemm", spgemm}, {"products", s.products}, {"product_seconds", s.product}, {"convert_seconds", s.convert},
+          {"upload_seconds", s.upload}, {"download_seconds", s.download}};
+}
+
+/// Re-runs the device setup on the same values; fills run.resetup_s and run.resetup_phases.
+void time_device_resetup(amg::gpu::DeviceHierarchy& h, const cuda::DeviceCsr<double>& da, AmgRun& run) {
+  Stopwatch clock;
+  amg::gpu::device_resetup(h, da.values.data());
+  TESSERA_CUDA_CHECK(cudaDeviceSynchronize());
+  run.resetup_s = clock.seconds();
+  const amg::HierarchyStats stats = amg::gpu::statistics(h);
+  std::printf("device re-setup (same pattern, values only): %.4f s, phases summed %.4f s\n", run.resetup_s,
+              stats.times.total());
+  run.resetup_phases = stats.times;
+}
+
+}  // namespace
+
+AmgRun run_device_setup(const SingleGpuProblem& p, amg::Vector& x, const amg::KrylovOptions& ko) {
+  AmgRun run;
+  Stopwatch upload_clock;
+  const cuda::DeviceCsr<double> da = cuda::upload(p.a);
+  TESSERA_CUDA_CHECK(cudaDeviceSynchronize());
+  const double a_upload_s = upload_clock.seconds();
+  Stopwatch setup_clock;
+  amg::gpu::DeviceHierarchy h = amg::gpu::device_setup(da, p.nns, p.options, cuda::parse_offload_spgemm(p.spgemm));
+  TESSERA_CUDA_CHECK(cudaDeviceSynchronize());
+  run.setup_s = setup_clock.seconds();
+  run.stats = amg::gpu::statistics(h);
+  amg::print(stdout, run.stats);
+  const double device_mib = double(amg::gpu::device_bytes(h)) / (1 << 20);
+  std::printf("device setup (%s SpGEMM): %.4f s, hierarchy %.1f MiB on the device; A uploaded in %.4f s\n",
+              p.spgemm.c_str(), run.setup_s, device_mib, a_upload_s);
+  run.extra = {{"setup_location", "device"}, {"spgemm", p.spgemm}, {"a_upload_seconds", a_upload_s},
+               {"device_hierarchy_mib", device_mib}};
+  if (p.resetup) time_device_resetup(h, da, run);
+  amg::gpu::DeviceAmgPreconditioner m(h);
+  run.res = device_solve(m, da, p.b, x, ko, run.solve_s);
+  return run;
+}
+
+AmgRun run_host_setup_on_gpu(const SingleGpuProblem& p, amg::Vector& x, const amg::KrylovOptions& ko) {
+  AmgRun run;
+  const auto product_stats = std::make_shared<amg::gpu::DeviceSetupStats>();
+  const amg::LevelOps ops = amg::gpu::device_setup_ops(amg::gpu::parse_setup_spgemm(p.spgemm), product_stats);
+  Stopwatch setup_clock;
+  amg::Hierarchy h = amg::setup(p.a, p.nns, p.options, ops);
+  run.setup_s = setup_clock.seconds();
+  run.stats = amg::statistics(h);
+  amg::print(stdout, run.stats);
+  print_device_products(*product_stats, p.spgemm);
+  run.extra = {{"setup_location", "host"}, {"device_setup", device_products_json(*product_stats, p.spgemm)}};
+  if (p.resetup) {
+    *product_stats = {};
+    Stopwatch clock;
+    amg::resetup(h, p.a, ops);
+    run.resetup_s = clock.seconds();
+    std::printf("re-setup (same pattern, values only): %.4f s, phases summed %.4f s\n", run.resetup_s,
+                amg::statistics(h).times.total());
+    print_device_products(*product_stats, p.spgemm);
+    run.extra["device_resetup"] = device_products_json(*product_stats, p.spgemm);
+  }
+  Stopwatch upload_clock;
+  amg::gpu::DeviceAmgPreconditioner m(h);
+  const cuda::DeviceCsr<double> da = cuda::upload(p.a);
+  TESSERA_CUDA_CHECK(cudaDeviceSynchronize());
+  const double upload_s = upload_clock.seconds();
+  std::printf("device hierarchy: %.1f MiB uploaded in %.4f s\n", double(m.device_bytes()) / (1 << 20), upload_s);
+  run.extra["hierarchy_upload_seconds"] = upload_s;
+  run.res = device_solve(m, da, p.b, x, ko, run.solve_s);
+  return run;
+}
+
+}  // namespace tessera::driver
+#endif

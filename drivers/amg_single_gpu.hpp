@@ -1,0 +1,48 @@
+#pragma once
+// tessera-amg on one GPU: the cycle and CG on the device, the hierarchy built either on the
+// device (amg::gpu::device_setup; it stays there) or on the host with its products offloaded
+// (amg::gpu::device_setup_ops, then uploaded once). Both hand back an AmgRun for the report the
+// host path also fills. Defined only in CUDA builds (TESSERA_HAVE_CUDA).
+#include <optional>
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "amg/hierarchy_stats.hpp"
+#include "amg/krylov.hpp"
+#include "amg/near_null_space.hpp"
+#include "amg/options.hpp"
+#include "local/formats/csr.hpp"
+
+namespace tessera::driver {
+
+/// What one setup-and-solve path hands to the report: statistics of the first setup, the
+/// solve, its times, and the JSON keys particular to the path.
+struct AmgRun {
+  amg::HierarchyStats stats;
+  amg::SolveResult res;
+  double setup_s = 0, resetup_s = 0, solve_s = 0;
+  nlohmann::json extra = nlohmann::json::object();
+  std::optional<amg::SetupTimes> resetup_phases;  // reported as "resetup_phases" when set
+};
+
+/// The problem and the setup choices of a single-GPU run.
+struct SingleGpuProblem {
+  const Csr<double>& a;
+  const amg::NearNullSpace& nns;
+  const amg::Vector& b;
+  amg::AmgOptions options;
+  std::string spgemm;    // "tile" | "cusparse"
+  bool resetup = false;  // also time a re-setup with the same values
+};
+
+/// The whole setup on the GPU, optionally a re-setup, then CG with the preconditioner built on
+/// the device hierarchy in place. A's upload is timed apart from the setup (the input, as
+/// hypre's setup time excludes it). x: the initial guess in, the solution out.
+AmgRun run_device_setup(const SingleGpuProblem& p, amg::Vector& x, const amg::KrylovOptions& ko);
+
+/// The host setup with its products on the GPU (times of the products reported apart),
+/// optionally a re-setup, then the hierarchy uploaded (timed apart) and CG on the device.
+AmgRun run_host_setup_on_gpu(const SingleGpuProblem& p, amg::Vector& x, const amg::KrylovOptions& ko);
+
+}  // namespace tessera::driver
