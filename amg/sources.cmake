@@ -3,9 +3,11 @@ target_sources(tessera_amg PUBLIC FILE_SET HEADERS BASE_DIRS ${PROJECT_SOURCE_DI
   ${CMAKE_CURRENT_LIST_DIR}/level_ops.hpp
   ${CMAKE_CURRENT_LIST_DIR}/input_check.hpp
   ${CMAKE_CURRENT_LIST_DIR}/strength.hpp
+  ${CMAKE_CURRENT_LIST_DIR}/node_hashes.hpp
   ${CMAKE_CURRENT_LIST_DIR}/aggregation.hpp
   ${CMAKE_CURRENT_LIST_DIR}/near_null_space.hpp
   ${CMAKE_CURRENT_LIST_DIR}/tentative_prolongator.hpp
+  ${CMAKE_CURRENT_LIST_DIR}/lanczos.hpp
   ${CMAKE_CURRENT_LIST_DIR}/eigen_estimate.hpp
   ${CMAKE_CURRENT_LIST_DIR}/prolongator_smoothing.hpp
   ${CMAKE_CURRENT_LIST_DIR}/smoother.hpp
