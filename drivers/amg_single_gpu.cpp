@@ -53,7 +53,8 @@ void time_device_resetup(amg::gpu::DeviceHierarchy& h, const cuda::DeviceCsr<dou
   TESSERA_CUDA_CHECK(cudaDeviceSynchronize());
   run.resetup_s = clock.seconds();
   const amg::HierarchyStats stats = amg::gpu::statistics(h);
-  std::printf("device re-setup (same pattern, values only): %.4f s, phases summed %.4f s\n", run.resetup_s,
+  std::printf("device re-setup (%s): %.4f s, phases summed %.4f s\n",
+              h.resetup_was_full_setup ? "no plans kept: full setup" : "same pattern, values only", run.resetup_s,
               stats.times.total());
   run.resetup_phases = stats.times;
 }
@@ -66,17 +67,23 @@ AmgRun run_device_setup(const SingleGpuProblem& p, amg::Vector& x, const amg::Kr
   const cuda::DeviceCsr<double> da = cuda::upload(p.a);
   TESSERA_CUDA_CHECK(cudaDeviceSynchronize());
   const double a_upload_s = upload_clock.seconds();
+  // Plans for a fast re-setup cost device memory (several times the hierarchy's): keep them
+  // only when a re-setup is asked for.
+  amg::AmgOptions options = p.options;
+  options.keep_setup_plans = p.resetup;
   Stopwatch setup_clock;
-  amg::gpu::DeviceHierarchy h = amg::gpu::device_setup(da, p.nns, p.options, cuda::parse_offload_spgemm(p.spgemm));
+  amg::gpu::DeviceHierarchy h = amg::gpu::device_setup(da, p.nns, options, cuda::parse_offload_spgemm(p.spgemm));
   TESSERA_CUDA_CHECK(cudaDeviceSynchronize());
   run.setup_s = setup_clock.seconds();
   run.stats = amg::gpu::statistics(h);
   amg::print(stdout, run.stats);
   const double device_mib = double(amg::gpu::device_bytes(h)) / (1 << 20);
-  std::printf("device setup (%s SpGEMM): %.4f s, hierarchy %.1f MiB on the device; A uploaded in %.4f s\n",
-              p.spgemm.c_str(), run.setup_s, device_mib, a_upload_s);
+  std::printf(
+      "device setup (%s SpGEMM): %.4f s, hierarchy %.1f MiB on the device (plans kept for re-setup: %s); A uploaded "
+      "in %.4f s\n",
+      p.spgemm.c_str(), run.setup_s, device_mib, options.keep_setup_plans ? "yes" : "no", a_upload_s);
   run.extra = {{"setup_location", "device"}, {"spgemm", p.spgemm}, {"a_upload_seconds", a_upload_s},
-               {"device_hierarchy_mib", device_mib}};
+               {"device_hierarchy_mib", device_mib}, {"setup_plans_kept", options.keep_setup_plans}};
   if (p.resetup) time_device_resetup(h, da, run);
   amg::gpu::DeviceAmgPreconditioner m(h);
   run.res = device_solve(m, da, p.b, x, ko, run.solve_s);

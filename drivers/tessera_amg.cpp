@@ -107,7 +107,8 @@ void add_options(CLI::App& app, Options& opt) {
                  "where one GPU builds the hierarchy: device (the whole setup on the GPU, the hierarchy stays "
                  "there; the default with --backend gpu) or host (host phases, products offloaded)")
       ->check(CLI::IsMember({"auto", "device", "host"}));
-  app.add_flag("--resetup", opt.resetup, "also time a re-setup with the same pattern (the repeated setup)");
+  app.add_flag("--resetup", opt.resetup, "also time a re-setup with the same pattern (the repeated setup); the device setup keeps its "
+                 "re-setup plans (device memory) only with this flag");
   app.add_flag("--history", opt.history, "print the residual of every iteration");
   app.add_flag("--distributed", opt.distributed, "run the distributed AMG even on one rank (always on several)");
   app.add_option("--compare", opt.compare,

@@ -134,14 +134,43 @@ bool coarsen(DeviceHierarchy& h) {
   if (t.p.cols >= fine.a.rows) return stop(h, "aggregation did not reduce the level");
   fine.aggregates = agg.count;
   fine.p_tent = std::move(t.p);
-  fine.plan = std::make_unique<DeviceTransferPlan>(h.spgemm, s);
+  fine.plan = std::make_unique<DeviceTransferPlan>(h.spgemm, s, o.keep_setup_plans);
   setup_smoother(fine, h.levels.size() - 1, o, level_name(h.levels.size() - 1), s);
   DeviceLevel coarse;
   build_transfer(fine, o, s, coarse.a);
+  if (!o.keep_setup_plans) {  // free now, not at the end: the next level's products reuse the memory
+    fine.plan.reset();
+    if (h.levels.size() > 1) fine.near_null.release();  // read by this coarsening only; level 0's rebuilds on re-setup
+  }
   coarse.node_ptr = std::move(t.coarse_nodes);
   coarse.near_null = std::move(t.coarse_vectors);
   h.levels.push_back(std::move(coarse));  // `fine` dangles from here
   return true;
+}
+
+/// Coarsens from `first` (operator, nodes, near-null space and checked 1/a_ii set) to the
+/// coarsest level and factors or smooths that one.
+void build_levels(DeviceHierarchy& h, DeviceLevel first) {
+  h.levels.clear();
+  h.stop_reason.clear();
+  h.levels.push_back(std::move(first));
+  while (coarsen(h)) {
+  }
+  if (!h.options.keep_setup_plans && h.levels.size() > 1) h.levels.back().near_null.release();
+  setup_coarsest(h);
+}
+
+/// Re-setup of a hierarchy that kept no plans: level 0's operator (new values already in place),
+/// nodes, near-null space and 1/a_ii carried over, everything below rebuilt.
+void rebuild_from_finest(DeviceHierarchy& h) {
+  DeviceLevel& old = h.levels[0];
+  DeviceLevel first;
+  first.a = std::move(old.a);
+  first.node_ptr = std::move(old.node_ptr);
+  first.near_null = std::move(old.near_null);
+  first.inv_diag = std::move(old.inv_diag);
+  build_levels(h, std::move(first));  // frees the old levels before building the new ones
+  h.resetup_was_full_setup = true;
 }
 
 }  // namespace
@@ -162,10 +191,7 @@ DeviceHierarchy device_setup(const DeviceCsr<double>& a, const NearNullSpace& ne
   first.node_ptr.upload(uniform_nodes(a.rows, near_null.block_size), stream);
   first.near_null.upload(near_null.vectors.data, stream);
   first.inv_diag = device_inverse_diagonal(first.a, "A", stream);  // InputError before any work
-  h.levels.push_back(std::move(first));
-  while (coarsen(h)) {
-  }
-  setup_coarsest(h);
+  build_levels(h, std::move(first));
   return h;
 }
 
@@ -177,6 +203,8 @@ void device_resetup(DeviceHierarchy& h, const double* values) {
     TESSERA_CUDA_CHECK(cudaMemcpyAsync(first.a.values.data(), values, first.a.values.bytes(),
                                        cudaMemcpyDeviceToDevice, s));
   first.inv_diag = device_inverse_diagonal(first.a, "A", s);  // InputError before any work
+  if (!h.options.keep_setup_plans) return rebuild_from_finest(h);
+  h.resetup_was_full_setup = false;
   for (std::size_t l = 0; l + 1 < h.levels.size(); ++l) {
     DeviceLevel& fine = h.levels[l];
     fine.times = {};

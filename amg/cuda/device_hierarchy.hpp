@@ -8,6 +8,9 @@
 // The coarsest operator is factored on the device too (device_coarse_solver.hpp). Each
 // phase is timed with a device synchronisation on both sides (SetupTimes as the host setup).
 // device_resetup keeps aggregates, P_tent and every symbolic product and recomputes values.
+// With AmgOptions::keep_setup_plans false the plans are freed as soon as each level is built
+// (only the operators, P_tent, P, R, smoother data and the coarse factor stay) and the cuSPARSE
+// products run one-shot; device_resetup then runs the whole setup again on the new values.
 #include <cuda_runtime_api.h>
 
 #include <memory>
@@ -38,7 +41,7 @@ struct DeviceLevel {
   std::int64_t aggregates = 0;
   tessera::cuda::DeviceCsr<double> p_tent, p, r;
   double omega = 0;
-  std::unique_ptr<DeviceTransferPlan> plan;  // symbolic products kept for re-setup
+  std::unique_ptr<DeviceTransferPlan> plan;  // symbolic products kept for re-setup (null without keep_setup_plans)
   SetupTimes times;
 
   std::int64_t num_nodes() const { return node_ptr.size() ? std::int64_t(node_ptr.size()) - 1 : 0; }
@@ -57,6 +60,9 @@ struct DeviceHierarchy {
   DeviceCoarseSolver coarse;   // factor of the coarsest operator, when solved directly
   bool coarse_direct = false;  // false: the coarsest level is smoothed, not solved
   std::string stop_reason;
+  /// Set by device_resetup when the hierarchy kept no plans and the re-setup was a full setup
+  /// (its phase times then include strength, aggregation and P_tent).
+  bool resetup_was_full_setup = false;
 
   const DeviceLevel& coarsest() const { return levels.back(); }
 };
@@ -72,12 +78,14 @@ DeviceHierarchy device_setup(const tessera::cuda::DeviceCsr<double>& a, const Ne
 /// New values of A (device, `values` of level 0's nnz entries in its pattern's order): keeps the
 /// aggregates, P_tent and every pattern and symbolic product; recomputes diagonals, eigenvalue
 /// estimates, smoothers, P's values, R, the Galerkin operators and the coarse factor.
+/// A hierarchy set up without keep_setup_plans has no plans to reuse: it is set up again from
+/// scratch on the new values (same result as device_setup; resetup_was_full_setup is set).
 void device_resetup(DeviceHierarchy& h, const double* values);
 
 /// Per-level figures and phase times, as statistics(const Hierarchy&).
 HierarchyStats statistics(const DeviceHierarchy& h);
 
-/// Device bytes held by the hierarchy's matrices and vectors and the coarse factor.
+/// Device bytes held by the hierarchy's matrices and vectors, the kept plans and the coarse factor.
 std::int64_t device_bytes(const DeviceHierarchy& h);
 
 }  // namespace tessera::amg::gpu

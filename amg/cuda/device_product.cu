@@ -82,10 +82,13 @@ DeviceTileMatrix<double> empty_tiles(std::int64_t rows, std::int64_t cols, cudaS
 
 }  // namespace
 
-/// cuSPARSE's reusable SpGEMM state of one product: descriptors, the buffers that compute
-/// needs (4 and 5 of the reuse sequence), C as cuSPARSE writes it, and the row-sorting order.
+/// cuSPARSE's SpGEMM state of one product: descriptors, the buffers that the reuse API's
+/// compute needs (4 and 5 of the reuse sequence), C as cuSPARSE writes it, and the row-sorting
+/// order. one_shot() fills C through the plain API instead and keeps no buffer.
 struct CusparseReusePlan {
   static constexpr cusparseSpGEMMAlg_t kAlg = CUSPARSE_SPGEMM_CSR_ALG_DETERMINITIC;  // bitwise repeatable
+  // The plain API takes ALG1/2/3, not the reuse API's CSR_ALG_*; ALG1 is deterministic too.
+  static constexpr cusparseSpGEMMAlg_t kOneShotAlg = CUSPARSE_SPGEMM_ALG1;
   static constexpr cusparseOperation_t kOp = CUSPARSE_OPERATION_NON_TRANSPOSE;
   cusparseSpMatDescr_t a = nullptr, b = nullptr, c = nullptr;
   cusparseSpGEMMDescr_t spgemm = nullptr;
@@ -130,6 +133,37 @@ struct CusparseReusePlan {
     TESSERA_CUSPARSE(cusparseSpGEMMreuse_copy(h, kOp, kOp, a, b, c, kAlg, spgemm, &bytes5, nullptr));
     buffer5.allocate(bytes5, s);
     TESSERA_CUSPARSE(cusparseSpGEMMreuse_copy(h, kOp, kOp, a, b, c, kAlg, spgemm, &bytes5, buffer5.data()));
+  }
+
+  /// C = A*B once through the plain API (workEstimation x2, compute x2, copy, as the cuSPARSE
+  /// spgemm sample): cheaper than the reuse sequence when nothing is run again. The work
+  /// buffers are freed on return; C stays in c_row_ptr/c_col/c_values for sorted_pattern.
+  void one_shot(const OperandView& av, const OperandView& bv, cudaStream_t s) {
+    const cusparseHandle_t h = thread_handle(s);
+    a = make_descr(av), b = make_descr(bv);
+    TESSERA_CUSPARSE(cusparseCreateCsr(&c, av.rows, bv.cols, 0, nullptr, nullptr, nullptr, CUSPARSE_INDEX_32I,
+                                       CUSPARSE_INDEX_32I, CUSPARSE_INDEX_BASE_ZERO, CUDA_R_64F));
+    TESSERA_CUSPARSE(cusparseSpGEMM_createDescr(&spgemm));
+    const double alpha = 1, beta = 0;
+    constexpr auto alg = kOneShotAlg;
+    std::size_t bytes1 = 0, bytes2 = 0;
+    TESSERA_CUSPARSE(cusparseSpGEMM_workEstimation(h, kOp, kOp, &alpha, a, b, &beta, c, CUDA_R_64F, alg, spgemm,
+                                                   &bytes1, nullptr));
+    DeviceBuffer<unsigned char> buffer1(bytes1, s);
+    TESSERA_CUSPARSE(cusparseSpGEMM_workEstimation(h, kOp, kOp, &alpha, a, b, &beta, c, CUDA_R_64F, alg, spgemm,
+                                                   &bytes1, buffer1.data()));
+    TESSERA_CUSPARSE(
+        cusparseSpGEMM_compute(h, kOp, kOp, &alpha, a, b, &beta, c, CUDA_R_64F, alg, spgemm, &bytes2, nullptr));
+    DeviceBuffer<unsigned char> buffer2(bytes2, s);
+    TESSERA_CUSPARSE(cusparseSpGEMM_compute(h, kOp, kOp, &alpha, a, b, &beta, c, CUDA_R_64F, alg, spgemm, &bytes2,
+                                            buffer2.data()));
+    std::int64_t rows = 0, cols = 0;
+    TESSERA_CUSPARSE(cusparseSpMatGetSize(c, &rows, &cols, &c_nnz));
+    c_row_ptr.allocate(std::size_t(rows + 1), s);
+    c_col.allocate(std::size_t(c_nnz), s);
+    c_values.allocate(std::size_t(c_nnz), s);
+    TESSERA_CUSPARSE(cusparseCsrSetPointers(c, c_row_ptr.data(), c_col.data(), c_values.data()));
+    TESSERA_CUSPARSE(cusparseSpGEMM_copy(h, kOp, kOp, &alpha, a, b, &beta, c, CUDA_R_64F, alg, spgemm));
   }
 
   /// C's values for the operands' current values: the only cuSPARSE call of a re-run.
@@ -213,7 +247,8 @@ std::int64_t ProductOperand::bytes() const {
 
 // ---- DeviceProduct ----
 
-DeviceProduct::DeviceProduct(OffloadSpgemm which, cudaStream_t stream) : which_(which), stream_(stream) {}
+DeviceProduct::DeviceProduct(OffloadSpgemm which, cudaStream_t stream, bool keep_plan)
+    : which_(which), stream_(stream), keep_plan_(keep_plan) {}
 DeviceProduct::~DeviceProduct() = default;
 DeviceProduct::DeviceProduct(DeviceProduct&&) noexcept = default;
 DeviceProduct& DeviceProduct::operator=(DeviceProduct&&) noexcept = default;
@@ -249,11 +284,25 @@ void DeviceProduct::tile_multiply(const OperandView& a, const OperandView& b) {
 void DeviceProduct::cusparse_multiply(const OperandView& a, const OperandView& b) {
   TESSERA_REQUIRE_INPUT(a.csr && a.row_ptr32 && b.csr && b.row_ptr32,
                         "device SpGEMM: the cuSPARSE product needs CSR operands with int32 row offsets");
+  if (!keep_plan_) {  // nothing kept: every run is a fresh one-shot product with a new C
+    cusparse_ = std::make_unique<CusparseReusePlan>();
+    cusparse_->one_shot(a, b, stream_);
+    have_csr_pattern_ = false;
+    return;
+  }
   if (!have_symbolic_) {
     cusparse_ = std::make_unique<CusparseReusePlan>();
     cusparse_->symbolic(a, b, stream_);
   }
   cusparse_->numeric(a, b, stream_);
+}
+
+void DeviceProduct::cusparse_result_csr(DeviceCsr<double>& c) {
+  TESSERA_REQUIRE_INPUT(cusparse_ != nullptr, "device SpGEMM: result_csr() called twice on a one-shot product");
+  if (!have_csr_pattern_) cusparse_->sorted_pattern(c, rows_, cols_, stream_);
+  TESSERA_REQUIRE_INPUT(c.nnz == cusparse_->c_nnz, "device SpGEMM: result_csr() into a matrix of another pattern");
+  cusparse_->sorted_values(c, stream_);
+  if (!keep_plan_) cusparse_.reset();  // C now lives in `c`: free cuSPARSE's copy and the order
 }
 
 OperandView DeviceProduct::tile_result() const {
@@ -273,9 +322,7 @@ void DeviceProduct::result_csr(DeviceCsr<double>& c) {
     if (!have_csr_pattern_) c = tessera::cuda::to_csr(c_tiles_, stream_);
     else tessera::cuda::refresh_csr_values(c_tiles_, c, stream_);
   } else {
-    if (!have_csr_pattern_) cusparse_->sorted_pattern(c, rows_, cols_, stream_);
-    TESSERA_REQUIRE_INPUT(c.nnz == cusparse_->c_nnz, "device SpGEMM: result_csr() into a matrix of another pattern");
-    cusparse_->sorted_values(c, stream_);
+    cusparse_result_csr(c);
   }
   have_csr_pattern_ = true;
 }

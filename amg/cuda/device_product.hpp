@@ -10,6 +10,9 @@
 //             once; compute on every run), operands read in place with int32 row offsets made
 //             once; C's rows sorted through a permutation made once (CUB segmented sort), so a
 //             re-run is compute + one value gather.
+// Without a kept plan (AmgOptions::keep_setup_plans false) the cuSPARSE path runs the one-shot
+// SpGEMM instead (workEstimation, compute, copy with ALG1: deterministic, no reuse buffers), and
+// result_csr frees cuSPARSE's copy of C once it has been sorted into the caller's CSR.
 // Both keep the structural pattern (no drop_zeros), as the host ref::spgemm with keep_zeros and
 // offload_spgemm do, so a pattern never changes with the values. Operands with no entries give
 // the empty product without a device SpGEMM.
@@ -52,12 +55,14 @@ class ProductOperand {
   tessera::cuda::DeviceBuffer<std::int32_t> row_ptr32_;
 };
 
-struct CusparseReusePlan;  // cuSPARSE descriptors and buffers kept between runs (device_product.cu)
+struct CusparseReusePlan;  // cuSPARSE descriptors and C as cuSPARSE writes it (device_product.cu)
 
 class DeviceProduct {
  public:
+  /// keep_plan false: the cuSPARSE path runs the one-shot SpGEMM on every multiply (nothing kept
+  /// for a re-run); the tile path is unchanged (its plan lives as long as this product).
   explicit DeviceProduct(tessera::cuda::OffloadSpgemm which = tessera::cuda::OffloadSpgemm::tile,
-                         cudaStream_t stream = nullptr);
+                         cudaStream_t stream = nullptr, bool keep_plan = true);
   ~DeviceProduct();
   DeviceProduct(DeviceProduct&&) noexcept;
   DeviceProduct& operator=(DeviceProduct&&) noexcept;
@@ -81,9 +86,11 @@ class DeviceProduct {
  private:
   void tile_multiply(const OperandView& a, const OperandView& b);
   void cusparse_multiply(const OperandView& a, const OperandView& b);
+  void cusparse_result_csr(tessera::cuda::DeviceCsr<double>& c);
 
   tessera::cuda::OffloadSpgemm which_;
   cudaStream_t stream_;
+  bool keep_plan_ = true;
   bool have_symbolic_ = false, empty_ = false, have_csr_pattern_ = false;
   std::int64_t rows_ = 0, cols_ = 0, a_nnz_ = 0, b_nnz_ = 0;
   tessera::cuda::TileSpgemm<double> plan_;

@@ -18,10 +18,16 @@
 
 namespace tessera::amg::gpu {
 
+/// keep_plans false (AmgOptions::keep_setup_plans): the level is built once and the plan freed
+/// right after, so the cuSPARSE products run one-shot (DeviceProduct's keep_plan).
 struct DeviceTransferPlan {
   explicit DeviceTransferPlan(tessera::cuda::OffloadSpgemm which = tessera::cuda::OffloadSpgemm::tile,
-                              cudaStream_t stream = nullptr)
-      : which(which), stream(stream), a_p_tent(which, stream), a_p(which, stream), r_a_p(which, stream) {}
+                              cudaStream_t stream = nullptr, bool keep_plans = true)
+      : which(which),
+        stream(stream),
+        a_p_tent(which, stream, keep_plans),
+        a_p(which, stream, keep_plans),
+        r_a_p(which, stream, keep_plans) {}
   tessera::cuda::OffloadSpgemm which;
   cudaStream_t stream;
   DeviceProduct a_p_tent, a_p, r_a_p;                   // A P_tent, A P, R (A P)

@@ -2,7 +2,8 @@
 // level by level: the same level count and stopping reason, equal patterns of A, P_tent, P and
 // R, values to ~1e-12 of the largest entry, close eigenvalue estimates and damping; the same
 // PCG iteration count (+-1) with DeviceAmgPreconditioner built from each hierarchy; device
-// re-setup with new values against host resetup; bad input.
+// re-setup with new values against host resetup; the same without kept plans
+// (AmgOptions::keep_setup_plans false: less device memory, re-setup = full setup); bad input.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -195,6 +196,58 @@ TEST_P(AmgDeviceSetup, ResetupMatchesHostResetup) {
     expect_same_hierarchy(device, host);
     gpu::DeviceAmgPreconditioner m(device);
     EXPECT_TRUE(device_solve(scaled, m).converged());
+  }
+}
+
+// keep_setup_plans = false: the plans are freed level by level and cuSPARSE runs one-shot; the
+// hierarchy is the host's as before, holds less device memory than with plans, and a re-setup
+// is a full setup that matches the host resetup.
+Problem without_plans(Problem p) {
+  p.options.keep_setup_plans = false;
+  return p;
+}
+
+TEST_P(AmgDeviceSetup, WithoutPlansMatchesHostSetupAndHoldsLess) {
+  for (const Problem& with : problems()) {
+    const Problem problem = without_plans(with);
+    SCOPED_TRACE(problem.name + ", no plans, " + tessera::cuda::to_string(GetParam()));
+    const Hierarchy host = setup(problem.a, problem.nns, problem.options);
+    const tessera::cuda::DeviceCsr<double> da = tessera::cuda::upload(problem.a);
+    const gpu::DeviceHierarchy lean = gpu::device_setup(da, problem.nns, problem.options, GetParam());
+    expect_same_hierarchy(lean, host);
+    for (const gpu::DeviceLevel& level : lean.levels) EXPECT_TRUE(level.plan == nullptr);
+    const gpu::DeviceHierarchy planned = gpu::device_setup(da, with.nns, with.options, GetParam());
+    if (lean.levels.size() > 1)  // a single level has no products, hence no plans
+      EXPECT_LT(gpu::device_bytes(lean), gpu::device_bytes(planned));
+    else
+      EXPECT_LE(gpu::device_bytes(lean), gpu::device_bytes(planned));
+  }
+}
+
+TEST_P(AmgDeviceSetup, WithoutPlansResetupIsAFullSetup) {
+  for (const Problem& with : problems()) {
+    const Problem problem = without_plans(with);
+    SCOPED_TRACE(problem.name + ", no plans");
+    gpu::DeviceHierarchy device =
+        gpu::device_setup(tessera::cuda::upload(problem.a), problem.nns, problem.options, GetParam());
+    EXPECT_FALSE(device.resetup_was_full_setup);
+    const Csr<double> scaled = rescaled(problem.a);
+    // A full setup recomputes strength and aggregates from the new values, so its reference is
+    // the host setup of the new operator, not the host re-setup (which keeps the aggregates).
+    const Hierarchy host = setup(scaled, problem.nns, problem.options);
+    tessera::cuda::DeviceBuffer<double> values;
+    values.upload(scaled.values);
+    gpu::device_resetup(device, values.data());
+    EXPECT_TRUE(device.resetup_was_full_setup);
+    expect_same_hierarchy(device, host);
+    if (device.levels.size() > 1)  // a full setup times the coarsening phases too
+      EXPECT_GT(statistics(device).times.aggregation, 0.0);
+    gpu::DeviceAmgPreconditioner m(device);
+    EXPECT_TRUE(device_solve(scaled, m).converged());
+    // The new values went through a fresh setup: it equals device_setup of the scaled operator.
+    const gpu::DeviceHierarchy fresh =
+        gpu::device_setup(tessera::cuda::upload(scaled), problem.nns, problem.options, GetParam());
+    EXPECT_EQ(gpu::device_bytes(device), gpu::device_bytes(fresh));
   }
 }
 
