@@ -1,18 +1,18 @@
 #!/usr/bin/env bash
-# The distributed GPU check (issues 5, 6, 7, 8), in one call on a machine with 2-4 GPUs:
-#   1. every gpu-labelled MPI test on 1 .. min(4, GPUs) ranks, one GPU per rank, and the
-#      single-GPU AMG test (its cycle and PCG share code with the distributed ones);
-#   2. compute-sanitizer memcheck of the device SpMV and SpGEMM tests on 2 ranks;
-#   3. weak scaling (SpMV, PtAP, AMG solve) and strong scaling (SpGEMM A*A) with the jobs/
-#      scripts launched through mpirun, backend gpu; one JSON per run plus the summaries;
-#   4. if the PETSc runtime is staged (.carry/rt/env.sh): a PETSc tutorial with -pc_type
-#      tessera (GPU backend) beside gamg and hypre.
-#   5. the README's main job on every GPU with --compare hypre,gamg (CPU baselines, same ranks);
-#   6. "petsc-apps": PETSc's tutorials ex2, ex45, ex56 with -pc_type tessera on the GPU backend,
-#      1 .. min(2, GPUs) ranks, checked as the CI checks them (tests/petsc/check_petsc_run.py).
-# PARTS picks the steps (default all: "tests memcheck sweeps petsc main"); two calls of the
-# device tool fit its 10-minute limit: PARTS="tests memcheck", then PARTS="sweeps petsc main".
-# Logs go to $OUT; the sweeps are packed in one tarball (the device tool returns few files).
+# The distributed GPU check (issues 5, 6, 7, 8) on a machine with 2-4 GPUs. Parts (PARTS):
+#   tests       every gpu-labelled MPI test on 1 .. min(4, GPUs) ranks, one GPU per rank, and
+#               the single-GPU AMG test (its cycle and PCG share code with the distributed ones);
+#   memcheck    compute-sanitizer memcheck of the device SpMV, SpGEMM, numeric-refresh and
+#               solve tests on 2 ranks;
+#   sweeps      weak scaling (SpMV, PtAP, AMG solve) and strong scaling (SpGEMM A*A) with the
+#               jobs/ scripts launched through mpirun, backend gpu (SWEEPS picks which);
+#   petsc       PETSc's ex45 with -pc_type tessera (GPU backend) beside gamg and hypre;
+#   petsc-apps  PETSc's ex2, ex45, ex56 with the GPU PC on 1 .. min(2, GPUs) ranks, checked as
+#               CI checks them (tests/petsc/check_petsc_run.py);
+#   main        the README's main job on every GPU with --compare hypre,gamg (CPU baselines).
+# Default: "tests memcheck sweeps petsc main"; two device calls fit the 10-minute limit:
+# PARTS="tests memcheck", then PARTS="sweeps petsc main". Logs go to $OUT; the sweeps are
+# packed in one tarball (the device tool returns few files).
 #   tools/stage-device-carry.sh; . .carry/rt/env.sh; BUILD=.carry/build-gpu OUT=$OUT tools/gpu-dist-check.sh
 set -u
 BUILD=${BUILD:-build-gpu}
@@ -36,7 +36,7 @@ rank_counts=$(seq -s ' ' 1 "$max_ranks")
 
 part() { [[ " $PARTS " == *" $1 "* ]]; }
 
-part tests && echo "===== 1. tests on $rank_counts rank(s)"
+part tests && echo "===== tests on $rank_counts rank(s)"
 part tests && for t in $TESTS; do
   if [ ! -x "$BUILD/tests/$t" ]; then echo "MISSING $t"; continue; fi
   for n in $rank_counts; do
@@ -51,7 +51,7 @@ if part tests && [ -x "$BUILD/tests/test_amg_gpu" ]; then
   echo "test_amg_gpu rc=$? $(grep -E '^\[  (PASSED|FAILED)  \]' "$OUT/sweeps/test_amg_gpu.log" | tr '\n' ' ')"
 fi
 
-part memcheck && echo "===== 2. memcheck (2 ranks)"
+part memcheck && echo "===== memcheck (2 ranks)"
 part memcheck && for t in test_dist_device_spmv test_dist_device_spgemm test_dist_device_numeric test_dist_device_solve; do
   [ -x "$BUILD/tests/$t" ] || continue
   timeout 150 mpirun -np 2 compute-sanitizer --tool memcheck --error-exitcode 9 --report-api-errors no \
@@ -60,7 +60,7 @@ part memcheck && for t in test_dist_device_spmv test_dist_device_spgemm test_dis
   echo "$t memcheck rc=$? $(grep 'ERROR SUMMARY' "$OUT/sweeps/memcheck-$t.log" | sort | uniq -c | tr '\n' ' ')"
 done
 
-part sweeps && echo "===== 3. scaling on $rank_counts GPU(s)"
+part sweeps && echo "===== scaling on $rank_counts GPU(s)"
 sweep() {  # sweep NAME SCRIPT VAR=VALUE...   (only the NAMEs listed in SWEEPS)
   local name=$1 script=$2
   [[ " $SWEEPS " == *" $name "* ]] || return 0
@@ -77,7 +77,7 @@ part sweeps && sweep weak-amg weak-scaling.sbatch TESSERA_OPERATION=amg TESSERA_
 part sweeps && sweep strong-spgemm strong-scaling.sbatch TESSERA_OPERATION=spgemm TESSERA_PROBLEM="$STRONG_PROBLEM"
 
 if part petsc && [ -x "$BUILD/tests/petsc_tutorial_ex45" ]; then
-  echo "===== 4. PETSc ex45 (3D Laplacian, DMDA) with gamg, hypre, tessera on $max_ranks rank(s)"
+  echo "===== PETSc ex45 (3D Laplacian, DMDA) with gamg, hypre, tessera on $max_ranks rank(s)"
   (
     tools/petsc-compare.sh -n "$max_ranks" -b "$BUILD" -- "$BUILD/tests/petsc_tutorial_ex45" -da_grid_x 129 \
       -da_grid_y 129 -da_grid_z 129 -ksp_type cg -pc_tessera_backend gpu
@@ -85,7 +85,7 @@ if part petsc && [ -x "$BUILD/tests/petsc_tutorial_ex45" ]; then
 fi
 
 if part petsc-apps; then
-  echo "===== 6. PETSc tutorials, PC tessera on the GPUs"
+  echo "===== PETSc tutorials, PC tessera on the GPUs"
   plugin=$BUILD/amg/petsc/libtessera_petsc.so
   for ex in ex2 ex45 ex56; do
     case $ex in
@@ -106,7 +106,7 @@ if part petsc-apps; then
 fi
 
 if part main; then
-  echo "===== 5. README main job on $max_ranks GPU(s), ${MAIN_PROBLEM:=poisson3d:128}, with the CPU baselines"
+  echo "===== README main job on $max_ranks GPU(s), ${MAIN_PROBLEM:=poisson3d:128}, with the CPU baselines"
   timeout 240 mpirun -np "$max_ranks" "$BUILD/drivers/tessera-amg" --gen "$MAIN_PROBLEM" --compare hypre,gamg \
     --json "$OUT/sweeps/main-job.json" 2>&1 | tee "$OUT/sweeps/main-job.log" | grep -vE "^\s*$" | tail -n 30
 fi
