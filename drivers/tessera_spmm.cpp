@@ -3,8 +3,8 @@
 //   mpirun -np 4 tessera-spmm --gen elasticity3d:32 --k 8 --backend host --check
 // On the GPU it times Tessera's SpMM and (with --compare cusparse) every cuSPARSE SpMM
 // algorithm the layout accepts, keeping the fastest as the baseline. On the host it times
-// the reference. Several ranks (or --distributed): dist::spmm on the host backend, X stored
-// row-major, see spmv_distributed.hpp. Exit codes: 0 ok, 1 check failed, 2 bad input or device error.
+// the reference. Several ranks (or --distributed): dist::spmm on the ranks' GPUs (NCCL halos)
+// or the host, X stored row-major, see spmv_distributed.hpp. Exit codes: 0 ok, 1 check failed, 2 bad input or device error.
 #include <CLI/CLI.hpp>
 
 #include <algorithm>
@@ -14,6 +14,7 @@
 
 #include "drivers/common/driver_main.hpp"
 #include "drivers/common/matrix_source.hpp"
+#include "drivers/product_options.hpp"
 #include "drivers/spmv_distributed.hpp"
 #include "dist/communicator.hpp"
 #include "local/core/backend.hpp"
@@ -29,12 +30,9 @@
 namespace tessera::driver {
 namespace {
 
-struct Options {
-  MatrixSource a;
-  std::string precision = "fp64", backend = "auto", compare, json, layout = "row", partition = "rows";
+struct Options : ProductOptions {
+  std::string layout = "row";
   std::int64_t k = 8;
-  bool check = false, sweep = false, distributed = false;
-  int reps = 20, warmup = 3;
 };
 
 // Host backend: the reference SpMM timed with a steady clock; --check compares each column
@@ -83,21 +81,12 @@ nlohmann::json run_host(const Csr<double>& a64, const Options& opt, Layout layou
   return out;
 }
 
-// Several ranks, or --distributed: dist::spmm on the host backend (spmv_distributed.hpp).
+// Several ranks, or --distributed: the distributed product (spmv_distributed.hpp).
 int run_distributed(const dist::Communicator& comm, const Options& opt) {
-  DistributedSpmvOptions d;
-  d.a = opt.a;
-  d.partition = opt.partition;
-  d.backend = opt.backend;
-  d.precision = opt.precision;
-  d.compare = opt.compare;
-  d.sweep = opt.sweep;
+  DistributedSpmvOptions d = distributed_options(opt);
   d.multi_vector = true;
   d.k = opt.k;
   d.column_major_requested = opt.layout == "col";
-  d.reps = opt.reps;
-  d.warmup = opt.warmup;
-  d.check = opt.check;
   nlohmann::json out = {{"driver", "tessera-spmm"}, {"matrix", opt.a.describe()}, {"precision", opt.precision}};
   const int status = run_distributed_spmv(comm, d, out);
   if (comm.rank() == 0 && !opt.json.empty()) write_json(opt.json, out);
@@ -107,21 +96,9 @@ int run_distributed(const dist::Communicator& comm, const Options& opt) {
 int run(int argc, char** argv) {
   Options opt;
   CLI::App app{"Tessera SpMM: Y = A*X with k dense columns on one GPU (or the host reference)"};
-  app.add_option("--A", opt.a.file, "Matrix Market file (.mtx or .mtx.gz)");
-  app.add_option("--gen", opt.a.spec, "generate A: poisson2d:N poisson3d:N poisson3d27:N elasticity3d:N rmat:S:E random:N:D");
+  add_product_options(app, opt);
   app.add_option("--k", opt.k, "columns of X and Y (1..128)")->check(CLI::Range(1, 128));
   app.add_option("--layout", opt.layout, "layout of X and Y: row or col")->check(CLI::IsMember({"row", "col"}));
-  app.add_option("--precision", opt.precision, "fp64 (default) or fp32")->check(CLI::IsMember({"fp64", "fp32"}));
-  app.add_option("--backend", opt.backend, "auto (GPU when present), host, gpu")->check(CLI::IsMember({"auto", "host", "gpu"}));
-  app.add_option("--compare", opt.compare, "also time a baseline on the same data: cusparse")->check(CLI::IsMember({"cusparse"}));
-  app.add_option("--reps", opt.reps, "timed repetitions (median reported)")->check(CLI::PositiveNumber);
-  app.add_option("--warmup", opt.warmup, "untimed warm-up runs")->check(CLI::NonNegativeNumber);
-  app.add_flag("--sweep", opt.sweep, "GPU: also time every kernel variant (tuning data)");
-  app.add_flag("--check", opt.check, "compare with the host reference; exit 1 on FAIL");
-  app.add_option("--json", opt.json, "write the results as JSON to this file");
-  app.add_option("--partition", opt.partition, "distributed: row partition over ranks, rows or nnz")
-      ->check(CLI::IsMember({"rows", "nnz"}));
-  app.add_flag("--distributed", opt.distributed, "run the distributed product even on one rank");
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -142,12 +119,7 @@ int run(int argc, char** argv) {
   if (backend == Backend::gpu) {
 #if defined(TESSERA_HAVE_CUDA)
     GpuBenchOptions g;
-    g.precision = precision;
-    g.compare_cusparse = opt.compare == "cusparse";
-    g.check = opt.check;
-    g.sweep = opt.sweep;
-    g.reps = opt.reps;
-    g.warmup = opt.warmup;
+    fill_gpu_bench_options(opt, precision, g);
     g.k = opt.k;
     g.layout = layout;
     out["gpu"] = run_gpu_spmm_benchmark(a, g);

@@ -5,7 +5,8 @@
 // On the GPU it times Tessera's CSR kernel (vector or nnz-split, chosen from the row
 // statistics) and the tile kernel, optionally cuSPARSE, against the measured copy bandwidth
 // and the traffic model. On the host it times the reference kernel. Several ranks (or
-// --distributed): dist::spmv on the host backend, see spmv_distributed.hpp. Exit codes: 0 ok,
+// --distributed): dist::spmv, on the ranks' GPUs (NCCL halos) or the host, see
+// spmv_distributed.hpp. Exit codes: 0 ok,
 // 1 check failed, 2 bad input or device error.
 #include <CLI/CLI.hpp>
 
@@ -16,6 +17,7 @@
 
 #include "drivers/common/driver_main.hpp"
 #include "drivers/common/matrix_source.hpp"
+#include "drivers/product_options.hpp"
 #include "drivers/spmv_distributed.hpp"
 #include "dist/communicator.hpp"
 #include "local/core/backend.hpp"
@@ -31,12 +33,7 @@
 namespace tessera::driver {
 namespace {
 
-struct Options {
-  MatrixSource a;
-  std::string precision = "fp64", backend = "auto", compare, json, partition = "rows";
-  bool check = false, sweep = false, distributed = false;
-  int reps = 20, warmup = 3;
-};
+using Options = ProductOptions;
 
 // Host backend: the reference kernel, timed with a steady clock; --check compares it with
 // the SpMM reference at k = 1 (a separate code path).
@@ -79,18 +76,9 @@ nlohmann::json run_host(const Csr<double>& a64, const Options& opt, int& status)
   return out;
 }
 
-// Several ranks, or --distributed: dist::spmv on the host backend (spmv_distributed.hpp).
+// Several ranks, or --distributed: the distributed product (spmv_distributed.hpp).
 int run_distributed(const dist::Communicator& comm, const Options& opt) {
-  DistributedSpmvOptions d;
-  d.a = opt.a;
-  d.partition = opt.partition;
-  d.backend = opt.backend;
-  d.precision = opt.precision;
-  d.compare = opt.compare;
-  d.sweep = opt.sweep;
-  d.reps = opt.reps;
-  d.warmup = opt.warmup;
-  d.check = opt.check;
+  const DistributedSpmvOptions d = distributed_options(opt);
   nlohmann::json out = {{"driver", "tessera-spmv"}, {"matrix", opt.a.describe()}, {"precision", opt.precision}};
   const int status = run_distributed_spmv(comm, d, out);
   if (comm.rank() == 0 && !opt.json.empty()) write_json(opt.json, out);
@@ -100,19 +88,7 @@ int run_distributed(const dist::Communicator& comm, const Options& opt) {
 int run(int argc, char** argv) {
   Options opt;
   CLI::App app{"Tessera SpMV: y = A*x on one GPU (or the host reference)"};
-  app.add_option("--A", opt.a.file, "Matrix Market file (.mtx or .mtx.gz)");
-  app.add_option("--gen", opt.a.spec, "generate A: poisson2d:N poisson3d:N poisson3d27:N elasticity3d:N rmat:S:E random:N:D");
-  app.add_option("--precision", opt.precision, "fp64 (default) or fp32")->check(CLI::IsMember({"fp64", "fp32"}));
-  app.add_option("--backend", opt.backend, "auto (GPU when present), host, gpu")->check(CLI::IsMember({"auto", "host", "gpu"}));
-  app.add_option("--compare", opt.compare, "also time a baseline on the same data: cusparse")->check(CLI::IsMember({"cusparse"}));
-  app.add_option("--reps", opt.reps, "timed repetitions (median reported)")->check(CLI::PositiveNumber);
-  app.add_option("--warmup", opt.warmup, "untimed warm-up runs")->check(CLI::NonNegativeNumber);
-  app.add_flag("--sweep", opt.sweep, "GPU: also time every kernel variant (tuning data)");
-  app.add_flag("--check", opt.check, "compare with the host reference; exit 1 on FAIL");
-  app.add_option("--json", opt.json, "write the results as JSON to this file");
-  app.add_option("--partition", opt.partition, "distributed: row partition over ranks, rows or nnz")
-      ->check(CLI::IsMember({"rows", "nnz"}));
-  app.add_flag("--distributed", opt.distributed, "run the distributed product even on one rank");
+  add_product_options(app, opt);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -132,12 +108,7 @@ int run(int argc, char** argv) {
   if (backend == Backend::gpu) {
 #if defined(TESSERA_HAVE_CUDA)
     GpuBenchOptions g;
-    g.precision = precision;
-    g.compare_cusparse = opt.compare == "cusparse";
-    g.check = opt.check;
-    g.sweep = opt.sweep;
-    g.reps = opt.reps;
-    g.warmup = opt.warmup;
+    fill_gpu_bench_options(opt, precision, g);
     out["gpu"] = run_gpu_spmv_benchmark(a, g);
     if (!out["gpu"].value("check_pass", true)) status = kExitCheckFailed;
 #endif

@@ -1,0 +1,46 @@
+#include "drivers/product_options.hpp"
+
+#include "drivers/spmv_gpu_benchmark.hpp"
+
+namespace tessera::driver {
+
+void add_product_options(CLI::App& app, ProductOptions& o) {
+  app.add_option("--A", o.a.file, "Matrix Market file (.mtx or .mtx.gz)");
+  app.add_option("--gen", o.a.spec, "generate A: poisson2d:N poisson3d:N poisson3d27:N elasticity3d:N rmat:S:E random:N:D");
+  app.add_option("--precision", o.precision, "fp64 (default) or fp32")->check(CLI::IsMember({"fp64", "fp32"}));
+  app.add_option("--backend", o.backend, "auto (GPU when present), host, gpu")->check(CLI::IsMember({"auto", "host", "gpu"}));
+  app.add_option("--compare", o.compare, "also time a baseline on the same data: cusparse")->check(CLI::IsMember({"cusparse"}));
+  app.add_option("--reps", o.reps, "timed repetitions (median reported)")->check(CLI::PositiveNumber);
+  app.add_option("--warmup", o.warmup, "untimed warm-up runs")->check(CLI::NonNegativeNumber);
+  app.add_flag("--sweep", o.sweep, "GPU: also time every kernel variant (tuning data)");
+  app.add_flag("--check", o.check, "compare with the host reference; exit 1 on FAIL");
+  app.add_option("--json", o.json, "write the results as JSON to this file");
+  app.add_option("--partition", o.partition, "distributed: row partition over ranks, rows or nnz")
+      ->check(CLI::IsMember({"rows", "nnz"}));
+  app.add_flag("--distributed", o.distributed, "run the distributed product even on one rank");
+}
+
+DistributedSpmvOptions distributed_options(const ProductOptions& o) {
+  DistributedSpmvOptions d;
+  d.a = o.a;
+  d.partition = o.partition;
+  d.backend = o.backend;
+  d.precision = o.precision;
+  d.compare = o.compare;
+  d.sweep = o.sweep;
+  d.reps = o.reps;
+  d.warmup = o.warmup;
+  d.check = o.check;
+  return d;
+}
+
+void fill_gpu_bench_options(const ProductOptions& o, Precision precision, GpuBenchOptions& g) {
+  g.precision = precision;
+  g.compare_cusparse = o.compare == "cusparse";
+  g.check = o.check;
+  g.sweep = o.sweep;
+  g.reps = o.reps;
+  g.warmup = o.warmup;
+}
+
+}  // namespace tessera::driver
