@@ -83,19 +83,17 @@ if(TESSERA_HAVE_CUDA)
   target_sources(tessera_amg PUBLIC FILE_SET HEADERS BASE_DIRS ${PROJECT_SOURCE_DIR} FILES
     ${CMAKE_CURRENT_LIST_DIR}/cuda/device_row_kernels.hpp
     ${CMAKE_CURRENT_LIST_DIR}/cuda/device_eigen_estimate.hpp
-    ${CMAKE_CURRENT_LIST_DIR}/cuda/device_product.hpp
     ${CMAKE_CURRENT_LIST_DIR}/cuda/device_prolongator.hpp
     ${CMAKE_CURRENT_LIST_DIR}/cuda/device_coarse_solver.hpp
     ${CMAKE_CURRENT_LIST_DIR}/cuda/device_hierarchy.hpp)
   target_sources(tessera_amg PRIVATE
     ${CMAKE_CURRENT_LIST_DIR}/cuda/device_row_kernels.cu
     ${CMAKE_CURRENT_LIST_DIR}/cuda/device_eigen_estimate.cpp
-    ${CMAKE_CURRENT_LIST_DIR}/cuda/device_product.cu
     ${CMAKE_CURRENT_LIST_DIR}/cuda/device_prolongator.cu
     ${CMAKE_CURRENT_LIST_DIR}/cuda/device_coarse_solver.cu
     ${CMAKE_CURRENT_LIST_DIR}/cuda/device_hierarchy.cpp)
   # The coarsest level's dense Cholesky / LU (device_coarse_solver.hpp).
-  target_link_libraries(tessera_amg PRIVATE CUDA::cusolver CUDA::cusparse)
+  target_link_libraries(tessera_amg PRIVATE CUDA::cusolver)
 endif()
 # The device twins (amg/cuda/device_strength.cu, device_tentative.cu) reproduce these two host
 # phases bit for bit: they spell every product and sum as __dmul_rn/__dadd_rn so nvcc cannot

@@ -16,6 +16,7 @@ namespace {
 using tessera::cuda::DeviceBuffer;
 using tessera::cuda::DeviceCsr;
 using tessera::cuda::grid_for;
+using tessera::cuda::OperandView;
 
 constexpr int kThreads = 256;
 

@@ -12,9 +12,9 @@
 // between A P and R (A P).
 #include <cuda_runtime_api.h>
 
-#include "amg/cuda/device_product.hpp"
 #include "local/cuda/device_buffer.hpp"
 #include "local/cuda/device_matrix.hpp"
+#include "local/cuda/device_product.hpp"
 
 namespace tessera::amg::gpu {
 
@@ -30,10 +30,10 @@ struct DeviceTransferPlan {
         r_a_p(which, stream, keep_plans) {}
   tessera::cuda::OffloadSpgemm which;
   cudaStream_t stream;
-  DeviceProduct a_p_tent, a_p, r_a_p;                   // A P_tent, A P, R (A P)
-  ProductOperand a_op, p_tent_op, p_op, r_op, ap_op;    // ap_op: cuSPARSE only (tiles stay in a_p)
-  tessera::cuda::DeviceCsr<double> ap_tent;             // A P_tent in CSR: P's merge reads it
-  tessera::cuda::DeviceCsr<double> ap;                  // A P in CSR: cuSPARSE path only
+  tessera::cuda::DeviceProduct a_p_tent, a_p, r_a_p;                 // A P_tent, A P, R (A P)
+  tessera::cuda::ProductOperand a_op, p_tent_op, p_op, r_op, ap_op;  // ap_op: cuSPARSE only (tiles stay in a_p)
+  tessera::cuda::DeviceCsr<double> ap_tent;                          // A P_tent in CSR: P's merge reads it
+  tessera::cuda::DeviceCsr<double> ap;                               // A P in CSR: cuSPARSE path only
   bool a_op_current = false;  // a_op holds A's current values (smoothing refreshed them for Galerkin)
   bool have_p_pattern = false, have_r_pattern = false;  // P's / R's row_ptr and col_idx are final
   tessera::cuda::DeviceBuffer<std::int64_t> r_source;  // R entry k = P entry r_source[k]

@@ -1,13 +1,16 @@
 #pragma once
 // Host Csr in, device product, host Csr out: the offload behind the AMG setup products on one
 // GPU (amg/cuda/device_level_ops) and the rank-local products of the distributed SpGEMM/PtAP
-// (dist/cuda/device_local_spgemm). The operands are uploaded and multiplied either
-//   tile:     converted to 8x8 bitmap tiles on the device (to_tiles), multiplied by the
-//             tensor-core TileSpgemm (symbolic + numeric), converted back (to_csr);
-//   cusparse: cuSPARSE SpGEMM ALG1 on CSR with int32 offsets (the ablation baseline).
+// (dist/cuda/device_local_spgemm). A thin wrapper of the one device SpGEMM driver
+// (local/cuda/device_product.hpp): the operands are uploaded, bound (ProductOperand), multiplied
+// by a one-shot DeviceProduct (keep_plan false: no plan outlives the call) and downloaded:
+//   tile:     8x8 bitmap tiles on the device, the tensor-core TileSpgemm (symbolic + numeric),
+//             C converted back to CSR on the device;
+//   cusparse: cuSPARSE SpGEMM ALG1 on the operands in place (int32 row offsets), C's rows
+//             sorted on the device (CUB segmented sort: cuSPARSE does not promise sorted rows,
+//             the Csr invariant needs them).
 // Both keep the structural pattern (entries that cancel to zero stay, no drop_zeros), as
-// ref::spgemm with keep_zeros does: callers that refresh values in place rely on it. Rows of
-// the result are sorted (cuSPARSE does not promise it, the Csr invariant needs it).
+// ref::spgemm with keep_zeros does: callers that refresh values in place rely on it.
 // Operands with no entries (or a zero dimension) give the empty product without a device call.
 // Runs on the current device, on the default stream, synchronously.
 #include <string>
@@ -22,13 +25,19 @@ enum class OffloadSpgemm { tile, cusparse };
 OffloadSpgemm parse_offload_spgemm(const std::string& name);
 const char* to_string(OffloadSpgemm which);
 
-/// Where the offloaded products spent their time (wall seconds around synchronised steps).
+/// Where the offloaded products spent their time (wall seconds around synchronised steps), on
+/// DeviceProduct's phases:
+///   convert  = ProductOperand::bind (CSR -> tiles, or int32 row offsets for cuSPARSE) and
+///              DeviceProduct::result_csr (tiles -> CSR, or cuSPARSE's C row-sorted by CUB and
+///              given int64 offsets), A*P's included in the Galerkin product on the cuSPARSE path;
+///   product  = DeviceProduct::multiply (TileSpgemm symbolic + numeric, or cuSPARSE's one-shot
+///              workEstimation + compute + copy, its buffers' allocations included).
 struct OffloadStats {
-  double upload = 0;    // host -> device (Csr operands)
-  double convert = 0;   // CSR -> tiles and tiles -> CSR (tile path) or int32 offsets (cuSPARSE)
-  double product = 0;   // the SpGEMMs themselves: symbolic + numeric (tile) or cuSPARSE
-  double download = 0;  // device -> host (the products), row sorting included
-  int products = 0;     // device SpGEMM calls (empty products skipped on the host not counted)
+  double upload = 0;    // host -> device (Csr operands; R = P^T is formed on the host, not timed)
+  double convert = 0;   // see above: format changes on the device, C's row sort included
+  double product = 0;   // the SpGEMMs themselves
+  double download = 0;  // device -> host (the products' sorted CSR)
+  int products = 0;     // device SpGEMM calls (empty products, skipped without one, not counted)
   double transfers() const { return upload + download; }
   double total() const { return upload + convert + product + download; }
   OffloadStats& operator+=(const OffloadStats& o);

@@ -35,7 +35,11 @@ target_sources(tessera_local PRIVATE
   ${CMAKE_CURRENT_LIST_DIR}/vector_ops.cu
   ${CMAKE_CURRENT_LIST_DIR}/cusparse_spmv.cu
   ${CMAKE_CURRENT_LIST_DIR}/bandwidth.cu)
-# Host Csr in, device SpGEMM (tile or cuSPARSE), host Csr out: AMG setup and dist local products.
+# The device SpGEMM driver (DeviceProduct: tile or cuSPARSE, plans kept or one-shot) and its
+# host wrapper (host Csr in, DeviceProduct, host Csr out: AMG setup and dist local products).
 target_sources(tessera_local PUBLIC FILE_SET HEADERS BASE_DIRS ${PROJECT_SOURCE_DIR} FILES
+  ${CMAKE_CURRENT_LIST_DIR}/device_product.hpp
   ${CMAKE_CURRENT_LIST_DIR}/offload_spgemm.hpp)
-target_sources(tessera_local PRIVATE ${CMAKE_CURRENT_LIST_DIR}/offload_spgemm.cpp)
+target_sources(tessera_local PRIVATE
+  ${CMAKE_CURRENT_LIST_DIR}/device_product.cu
+  ${CMAKE_CURRENT_LIST_DIR}/offload_spgemm.cpp)

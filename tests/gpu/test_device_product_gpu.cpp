@@ -1,16 +1,17 @@
-// The AMG setup's reusable device products (amg/cuda/device_product.hpp) and the value-refresh
-// conversions they use (local/cuda/tile_convert.hpp) against the host ref::spgemm and the full
-// conversions: first run and re-runs on new values in the same patterns, for both the tile and
-// the cuSPARSE (reuse API) paths; chained products (A*B feeding C*(A*B)); odd, empty and 1x1
-// shapes; patterns that change between runs are an InputError.
+// The reusable device products (local/cuda/device_product.hpp: the one driver of the AMG
+// setup and offload_spgemm) and the value-refresh conversions they use
+// (local/cuda/tile_convert.hpp) against the host ref::spgemm and the full conversions: first
+// run and re-runs on new values in the same patterns, for both the tile and the cuSPARSE
+// (reuse API) paths; chained products (A*B feeding C*(A*B)); odd, empty and 1x1 shapes;
+// patterns that change between runs are an InputError.
 #include <gtest/gtest.h>
 
 #include <algorithm>
 #include <cmath>
 #include <string>
 
-#include "amg/cuda/device_product.hpp"
 #include "local/core/error.hpp"
+#include "local/cuda/device_product.hpp"
 #include "local/cuda/tile_convert.hpp"
 #include "local/gen/generators.hpp"
 #include "local/reference/kernels.hpp"
@@ -20,7 +21,10 @@ namespace tessera::amg::gpu {
 namespace {
 
 using tessera::cuda::DeviceCsr;
+using tessera::cuda::DeviceProduct;
 using tessera::cuda::OffloadSpgemm;
+using tessera::cuda::OperandView;
+using tessera::cuda::ProductOperand;
 
 double max_abs(const std::vector<double>& v) {
   double m = 0;

@@ -1,7 +1,8 @@
 #pragma once
-// DeviceProduct: C = A*B for the AMG setup on device operands, with everything that depends
-// only on the patterns made once, so that a re-setup (same patterns, new values) runs the
-// numeric phase and value gathers only:
+// DeviceProduct: C = A*B on device operands, the one device SpGEMM driver of the library (the
+// AMG device setup uses it directly, offload_spgemm wraps it between upload and download).
+// Everything that depends only on the patterns is made once, so that a re-run (same patterns,
+// new values) runs the numeric phase and value gathers only:
 //   tile:     operands in 8x8 bitmap tiles (ProductOperand keeps them, with the gather map
 //             from their CSR, so new values are one gather), tensor-core TileSpgemm with its
 //             plan and C's tile pattern kept; C can feed the next product in tiles (no
@@ -10,12 +11,13 @@
 //             once; compute on every run), operands read in place with int32 row offsets made
 //             once; C's rows sorted through a permutation made once (CUB segmented sort), so a
 //             re-run is compute + one value gather.
-// Without a kept plan (AmgOptions::keep_setup_plans false) the cuSPARSE path runs the one-shot
-// SpGEMM instead (workEstimation, compute, copy with ALG1: deterministic, no reuse buffers), and
-// result_csr frees cuSPARSE's copy of C once it has been sorted into the caller's CSR.
-// Both keep the structural pattern (no drop_zeros), as the host ref::spgemm with keep_zeros and
-// offload_spgemm do, so a pattern never changes with the values. Operands with no entries give
-// the empty product without a device SpGEMM.
+// Without a kept plan (keep_plan false: AmgOptions::keep_setup_plans off, and offload_spgemm)
+// the cuSPARSE path runs the one-shot SpGEMM instead (workEstimation, compute, copy with ALG1:
+// deterministic, no reuse buffers), and result_csr frees cuSPARSE's copy of C once it has been
+// sorted into the caller's CSR.
+// Both keep the structural pattern (no drop_zeros), as the host ref::spgemm with keep_zeros
+// does, so a pattern never changes with the values. Operands with no entries give the empty
+// product without a device SpGEMM.
 #include <cuda_runtime_api.h>
 
 #include <memory>
@@ -24,16 +26,16 @@
 #include "local/cuda/offload_spgemm.hpp"
 #include "local/cuda/tile_spgemm.hpp"
 
-namespace tessera::amg::gpu {
+namespace tessera::cuda {
 
 /// rows x cols with no entries (row_ptr all zero), on `stream`.
-tessera::cuda::DeviceCsr<double> empty_device_csr(std::int64_t rows, std::int64_t cols, cudaStream_t stream);
+DeviceCsr<double> empty_device_csr(std::int64_t rows, std::int64_t cols, cudaStream_t stream);
 
 /// What a product reads of an operand: tiles (tile path) or CSR with int32 row offsets (cuSPARSE).
 struct OperandView {
   std::int64_t rows = 0, cols = 0, nnz = 0;
-  const tessera::cuda::DeviceTileMatrix<double>* tiles = nullptr;
-  const tessera::cuda::DeviceCsr<double>* csr = nullptr;  // col_idx, values
+  const DeviceTileMatrix<double>* tiles = nullptr;
+  const DeviceCsr<double>* csr = nullptr;  // col_idx, values
   const std::int32_t* row_ptr32 = nullptr;
 };
 
@@ -43,16 +45,16 @@ struct OperandView {
 /// cuSPARSE (it reads the CSR's columns and values in place).
 class ProductOperand {
  public:
-  OperandView bind(const tessera::cuda::DeviceCsr<double>& a, tessera::cuda::OffloadSpgemm which, cudaStream_t stream,
+  OperandView bind(const DeviceCsr<double>& a, OffloadSpgemm which, cudaStream_t stream,
                    bool values_changed = true);
   std::int64_t bytes() const;
 
  private:
   bool built_ = false;
   std::int64_t rows_ = 0, nnz_ = 0;
-  tessera::cuda::DeviceTileMatrix<double> tiles_;
-  tessera::cuda::DeviceBuffer<std::int64_t> source_;  // tile value k = CSR value source_[k]
-  tessera::cuda::DeviceBuffer<std::int32_t> row_ptr32_;
+  DeviceTileMatrix<double> tiles_;
+  DeviceBuffer<std::int64_t> source_;  // tile value k = CSR value source_[k]
+  DeviceBuffer<std::int32_t> row_ptr32_;
 };
 
 struct CusparseReusePlan;  // cuSPARSE descriptors and C as cuSPARSE writes it (device_product.cu)
@@ -61,7 +63,7 @@ class DeviceProduct {
  public:
   /// keep_plan false: the cuSPARSE path runs the one-shot SpGEMM on every multiply (nothing kept
   /// for a re-run); the tile path is unchanged (its plan lives as long as this product).
-  explicit DeviceProduct(tessera::cuda::OffloadSpgemm which = tessera::cuda::OffloadSpgemm::tile,
+  explicit DeviceProduct(OffloadSpgemm which = OffloadSpgemm::tile,
                          cudaStream_t stream = nullptr, bool keep_plan = true);
   ~DeviceProduct();
   DeviceProduct(DeviceProduct&&) noexcept;
@@ -78,7 +80,7 @@ class DeviceProduct {
 
   /// C into `c`, rows sorted: the first call after the symbolic phase builds c's pattern, later
   /// calls (same `c`, or one with that pattern) rewrite the values only.
-  void result_csr(tessera::cuda::DeviceCsr<double>& c);
+  void result_csr(DeviceCsr<double>& c);
 
   bool has_symbolic() const { return have_symbolic_; }
   std::int64_t bytes() const;  // device memory kept for re-runs (plans, C's tiles or cuSPARSE's C)
@@ -86,16 +88,16 @@ class DeviceProduct {
  private:
   void tile_multiply(const OperandView& a, const OperandView& b);
   void cusparse_multiply(const OperandView& a, const OperandView& b);
-  void cusparse_result_csr(tessera::cuda::DeviceCsr<double>& c);
+  void cusparse_result_csr(DeviceCsr<double>& c);
 
-  tessera::cuda::OffloadSpgemm which_;
+  OffloadSpgemm which_;
   cudaStream_t stream_;
   bool keep_plan_ = true;
   bool have_symbolic_ = false, empty_ = false, have_csr_pattern_ = false;
   std::int64_t rows_ = 0, cols_ = 0, a_nnz_ = 0, b_nnz_ = 0;
-  tessera::cuda::TileSpgemm<double> plan_;
-  tessera::cuda::DeviceTileMatrix<double> c_tiles_;  // C's tile pattern (values rewritten)
+  TileSpgemm<double> plan_;
+  DeviceTileMatrix<double> c_tiles_;  // C's tile pattern (values rewritten)
   std::unique_ptr<CusparseReusePlan> cusparse_;
 };
 
-}  // namespace tessera::amg::gpu
+}  // namespace tessera::cuda

@@ -1,4 +1,4 @@
-#include "amg/cuda/device_product.hpp"
+#include "local/cuda/device_product.hpp"
 
 #include <cub/device/device_segmented_sort.cuh>
 #include <cusparse.h>
@@ -11,13 +11,7 @@
 #include "local/cuda/index_kernels.cuh"
 #include "local/cuda/tile_convert.hpp"
 
-namespace tessera::amg::gpu {
-
-using tessera::cuda::DeviceBuffer;
-using tessera::cuda::DeviceCsr;
-using tessera::cuda::DeviceTileMatrix;
-using tessera::cuda::grid_for;
-using tessera::cuda::OffloadSpgemm;
+namespace tessera::cuda {
 
 namespace {
 
@@ -186,8 +180,8 @@ struct CusparseReusePlan {
     order.allocate(std::size_t(c_nnz), s);
     if (c_nnz == 0) return;
     DeviceBuffer<std::int64_t> entries(std::size_t(c_nnz), s);
-    tessera::cuda::fill_iota(c_nnz, entries.data(), s);
-    tessera::cuda::cub_call(s, [&](void* temp, std::size_t& bytes) {
+    fill_iota(c_nnz, entries.data(), s);
+    cub_call(s, [&](void* temp, std::size_t& bytes) {
       return cub::DeviceSegmentedSort::StableSortPairs(temp, bytes, c_col.data(), out.col_idx.data(), entries.data(),
                                                        order.data(), c_nnz, rows, out.row_ptr.data(),
                                                        out.row_ptr.data() + 1, s);
@@ -196,7 +190,7 @@ struct CusparseReusePlan {
 
   void sorted_values(DeviceCsr<double>& out, cudaStream_t s) const {
     if (c_nnz == 0) return;
-    tessera::cuda::gather(c_nnz, order.data(), c_values.data(), out.values.data(), s);
+    gather(c_nnz, order.data(), c_values.data(), out.values.data(), s);
   }
 
   std::int64_t bytes() const {
@@ -223,8 +217,8 @@ OperandView ProductOperand::bind(const DeviceCsr<double>& a, OffloadSpgemm which
   OperandView v;
   v.rows = a.rows, v.cols = a.cols, v.nnz = a.nnz;
   if (which == OffloadSpgemm::tile) {
-    if (!built_) tiles_ = tessera::cuda::to_tiles(a, source_, s);
-    else if (values_changed) tessera::cuda::refresh_tile_values(a, source_, tiles_, s);
+    if (!built_) tiles_ = to_tiles(a, source_, s);
+    else if (values_changed) refresh_tile_values(a, source_, tiles_, s);
     v.tiles = &tiles_;
   } else {
     TESSERA_REQUIRE_INPUT(a.nnz < (std::int64_t{1} << 31), "cuSPARSE SpGEMM needs int32 offsets; the operand has ",
@@ -275,7 +269,7 @@ void DeviceProduct::multiply(const OperandView& a, const OperandView& b) {
 void DeviceProduct::tile_multiply(const OperandView& a, const OperandView& b) {
   TESSERA_REQUIRE_INPUT(a.tiles && b.tiles, "device SpGEMM: the tile product needs operands in tiles");
   if (!have_symbolic_) {
-    plan_ = tessera::cuda::TileSpgemm<double>({}, stream_);  // drop_zeros off: the structural pattern
+    plan_ = TileSpgemm<double>({}, stream_);  // drop_zeros off: the structural pattern
     plan_.symbolic(*a.tiles, *b.tiles, c_tiles_);
   }
   plan_.numeric(*a.tiles, *b.tiles, c_tiles_);
@@ -319,8 +313,8 @@ void DeviceProduct::result_csr(DeviceCsr<double>& c) {
   if (empty_) {
     if (!have_csr_pattern_) c = empty_device_csr(rows_, cols_, stream_);
   } else if (which_ == OffloadSpgemm::tile) {
-    if (!have_csr_pattern_) c = tessera::cuda::to_csr(c_tiles_, stream_);
-    else tessera::cuda::refresh_csr_values(c_tiles_, c, stream_);
+    if (!have_csr_pattern_) c = to_csr(c_tiles_, stream_);
+    else refresh_csr_values(c_tiles_, c, stream_);
   } else {
     cusparse_result_csr(c);
   }
@@ -334,4 +328,4 @@ std::int64_t DeviceProduct::bytes() const {
          (cusparse_ ? cusparse_->bytes() : 0);
 }
 
-}  // namespace tessera::amg::gpu
+}  // namespace tessera::cuda
