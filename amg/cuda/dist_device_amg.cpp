@@ -6,6 +6,7 @@
 #include "dist/collective_call.hpp"
 #include "dist/communicator.hpp"
 #include "local/core/error.hpp"
+#include "local/cuda/check.hpp"
 
 namespace tessera::amg::gpu {
 namespace {
@@ -75,6 +76,15 @@ void DistDeviceAmgPreconditioner::upload_level(std::size_t l, DeviceCycleLevel& 
     v.inv_diag.upload(host.smoother.inv_diag, stream);
     c.inv_diag = v.inv_diag.data();
   }
+}
+
+void DistDeviceAmgPreconditioner::connect_peers() {
+  const cudaStream_t stream = ctx_.compute();
+  tessera::cuda::DeviceBuffer<double> zero(static_cast<std::size_t>(rows()), stream), z(zero.size(), stream);
+  zero.fill_bytes(0, stream);
+  apply(zero.data(), z.data());
+  ctx_.dot(rows(), zero.data(), z.data());  // the first allreduce connects the ring too
+  TESSERA_CUDA_CHECK(cudaStreamSynchronize(stream));
 }
 
 std::int64_t DistDeviceAmgPreconditioner::device_bytes() const {

@@ -34,6 +34,10 @@ class DistDeviceAmgPreconditioner {
   void apply(const double* r, double* z) { cycle_.apply(r, z); }
 
   std::int64_t rows() const { return cycle_.rows(); }
+  /// Collective. One cycle and one dot on zeros, synchronised: NCCL connects a peer pair at its
+  /// first send/recv (seconds on some machines), so a first setup pays that here, not inside
+  /// the first solve it would otherwise distort.
+  void connect_peers();
   /// Level 0's operator on the device, A itself: a solver's products use it rather than a
   /// second upload of A. Valid as long as this preconditioner.
   dist::gpu::DeviceDistMatrix& fine_operator() { return *levels_.front().a; }

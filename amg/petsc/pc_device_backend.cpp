@@ -38,17 +38,13 @@ void PcDeviceBackend::upload(const amg::DistAmg& amg) {
     dist::call_collectively(impl_->context.comm(), "PCTESSERA: GPU work vectors", [&] {
       impl_->r.allocate(n, stream);
       impl_->z.allocate(n, stream);
-      impl_->r.fill_bytes(0, stream);
       TESSERA_CUDA_CHECK(cudaStreamSynchronize(stream));
     });
   } catch (...) {
     impl_->cycle.reset();  // every rank alike: no half-set-up preconditioner is left behind
     throw;
   }
-  // One cycle on zeros: NCCL connects each peer pair at its first send/recv (seconds on some
-  // machines); doing it here puts that cost in PCSetUp, where a first setup belongs.
-  impl_->cycle->apply(impl_->r.data(), impl_->z.data());
-  TESSERA_CUDA_CHECK(cudaStreamSynchronize(stream));
+  impl_->cycle->connect_peers();  // NCCL's lazy peer connections: paid in PCSetUp
 }
 
 void PcDeviceBackend::release() { impl_->cycle.reset(); }
