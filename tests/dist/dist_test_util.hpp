@@ -60,6 +60,54 @@ inline std::vector<NamedPartition> test_partitions(const Communicator& comm, con
           {"balanced nnz", RowPartition::balanced_nnz(comm, by_rows, row_lengths(a, by_rows.begin(me), by_rows.end(me)))}};
 }
 
+/// The entries of `full` inside each rank's diagonal block under `p`: no rank has a ghost
+/// column (the exchange-free case every product must handle).
+inline Csr<double> block_diagonal_part(const Csr<double>& full, const RowPartition& p) {
+  std::vector<std::int64_t> r, c;
+  std::vector<double> v;
+  for (std::int64_t i = 0; i < full.rows; ++i)
+    for (std::int64_t k = full.row_ptr[i]; k < full.row_ptr[i + 1]; ++k)
+      if (p.owner(i) == p.owner(full.col_idx[k])) {
+        r.push_back(i);
+        c.push_back(full.col_idx[k]);
+        v.push_back(full.values[k]);
+      }
+  return csr_from_triplets<double>(full.rows, full.cols, r, c, v);
+}
+
+/// The rectangular product case of every SpGEMM implementation: C = A B with A 133 x 58 and
+/// B 58 x 91, so rows, inner and outer dimensions each cut mid-tile; A's rows on each test
+/// partition, the inner dimension uneven, the outer one balanced.
+/// check(a, b, row_partition, inner, outer, seed), inside SCOPED_TRACE(partition name).
+template <class Check>
+void for_each_rectangular_product_case(const Communicator& comm, std::uint64_t seed, Check&& check) {
+  const Csr<double> a = tessera::testing::random_csr(tessera::testing::RandomSpec{133, 58, 0.08, 0.1, 0.1, false}, seed);
+  const Csr<double> b = tessera::testing::random_csr(tessera::testing::RandomSpec{58, 91, 0.08, 0.1, 0.1, true}, seed + 1);
+  const RowPartition inner = uneven_partition(comm, 58, seed + 2);
+  const RowPartition outer = RowPartition::balanced_rows(91, comm.size());
+  for (const auto& part : test_partitions(comm, a, seed + 3)) {
+    SCOPED_TRACE(part.name);
+    check(a, b, part.partition, inner, outer, seed + 4);
+  }
+}
+
+/// The rectangular Galerkin cases of every PtAP implementation: random square A and P from 1 ->
+/// 1 up to 203 -> 64 rows, A on each test partition, P's columns on an uneven partition.
+/// check(a, p, fine_partition, coarse_partition, seed), inside SCOPED_TRACE(case name).
+template <class Check>
+void for_each_rectangular_galerkin_case(const Communicator& comm, std::uint64_t seed, Check&& check) {
+  std::uint64_t i = 0;
+  for (auto shape : {std::pair<std::int64_t, std::int64_t>{1, 1}, {29, 7}, {150, 41}, {203, 64}}) {
+    const Csr<double> a = tessera::testing::random_csr(tessera::testing::RandomSpec{shape.first, shape.first, 0.06, 0.1, 0.1, false}, seed + i++);
+    const Csr<double> p = tessera::testing::random_csr(tessera::testing::RandomSpec{shape.first, shape.second, 0.1, 0.1, 0.1, false}, seed + i++);
+    const RowPartition coarse = uneven_partition(comm, shape.second, seed + i++);
+    for (const auto& part : test_partitions(comm, a, seed + i++)) {
+      SCOPED_TRACE(part.name + ", " + std::to_string(shape.first) + " -> " + std::to_string(shape.second));
+      check(a, p, part.partition, coarse, seed + i++);
+    }
+  }
+}
+
 /// Each rank takes its rows of a replicated global matrix.
 inline DistMatrix distribute(const Communicator& comm, const Csr<double>& a, const RowPartition& rows,
                              const RowPartition& cols) {

@@ -132,14 +132,8 @@ TEST_F(DeviceDistNumeric, RandomSquareSpgemmOnEveryPartition) {
 TEST_F(DeviceDistNumeric, RectangularSpgemmWithThreePartitions) {
   const std::uint64_t seed = testing::shared_seed(comm);
   SCOPED_TRACE("seed " + std::to_string(seed));
-  const Csr<double> a = random_csr(RandomSpec{133, 58, 0.08, 0.1, 0.1, false}, seed);
-  const Csr<double> b = random_csr(RandomSpec{58, 91, 0.08, 0.1, 0.1, true}, seed + 1);
-  const RowPartition inner = testing::uneven_partition(comm, 58, seed + 2);
-  const RowPartition outer = RowPartition::balanced_rows(91, comm.size());
-  for (const auto& part : testing::test_partitions(comm, a, seed + 3)) {
-    SCOPED_TRACE(part.name);
-    check_spgemm(comm, *ctx, a, b, part.partition, inner, outer, seed + 4);
-  }
+  testing::for_each_rectangular_product_case(comm, seed,
+                                             [&](auto&&... args) { check_spgemm(comm, *ctx, args...); });
 }
 
 TEST_F(DeviceDistNumeric, CancellationKeepsTheStructuralPattern) {
@@ -186,16 +180,7 @@ TEST_F(DeviceDistNumeric, StencilsSquaredAndAggregationGalerkin) {
 TEST_F(DeviceDistNumeric, RandomRectangularGalerkin) {
   const std::uint64_t seed = testing::shared_seed(comm);
   SCOPED_TRACE("seed " + std::to_string(seed));
-  int i = 0;
-  for (auto shape : {std::pair<std::int64_t, std::int64_t>{1, 1}, {29, 7}, {150, 41}, {203, 64}}) {
-    const Csr<double> a = random_csr(RandomSpec{shape.first, shape.first, 0.06, 0.1, 0.1, false}, seed + i++);
-    const Csr<double> p = random_csr(RandomSpec{shape.first, shape.second, 0.1, 0.1, 0.1, false}, seed + i++);
-    const RowPartition coarse = testing::uneven_partition(comm, shape.second, seed + i++);
-    for (const auto& part : testing::test_partitions(comm, a, seed + i++)) {
-      SCOPED_TRACE(part.name + ", " + std::to_string(shape.first) + " -> " + std::to_string(shape.second));
-      check_ptap(comm, *ctx, a, p, part.partition, coarse, seed + i++);
-    }
-  }
+  testing::for_each_rectangular_galerkin_case(comm, seed, [&](auto&&... args) { check_ptap(comm, *ctx, args...); });
 }
 
 TEST_F(DeviceDistNumeric, TridiagonalProductsAreBitwiseReproducible) {

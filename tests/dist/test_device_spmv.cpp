@@ -217,16 +217,7 @@ TEST(DeviceDistSpmv, BlockDiagonalNeedsNoExchange) {
   const std::int64_t n = 8 * comm.size() * 3 + 5;
   const RowPartition p = testing::uneven_partition(comm, n, seed);
   const Csr<double> full = random_csr(RandomSpec{n, n, 0.3, 0.1, 0, false}, seed + 1);
-  std::vector<std::int64_t> r, c;
-  std::vector<double> v;
-  for (std::int64_t i = 0; i < n; ++i)
-    for (std::int64_t k = full.row_ptr[i]; k < full.row_ptr[i + 1]; ++k)
-      if (p.owner(i) == p.owner(full.col_idx[k])) {
-        r.push_back(i);
-        c.push_back(full.col_idx[k]);
-        v.push_back(full.values[k]);
-      }
-  const DistMatrix da = testing::distribute(comm, csr_from_triplets<double>(n, n, r, c, v), p, p);
+  const DistMatrix da = testing::distribute(comm, testing::block_diagonal_part(full, p), p, p);
   ASSERT_EQ(da.halo.num_ghosts(), 0);
   ASSERT_EQ(da.halo.num_sent(), 0);
   check_all_products(comm, ctx, da, seed + 2, true);

@@ -110,16 +110,7 @@ TEST(DistSpmv, BlockDiagonalNeedsNoHalo) {
   const RowPartition p = testing::uneven_partition(comm, n, seed);
   // Entries only inside each rank's diagonal block: no rank has a ghost column.
   const Csr<double> full = random_csr(RandomSpec{n, n, 0.3, 0.1, 0, false}, seed + 1);
-  std::vector<std::int64_t> r, c;
-  std::vector<double> v;
-  for (std::int64_t i = 0; i < n; ++i)
-    for (std::int64_t k = full.row_ptr[i]; k < full.row_ptr[i + 1]; ++k)
-      if (p.owner(i) == p.owner(full.col_idx[k])) {
-        r.push_back(i);
-        c.push_back(full.col_idx[k]);
-        v.push_back(full.values[k]);
-      }
-  const Csr<double> a = csr_from_triplets<double>(n, n, r, c, v);
+  const Csr<double> a = testing::block_diagonal_part(full, p);
   const DistMatrix da = testing::distribute(comm, a, p, p);
   EXPECT_EQ(da.ghost_cols.size(), 0u);
   EXPECT_EQ(da.halo.num_sent(), 0);
