@@ -19,7 +19,7 @@ Backend resolve_distributed_backend(const Communicator& comm, const std::string&
 
 /// Collective. The rank-local SpGEMM of DistSpgemm / DistPtap for `backend`: the host
 /// reference, or on the GPU (each rank's own, made current here) the tile SpGEMM or cuSPARSE
-/// named by `spgemm` ("tile" | "cusparse"), whose times accumulate in `stats` when given.
+/// named by `spgemm` ("tile" | "cusparse" | "auto"), whose times accumulate in `stats` when given.
 /// A GPU product name with the host backend is an InputError.
 LocalSpgemm local_spgemm_for(const Communicator& comm, Backend backend, const std::string& spgemm,
                              std::shared_ptr<cuda::OffloadStats> stats = {});

@@ -36,13 +36,13 @@ amg::SolveResult device_solve(Preconditioner& m, const cuda::DeviceCsr<double>& 
 }
 
 void print_device_products(const amg::gpu::DeviceSetupStats& s, const std::string& spgemm) {
-  std::printf("device setup products (%s SpGEMM, %d products): %.4f s = product %.4f + convert %.4f + transfers %.4f "
+  std::printf("device setup products (%s SpGEMM, %d products, %d on tiles): %.4f s = product %.4f + convert %.4f + transfers %.4f "
               "(up %.4f, down %.4f)\n",
-              spgemm.c_str(), s.products, s.total(), s.product, s.convert, s.transfers(), s.upload, s.download);
+              spgemm.c_str(), s.products, s.tile_products, s.total(), s.product, s.convert, s.transfers(), s.upload, s.download);
 }
 
 nlohmann::json device_products_json(const amg::gpu::DeviceSetupStats& s, const std::string& spgemm) {
-  return {{"spgemm", spgemm}, {"products", s.products}, {"product_seconds", s.product}, {"convert_seconds", s.convert},
+  return {{"spgemm", spgemm}, {"products", s.products}, {"tile_products", s.tile_products}, {"product_seconds", s.product}, {"convert_seconds", s.convert},
           {"upload_seconds", s.upload}, {"download_seconds", s.download}};
 }
 
@@ -82,7 +82,10 @@ AmgRun run_device_setup(const SingleGpuProblem& p, amg::Vector& x, const amg::Kr
       "device setup (%s SpGEMM): %.4f s, hierarchy %.1f MiB on the device (plans kept for re-setup: %s); A uploaded "
       "in %.4f s\n",
       p.spgemm.c_str(), run.setup_s, device_mib, options.keep_setup_plans ? "yes" : "no", a_upload_s);
-  run.extra = {{"setup_location", "device"}, {"spgemm", p.spgemm}, {"a_upload_seconds", a_upload_s},
+  const std::vector<std::string> engines = amg::gpu::product_engines(h);
+  for (std::size_t l = 0; l < engines.size(); ++l) std::printf("level %zu products: %s\n", l, engines[l].c_str());
+  run.extra = {{"setup_location", "device"}, {"spgemm", p.spgemm}, {"product_engines", engines},
+               {"a_upload_seconds", a_upload_s},
                {"device_hierarchy_mib", device_mib}, {"setup_plans_kept", options.keep_setup_plans}};
   if (p.resetup) time_device_resetup(h, da, run);
   amg::gpu::DeviceAmgPreconditioner m(h);

@@ -32,7 +32,7 @@ struct SingleGpuProblem {
   const amg::NearNullSpace& nns;
   const amg::Vector& b;
   amg::AmgOptions options;
-  std::string spgemm;    // "tile" | "cusparse"
+  std::string spgemm;    // "auto" | "tile" | "cusparse"
   bool resetup = false;  // also time a re-setup with the same values
 };
 

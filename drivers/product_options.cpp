@@ -18,6 +18,8 @@ void add_product_options(CLI::App& app, ProductOptions& o) {
   app.add_option("--partition", o.partition, "distributed: row partition over ranks, rows or nnz")
       ->check(CLI::IsMember({"rows", "nnz"}));
   app.add_flag("--distributed", o.distributed, "run the distributed product even on one rank");
+  app.add_option("--algorithm", o.algorithm, "GPU SpMV kernel (tessera-spmv only): auto, vector, nnz-split, stream")
+      ->check(CLI::IsMember({"auto", "vector", "nnz-split", "stream"}));
 }
 
 DistributedSpmvOptions distributed_options(const ProductOptions& o) {
@@ -39,6 +41,7 @@ void fill_gpu_bench_options(const ProductOptions& o, Precision precision, GpuBen
   g.compare_cusparse = o.compare == "cusparse";
   g.check = o.check;
   g.sweep = o.sweep;
+  g.spmv_algorithm = o.algorithm;
   g.reps = o.reps;
   g.warmup = o.warmup;
 }

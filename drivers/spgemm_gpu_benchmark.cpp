@@ -10,6 +10,8 @@
 
 #include "local/core/error.hpp"
 #include "local/cuda/cusparse_spgemm.hpp"
+#include "local/cuda/device_product.hpp"
+#include "local/cuda/spgemm_engine_choice.hpp"
 #include "local/cuda/tile_convert.hpp"
 #include "local/cuda/tile_spgemm.hpp"
 #include "local/formats/convert.hpp"
@@ -154,21 +156,107 @@ std::vector<CusparseResult> time_cusparse(const Csr<double>& a_host, const Csr<d
   return results;
 }
 
+/// Tessera as a library user gets it: DeviceProduct with OffloadSpgemm::automatic, CSR in and
+/// row-sorted CSR out, one-shot (no plan kept, cuSPARSE ALG1 when the model picks it), timed
+/// from the work estimate to C in CSR (estimate, operand forms, product, C's conversion or row
+/// sort, allocations: all included), median of the reps. FP64 only (DeviceProduct's type).
+struct AutoResult {
+  cuda::SpgemmWorkEstimate estimate;
+  cuda::OffloadSpgemm engine = cuda::OffloadSpgemm::automatic;
+  double ms = 0, estimate_ms = 0;
+  std::int64_t peak_bytes = 0;
+  Csr<double> c;
+};
+
+AutoResult time_auto(const Csr<double>& a_host, const Csr<double>& b_host, const GpuSpgemmBenchOptions& opt) {
+  const auto a = cuda::upload(a_host), b = cuda::upload(b_host);
+  Events ev;
+  AutoResult out;
+  std::vector<double> total, estimate;
+  for (int rep = 0; rep < opt.warmup + opt.reps; ++rep) {
+    TESSERA_CUDA_CHECK(cudaDeviceSynchronize());
+    const std::int64_t held = cuda::DeviceMemory::current();
+    cuda::DeviceMemory::reset_peak();
+    TESSERA_CUDA_CHECK(cudaEventRecord(ev.e[0]));
+    cuda::DeviceProduct product(cuda::OffloadSpgemm::automatic, nullptr, /*keep_plan=*/false);
+    out.engine = product.resolve_engine(a, b);
+    TESSERA_CUDA_CHECK(cudaEventRecord(ev.e[1]));
+    cuda::ProductOperand a_form, b_form;
+    product.multiply(a_form.bind(a, out.engine, nullptr), b_form.bind(b, out.engine, nullptr));
+    cuda::DeviceCsr<double> c;
+    product.result_csr(c);
+    TESSERA_CUDA_CHECK(cudaEventRecord(ev.e[2]));
+    TESSERA_CUDA_CHECK(cudaEventSynchronize(ev.e[2]));
+    out.peak_bytes = std::max(out.peak_bytes, cuda::DeviceMemory::peak() - held);
+    out.estimate = product.estimate();
+    if (rep >= opt.warmup) total.push_back(ev.ms(0, 2)), estimate.push_back(ev.ms(0, 1));
+    if (rep + 1 == opt.warmup + opt.reps) out.c = cuda::download(c);
+  }
+  out.ms = median(total);
+  out.estimate_ms = median(estimate);
+  return out;
+}
+
+void print_estimate(const cuda::SpgemmWorkEstimate& e) {
+  std::printf("work estimate: %lld scalar products, %lld tile pairs, %.2f products per pair (tile from %.2f), %.1f "
+              "products per row (tile from %.1f): the model picks %s\n",
+              static_cast<long long>(e.scalar_products), static_cast<long long>(e.tile_pairs), e.products_per_pair(),
+              cuda::kTileProductsPerPairThreshold, e.products_per_row(), cuda::kTileMinProductsPerRow,
+              cuda::to_string(cuda::choose_spgemm_engine(e)));
+}
+
+nlohmann::json estimate_json(const cuda::SpgemmWorkEstimate& e) {
+  return {{"scalar_products", e.scalar_products}, {"tile_pairs", e.tile_pairs},
+          {"products_per_pair", e.products_per_pair()}, {"threshold", cuda::kTileProductsPerPairThreshold},
+          {"products_per_row", e.products_per_row()}, {"min_products_per_row", cuda::kTileMinProductsPerRow},
+          {"engine", cuda::to_string(cuda::choose_spgemm_engine(e))}};
+}
+
+/// The "Tessera (auto)" line and its JSON, against the fastest cuSPARSE algorithm (best_ms) and
+/// agreeing with the tile SpGEMM's C (`tile_c`) to within `magnitude`-scaled rounding.
+nlohmann::json report_auto(const Csr<double>& a, const Csr<double>& b, const GpuSpgemmBenchOptions& opt,
+                           double best_ms, const Csr<double>& tile_c, const Csr<double>& magnitude, double flops) {
+  const AutoResult r = time_auto(a, b, opt);
+  const double diff = opt.drop_zeros ? std::numeric_limits<double>::quiet_NaN() : scaled_difference(r.c, tile_c, magnitude);
+  // Both within 2 n u (|A||B|)_ij of the exact product (docs/spgemm-design.md), n <= A's longest row.
+  std::int64_t longest = 1;
+  for (std::int64_t i = 0; i < a.rows; ++i) longest = std::max(longest, a.row_length(i));
+  const double bound = 4.0 * double(longest) * std::ldexp(1.0, -53);
+  const double gflops = r.ms > 0 ? flops / (r.ms * 1e6) : 0.0;
+  char speedup[32] = "-";
+  if (best_ms > 0 && r.ms > 0) std::snprintf(speedup, sizeof speedup, "%.2fx", best_ms / r.ms);
+  std::printf("%-26s %10.3f %10.1f %9s %10.1f  %s (estimate %.3f ms; CSR in, sorted CSR out), |auto - tile| / "
+              "(|A||B|) <= %.2e\n",
+              "Tessera (auto)", r.ms, gflops, speedup, r.peak_bytes / kMiB, cuda::to_string(r.engine), r.estimate_ms, diff);
+  nlohmann::json j = {{"engine", cuda::to_string(r.engine)}, {"ms", r.ms}, {"estimate_ms", r.estimate_ms},
+                      {"gflops", gflops}, {"peak_bytes", r.peak_bytes}, {"c_nnz", r.c.nnz()},
+                      {"max_scaled_difference_vs_tessera", diff}, {"bound", bound},
+                      {"agrees", opt.drop_zeros || diff <= bound}};
+  if (best_ms > 0 && r.ms > 0) j["speedup_vs_best_cusparse"] = best_ms / r.ms;
+  return j;
+}
+
 template <class T>
 nlohmann::json run_typed(const Csr<double>& a, const Csr<double>& b, const GpuSpgemmBenchOptions& opt) {
   const double flops = 2.0 * static_cast<double>(ref::spgemm_flops(a, b));
   const auto gflops = [&](double ms) { return ms > 0 ? flops / (ms * 1e6) : 0.0; };
   const TesseraTimes t = time_tessera<T>(a, b, opt);
+  const cuda::SpgemmWorkEstimate estimate = [&] {
+    const auto da = cuda::upload(a), db = cuda::upload(b);
+    return cuda::estimate_spgemm_work(da, db);
+  }();
   nlohmann::json out = {
       {"precision", to_string(PrecisionOf<T>::value)},
       {"path", opt.tensor_cores ? "tensor_core" : "fma"},
       {"flops", flops},
+      {"work_estimate", estimate_json(estimate)},
       {"tessera",
        {{"convert_ms", t.convert_ms}, {"symbolic_ms", t.symbolic_ms}, {"numeric_ms", t.numeric_ms},
         {"total_ms", t.total_ms}, {"reuse_numeric_ms", t.reuse_numeric_ms}, {"gflops", gflops(t.total_ms)},
         {"peak_bytes", t.peak_bytes}, {"c_nnz", t.c.nnz()}, {"c_tiles", t.info.c_tiles},
         {"tile_pairs", t.info.tile_pairs}, {"rows_small", t.info.rows_small}, {"rows_medium", t.info.rows_medium},
         {"rows_large", t.info.rows_large}, {"pull_tasks", t.info.pull_tasks}, {"push_tiles", t.info.push_tiles}}}};
+  print_estimate(estimate);
   std::printf("\n%-26s %10s %10s %9s %10s  %s\n", "GPU SpGEMM", "time ms", "GFLOP/s", "speedup", "peak MiB", "status");
   std::printf("%-26s %10.3f %10s %9s %10s\n", "tessera to_tiles(A),(B)", t.convert_ms, "", "", "");
   std::printf("%-26s %10.3f\n", "tessera symbolic", t.symbolic_ms);
@@ -206,6 +294,10 @@ nlohmann::json run_typed(const Csr<double>& a, const Csr<double>& b, const GpuSp
       out["cusparse"].push_back(j);
     }
     if (best_ms > 0) out["speedup_vs_best_cusparse"] = best_ms / t.total_ms;
+    if constexpr (std::is_same_v<T, double>) {
+      out["tessera_auto"] = report_auto(a, b, opt, best_ms, t.c, magnitude, flops);
+      if (!out["tessera_auto"]["agrees"].get<bool>()) pass = false;  // drop_zeros: patterns differ, not compared
+    }
   }
   char speedup[32] = "";
   if (best_ms > 0) std::snprintf(speedup, sizeof speedup, "%.2fx", best_ms / t.total_ms);

@@ -5,7 +5,10 @@
 // data (median of event-timed repetitions after warm-up, allocations included), prints a
 // table (time, GFLOP/s = 2 x intermediate products / time, speedup over the fastest
 // successful cuSPARSE algorithm, peak device memory, failures as such), checks the results
-// agree, and returns everything as JSON. Only built into programs when TESSERA_HAVE_CUDA is
+// agree, and returns everything as JSON. It also prints the work estimate (scalar products,
+// tile pairs, products per pair) and the engine the model of spgemm_engine_choice.hpp picks,
+// and with compare_cusparse (FP64) a "Tessera (auto)" line: DeviceProduct with the automatic
+// engine, CSR in and sorted CSR out, beside (never instead of) the tile SpGEMM's line. Only built into programs when TESSERA_HAVE_CUDA is
 // defined.
 #include <nlohmann/json.hpp>
 

@@ -128,10 +128,31 @@ void print_sweep_line(const std::string& what, double seconds, double bytes, dou
   out.push_back({{"variant", what}, {"seconds", seconds}, {"fraction_of_copy", bytes / seconds / copy_bw}});
 }
 
-// Every vector-kernel shape and a few nnz-split chunk sizes on the same data (tuning data for
-// the plan's automatic choices).
+// CSR-Stream on the same data, or the reason the plan refused it; its result is checked too
+// (`verify` is a no-op without --check), since no other run covers it under --algorithm auto.
 template <class T, class Timer>
-nlohmann::json sweep_spmv(const cuda::DeviceCsr<T>& da, const T* x, T* y, double bytes, double copy_bw, Timer& time) {
+void sweep_stream(const cuda::DeviceCsr<T>& da, const T* x, T* y, double bytes, double copy_bw, Timer& time,
+                  const std::function<void(const std::string&)>& verify, nlohmann::json& out) {
+  const cuda::SpmvPlan p = cuda::make_spmv_plan(da, {cuda::SpmvAlgorithm::stream});
+  if (p.algorithm != cuda::SpmvAlgorithm::stream) {
+    std::printf("sweep csr-stream refused: longest row %lld > %d (half a block's capacity)\n",
+                (long long)p.stats.max_row, cuda::kStreamCapacity / 2);
+    out.push_back({{"variant", "csr-stream"}, {"refused", true}, {"max_row", p.stats.max_row}});
+    return;
+  }
+  const double s = time([&] { cuda::spmv(p, T(1), da, x, T(0), y); });
+  print_sweep_line("csr-stream capacity " + std::to_string(cuda::kStreamCapacity), s, bytes, copy_bw, out);
+  out.back()["blocks"] = p.stream_blocks.count;
+  std::printf("      %lld blocks, %.1f nonzeros per block\n", (long long)p.stream_blocks.count,
+              p.stream_blocks.count ? double(da.nnz) / double(p.stream_blocks.count) : 0.0);
+  verify("csr-stream (sweep)");
+}
+
+// Every vector-kernel shape, a few nnz-split chunk sizes and CSR-Stream on the same data
+// (tuning data for the plan's automatic choices).
+template <class T, class Timer>
+nlohmann::json sweep_spmv(const cuda::DeviceCsr<T>& da, const T* x, T* y, double bytes, double copy_bw, Timer& time,
+                          const std::function<void(const std::string&)>& verify) {
   nlohmann::json out = nlohmann::json::array();
   for (int tpr : {4, 8, 16, 32})
     for (int rpg : {1, 2, 4, 8}) {
@@ -145,6 +166,7 @@ nlohmann::json sweep_spmv(const cuda::DeviceCsr<T>& da, const T* x, T* y, double
     const double s = time([&] { cuda::spmv(p, T(1), da, x, T(0), y); });
     print_sweep_line("csr-nnz-split chunk " + std::to_string(chunk), s, bytes, copy_bw, out);
   }
+  sweep_stream(da, x, y, bytes, copy_bw, time, verify, out);
   return out;
 }
 
@@ -160,12 +182,14 @@ nlohmann::json spmv_bench(const Csr<double>& a64, const GpuBenchOptions& opt) {
   dy.fill_bytes(0xff);
 
   Stopwatch plan_clock;
-  const cuda::SpmvPlan plan = cuda::make_spmv_plan(da);
+  const cuda::SpmvAlgorithm requested = cuda::parse_spmv_algorithm(opt.spmv_algorithm);
+  const cuda::SpmvPlan plan = cuda::make_spmv_plan(da, {requested});
   const double plan_s = plan_clock.seconds();
-  std::printf("rows %lld, cols %lld, nnz %lld; row length mean %.2f max %lld cv %.3f -> %s, %d threads/row "
-              "(analysis %.2f ms)\n",
+  std::printf("rows %lld, cols %lld, nnz %lld; row length mean %.2f max %lld cv %.3f -> %s (asked %s), "
+              "%d threads/row (analysis %.2f ms)\n",
               (long long)a.rows, (long long)a.cols, (long long)a.nnz(), plan.stats.mean, (long long)plan.stats.max_row,
-              plan.stats.cv, cuda::to_string(plan.algorithm), plan.threads_per_row, 1e3 * plan_s);
+              plan.stats.cv, cuda::to_string(plan.algorithm), cuda::to_string(requested), plan.threads_per_row,
+              1e3 * plan_s);
   perf::SpmvModelInput mi;
   mi.value_bytes = sizeof(T);
   mi.cache_bytes = device_l2_bytes();
@@ -174,7 +198,8 @@ nlohmann::json spmv_bench(const Csr<double>& a64, const GpuBenchOptions& opt) {
 
   nlohmann::json out = {{"rows", a.rows}, {"cols", a.cols}, {"nnz", a.nnz()}, {"copy_bandwidth", copy_bw},
                         {"row_mean", plan.stats.mean}, {"row_max", plan.stats.max_row}, {"row_cv", plan.stats.cv},
-                        {"algorithm", cuda::to_string(plan.algorithm)}, {"threads_per_row", plan.threads_per_row},
+                        {"algorithm", cuda::to_string(plan.algorithm)}, {"requested_algorithm", cuda::to_string(requested)},
+                        {"threads_per_row", plan.threads_per_row},
                         {"analysis_s", plan_s}, {"model", model_json(model, copy_bw)}};
   std::vector<Measured> runs;
   auto time = [&](const std::function<void()>& f) { return cuda::median_device_seconds(f, opt.warmup, opt.reps); };
@@ -212,7 +237,7 @@ nlohmann::json spmv_bench(const Csr<double>& a64, const GpuBenchOptions& opt) {
     }
   }
   out["runs"] = report(runs, copy_bw, model.predicted_seconds(copy_bw));
-  if (opt.sweep) out["sweep"] = sweep_spmv(da, dx.data(), dy.data(), model.minimal_bytes(), copy_bw, time);
+  if (opt.sweep) out["sweep"] = sweep_spmv(da, dx.data(), dy.data(), model.minimal_bytes(), copy_bw, time, verify);
   out["checks"] = checks;
   out["check_pass"] = pass;
   return out;
@@ -220,6 +245,8 @@ nlohmann::json spmv_bench(const Csr<double>& a64, const GpuBenchOptions& opt) {
 
 template <class T>
 nlohmann::json spmm_bench(const Csr<double>& a64, const GpuBenchOptions& opt) {
+  if (opt.spmv_algorithm != "auto")
+    throw InputError("--algorithm " + opt.spmv_algorithm + " selects the SpMV kernel; tessera-spmm picks its own");
   const double copy_bw = cuda::measure_copy_bandwidth();
   std::printf("copy bandwidth: %.1f GB/s (1 GiB device-to-device cudaMemcpy, read + write)\n", 1e-9 * copy_bw);
   const Csr<T> a = convert_values<T>(a64, "A");

@@ -5,6 +5,7 @@
 // prediction and the speedup, and checks the results against the host reference.
 // Only built into programs when TESSERA_HAVE_CUDA is defined.
 #include <cstdint>
+#include <string>
 
 #include <nlohmann/json.hpp>
 
@@ -19,6 +20,7 @@ struct GpuBenchOptions {
   bool compare_cusparse = false;
   bool check = false;
   bool sweep = false;                  // also time every kernel variant (tuning data)
+  std::string spmv_algorithm = "auto"; // SpMV only: auto, vector, nnz-split, stream
   int reps = 20, warmup = 3;
   std::int64_t k = 1;                  // SpMM only
   Layout layout = Layout::row_major;   // SpMM only

@@ -7,8 +7,9 @@
 // each rank generates/reads its rows and the distributed AMG (amg::DistAmg) runs PCG.
 // One rank with --backend gpu (auto: when a GPU is present): the whole setup on the device
 // (--setup device, the default: amg::gpu::device_setup, the hierarchy stays on the GPU) or the
-// host setup with its products offloaded (--setup host); products on the tile SpGEMM
-// (--spgemm cusparse: cuSPARSE, the ablation); the cycle and CG on the device. Several
+// host setup with its products offloaded (--setup host); each product on the engine its
+// work estimate picks (--spgemm auto, the default: tile SpGEMM where tiles are well filled,
+// cuSPARSE elsewhere; --spgemm tile|cusparse force one, the ablation); the cycle and CG on the device. Several
 // ranks with --backend gpu (auto: when every rank has a GPU of its own): the distributed setup
 // on the host, then the cycle and CG on the GPUs (NCCL halo exchanges). Prints the level table, the setup phases, iterations, the true final
 // relative residual, setup and solve times, complexities and AMG2023's figures of merit.
@@ -44,7 +45,7 @@ namespace {
 struct Options {
   MatrixSource a;
   std::string b_file, json, compare, smoother = "chebyshev", cycle = "V", null_space = "auto", solver = "auto";
-  std::string backend = "auto", spgemm = "tile", setup = "auto";
+  std::string backend = "auto", spgemm = "auto", setup = "auto";
   double tol = 1e-8;
   int max_it = 500, block_size = 0, stagnation = 0;
   bool history = false, resetup = false, distributed = false;
@@ -101,8 +102,9 @@ void add_options(CLI::App& app, Options& opt) {
       ->check(CLI::PositiveNumber);
   app.add_option("--backend", opt.backend, "auto (GPU when present; several ranks: when each has its own), host, gpu")
       ->check(CLI::IsMember({"auto", "host", "gpu"}));
-  app.add_option("--spgemm", opt.spgemm, "GPU setup products: tile (tensor-core tile SpGEMM) or cusparse (ablation)")
-      ->check(CLI::IsMember({"tile", "cusparse"}));
+  app.add_option("--spgemm", opt.spgemm, "GPU setup products: auto (per product, from its work estimate), tile (tensor-core tile "
+                 "SpGEMM) or cusparse (ablation)")
+      ->check(CLI::IsMember({"auto", "tile", "cusparse"}));
   app.add_option("--setup", opt.setup,
                  "where one GPU builds the hierarchy: device (the whole setup on the GPU, the hierarchy stays "
                  "there; the default with --backend gpu) or host (host phases, products offloaded)")
@@ -209,7 +211,7 @@ Backend choose_backend(const Options& opt, bool use_cg) {
     TESSERA_REQUIRE_INPUT(opt.backend == "auto", "--backend gpu runs CG: A must be symmetric (FGMRES is host only)");
     backend = Backend::host;
   }
-  TESSERA_REQUIRE_INPUT(backend == Backend::gpu || opt.spgemm == "tile", "--spgemm ", opt.spgemm,
+  TESSERA_REQUIRE_INPUT(backend == Backend::gpu || opt.spgemm != "cusparse", "--spgemm ", opt.spgemm,
                         " selects the GPU setup products: it needs --backend gpu");
   TESSERA_REQUIRE_INPUT(backend == Backend::gpu || opt.setup != "device",
                         "--setup device builds the hierarchy on the GPU: it needs --backend gpu");

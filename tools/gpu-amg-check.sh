@@ -3,17 +3,20 @@
 # phases vs the host, device hierarchy vs the host hierarchy, device cycle and PCG), the GPU
 # kernel tests they build on, compute-sanitizer on the device setup and cycle tests, the phase
 # timer, then tessera-amg on the issue-6 problems with the device setup (tile SpGEMM and
-# cuSPARSE products) and once with the host setup for comparison. Logs go to $OUT (one tgz).
+# cuSPARSE products, and the automatic per-product choice), first run and repeated run (--resetup).
+# Logs go to $OUT (one tgz).
 #   BUILD=.carry/build-gpu OUT=$OUT tools/gpu-amg-check.sh     (tools/stage-device-carry.sh first)
 set -u
 BUILD=${BUILD:-build-gpu}
 OUT=${OUT:-$PWD/gpu-amg-out}
 mkdir -p "$OUT/amg"
+export TESSERA_MATRIX_DIR=${TESSERA_MATRIX_DIR:-$PWD/.carry/matrices}  # the tests' real matrices
 nvidia-smi --query-gpu=name,memory.total --format=csv,noheader | tee "$OUT/amg/device.txt"
 
 echo "===== tests"
 for t in test_amg_setup_phases_gpu test_amg_device_setup_gpu test_amg_device_coarse_gpu test_device_product_gpu \
-  test_amg_gpu test_spmv test_spmm test_spmv_smoother test_spgemm_gpu test_spgemm_convert_gpu; do
+  test_amg_gpu test_spmv test_spmm test_spmv_smoother test_spgemm_gpu test_spgemm_convert_gpu \
+  test_spgemm_engine_choice_gpu; do
   [ -x "$BUILD/tests/$t" ] || { echo "MISSING $t"; continue; }
   timeout 300 "$BUILD/tests/$t" --gtest_color=no >"$OUT/amg/$t.log" 2>&1
   echo "$t rc=$? $(grep -E '^\[  (PASSED|FAILED)  \]' "$OUT/amg/$t.log" | tr '\n' ' ')"
@@ -31,22 +34,29 @@ memcheck test_amg_device_setup_gpu 'Spgemm/AmgDeviceSetup.MatchesHostSetupLevelB
 memcheck test_amg_gpu 'AmgGpuCycle*:AmgGpuPcg.Zero*'
 memcheck test_amg_device_coarse_gpu '*'
 memcheck test_device_product_gpu '*'
+memcheck test_spgemm_engine_choice_gpu '*'
+memcheck test_spmv '*Stream*'
 
 echo "===== setup phases, device vs host"
 [ -x "$BUILD/tests/time_amg_setup_phases" ] && timeout 120 "$BUILD/tests/time_amg_setup_phases" 2>&1 | tail -n 20
 
 echo "===== tessera-amg"
-run() {  # run SPEC SETUP SPGEMM SECONDS
-  local name=${1//:/_}-$2-$3
-  timeout "$4" "$BUILD/drivers/tessera-amg" --gen "$1" --backend gpu --setup "$2" --spgemm "$3" --tol 1e-8 --resetup \
-    --json "$OUT/amg/$name.json" >"$OUT/amg/$name.log" 2>&1
-  echo "== $1 --setup $2 --spgemm $3 rc=$?"
-  grep -E "^(iterations|setup|re-setup|FOM|device|grid complexity|setup phases)" "$OUT/amg/$name.log"
+run() {  # run SPEC SPGEMM SECONDS [extra options]: device setup; --resetup keeps plans for the repeated run
+  local spec=$1 spgemm=$2 limit=$3; shift 3
+  local name=${spec//:/_}-$spgemm${1:+-resetup}
+  timeout "$limit" "$BUILD/drivers/tessera-amg" --gen "$spec" --backend gpu --setup device --spgemm "$spgemm" \
+    --tol 1e-8 "$@" --json "$OUT/amg/$name.json" >"$OUT/amg/$name.log" 2>&1
+  echo "== $spec --spgemm $spgemm $* rc=$?"
+  grep -E "^(iterations|setup|re-setup|solve|FOM|device|grid complexity|setup phases|level [0-9]+ products)" \
+    "$OUT/amg/$name.log"
 }
-run poisson3d:192 device tile 120
-run poisson3d:192 device cusparse 120
-run poisson3d27:128 device tile 90
-run poisson3d27:128 device cusparse 90
-run elasticity3d:48 device tile 90
-run poisson3d:128 host tile 120
+# First run (no plans kept: the issue's first-run figure) and repeated run (--resetup) for each
+# engine choice; auto is the default.
+for spgemm in auto tile cusparse; do
+  run poisson3d:192 $spgemm 120
+  run poisson3d:192 $spgemm 120 --resetup
+done
+for spgemm in auto tile cusparse; do run poisson3d27:128 $spgemm 90; done
+run poisson3d27:128 auto 90 --resetup
+run elasticity3d:48 auto 90
 (cd "$OUT" && tar czf amg-check.tgz amg && rm -rf amg)

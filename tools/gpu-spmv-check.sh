@@ -14,7 +14,7 @@ SPMM_SET=${SPMM_SET:-rmat:20:16 elasticity3d:40 poisson3d:128}
 SWEEP=${SWEEP---sweep}   # SWEEP= skips timing every kernel variant
 want() { case " $sections " in *" $1 "*) return 0 ;; esac; return 1; }
 mkdir -p "$OUT"
-export TESSERA_MATRIX_DIR=${TESSERA_MATRIX_DIR:-$PWD/shared/matrices}
+export TESSERA_MATRIX_DIR=${TESSERA_MATRIX_DIR:-$PWD/.carry/matrices}
 T=$BUILD/tests
 D=$BUILD/drivers
 status=0

@@ -4,6 +4,7 @@
 # GoogleTest or CLI11, so everything is built here):
 #   .carry/build-gpu  the drivers, tests and libraries of BUILD, in the build tree's layout
 #                     (their RPATHs are $ORIGIN-relative, so they find each other there);
+#   .carry/matrices   the real SuiteSparse matrices of the tests (point TESSERA_MATRIX_DIR there);
 #   .carry/rt         the PETSc/HYPRE runtime for those programs (the shared machine script
 #                     ../shared/device/stage-mpi.sh), minus Tessera's own libraries, which
 #                     would otherwise shadow the fresh ones on LD_LIBRARY_PATH.
@@ -28,6 +29,9 @@ else
   find "$BUILD/tests" -maxdepth 1 -type f -perm -u+x \( -name 'test_*' -o -name 'petsc_tutorial_*' -o -name 'time_*' \) \
     -exec cp {} .carry/build-gpu/tests/ \;
 fi
+# The real matrices the tests read (3.7 MB): the GPU machine has no ../shared.
+rm -rf .carry/matrices
+[ -d ../shared/matrices ] && cp -r ../shared/matrices .carry/matrices
 find .carry/build-gpu -type f \( -name '*.so*' -o -perm -u+x \) -exec strip --strip-debug {} \;  # symbols kept
 MPI=0 "$STAGE" .carry/rt "$BUILD/drivers/tessera-amg" "$BUILD/tests/petsc_tutorial_ex45" >/dev/null
 if [ -f .carry/rt/lib-extra.tar.xz ]; then

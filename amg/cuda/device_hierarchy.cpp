@@ -138,6 +138,7 @@ bool coarsen(DeviceHierarchy& h) {
   setup_smoother(fine, h.levels.size() - 1, o, level_name(h.levels.size() - 1), s);
   DeviceLevel coarse;
   build_transfer(fine, o, s, coarse.a);
+  fine.engines = fine.plan->engines();
   if (!o.keep_setup_plans) {  // free now, not at the end: the next level's products reuse the memory
     fine.plan.reset();
     if (h.levels.size() > 1) fine.near_null.release();  // read by this coarsening only; level 0's rebuilds on re-setup
@@ -231,6 +232,12 @@ HierarchyStats statistics(const DeviceHierarchy& h) {
   s.coarse_method = h.coarse_direct ? "dense " + h.coarse.method() : "smoothed (too large for a dense solve)";
   s.stop_reason = h.stop_reason;
   return s;
+}
+
+std::vector<std::string> product_engines(const DeviceHierarchy& h) {
+  std::vector<std::string> engines;
+  for (std::size_t l = 0; l + 1 < h.levels.size(); ++l) engines.push_back(to_string(h.levels[l].engines));
+  return engines;
 }
 
 std::int64_t device_bytes(const DeviceHierarchy& h) {

@@ -42,6 +42,7 @@ struct DeviceLevel {
   tessera::cuda::DeviceCsr<double> p_tent, p, r;
   double omega = 0;
   std::unique_ptr<DeviceTransferPlan> plan;  // symbolic products kept for re-setup (null without keep_setup_plans)
+  ProductEngines engines;                     // what each product ran on (kept when the plan is freed)
   SetupTimes times;
 
   std::int64_t num_nodes() const { return node_ptr.size() ? std::int64_t(node_ptr.size()) - 1 : 0; }
@@ -53,7 +54,7 @@ struct DeviceLevel {
 
 struct DeviceHierarchy {
   AmgOptions options;
-  tessera::cuda::OffloadSpgemm spgemm = tessera::cuda::OffloadSpgemm::tile;
+  tessera::cuda::OffloadSpgemm spgemm = tessera::cuda::OffloadSpgemm::automatic;
   cudaStream_t stream = nullptr;
   int near_null_k = 1;
   std::vector<DeviceLevel> levels;
@@ -72,7 +73,7 @@ struct DeviceHierarchy {
 /// a near-null space of the wrong size.
 DeviceHierarchy device_setup(const tessera::cuda::DeviceCsr<double>& a, const NearNullSpace& near_null,
                              const AmgOptions& options = {},
-                             tessera::cuda::OffloadSpgemm spgemm = tessera::cuda::OffloadSpgemm::tile,
+                             tessera::cuda::OffloadSpgemm spgemm = tessera::cuda::OffloadSpgemm::automatic,
                              cudaStream_t stream = nullptr);
 
 /// New values of A (device, `values` of level 0's nnz entries in its pattern's order): keeps the
@@ -84,6 +85,9 @@ void device_resetup(DeviceHierarchy& h, const double* values);
 
 /// Per-level figures and phase times, as statistics(const Hierarchy&).
 HierarchyStats statistics(const DeviceHierarchy& h);
+
+/// Per level with a transfer (all but the coarsest): "A*P_tent: tile, A*P: tile, R*AP: cusparse".
+std::vector<std::string> product_engines(const DeviceHierarchy& h);
 
 /// Device bytes held by the hierarchy's matrices and vectors, the kept plans and the coarse factor.
 std::int64_t device_bytes(const DeviceHierarchy& h);

@@ -127,12 +127,33 @@ void merged_pattern(const DeviceCsr<double>& p_tent, const DeviceCsr<double>& ap
 
 }  // namespace
 
+namespace {
+
+/// automatic: the level's engine, decided once from the work estimate of A times `first` (the
+/// level's first product's right operand: P_tent, or P without prolongator smoothing) and given
+/// to all three products (see choose_level_spgemm_engine).
+tessera::cuda::OffloadSpgemm level_engine(const DeviceCsr<double>& a, const DeviceCsr<double>& first,
+                                          DeviceTransferPlan& plan) {
+  using tessera::cuda::OffloadSpgemm;
+  if (plan.which != OffloadSpgemm::automatic) return plan.which;
+  if (plan.a_p.engine() == OffloadSpgemm::automatic) {
+    const OffloadSpgemm engine =
+        tessera::cuda::choose_level_spgemm_engine(tessera::cuda::estimate_spgemm_work(a, first, plan.stream));
+    for (tessera::cuda::DeviceProduct* product : {&plan.a_p_tent, &plan.a_p, &plan.r_a_p})
+      product->assign_engine(engine);
+  }
+  return plan.a_p.engine();
+}
+
+}  // namespace
+
 void device_smooth_prolongator(const DeviceCsr<double>& a, const double* inv_diag, const DeviceCsr<double>& p_tent,
                                double omega, DeviceTransferPlan& plan, DeviceCsr<double>& p, cudaStream_t s) {
-  const OperandView a_view = plan.a_op.bind(a, plan.which, s);
-  plan.a_op_current = true;  // the Galerkin product of this round reuses these values
+  const tessera::cuda::OffloadSpgemm engine = level_engine(a, p_tent, plan);
+  const OperandView a_view = plan.a_op.bind(a, engine, s);
+  plan.a_op_current = true;  // the Galerkin product of this round reuses these values (same engine)
   // P_tent is fixed for the life of the level (re-setup keeps it): converted once, never refreshed.
-  plan.a_p_tent.multiply(a_view, plan.p_tent_op.bind(p_tent, plan.which, s, /*values_changed=*/false));
+  plan.a_p_tent.multiply(a_view, plan.p_tent_op.bind(p_tent, engine, s, /*values_changed=*/false));
   plan.a_p_tent.result_csr(plan.ap_tent);
   const DeviceCsr<double>& ap = plan.ap_tent;
   if (!plan.have_p_pattern) merged_pattern(p_tent, ap, p, s);
@@ -159,18 +180,33 @@ void device_galerkin(const DeviceCsr<double>& a, const DeviceCsr<double>& p, con
                         "device Galerkin product: shapes differ (A ", a.rows, "x", a.cols, ", P ", p.rows, "x", p.cols,
                         ", R ", r.rows, "x", r.cols, ")");
   const cudaStream_t s = plan.stream;
-  const OperandView a_view = plan.a_op.bind(a, plan.which, s, /*values_changed=*/!plan.a_op_current);
+  using tessera::cuda::OffloadSpgemm;
+  const OffloadSpgemm engine = level_engine(a, p, plan);  // already fixed by the smoothing, if any
+  // A's form was refreshed by the smoothing of this round (same engine: one per level).
+  const OperandView a_view = plan.a_op.bind(a, engine, s, /*values_changed=*/!plan.a_op_current);
   plan.a_op_current = false;  // consumed: the next round refreshes A again
-  plan.a_p.multiply(a_view, plan.p_op.bind(p, plan.which, s));
+  plan.a_p.multiply(a_view, plan.p_op.bind(p, engine, s));
   OperandView ap_view;
-  if (plan.which == tessera::cuda::OffloadSpgemm::tile) {
+  if (engine == OffloadSpgemm::tile) {
     ap_view = plan.a_p.tile_result();  // A P stays in tiles for R (A P)
   } else {
     plan.a_p.result_csr(plan.ap);
-    ap_view = plan.ap_op.bind(plan.ap, plan.which, s);
+    ap_view = plan.ap_op.bind(plan.ap, engine, s);
   }
-  plan.r_a_p.multiply(plan.r_op.bind(r, plan.which, s), ap_view);
+  plan.r_a_p.multiply(plan.r_op.bind(r, engine, s), ap_view);
   plan.r_a_p.result_csr(a_c);
+}
+
+ProductEngines DeviceTransferPlan::engines() const {
+  return ProductEngines{a_p_tent.engine(), a_p.engine(), r_a_p.engine()};
+}
+
+std::string to_string(const ProductEngines& e) {
+  // automatic left unresolved: the product never ran (no prolongator smoothing: no A*P_tent)
+  auto name = [](tessera::cuda::OffloadSpgemm w) {
+    return w == tessera::cuda::OffloadSpgemm::automatic ? "not run" : tessera::cuda::to_string(w);
+  };
+  return std::string("A*P_tent: ") + name(e.a_p_tent) + ", A*P: " + name(e.a_p) + ", R*AP: " + name(e.r_a_p);
 }
 
 std::int64_t DeviceTransferPlan::bytes() const {

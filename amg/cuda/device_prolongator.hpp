@@ -12,12 +12,27 @@
 // between A P and R (A P).
 #include <cuda_runtime_api.h>
 
+#include <string>
+
 #include "local/cuda/device_buffer.hpp"
 #include "local/cuda/device_matrix.hpp"
 #include "local/cuda/device_product.hpp"
 
 namespace tessera::amg::gpu {
 
+/// The engine each product of a level ran on (OffloadSpgemm::automatic resolves once per level).
+struct ProductEngines {
+  tessera::cuda::OffloadSpgemm a_p_tent = tessera::cuda::OffloadSpgemm::tile;
+  tessera::cuda::OffloadSpgemm a_p = tessera::cuda::OffloadSpgemm::tile;
+  tessera::cuda::OffloadSpgemm r_a_p = tessera::cuda::OffloadSpgemm::tile;
+};
+
+/// "A*P_tent: tile, A*P: tile, R*AP: cusparse"
+std::string to_string(const ProductEngines& engines);
+
+/// `which` automatic: the level's three products run on one engine, chosen when the level is
+/// first built from the work estimate of its first product (choose_level_spgemm_engine), so no
+/// operand is converted between tiles and CSR mid-level; on tiles A P stays in tiles for R (A P).
 /// keep_plans false (AmgOptions::keep_setup_plans): the level is built once and the plan freed
 /// right after, so the cuSPARSE products run one-shot (DeviceProduct's keep_plan).
 struct DeviceTransferPlan {
@@ -39,6 +54,8 @@ struct DeviceTransferPlan {
   tessera::cuda::DeviceBuffer<std::int64_t> r_source;  // R entry k = P entry r_source[k]
 
   std::int64_t bytes() const;  // device memory kept for re-setup
+  /// The engines of the three products (resolved by the first setup when `which` is automatic).
+  ProductEngines engines() const;
 };
 
 /// Fills `p` (pattern built on the first call, values only afterwards) with

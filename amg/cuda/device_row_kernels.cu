@@ -59,15 +59,31 @@ __global__ void lanczos_start_kernel(std::int64_t n, double* v) {
   if (i < n) v[i] = lanczos_start_entry(static_cast<std::uint64_t>(i));
 }
 
-__global__ void lanczos_subtract_kernel(std::int64_t n, double a, const double* v, double b, const double* u,
-                                        double* w) {
+__global__ void lanczos_normalize_start_kernel(std::int64_t n, const double* sum, double* v) {
   const std::int64_t i = std::int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
+  if (i < n) v[i] = v[i] / sqrt(*sum);
+}
+
+__global__ void lanczos_update_kernel(std::int64_t n, LanczosScalars s, int j, const double* alpha_sum,
+                                      const double* v, const double* u, double* w) {
+  if (*s.taken != 0.0) return;  // stopped at an earlier step
+  const std::int64_t i = std::int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
+  const double a = *alpha_sum, b = j > 0 ? s.beta[j - 1] : 0.0;
+  if (i == 0) s.alpha[j] = a;
   if (i < n) w[i] = __dsub_rn(w[i], __dadd_rn(__dmul_rn(a, v[i]), __dmul_rn(b, u[i])));
 }
 
-__global__ void divide_kernel(std::int64_t n, const double* x, double s, double* y) {
+__global__ void lanczos_record_norm_kernel(LanczosScalars s, int j, const double* norm_sum) {
+  if (*s.taken != 0.0) return;
+  const double norm = sqrt(*norm_sum);
+  if (j + 1 == s.steps || norm <= 1e-12 * fabs(s.alpha[j])) *s.taken = j + 1;
+  else s.beta[j] = norm;
+}
+
+__global__ void lanczos_next_vector_kernel(std::int64_t n, LanczosScalars s, int j, const double* w, double* v) {
+  if (*s.taken != 0.0) return;
   const std::int64_t i = std::int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
-  if (i < n) y[i] = x[i] / s;
+  if (i < n) v[i] = w[i] / s.beta[j];
 }
 
 __global__ void sqrt_kernel(std::int64_t n, const double* x, double* y) {
@@ -102,17 +118,16 @@ DeviceBuffer<double> device_l1_inverse_diagonal(const DeviceCsr<double>& a, cuda
   return inv;
 }
 
-double device_gershgorin_bound(const DeviceCsr<double>& a, const double* inv_diag, cudaStream_t stream) {
-  if (a.rows == 0) return 0.0;
-  DeviceBuffer<double> row_bound(std::size_t(a.rows), stream), max(1, stream);
+void device_gershgorin_max(const DeviceCsr<double>& a, const double* inv_diag, double* max, cudaStream_t stream) {
+  TESSERA_REQUIRE_INPUT(a.rows > 0, "device_gershgorin_max: no rows");
+  DeviceBuffer<double> row_bound(std::size_t(a.rows), stream);
   scaled_row_sum_kernel<<<grid_for(a.rows, kThreads), kThreads, 0, stream>>>(a.rows, a.row_ptr.data(),
                                                                               a.values.data(), inv_diag,
                                                                               row_bound.data());
   TESSERA_CHECK_LAUNCH();
   tessera::cuda::cub_call(stream, [&](void* temp, std::size_t& bytes) {
-    return cub::DeviceReduce::Max(temp, bytes, row_bound.data(), max.data(), a.rows, stream);
+    return cub::DeviceReduce::Max(temp, bytes, row_bound.data(), max, a.rows, stream);
   });
-  return std::max(0.0, tessera::cuda::read_scalar(max.data(), stream));  // the host starts from 0
 }
 
 void device_lanczos_start(std::int64_t n, double* v, cudaStream_t stream) {
@@ -121,16 +136,27 @@ void device_lanczos_start(std::int64_t n, double* v, cudaStream_t stream) {
   TESSERA_CHECK_LAUNCH();
 }
 
-void device_lanczos_subtract(std::int64_t n, double a, const double* v, double b, const double* u, double* w,
-                             cudaStream_t stream) {
+void device_lanczos_normalize_start(std::int64_t n, const double* sum, double* v, cudaStream_t stream) {
   if (n == 0) return;
-  lanczos_subtract_kernel<<<grid_for(n, kThreads), kThreads, 0, stream>>>(n, a, v, b, u, w);
+  lanczos_normalize_start_kernel<<<grid_for(n, kThreads), kThreads, 0, stream>>>(n, sum, v);
   TESSERA_CHECK_LAUNCH();
 }
 
-void device_divide(std::int64_t n, const double* x, double s, double* y, cudaStream_t stream) {
+void device_lanczos_update(std::int64_t n, LanczosScalars s, int j, const double* alpha_sum, const double* v,
+                           const double* u, double* w, cudaStream_t stream) {
+  lanczos_update_kernel<<<grid_for(n, kThreads), kThreads, 0, stream>>>(n, s, j, alpha_sum, v, u, w);
+  TESSERA_CHECK_LAUNCH();
+}
+
+void device_lanczos_record_norm(LanczosScalars s, int j, const double* norm_sum, cudaStream_t stream) {
+  lanczos_record_norm_kernel<<<1, 1, 0, stream>>>(s, j, norm_sum);
+  TESSERA_CHECK_LAUNCH();
+}
+
+void device_lanczos_next_vector(std::int64_t n, LanczosScalars s, int j, const double* w, double* v,
+                                cudaStream_t stream) {
   if (n == 0) return;
-  divide_kernel<<<grid_for(n, kThreads), kThreads, 0, stream>>>(n, x, s, y);
+  lanczos_next_vector_kernel<<<grid_for(n, kThreads), kThreads, 0, stream>>>(n, s, j, w, v);
   TESSERA_CHECK_LAUNCH();
 }
 

@@ -5,8 +5,9 @@
 //   l1 inverse diagonal 1/d_l1        <-> smoother.cpp's make_smoother (l1-Jacobi)
 //   Gershgorin bound max_i sum|a_ij|/a_ii <-> eigen_estimate.cpp's gershgorin_bound
 //   Lanczos start vector              <-> node_hashes.hpp's lanczos_start_entry (shared)
-//   Lanczos update, division          <-> eigen_estimate.cpp's HostLanczosSpace
-// Everything is ordered on `stream`; the functions that return a scalar synchronise once.
+//   Lanczos update, division          <-> eigen_estimate.cpp's HostLanczosSpace and lanczos.hpp's
+//                                         recurrence, with its scalars kept on the device
+// Everything is ordered on `stream`; device_inverse_diagonal synchronises once (its check).
 #include <cuda_runtime_api.h>
 
 #include <cstdint>
@@ -25,19 +26,39 @@ tessera::cuda::DeviceBuffer<double> device_inverse_diagonal(const tessera::cuda:
 tessera::cuda::DeviceBuffer<double> device_l1_inverse_diagonal(const tessera::cuda::DeviceCsr<double>& a,
                                                                cudaStream_t stream = nullptr);
 
-/// max_i inv_diag_i * sum_j |a_ij| (0 for no rows). Synchronises.
-double device_gershgorin_bound(const tessera::cuda::DeviceCsr<double>& a, const double* inv_diag,
-                               cudaStream_t stream = nullptr);
+/// *max = max_i inv_diag_i * sum_j |a_ij| over a.rows >= 1 rows, left on the device (no
+/// synchronisation; the host's bound is max(0, *max)).
+void device_gershgorin_max(const tessera::cuda::DeviceCsr<double>& a, const double* inv_diag, double* max,
+                           cudaStream_t stream = nullptr);
 
 /// v_i = lanczos_start_entry(i) for i < n, bit for bit the host's.
 void device_lanczos_start(std::int64_t n, double* v, cudaStream_t stream = nullptr);
 
-/// w_i -= a v_i + b u_i, rounded step by step as the host's Lanczos space (no FMA).
-void device_lanczos_subtract(std::int64_t n, double a, const double* v, double b, const double* u, double* w,
-                             cudaStream_t stream = nullptr);
+/// The Lanczos recurrence's scalars in device memory (lanczos.hpp's alpha, beta and stopping
+/// rule), so its steps run without synchronising; the host downloads them once at the end.
+struct LanczosScalars {
+  double* alpha;  // alpha_j = (A v_j)^T v_j, `steps` entries
+  double* beta;   // beta_j = ||w_j|| after step j's update, for every step but the last taken
+  double* taken;  // 0 while the recurrence runs, then the number of steps taken (exact)
+  int steps;
+};
 
-/// y_i = x_i / s (a true division, as the host's; x and y may alias).
-void device_divide(std::int64_t n, const double* x, double s, double* y, cudaStream_t stream = nullptr);
+/// v_i = v_i / sqrt(*sum): the start vector normalised by its norm (*sum = v^T v on the device).
+void device_lanczos_normalize_start(std::int64_t n, const double* sum, double* v, cudaStream_t stream = nullptr);
+
+/// Step j while running: alpha_j = *alpha_sum (recorded), then w_i -= alpha_j v_i + b u_i with
+/// b = beta_{j-1} (0 for j = 0), rounded step by step as the host's Lanczos space (no FMA).
+void device_lanczos_update(std::int64_t n, LanczosScalars s, int j, const double* alpha_sum, const double* v,
+                           const double* u, double* w, cudaStream_t stream = nullptr);
+
+/// Step j while running, one thread: norm = sqrt(*norm_sum); on the last step or when
+/// norm <= 1e-12 |alpha_j| (an invariant subspace) the recurrence stops (taken = j + 1),
+/// otherwise beta_j = norm.
+void device_lanczos_record_norm(LanczosScalars s, int j, const double* norm_sum, cudaStream_t stream = nullptr);
+
+/// Step j while running: v_i = w_i / beta_j (a true division, as the host's).
+void device_lanczos_next_vector(std::int64_t n, LanczosScalars s, int j, const double* w, double* v,
+                                cudaStream_t stream = nullptr);
 
 /// y_i = sqrt(x_i).
 void device_sqrt(std::int64_t n, const double* x, double* y, cudaStream_t stream = nullptr);

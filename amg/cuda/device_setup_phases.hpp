@@ -19,11 +19,17 @@
 
 namespace tessera::amg::gpu {
 
+/// How device_strength_graph formed union_max(S, S^T): from S's rows and their mirrors (S's
+/// pattern symmetric, no sort), or by sorting both directions' edges (the general fallback).
+enum class StrengthAssembly { mirrored_rows, sorted_union };
+
 /// Strong node graph of A (square; node_ptr covers its rows): num_nodes x num_nodes, sorted
 /// rows, no diagonal, symmetric pattern, values = scaled strength (larger direction).
+/// `assembly`, when given, receives the path taken (tests check both are exercised).
 tessera::cuda::DeviceCsr<double> device_strength_graph(const tessera::cuda::DeviceCsr<double>& a,
                                                        const std::int64_t* node_ptr, std::int64_t num_nodes,
-                                                       double theta, cudaStream_t stream = nullptr);
+                                                       double theta, cudaStream_t stream = nullptr,
+                                                       StrengthAssembly* assembly = nullptr);
 
 struct DeviceAggregates {
   std::int64_t count = 0;

@@ -3,10 +3,15 @@
 //  2. one thread per node row walks its dofs' rows merged by column node (the rows are sorted
 //     and nodes are contiguous dof ranges, so each block's entries are consecutive in every
 //     row), sums each block's squares in the host's order (rows of the node, then entries) and
-//     tests it: a counting pass, a scan, then an emitting pass that writes every strong edge
-//     in both directions as a 64-bit key (row << 32 | col) with its strength;
-//  3. radix sort of the keys, reduce-by-key with max (the host's union_max of S and S^T),
-//     row offsets by binary search.
+//     tests it: a counting pass, a scan, then an emitting pass that writes S row by row, its
+//     columns increasing -- already CSR;
+//  3. the host's union_max(S, S^T). When S's pattern is symmetric (A symmetric in pattern: the
+//     normal AMG case, scalar or block) the union is S's pattern and each value the larger of
+//     s_nm and s_mn: one thread per row finds every mirror by binary search (and checks that the
+//     rows increase), no sort. Otherwise S is emitted again as 64-bit keys (row << 32 | col) in
+//     both directions, radix sorted and reduced by key with max, row offsets by binary search.
+//     Block strengths are not bitwise symmetric in general (A_IJ's and A_JI's squares are summed
+//     in different orders), so the mirror pass takes the max rather than assuming equality.
 // Products and sums use __dmul_rn/__dadd_rn so nvcc cannot contract them into FMAs, which
 // would change the last bit against the host (x86-64 builds without FMA); sqrt and division
 // are IEEE-rounded on the device, as on the host.
@@ -55,49 +60,70 @@ __device__ double strong_value(double block_sum_sq, double norm_n, double norm_m
   return strength > 0 && strength >= theta ? strength : 0.0;
 }
 
-/// Where a node row's strong edges go: counted first, then written in both directions.
-struct EdgeSink {
-  std::int64_t* count;          // counting pass: strong edges of each node row
-  const std::int64_t* offset;   // emitting pass: first slot of each node row
-  std::int64_t total;           // number of strong (directed) edges: reverse copies start here
+/// Counting pass: the number of strong edges of each node row.
+struct EdgeCounter {
+  std::int64_t* count;
+  __device__ std::int64_t first_slot(std::int64_t) const { return 0; }
+  __device__ void emit(std::int64_t, std::int64_t, std::int64_t, double) const {}
+  __device__ void finish(std::int64_t n, std::int64_t end) const { count[n] = end; }
+};
+
+/// S in row order: row n's edges land at [offset[n], offset[n + 1]) in the order the kernels
+/// find them, which is increasing column node (A's rows are sorted; the check verifies it).
+struct RowOrderedSink {
+  const std::int64_t* offset;
+  std::int32_t* col;
+  double* strength;
+  __device__ std::int64_t first_slot(std::int64_t n) const { return offset[n]; }
+  __device__ void emit(std::int64_t slot, std::int64_t, std::int64_t m, double s) const {
+    col[slot] = static_cast<std::int32_t>(m);
+    strength[slot] = s;
+  }
+  __device__ void finish(std::int64_t, std::int64_t) const {}
+};
+
+/// Sort path: every strong edge in both directions as a 64-bit key (row << 32 | col).
+struct BothDirectionsSink {
+  const std::int64_t* offset;  // first slot of each node row
+  std::int64_t total;          // number of strong (directed) edges: reverse copies start here
   std::uint64_t* keys;
   double* values;
-
+  __device__ std::int64_t first_slot(std::int64_t n) const { return offset[n]; }
   __device__ void emit(std::int64_t slot, std::int64_t n, std::int64_t m, double strength) const {
     keys[slot] = static_cast<std::uint64_t>(n) << 32 | static_cast<std::uint64_t>(m);
     keys[total + slot] = static_cast<std::uint64_t>(m) << 32 | static_cast<std::uint64_t>(n);
     values[slot] = values[total + slot] = strength;
   }
+  __device__ void finish(std::int64_t, std::int64_t) const {}
 };
 
 /// Scalar nodes (one dof each): a block is one entry, whose sum of squares is v*v exactly.
-template <bool kEmit>
-__global__ void scalar_strong_edges(CsrView a, std::int64_t rows, const double* norm, double theta, EdgeSink sink) {
+template <class Sink>
+__global__ void scalar_strong_edges(CsrView a, std::int64_t rows, const double* norm, double theta, Sink sink) {
   const std::int64_t n = thread_index();
   if (n >= rows) return;
-  std::int64_t slot = kEmit ? sink.offset[n] : 0;
+  std::int64_t slot = sink.first_slot(n);
   for (std::int64_t p = a.row_ptr[n]; p < a.row_ptr[n + 1]; ++p) {
     const std::int32_t m = a.col[p];
     if (m == n) continue;
     const double s = strong_value(__dmul_rn(a.val[p], a.val[p]), norm[n], norm[m], theta);
     if (s == 0.0) continue;
-    if (kEmit) sink.emit(slot, n, m, s);
-    ++slot;
+    sink.emit(slot++, n, m, s);
   }
-  if (!kEmit) sink.count[n] = slot;
+  sink.finish(n, slot);
 }
 
 /// General nodes: the node's dof rows merged by column node; `cursor` (one per dof, owned by
 /// the dof's node thread) holds each row's position.
-template <bool kEmit>
+template <class Sink>
 __global__ void block_strong_edges(CsrView a, const std::int64_t* node_ptr, const std::int32_t* node_of,
                                    std::int64_t num_nodes, const double* norm, double theta, std::int64_t* cursor,
-                                   EdgeSink sink) {
+                                   Sink sink) {
   const std::int64_t n = thread_index();
   if (n >= num_nodes) return;
   const std::int64_t first = node_ptr[n], last = node_ptr[n + 1];
   for (std::int64_t i = first; i < last; ++i) cursor[i] = a.row_ptr[i];
-  std::int64_t slot = kEmit ? sink.offset[n] : 0;
+  std::int64_t slot = sink.first_slot(n);
   for (;;) {
     std::int32_t m = INT32_MAX;  // next column node: the smallest under the cursors
     for (std::int64_t i = first; i < last; ++i)
@@ -112,10 +138,41 @@ __global__ void block_strong_edges(CsrView a, const std::int64_t* node_ptr, cons
     if (m == n) continue;
     const double s = strong_value(sum_sq, norm[n], norm[m], theta);
     if (s == 0.0) continue;
-    if (kEmit) sink.emit(slot, n, m, s);
-    ++slot;
+    sink.emit(slot++, n, m, s);
   }
-  if (!kEmit) sink.count[n] = slot;
+  sink.finish(n, slot);
+}
+
+/// Position of column `target` in the sorted columns [first, end), or -1.
+__device__ std::int64_t find_column(const std::int32_t* col, std::int64_t first, std::int64_t end, std::int32_t target) {
+  std::int64_t lo = first, hi = end;
+  while (lo < hi) {
+    const std::int64_t mid = lo + (hi - lo) / 2;
+    if (col[mid] < target) lo = mid + 1;
+    else hi = mid;
+  }
+  return lo < end && col[lo] == target ? lo : -1;
+}
+
+/// One thread per node row of the row-ordered S: checks that the row's columns increase
+/// strictly and that every edge (n, m) has its mirror (m, n), and writes the union_max value
+/// max(s_nm, s_mn) (std::max's rule: the second only if the first is smaller). Any failure
+/// raises `not_symmetric`; the caller then discards `out` and takes the sort path.
+__global__ void mirror_max(const std::int64_t* row_ptr, const std::int32_t* col, const double* strength,
+                           std::int64_t num_nodes, double* out, unsigned* not_symmetric) {
+  const std::int64_t n = thread_index();
+  if (n >= num_nodes) return;
+  std::int32_t previous = -1;
+  for (std::int64_t p = row_ptr[n]; p < row_ptr[n + 1]; ++p) {
+    const std::int32_t m = col[p];
+    const std::int64_t q = m > previous ? find_column(col, row_ptr[m], row_ptr[m + 1], static_cast<std::int32_t>(n)) : -1;
+    if (q < 0) {
+      atomicExch(not_symmetric, 1u);
+      return;
+    }
+    previous = m;
+    out[p] = strength[p] < strength[q] ? strength[q] : strength[p];
+  }
 }
 
 __global__ void split_keys(const std::uint64_t* keys, std::int64_t count, std::int32_t* col) {
@@ -141,17 +198,50 @@ struct DirectedEdges {
   DeviceBuffer<double> values;
 };
 
+/// Counting pass, scan, emitting pass: S in row order with its raw (one-direction) strengths.
 template <class Launch>
-DirectedEdges strong_edges(std::int64_t num_nodes, cudaStream_t s, Launch&& launch) {
-  DeviceBuffer<std::int64_t> count(num_nodes + 1, s), offset(num_nodes + 1, s);
+tessera::cuda::DeviceCsr<double> row_ordered_strength(std::int64_t num_nodes, cudaStream_t s, Launch& launch) {
+  DeviceBuffer<std::int64_t> count(num_nodes + 1, s);
   count.fill_bytes(0, s);
-  launch(EdgeSink{count.data(), nullptr, 0, nullptr, nullptr}, std::false_type{});
-  detail::exclusive_scan_with_total(count.data(), offset.data(), num_nodes, s);
+  launch(EdgeCounter{count.data()});
+  tessera::cuda::DeviceCsr<double> g;
+  g.rows = g.cols = num_nodes;
+  g.row_ptr.allocate(num_nodes + 1, s);
+  detail::exclusive_scan_with_total(count.data(), g.row_ptr.data(), num_nodes, s);
+  g.nnz = tessera::cuda::read_scalar(g.row_ptr.data() + num_nodes, s);
+  g.col_idx.allocate(g.nnz, s);
+  g.values.allocate(g.nnz, s);
+  if (g.nnz) launch(RowOrderedSink{g.row_ptr.data(), g.col_idx.data(), g.values.data()});
+  return g;
+}
+
+/// union_max(S, S^T) in place when S's rows are sorted and its pattern symmetric (the normal
+/// case: A symmetric in pattern, whatever its values): S's pattern, max(s_nm, s_mn) as values.
+/// False, with `g` unchanged, otherwise. One synchronisation (the verdict).
+bool symmetrize_if_pattern_symmetric(tessera::cuda::DeviceCsr<double>& g, cudaStream_t s) {
+  if (g.nnz == 0) return true;
+  DeviceBuffer<double> max_values(g.nnz, s);
+  DeviceBuffer<unsigned> not_symmetric(1, s);
+  not_symmetric.fill_bytes(0, s);
+  mirror_max<<<grid_for(g.rows, kBlock), kBlock, 0, s>>>(g.row_ptr.data(), g.col_idx.data(), g.values.data(), g.rows,
+                                                         max_values.data(), not_symmetric.data());
+  TESSERA_CHECK_LAUNCH();
+  if (tessera::cuda::read_scalar(not_symmetric.data(), s) != 0) return false;
+  g.values = std::move(max_values);
+  return true;
+}
+
+/// Sort path input: the edges of the row-ordered S (whose arrays are freed first) emitted again
+/// in both directions at the same offsets.
+template <class Launch>
+DirectedEdges both_directions(tessera::cuda::DeviceCsr<double>& row_ordered, cudaStream_t s, Launch& launch) {
   DirectedEdges e;
-  e.count = tessera::cuda::read_scalar(offset.data() + num_nodes, s);
+  e.count = row_ordered.nnz;
+  row_ordered.col_idx.release();
+  row_ordered.values.release();
   e.keys.allocate(2 * e.count, s);
   e.values.allocate(2 * e.count, s);
-  if (e.count) launch(EdgeSink{nullptr, offset.data(), e.count, e.keys.data(), e.values.data()}, std::true_type{});
+  if (e.count) launch(BothDirectionsSink{row_ordered.row_ptr.data(), e.count, e.keys.data(), e.values.data()});
   return e;
 }
 
@@ -195,7 +285,7 @@ tessera::cuda::DeviceCsr<double> assemble_graph(DirectedEdges& e, std::int64_t n
 
 tessera::cuda::DeviceCsr<double> device_strength_graph(const tessera::cuda::DeviceCsr<double>& a,
                                                        const std::int64_t* node_ptr, std::int64_t num_nodes,
-                                                       double theta, cudaStream_t s) {
+                                                       double theta, cudaStream_t s, StrengthAssembly* assembly) {
   TESSERA_REQUIRE_INPUT(a.rows == a.cols, "AMG strength: the matrix must be square, it is ", a.rows, " x ", a.cols);
   TESSERA_REQUIRE_INPUT(num_nodes >= 0 && num_nodes <= a.rows && a.rows < INT32_MAX, "AMG strength: ", num_nodes,
                         " nodes for ", a.rows, " rows");
@@ -212,21 +302,22 @@ tessera::cuda::DeviceCsr<double> device_strength_graph(const tessera::cuda::Devi
     diagonal_block_norms<<<grid, kBlock, 0, s>>>(view, node_ptr, node_of.data(), num_nodes, norm.data());
     TESSERA_CHECK_LAUNCH();
   }
-  DirectedEdges edges;
-  if (num_nodes == a.rows) {  // one dof per node: the host's scalar path
-    edges = strong_edges(num_nodes, s, [&](EdgeSink sink, auto emit) {
-      if (num_nodes == 0) return;
-      scalar_strong_edges<decltype(emit)::value><<<grid, kBlock, 0, s>>>(view, num_nodes, norm.data(), theta, sink);
-      TESSERA_CHECK_LAUNCH();
-    });
-  } else {
-    DeviceBuffer<std::int64_t> cursor(a.rows, s);
-    edges = strong_edges(num_nodes, s, [&](EdgeSink sink, auto emit) {
-      block_strong_edges<decltype(emit)::value><<<grid, kBlock, 0, s>>>(view, node_ptr, node_of.data(), num_nodes,
-                                                                       norm.data(), theta, cursor.data(), sink);
-      TESSERA_CHECK_LAUNCH();
-    });
-  }
+  const bool scalar = num_nodes == a.rows;  // one dof per node: the host's scalar path
+  DeviceBuffer<std::int64_t> cursor(scalar ? 0 : a.rows, s);
+  const auto launch = [&](auto sink) {
+    if (num_nodes == 0) return;
+    if (scalar)
+      scalar_strong_edges<<<grid, kBlock, 0, s>>>(view, num_nodes, norm.data(), theta, sink);
+    else
+      block_strong_edges<<<grid, kBlock, 0, s>>>(view, node_ptr, node_of.data(), num_nodes, norm.data(), theta,
+                                                 cursor.data(), sink);
+    TESSERA_CHECK_LAUNCH();
+  };
+  tessera::cuda::DeviceCsr<double> graph = row_ordered_strength(num_nodes, s, launch);
+  const bool symmetric = symmetrize_if_pattern_symmetric(graph, s);
+  if (assembly) *assembly = symmetric ? StrengthAssembly::mirrored_rows : StrengthAssembly::sorted_union;
+  if (symmetric) return graph;
+  DirectedEdges edges = both_directions(graph, s, launch);
   return assemble_graph(edges, num_nodes, s);
 }
 

@@ -12,6 +12,8 @@
 // parallelism (one per ~27 fine nodes) and keeps the QR readable; k = 1 is the same code.
 #include <cub/device/device_radix_sort.cuh>
 
+#include <vector>
+
 #include "amg/cuda/device_setup_phases.hpp"
 #include "amg/cuda/setup_phase_kernels.cuh"
 #include "local/core/error.hpp"
@@ -177,6 +179,19 @@ NodesByAggregate group_nodes(const DeviceAggregates& agg, std::int64_t num_nodes
   return g;
 }
 
+struct Totals {
+  std::int64_t first, second;
+};
+
+/// Two device counts with one synchronisation (gathered on the device, then one copy back).
+Totals read_totals(const std::int64_t* first, const std::int64_t* second, cudaStream_t s) {
+  DeviceBuffer<std::int64_t> both(2, s);
+  TESSERA_CUDA_CHECK(cudaMemcpyAsync(both.data(), first, sizeof(std::int64_t), cudaMemcpyDeviceToDevice, s));
+  TESSERA_CUDA_CHECK(cudaMemcpyAsync(both.data() + 1, second, sizeof(std::int64_t), cudaMemcpyDeviceToDevice, s));
+  const std::vector<std::int64_t> host = both.download(s);
+  return {host[0], host[1]};
+}
+
 }  // namespace
 
 DeviceTentativeProlongator device_tentative_prolongator(const DeviceAggregates& agg, const std::int64_t* node_ptr,
@@ -203,8 +218,9 @@ DeviceTentativeProlongator device_tentative_prolongator(const DeviceAggregates& 
   }
   detail::exclusive_scan_with_total(dofs.data(), dof_start.data(), count, s);
   detail::exclusive_scan_with_total(coarse.data(), out.coarse_nodes.data(), count, s);
-  out.coarse_dofs = tessera::cuda::read_scalar(out.coarse_nodes.data() + count, s);
-  const std::int64_t aggregated_dofs = tessera::cuda::read_scalar(dof_start.data() + count, s);
+  const Totals totals = read_totals(out.coarse_nodes.data() + count, dof_start.data() + count, s);
+  out.coarse_dofs = totals.first;
+  const std::int64_t aggregated_dofs = totals.second;
 
   DeviceBuffer<std::int64_t> length(rows + 1, s);
   length.fill_bytes(0, s);

@@ -22,8 +22,14 @@ DeviceContext::DeviceContext(const Communicator& comm) : comm_(comm) {
   // function of the node layout) and keeps it current.
   TESSERA_CUDA_CHECK(cudaSetDevice(node_local_device(comm)));
   try {
-    TESSERA_CUDA_CHECK(cudaStreamCreateWithFlags(&compute_, cudaStreamNonBlocking));
-    TESSERA_CUDA_CHECK(cudaStreamCreateWithFlags(&exchange_, cudaStreamNonBlocking));
+    // The exchange stream gets the highest priority: its pack kernel and NCCL's kernel are
+    // queued while the local block's SpMV occupies every SM, and would otherwise wait for the
+    // SpMV's pending blocks; with priority they take the next free slots and the halo arrives
+    // while the local block is still running.
+    int least = 0, greatest = 0;
+    TESSERA_CUDA_CHECK(cudaDeviceGetStreamPriorityRange(&least, &greatest));
+    TESSERA_CUDA_CHECK(cudaStreamCreateWithPriority(&compute_, cudaStreamNonBlocking, least));
+    TESSERA_CUDA_CHECK(cudaStreamCreateWithPriority(&exchange_, cudaStreamNonBlocking, greatest));
     TESSERA_CUDA_CHECK(cudaEventCreateWithFlags(&compute_mark_, cudaEventDisableTiming));
     transport_ = std::make_unique<NcclTransport>(comm, exchange_);
   } catch (...) {

@@ -95,6 +95,11 @@ void check_operands(const DeviceDistMatrix& a, std::int64_t k) {
 /// The overlap schedule: pack and exchange on the exchange stream once x is ready on compute;
 /// `local(stream)` meanwhile on compute; then compute waits for the ghosts and runs
 /// `nonlocal(stream)`. The non-local block is skipped when it holds no entries.
+/// Host order matters: the local block is queued right after the pack kernel and before the
+/// NCCL calls, whose host side (group start/end, send/recv descriptors) takes tens of
+/// microseconds; queued after them, the GPU would idle for that long on every product. The
+/// exchange stream's priority (DeviceContext) still lets the pack and NCCL kernels start
+/// ahead of the local block's pending thread blocks.
 template <class Local, class Nonlocal>
 void overlapped_product(DeviceContext& ctx, DeviceDistMatrix& a, const double* x, std::int64_t k, Local&& local,
                         Nonlocal&& nonlocal, DistStats* stats) {
@@ -111,15 +116,17 @@ void overlapped_product(DeviceContext& ctx, DeviceDistMatrix& a, const double* x
     ctx.exchange_after_compute();
     record_if(events.get(), &PhaseEvents::exchange_begin, exchange);
     pack(a, x, k, a.send.data(), exchange);
-    ctx.transport().start_exchange(a.host->halo.pattern, sizeof(double) * static_cast<std::size_t>(k), a.send.data(),
-                                   a.ghosts.data());
-    ctx.transport().finish_exchange();
-    record_if(events.get(), &PhaseEvents::exchange_end, exchange);
   }
   record_if(events.get(), &PhaseEvents::local_begin, compute);
   local(compute);
   record_if(events.get(), &PhaseEvents::local_end, compute);
-  if (exchanges) ctx.compute_after_exchange();
+  if (exchanges) {
+    ctx.transport().start_exchange(a.host->halo.pattern, sizeof(double) * static_cast<std::size_t>(k), a.send.data(),
+                                   a.ghosts.data());
+    ctx.transport().finish_exchange();
+    record_if(events.get(), &PhaseEvents::exchange_end, exchange);
+    ctx.compute_after_exchange();
+  }
   record_if(events.get(), &PhaseEvents::nonlocal_begin, compute);
   if (a.nonlocal.nnz > 0) nonlocal(compute);
   record_if(events.get(), &PhaseEvents::nonlocal_end, compute);

@@ -15,6 +15,9 @@
 // the cuSPARSE path runs the one-shot SpGEMM instead (workEstimation, compute, copy with ALG1:
 // deterministic, no reuse buffers), and result_csr frees cuSPARSE's copy of C once it has been
 // sorted into the caller's CSR.
+// OffloadSpgemm::automatic: the product picks its engine once, from the work estimate of its
+// CSR operands (resolve_engine, before its operands are bound in that engine's form; see
+// spgemm_engine_choice.hpp); engine() then says which one runs, for the statistics.
 // Both keep the structural pattern (no drop_zeros), as the host ref::spgemm with keep_zeros
 // does, so a pattern never changes with the values. Operands with no entries give the empty
 // product without a device SpGEMM.
@@ -24,6 +27,7 @@
 
 #include "local/cuda/device_matrix.hpp"
 #include "local/cuda/offload_spgemm.hpp"
+#include "local/cuda/spgemm_engine_choice.hpp"
 #include "local/cuda/tile_spgemm.hpp"
 
 namespace tessera::cuda {
@@ -39,10 +43,11 @@ struct OperandView {
   const std::int32_t* row_ptr32 = nullptr;
 };
 
-/// A CSR matrix of a level in the form the level's SpGEMM reads. The first bind() converts
-/// (tiles and their gather map, or int32 row offsets); later binds must pass the same pattern
-/// and only refresh values: one gather into the tiles when `values_changed`, nothing for
-/// cuSPARSE (it reads the CSR's columns and values in place).
+/// A CSR matrix of a level in the form the level's SpGEMM reads. The first bind() in a form
+/// converts (tiles and their gather map, or int32 row offsets); later binds must pass the same
+/// pattern and only refresh values: one gather into the tiles when `values_changed`, nothing for
+/// cuSPARSE (it reads the CSR's columns and values in place). Both forms may be held at once
+/// (an operand shared by two products whose automatic choices differ). `which` must be resolved.
 class ProductOperand {
  public:
   OperandView bind(const DeviceCsr<double>& a, OffloadSpgemm which, cudaStream_t stream,
@@ -50,7 +55,7 @@ class ProductOperand {
   std::int64_t bytes() const;
 
  private:
-  bool built_ = false;
+  bool built_ = false, tiles_built_ = false, row_ptr32_built_ = false;
   std::int64_t rows_ = 0, nnz_ = 0;
   DeviceTileMatrix<double> tiles_;
   DeviceBuffer<std::int64_t> source_;  // tile value k = CSR value source_[k]
@@ -66,10 +71,24 @@ class DeviceProduct {
   explicit DeviceProduct(OffloadSpgemm which = OffloadSpgemm::tile,
                          cudaStream_t stream = nullptr, bool keep_plan = true);
   ~DeviceProduct();
+
+  /// automatic: estimates the work of A*B on the device and fixes the engine (the first call
+  /// only: a re-setup keeps it with its plan). Other engines: nothing. Returns engine().
+  OffloadSpgemm resolve_engine(const DeviceCsr<double>& a, const DeviceCsr<double>& b);
+  /// The same with B in tiles (A*P kept in tiles by a tile product, feeding R*(A*P)).
+  OffloadSpgemm resolve_engine(const DeviceCsr<double>& a, const DeviceTileMatrix<double>& b);
+  /// automatic: fixes the engine to `engine` (a choice made for several products at once, as an
+  /// AMG level does). InputError if this product already runs another engine.
+  void assign_engine(OffloadSpgemm engine);
+  /// The engine that runs: the constructor's, or the resolved choice (automatic until resolved).
+  OffloadSpgemm engine() const { return which_; }
+  bool chosen_automatically() const { return automatic_; }
+  const SpgemmWorkEstimate& estimate() const { return estimate_; }  // set when chosen automatically
+
   DeviceProduct(DeviceProduct&&) noexcept;
   DeviceProduct& operator=(DeviceProduct&&) noexcept;
 
-  /// C = A*B (views of this product's kind). The first call runs the symbolic phase; later
+  /// C = A*B (views of this product's kind; InputError while the engine is unresolved). The first call runs the symbolic phase; later
   /// calls must pass operands with the same patterns (sizes checked) and run only the numeric
   /// phase. InputError if a.cols != b.rows.
   void multiply(const OperandView& a, const OperandView& b);
@@ -91,6 +110,8 @@ class DeviceProduct {
   void cusparse_result_csr(DeviceCsr<double>& c);
 
   OffloadSpgemm which_;
+  bool automatic_ = false;
+  SpgemmWorkEstimate estimate_;
   cudaStream_t stream_;
   bool keep_plan_ = true;
   bool have_symbolic_ = false, empty_ = false, have_csr_pattern_ = false;

@@ -1,5 +1,6 @@
 #include "local/cuda/fused_smoother.hpp"
 #include "local/cuda/spmv_kernels.cuh"
+#include "local/cuda/spmv_stream_kernel.cuh"
 
 namespace tessera::cuda {
 namespace {
@@ -65,8 +66,7 @@ template <class T>
 void residual(const SpmvPlan& plan, const DeviceCsr<T>& a, const T* x, const T* b, T* r, cudaStream_t stream) {
   check(plan, a);
   TESSERA_REQUIRE_INPUT(r != x || a.rows == 0, "residual: r must not alias x (x is read at every column)");
-  kernels::launch_csr_vector(plan.threads_per_row, plan.rows_per_group, a.rows, a.row_ptr.data(), a.col_idx.data(),
-                             a.values.data(), x, ResidualEpilogue<T>{b, r}, stream);
+  kernels::launch_csr_rows(plan, a, x, ResidualEpilogue<T>{b, r}, stream);
 }
 
 template <class T>
@@ -75,8 +75,7 @@ void jacobi_sweep(const SpmvPlan& plan, const DeviceCsr<T>& a, const T* dinv, T 
   check(plan, a);
   TESSERA_REQUIRE_INPUT(x_new != x || a.rows == 0,
                         "jacobi_sweep: x_new must not alias x (other rows still read the old x)");
-  kernels::launch_csr_vector(plan.threads_per_row, plan.rows_per_group, a.rows, a.row_ptr.data(), a.col_idx.data(),
-                             a.values.data(), x, JacobiEpilogue<T>{x, b, dinv, omega, x_new}, stream);
+  kernels::launch_csr_rows(plan, a, x, JacobiEpilogue<T>{x, b, dinv, omega, x_new}, stream);
 }
 
 #define TESSERA_INSTANTIATE_SMOOTHER(T)                                                                       \

@@ -54,8 +54,12 @@ struct DeviceOperand {
   OperandView view;
 };
 
-void upload_operand(const Csr<double>& host, OffloadSpgemm which, OffloadStats& s, DeviceOperand& out) {
+void upload_operand(const Csr<double>& host, OffloadStats& s, DeviceOperand& out) {
   out.csr = timed(s.upload, [&] { return upload(host); });
+}
+
+/// Binds an uploaded operand in the form of the (resolved) engine `which`.
+void bind_operand(OffloadSpgemm which, OffloadStats& s, DeviceOperand& out) {
   out.view = timed(s.convert, [&] { return out.form.bind(out.csr, which, nullptr); });
   if (which == OffloadSpgemm::tile) out.csr = DeviceCsr<double>{};  // the tiles hold it now
 }
@@ -63,7 +67,10 @@ void upload_operand(const Csr<double>& host, OffloadSpgemm which, OffloadStats& 
 /// One-shot multiply (symbolic + numeric, or cuSPARSE's plain SpGEMM); empty products are
 /// left to DeviceProduct and not counted.
 void run_product(DeviceProduct& product, const OperandView& a, const OperandView& b, OffloadStats& s) {
-  if (!trivially_empty(a.rows, a.nnz, b.cols, b.nnz)) ++s.products;
+  if (!trivially_empty(a.rows, a.nnz, b.cols, b.nnz)) {
+    ++s.products;
+    if (product.engine() == OffloadSpgemm::tile) ++s.tile_products;
+  }
   timed(s.product, [&] { product.multiply(a, b); });
 }
 
@@ -86,10 +93,18 @@ constexpr bool kOneShot = false;  // DeviceProduct's keep_plan: nothing is run a
 OffloadSpgemm parse_offload_spgemm(const std::string& name) {
   if (name == "tile") return OffloadSpgemm::tile;
   if (name == "cusparse") return OffloadSpgemm::cusparse;
-  throw InputError(detail::concat("unknown device SpGEMM '", name, "': expected tile or cusparse"));
+  if (name == "auto") return OffloadSpgemm::automatic;
+  throw InputError(detail::concat("unknown device SpGEMM '", name, "': expected tile, cusparse or auto"));
 }
 
-const char* to_string(OffloadSpgemm which) { return which == OffloadSpgemm::tile ? "tile" : "cusparse"; }
+const char* to_string(OffloadSpgemm which) {
+  switch (which) {
+    case OffloadSpgemm::tile: return "tile";
+    case OffloadSpgemm::cusparse: return "cusparse";
+    case OffloadSpgemm::automatic: return "auto";
+  }
+  return "?";
+}
 
 OffloadStats& OffloadStats::operator+=(const OffloadStats& o) {
   upload += o.upload;
@@ -104,9 +119,12 @@ Csr<double> offload_spgemm(const Csr<double>& a, const Csr<double>& b, OffloadSp
   require_conformal(a, b, "SpGEMM");
   if (trivially_empty(a, b)) return Csr<double>::empty(a.rows, b.cols);
   DeviceOperand da, db;
-  upload_operand(a, which, stats, da);
-  upload_operand(b, which, stats, db);
+  upload_operand(a, stats, da);
+  upload_operand(b, stats, db);
   DeviceProduct product(which, nullptr, kOneShot);
+  const OffloadSpgemm engine = timed(stats.convert, [&] { return product.resolve_engine(da.csr, db.csr); });
+  bind_operand(engine, stats, da);
+  bind_operand(engine, stats, db);
   run_product(product, da.view, db.view, stats);
   return download_result(product, stats);
 }
@@ -116,19 +134,32 @@ Csr<double> offload_galerkin(const Csr<double>& a, const Csr<double>& p, Offload
   TESSERA_REQUIRE_INPUT(a.rows == a.cols, "offload Galerkin product: A must be square, it is ", a.rows, "x", a.cols);
   if (trivially_empty(a, p)) return Csr<double>::empty(p.cols, p.cols);
   DeviceOperand da, dp, dr;
-  upload_operand(a, which, stats, da);
-  upload_operand(p, which, stats, dp);
-  upload_operand(ref::transpose(p), which, stats, dr);
+  upload_operand(a, stats, da);
+  upload_operand(p, stats, dp);
+  upload_operand(ref::transpose(p), stats, dr);
   DeviceProduct a_p(which, nullptr, kOneShot), r_a_p(which, nullptr, kOneShot);
+  const OffloadSpgemm ap_engine = timed(stats.convert, [&] { return a_p.resolve_engine(da.csr, dp.csr); });
+  bind_operand(ap_engine, stats, da);
+  bind_operand(ap_engine, stats, dp);
   run_product(a_p, da.view, dp.view, stats);
-  // A*P stays on the device: in tiles on the tile path, else in CSR (rows sorted, int32 offsets).
+  // A*P stays on the device: in tiles when both products run on tiles, else in CSR (rows
+  // sorted) bound in the form of R*(A*P)'s engine.
   DeviceCsr<double> ap_csr;
   ProductOperand ap_form;
-  OperandView ap = which == OffloadSpgemm::tile ? a_p.tile_result() : OperandView{};
-  if (which == OffloadSpgemm::cusparse) {
+  OperandView ap;
+  if (ap_engine == OffloadSpgemm::tile) {
+    timed(stats.convert, [&] { r_a_p.resolve_engine(dr.csr, *a_p.tile_result().tiles); });
+  } else {
     timed(stats.convert, [&] { a_p.result_csr(ap_csr); });
-    ap = timed(stats.convert, [&] { return ap_form.bind(ap_csr, which, nullptr); });
+    timed(stats.convert, [&] { r_a_p.resolve_engine(dr.csr, ap_csr); });
   }
+  if (ap_engine == OffloadSpgemm::tile && r_a_p.engine() == OffloadSpgemm::tile) {
+    ap = a_p.tile_result();
+  } else {
+    if (ap_engine == OffloadSpgemm::tile) timed(stats.convert, [&] { a_p.result_csr(ap_csr); });
+    ap = timed(stats.convert, [&] { return ap_form.bind(ap_csr, r_a_p.engine(), nullptr); });
+  }
+  bind_operand(r_a_p.engine(), stats, dr);
   run_product(r_a_p, dr.view, ap, stats);
   return download_result(r_a_p, stats);
 }

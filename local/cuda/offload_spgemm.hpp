@@ -11,6 +11,9 @@
 //             the Csr invariant needs them).
 // Both keep the structural pattern (entries that cancel to zero stay, no drop_zeros), as
 // ref::spgemm with keep_zeros does: callers that refresh values in place rely on it.
+//   automatic: per product, the engine the work estimate picks (local/cuda/spgemm_engine_choice.hpp:
+//             tile SpGEMM where tiles are well filled, cuSPARSE where they are not), resolved
+//             on the device CSR operands before they are bound.
 // Operands with no entries (or a zero dimension) give the empty product without a device call.
 // Runs on the current device, on the default stream, synchronously.
 #include <string>
@@ -19,9 +22,9 @@
 
 namespace tessera::cuda {
 
-enum class OffloadSpgemm { tile, cusparse };
+enum class OffloadSpgemm { tile, cusparse, automatic };
 
-/// "tile" | "cusparse"; anything else is an InputError.
+/// "tile" | "cusparse" | "auto"; anything else is an InputError.
 OffloadSpgemm parse_offload_spgemm(const std::string& name);
 const char* to_string(OffloadSpgemm which);
 
@@ -29,7 +32,8 @@ const char* to_string(OffloadSpgemm which);
 /// DeviceProduct's phases:
 ///   convert  = ProductOperand::bind (CSR -> tiles, or int32 row offsets for cuSPARSE) and
 ///              DeviceProduct::result_csr (tiles -> CSR, or cuSPARSE's C row-sorted by CUB and
-///              given int64 offsets), A*P's included in the Galerkin product on the cuSPARSE path;
+///              given int64 offsets), A*P's included in the Galerkin product on the cuSPARSE path,
+///              and automatic's work estimates;
 ///   product  = DeviceProduct::multiply (TileSpgemm symbolic + numeric, or cuSPARSE's one-shot
 ///              workEstimation + compute + copy, its buffers' allocations included).
 struct OffloadStats {
@@ -38,6 +42,7 @@ struct OffloadStats {
   double product = 0;   // the SpGEMMs themselves
   double download = 0;  // device -> host (the products' sorted CSR)
   int products = 0;     // device SpGEMM calls (empty products, skipped without one, not counted)
+  int tile_products = 0;  // of which on the tile SpGEMM (the rest on cuSPARSE): what automatic chose
   double transfers() const { return upload + download; }
   double total() const { return upload + convert + product + download; }
   OffloadStats& operator+=(const OffloadStats& o);

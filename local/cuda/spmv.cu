@@ -1,5 +1,6 @@
 #include "local/cuda/spmv.hpp"
 #include "local/cuda/spmv_kernels.cuh"
+#include "local/cuda/spmv_stream_kernel.cuh"
 
 namespace tessera::cuda {
 namespace {
@@ -51,8 +52,7 @@ void spmv(const SpmvPlan& plan, T alpha, const DeviceCsr<T>& a, const T* x, T be
                                   y, stream);
     return;
   }
-  kernels::launch_csr_vector(plan.threads_per_row, plan.rows_per_group, a.rows, a.row_ptr.data(), a.col_idx.data(),
-                             a.values.data(), x, kernels::AxpbyEpilogue<T>{alpha, beta, y}, stream);
+  kernels::launch_csr_rows(plan, a, x, kernels::AxpbyEpilogue<T>{alpha, beta, y}, stream);
 }
 
 template <class T>

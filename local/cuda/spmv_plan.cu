@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <string>
 
 #include "local/cuda/spmv_kernels.cuh"
 #include "local/cuda/spmv_plan.hpp"
@@ -50,6 +51,26 @@ __global__ void chunk_first_row_kernel(std::int64_t chunks, std::int64_t chunk_n
   first_row[c] = kernels::row_of(row_ptr, idx, 0, rows - 1);
 }
 
+/// First row r in [0, rows] with row_ptr[r] + r >= target (rows when there is none); the
+/// merge-path coordinate row_ptr[r] + r grows strictly, one per row and one per nonzero.
+__device__ std::int64_t first_row_at_or_past(const std::int64_t* __restrict__ row_ptr, std::int64_t rows,
+                                             std::int64_t target) {
+  std::int64_t lo = 0, hi = rows;
+  while (lo < hi) {
+    const std::int64_t mid = lo + (hi - lo) / 2;
+    if (row_ptr[mid] + mid < target) lo = mid + 1; else hi = mid;
+  }
+  return lo;
+}
+
+__global__ void stream_block_start_kernel(std::int64_t blocks, std::int64_t window, std::int64_t rows,
+                                          const std::int64_t* __restrict__ row_ptr, std::int64_t* start) {
+  const std::int64_t b = blockIdx.x * static_cast<std::int64_t>(blockDim.x) + threadIdx.x;
+  if (b > blocks) return;
+  // The last end is pinned to `rows` so trailing empty rows (f = nnz + r) are always covered.
+  start[b] = b == blocks ? rows : first_row_at_or_past(row_ptr, rows, b * window);
+}
+
 }  // namespace
 
 RowStats row_stats(const std::int64_t* row_ptr, std::int64_t rows, std::int64_t nnz, cudaStream_t stream) {
@@ -89,6 +110,22 @@ NnzChunks make_nnz_chunks(const std::int64_t* row_ptr, std::int64_t rows, std::i
   return c;
 }
 
+StreamBlocks make_stream_blocks(const std::int64_t* row_ptr, std::int64_t rows, std::int64_t nnz,
+                                std::int64_t max_row, cudaStream_t stream) {
+  TESSERA_ASSERT(max_row >= 0 && max_row < kStreamCapacity, "CSR-Stream needs rows shorter than ", kStreamCapacity,
+                 " nonzeros, got a row of ", max_row);
+  StreamBlocks blocks;
+  const std::int64_t window = kStreamCapacity - max_row;  // >= 1
+  blocks.count = (nnz + rows + window - 1) / window;     // f(rows) = nnz + rows <= count * window
+  TESSERA_ASSERT(blocks.count < (std::int64_t{1} << 31), "CSR-Stream: ", blocks.count, " blocks exceed the grid");
+  if (blocks.count == 0) return blocks;
+  blocks.start.allocate(static_cast<std::size_t>(blocks.count + 1), stream);
+  stream_block_start_kernel<<<kernels::blocks_for(blocks.count + 1), kernels::kBlock, 0, stream>>>(
+      blocks.count, window, rows, row_ptr, blocks.start.data());
+  TESSERA_CHECK_LAUNCH();
+  return blocks;
+}
+
 int sm_count() {
   int device = 0, sms = 0;
   TESSERA_CUDA_CHECK(cudaGetDevice(&device));
@@ -101,8 +138,17 @@ const char* to_string(SpmvAlgorithm a) {
     case SpmvAlgorithm::automatic: return "auto";
     case SpmvAlgorithm::vector: return "csr-vector";
     case SpmvAlgorithm::nnz_split: return "csr-nnz-split";
+    case SpmvAlgorithm::stream: return "csr-stream";
   }
   return "?";
+}
+
+SpmvAlgorithm parse_spmv_algorithm(const std::string& name) {
+  if (name == "auto") return SpmvAlgorithm::automatic;
+  if (name == "vector") return SpmvAlgorithm::vector;
+  if (name == "nnz-split") return SpmvAlgorithm::nnz_split;
+  if (name == "stream") return SpmvAlgorithm::stream;
+  throw InputError("unknown SpMV algorithm '" + name + "': expected auto, vector, nnz-split or stream");
 }
 
 int threads_per_row_for(double mean_row_length) {
@@ -128,6 +174,27 @@ bool prefers_nnz_split(const RowStats& s, int threads_per_row, int sms) {
   return skewed || one_long_row || underfilled;
 }
 
+bool stream_fits(const RowStats& s) { return s.max_row <= kStreamCapacity / 2; }
+
+bool prefers_stream(const RowStats& s) { return s.nnz > 0 && s.mean <= kStreamMaxMeanRow; }
+
+namespace {
+
+SpmvAlgorithm vector_or_nnz_split(const RowStats& stats, int threads_per_row) {
+  return prefers_nnz_split(stats, threads_per_row, sm_count()) ? SpmvAlgorithm::nnz_split : SpmvAlgorithm::vector;
+}
+
+// Resolves `automatic`, and a stream request on a matrix whose longest row does not fit.
+SpmvAlgorithm choose_algorithm(SpmvAlgorithm requested, const RowStats& stats, int threads_per_row) {
+  if (requested == SpmvAlgorithm::stream) return stream_fits(stats) ? requested : vector_or_nnz_split(stats, threads_per_row);
+  if (requested != SpmvAlgorithm::automatic) return requested;
+  const SpmvAlgorithm fallback = vector_or_nnz_split(stats, threads_per_row);
+  const bool stream = fallback == SpmvAlgorithm::vector && stream_fits(stats) && prefers_stream(stats);
+  return stream ? SpmvAlgorithm::stream : fallback;
+}
+
+}  // namespace
+
 SpmvPlan make_spmv_plan(const std::int64_t* row_ptr, std::int64_t rows, std::int64_t nnz, const SpmvOptions& options,
                         cudaStream_t stream) {
   const int tpr = options.threads_per_row;
@@ -142,10 +209,9 @@ SpmvPlan make_spmv_plan(const std::int64_t* row_ptr, std::int64_t rows, std::int
   plan.stats = row_stats(row_ptr, rows, nnz, stream);
   plan.threads_per_row = tpr ? tpr : threads_per_row_for(plan.stats.mean);
   plan.rows_per_group = rpg ? rpg : rows_per_group_for(plan.threads_per_row);
-  plan.algorithm = options.algorithm;
-  if (plan.algorithm == SpmvAlgorithm::automatic)
-    plan.algorithm = prefers_nnz_split(plan.stats, plan.threads_per_row, sm_count()) ? SpmvAlgorithm::nnz_split
-                                                                               : SpmvAlgorithm::vector;
+  plan.algorithm = choose_algorithm(options.algorithm, plan.stats, plan.threads_per_row);
+  if (plan.algorithm == SpmvAlgorithm::stream)
+    plan.stream_blocks = make_stream_blocks(row_ptr, rows, nnz, plan.stats.max_row, stream);
   if (plan.algorithm == SpmvAlgorithm::nnz_split) {
     // Short chunks (8 steps of 32) keep many warps in flight; H100 sweep on rmat:22:16:
     // 256 nonzeros 0.658 ms, 1024 0.692 ms, 4096 0.745 ms.

@@ -1,7 +1,9 @@
 // The graph phases of the smoothed-aggregation setup on the device (amg/cuda/
 // device_setup_phases.hpp) against their host twins: strength graph, aggregation and tentative
 // prolongator on scalar and block problems, real SPD matrices, Dirichlet rows, random SPD
-// matrices on fresh seeds, 1x1 and 0x0, theta in {0, 0.02, 0.25}. Patterns, aggregates and
+// matrices on fresh seeds, 1x1 and 0x0, theta in {0, 0.02, 0.25}. The strength graph's two
+// assembly paths are both checked: symmetric patterns (also with unequal values) must take the
+// mirrored-rows path, unsymmetric patterns (scalar and 3-dof nodes) the sorted union. Patterns, aggregates and
 // coarse layouts must be identical; the device code repeats the host's floating-point
 // operations in the same order without FMA contraction, so values are required to match to
 // kUlps units in the last place (in practice they match bit for bit; the count is printed).
@@ -169,6 +171,88 @@ TEST(DeviceStrengthGraph, MatchesHostOnEveryProblemAndTheta) {
       if (differing != 0) std::printf("%s theta %g: %lld strength values differ in the last bits\n", p.name.c_str(), theta, (long long)differing);
     }
   }
+}
+
+/// Random SPD (random_spd) with every entry above the diagonal scaled by a random factor in
+/// [0.5, 2]: the pattern stays symmetric, the values do not.
+Problem skewed_values(std::int64_t n, std::uint64_t seed) {
+  Problem p = random_spd(n, seed);
+  std::mt19937_64 rng(seed ^ 0x5eedULL);
+  std::uniform_real_distribution<double> factor(0.5, 2.0);
+  for (std::int64_t i = 0; i < p.a.rows; ++i)
+    for (std::int64_t q = p.a.row_ptr[i]; q < p.a.row_ptr[i + 1]; ++q)
+      if (p.a.col_idx[q] > i) p.a.values[q] *= factor(rng);
+  p.name = "skewed " + p.name;
+  return p;
+}
+
+/// A random matrix with an unsymmetric pattern on nodes of `block` dofs (n a multiple of it),
+/// diagonally dominant; the first node couples strongly to the last (|a| = 50, strong for every
+/// theta here) and the last not at all to the first, so S is never symmetric.
+Problem random_unsymmetric(std::int64_t n, int block, std::uint64_t seed) {
+  const Csr<double> r = testing::random_csr({n, n, 0.04, 0.1}, seed);
+  const std::int64_t last = n / block - 1;
+  std::vector<std::int64_t> ri, ci;
+  std::vector<double> v;
+  std::vector<double> row_sum(static_cast<std::size_t>(n), 1.0);
+  const auto add = [&](std::int64_t i, std::int64_t j, double x) {
+    ri.push_back(i), ci.push_back(j), v.push_back(x);
+    row_sum[i] += std::abs(x);
+  };
+  for (std::int64_t i = 0; i < n; ++i)
+    for (std::int64_t q = r.row_ptr[i]; q < r.row_ptr[i + 1]; ++q) {
+      const std::int64_t j = r.col_idx[q];
+      const bool last_to_first = i / block == last && j / block == 0;
+      if (i != j && !last_to_first && !(i == 0 && j == n - 1)) add(i, j, r.values[q]);
+    }
+  add(0, n - 1, 50.0);
+  for (std::int64_t i = 0; i < n; ++i) ri.push_back(i), ci.push_back(i), v.push_back(row_sum[i]);
+  return with_constant_space("random unsymmetric n=" + std::to_string(n) + " block=" + std::to_string(block) +
+                                 " seed=" + std::to_string(seed),
+                             csr_from_triplets(n, n, ri, ci, v), block);
+}
+
+/// Device vs host strength graph at `theta`; returns the way the device assembled it.
+gpu::StrengthAssembly expect_same_strength(const Problem& p, double theta) {
+  SCOPED_TRACE(p.name + ", theta " + std::to_string(theta));
+  const auto nodes = upload_nodes(p.nodes);
+  gpu::StrengthAssembly assembly{};
+  const Csr<double> device = cuda::download(
+      gpu::device_strength_graph(cuda::upload(p.a), nodes.data(), num_nodes(p.nodes), theta, nullptr, &assembly));
+  expect_same_csr(device, strength_graph(p.a, p.nodes, theta), "strength graph");
+  return assembly;
+}
+
+TEST(DeviceStrengthGraph, SymmetricPatternsTakeTheMirroredRowsPath) {
+  std::vector<Problem> symmetric;
+  for (const char* spec : {"poisson3d:15", "poisson3d27:9", "elasticity3d:4"}) symmetric.push_back(generated(spec));
+  symmetric.push_back(dirichlet_rows());
+  symmetric.push_back(random_spd(157, testing::fresh_seed()));
+  symmetric.push_back(with_constant_space("1x1", csr_from_triplets<double>(1, 1, {0}, {0}, {4.0}), 1));
+  for (const Problem& p : symmetric)
+    for (const double theta : kThetas) {
+      SCOPED_TRACE(p.name);
+      EXPECT_EQ(expect_same_strength(p, theta), gpu::StrengthAssembly::mirrored_rows);
+    }
+  // Unequal values in the two directions: the pattern still decides (theta 0 keeps every
+  // nonzero entry), and each edge gets the larger strength, as the host's union_max.
+  for (int trial = 0; trial < 3; ++trial) {
+    const Problem p = skewed_values(101 + 50 * trial, testing::fresh_seed());
+    SCOPED_TRACE(p.name);
+    EXPECT_EQ(expect_same_strength(p, 0.0), gpu::StrengthAssembly::mirrored_rows);
+    expect_same_strength(p, 0.25);  // may be either path; must match the host
+  }
+}
+
+TEST(DeviceStrengthGraph, UnsymmetricPatternsFallBackToTheSortedUnion) {
+  for (int trial = 0; trial < 3; ++trial)
+    for (const int block : {1, 3}) {
+      const Problem p = random_unsymmetric(block * (67 + 22 * trial), block, testing::fresh_seed());
+      for (const double theta : kThetas) {
+        SCOPED_TRACE(p.name);
+        EXPECT_EQ(expect_same_strength(p, theta), gpu::StrengthAssembly::sorted_union);
+      }
+    }
 }
 
 TEST(DeviceAggregate, MatchesHostOnTheHostGraph) {

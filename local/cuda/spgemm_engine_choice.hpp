@@ -1,0 +1,70 @@
+#pragma once
+// Which device SpGEMM engine a product C = A*B should run, from a work estimate of the
+// operands' patterns (OffloadSpgemm::automatic resolves through this, per product).
+//   scalar_products = sum over entries a_ik of rowlen_B(k): the intermediate products, what
+//                     cuSPARSE's (Gustavson) work scales with;
+//   tile_pairs      = sum over nonzero 8x8 tiles (I,K) of A of the nonzero tiles in tile-row K
+//                     of B: the tile pairs the tensor-core TileSpgemm multiplies.
+// Their ratio is the mean number of scalar products a tile pair carries: well-filled tiles
+// (27-point stencils, elasticity with 3x3 blocks) give many, and there the tile SpGEMM wins;
+// scattered patterns (7-point stencil, random, R-MAT) give few, and there cuSPARSE wins
+// (measurements in docs/performance.md). The ratio alone does not separate the 7-point A*A
+// (8.2 products per pair, tile SpGEMM 0.64x) from the 27-point A*A (8.7, 2.96x): the
+// 7-point rows make few products each (48 against 704), too little work per tile-row for
+// the tile SpGEMM's per-tile-row costs, so a floor on products per row of A is the second rule.
+// The device estimate reads only the patterns (no values), runs on `stream` and reads back two
+// integers; the host estimate is its obviously-right reference.
+#include <cuda_runtime_api.h>
+
+#include <cstdint>
+
+#include "local/cuda/device_matrix.hpp"
+#include "local/cuda/offload_spgemm.hpp"
+#include "local/formats/csr.hpp"
+
+namespace tessera::cuda {
+
+struct SpgemmWorkEstimate {
+  std::int64_t scalar_products = 0;
+  std::int64_t tile_pairs = 0;
+  std::int64_t rows = 0;  // of A
+  /// Mean scalar products per tile pair (0 for an empty product): at most 8*8*8 = 512.
+  double products_per_pair() const { return tile_pairs ? double(scalar_products) / double(tile_pairs) : 0.0; }
+  double products_per_row() const { return rows ? double(scalar_products) / double(rows) : 0.0; }
+};
+
+/// The tile SpGEMM is chosen from this many products per tile pair and this many products per
+/// row of A on, else cuSPARSE. Provisional: calibrated from the H200 measurements recorded in
+/// docs/performance.md (the tile SpGEMM's wins and losses against the fastest cuSPARSE
+/// algorithm per problem: A*A benchmarks and the AMG setup's A*P and R*(A*P)).
+inline constexpr double kTileProductsPerPairThreshold = 4.0;
+inline constexpr double kTileMinProductsPerRow = 64.0;
+
+/// tile when products_per_pair() >= kTileProductsPerPairThreshold and products_per_row() >=
+/// kTileMinProductsPerRow, else cusparse (an empty product picks tile: it runs no SpGEMM
+/// either way).
+OffloadSpgemm choose_spgemm_engine(const SpgemmWorkEstimate& estimate);
+
+/// An AMG level runs its three products (A*P_tent, A*P, R*(A*P)) on one engine, so that no
+/// operand is converted between forms mid-level; the level's first product decides, from its
+/// products per tile pair alone (A*P_tent has one entry per row of P_tent, so its rows are short
+/// whatever the stencil and the per-row floor above does not apply). H100, poisson3d:192
+/// (A*P_tent: 2.9 products per pair): whole setup with cuSPARSE products 0.224 s, tile 0.278 s;
+/// poisson3d27:128 (6.0): tile 0.128 s, cuSPARSE 0.133 s; elasticity3d:48 (82): tile
+/// (docs/performance.md, 2026-11-22 second session).
+inline constexpr double kLevelTileProductsPerPairThreshold = 4.0;
+OffloadSpgemm choose_level_spgemm_engine(const SpgemmWorkEstimate& a_p_tent);
+
+/// The estimate of A*B on the device. InputError if a.cols != b.rows.
+SpgemmWorkEstimate estimate_spgemm_work(const DeviceCsr<double>& a, const DeviceCsr<double>& b,
+                                        cudaStream_t stream = nullptr);
+
+/// The same with B in tiles (A*P kept in tiles feeding R*(A*P)): B's row lengths are read from
+/// the bitmaps, its tiles per tile-row from tile_row_ptr.
+SpgemmWorkEstimate estimate_spgemm_work(const DeviceCsr<double>& a, const DeviceTileMatrix<double>& b,
+                                        cudaStream_t stream = nullptr);
+
+/// Host reference: plain loops over the host CSR (a set of tile columns per tile-row).
+SpgemmWorkEstimate estimate_spgemm_work_host(const Csr<double>& a, const Csr<double>& b);
+
+}  // namespace tessera::cuda
