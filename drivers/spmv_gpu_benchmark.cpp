@@ -129,7 +129,7 @@ void print_sweep_line(const std::string& what, double seconds, double bytes, dou
 }
 
 // CSR-Stream on the same data, or the reason the plan refused it; its result is checked too
-// (`verify` is a no-op without --check), since no other run covers it under --algorithm auto.
+// (`verify` is a no-op without --check): the automatic plan may have chosen another kernel.
 template <class T, class Timer>
 void sweep_stream(const cuda::DeviceCsr<T>& da, const T* x, T* y, double bytes, double copy_bw, Timer& time,
                   const std::function<void(const std::string&)>& verify, nlohmann::json& out) {

@@ -7,9 +7,10 @@
 // each rank generates/reads its rows and the distributed AMG (amg::DistAmg) runs PCG.
 // One rank with --backend gpu (auto: when a GPU is present): the whole setup on the device
 // (--setup device, the default: amg::gpu::device_setup, the hierarchy stays on the GPU) or the
-// host setup with its products offloaded (--setup host); each product on the engine its
-// work estimate picks (--spgemm auto, the default: tile SpGEMM where tiles are well filled,
-// cuSPARSE elsewhere; --spgemm tile|cusparse force one, the ablation); the cycle and CG on the device. Several
+// host setup with its products offloaded (--setup host); the SpGEMM engine picked from a
+// work estimate (--spgemm auto, the default: tile SpGEMM where tiles are well filled, cuSPARSE
+// elsewhere; per level on the device setup, per product on the offloaded host setup;
+// --spgemm tile|cusparse force one, the ablation); the cycle and CG on the device. Several
 // ranks with --backend gpu (auto: when every rank has a GPU of its own): the distributed setup
 // on the host, then the cycle and CG on the GPUs (NCCL halo exchanges). Prints the level table, the setup phases, iterations, the true final
 // relative residual, setup and solve times, complexities and AMG2023's figures of merit.
@@ -102,8 +103,9 @@ void add_options(CLI::App& app, Options& opt) {
       ->check(CLI::PositiveNumber);
   app.add_option("--backend", opt.backend, "auto (GPU when present; several ranks: when each has its own), host, gpu")
       ->check(CLI::IsMember({"auto", "host", "gpu"}));
-  app.add_option("--spgemm", opt.spgemm, "GPU setup products: auto (per product, from its work estimate), tile (tensor-core tile "
-                 "SpGEMM) or cusparse (ablation)")
+  app.add_option("--spgemm", opt.spgemm,
+                 "GPU setup products: auto (from a work estimate: per level on the device setup, per product "
+                 "with --setup host), tile (tensor-core tile SpGEMM) or cusparse (ablation)")
       ->check(CLI::IsMember({"auto", "tile", "cusparse"}));
   app.add_option("--setup", opt.setup,
                  "where one GPU builds the hierarchy: device (the whole setup on the GPU, the hierarchy stays "

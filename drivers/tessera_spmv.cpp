@@ -2,12 +2,12 @@
 //   tessera-spmv --gen poisson3d:256 --compare cusparse --check --json out.json
 //   tessera-spmv --A a.mtx.gz --precision fp32 --backend host
 //   mpirun -np 4 tessera-spmv --gen poisson3d27:64 --partition nnz --backend host --check
-// On the GPU it times Tessera's CSR kernel (vector or nnz-split, chosen from the row
-// statistics) and the tile kernel, optionally cuSPARSE, against the measured copy bandwidth
-// and the traffic model. On the host it times the reference kernel. Several ranks (or
-// --distributed): dist::spmv, on the ranks' GPUs (NCCL halos) or the host, see
-// spmv_distributed.hpp. Exit codes: 0 ok,
-// 1 check failed, 2 bad input or device error.
+// On the GPU it times Tessera's CSR kernel (CSR-Stream, vector or nnz-split, chosen from the
+// row statistics, or forced with --algorithm stream|vector|nnz-split) and the tile kernel,
+// optionally cuSPARSE, against the measured copy bandwidth and the traffic model. On the
+// host it times the reference kernel. Several ranks (or --distributed): dist::spmv, on the
+// ranks' GPUs (NCCL halos) or the host, see spmv_distributed.hpp. --algorithm other than auto
+// needs one process on the GPU. Exit codes: 0 ok, 1 check failed, 2 bad input or device error.
 #include <CLI/CLI.hpp>
 
 #include <algorithm>
@@ -95,6 +95,9 @@ int run(int argc, char** argv) {
     return app.exit(e) == 0 ? 0 : kExitError;
   }
   dist::Communicator comm;
+  // --algorithm picks the single-GPU CSR kernel; the other runs would silently ignore it.
+  TESSERA_REQUIRE_INPUT(opt.algorithm == "auto" || (comm.size() == 1 && !opt.distributed), "--algorithm ",
+                        opt.algorithm, " selects the single-GPU SpMV kernel: not with several ranks or --distributed");
   if (comm.size() > 1 || opt.distributed) return run_distributed(comm, opt);
   Stopwatch load_clock;
   const Csr<double> a = load_matrix(opt.a, "A");
@@ -114,6 +117,7 @@ int run(int argc, char** argv) {
 #endif
   } else {
     TESSERA_REQUIRE_INPUT(opt.compare.empty(), "--compare cusparse needs the GPU backend");
+    TESSERA_REQUIRE_INPUT(opt.algorithm == "auto", "--algorithm ", opt.algorithm, " needs the GPU backend");
     out["host"] = precision == Precision::fp64 ? run_host<double>(a, opt, status) : run_host<float>(a, opt, status);
   }
   if (!opt.json.empty()) write_json(opt.json, out);

@@ -3,7 +3,8 @@
 # phases vs the host, device hierarchy vs the host hierarchy, device cycle and PCG), the GPU
 # kernel tests they build on, compute-sanitizer on the device setup and cycle tests, the phase
 # timer, then tessera-amg on the issue-6 problems with the device setup (tile SpGEMM and
-# cuSPARSE products, and the automatic per-product choice), first run and repeated run (--resetup).
+# cuSPARSE products, and the automatic choice, one engine per level), first run and repeated run
+# (--resetup).
 # Logs go to $OUT (one tgz).
 #   BUILD=.carry/build-gpu OUT=$OUT tools/gpu-amg-check.sh     (tools/stage-device-carry.sh first)
 set -u

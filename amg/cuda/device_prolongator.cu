@@ -202,7 +202,8 @@ ProductEngines DeviceTransferPlan::engines() const {
 }
 
 std::string to_string(const ProductEngines& e) {
-  // automatic left unresolved: the product never ran (no prolongator smoothing: no A*P_tent)
+  // automatic left unresolved: the plan never ran a product. (level_engine assigns all three
+  // at once, so without prolongator smoothing A*P_tent shows the level's engine, unrun.)
   auto name = [](tessera::cuda::OffloadSpgemm w) {
     return w == tessera::cuda::OffloadSpgemm::automatic ? "not run" : tessera::cuda::to_string(w);
   };

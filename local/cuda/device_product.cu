@@ -15,6 +15,8 @@ namespace tessera::cuda {
 
 namespace {
 
+bool g_force_cusparse_row_sort = false;  // testing_hooks::force_cusparse_row_sort
+
 constexpr int kThreads = 256;
 
 template <class From, class To>
@@ -195,7 +197,7 @@ struct CusparseReusePlan {
     // decides, and sorted rows skip the segmented sort (the largest cost of this path: 60 ms of
     // 75 on random:1000000:10 A*A) and the permutation. A one-shot product then hands its arrays
     // over instead of copying them (sorted_values takes the values).
-    identity_order = c_nnz > 0 && rows_sorted(rows, s);
+    identity_order = c_nnz > 0 && !g_force_cusparse_row_sort && rows_sorted(rows, s);
     if (identity_order && one_shot_product) {
       out.col_idx = std::move(c_col);
       return;
@@ -246,6 +248,8 @@ struct CusparseReusePlan {
                         order.bytes());
   }
 };
+
+void testing_hooks::force_cusparse_row_sort(bool on) { g_force_cusparse_row_sort = on; }
 
 DeviceCsr<double> empty_device_csr(std::int64_t rows, std::int64_t cols, cudaStream_t stream) {
   DeviceCsr<double> c;

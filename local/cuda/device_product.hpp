@@ -9,12 +9,13 @@
 //             round trip through CSR) or be written to CSR (pattern once, then values only);
 //   cusparse: cuSPARSE's reusable SpGEMM (cusparseSpGEMMreuse_*: workEstimation, nnz, copy
 //             once; compute on every run), operands read in place with int32 row offsets made
-//             once; C's rows sorted through a permutation made once (CUB segmented sort), so a
-//             re-run is compute + one value gather.
+//             once; C's rows checked once for order: already sorted (the common case) they
+//             are copied as they are, else sorted through a permutation made once (CUB
+//             segmented sort), so a re-run is compute + one value copy or gather.
 // Without a kept plan (keep_plan false: AmgOptions::keep_setup_plans off, and offload_spgemm)
 // the cuSPARSE path runs the one-shot SpGEMM instead (workEstimation, compute, copy with ALG1:
-// deterministic, no reuse buffers), and result_csr frees cuSPARSE's copy of C once it has been
-// sorted into the caller's CSR.
+// deterministic, no reuse buffers), and result_csr hands cuSPARSE's column and value arrays
+// over to the caller's CSR when its rows came out sorted, else frees them once sorted into it.
 // OffloadSpgemm::automatic: the product picks its engine once, from the work estimate of its
 // CSR operands (resolve_engine, before its operands are bound in that engine's form; see
 // spgemm_engine_choice.hpp); engine() then says which one runs, for the statistics.
@@ -31,6 +32,12 @@
 #include "local/cuda/tile_spgemm.hpp"
 
 namespace tessera::cuda {
+
+namespace testing_hooks {
+/// Tests only: make the cuSPARSE path sort C's rows even when cuSPARSE returned them sorted
+/// (the fallback is otherwise rarely exercised). Not thread-safe; off by default.
+void force_cusparse_row_sort(bool on);
+}  // namespace testing_hooks
 
 /// rows x cols with no entries (row_ptr all zero), on `stream`.
 DeviceCsr<double> empty_device_csr(std::int64_t rows, std::int64_t cols, cudaStream_t stream);
@@ -88,9 +95,9 @@ class DeviceProduct {
   DeviceProduct(DeviceProduct&&) noexcept;
   DeviceProduct& operator=(DeviceProduct&&) noexcept;
 
-  /// C = A*B (views of this product's kind; InputError while the engine is unresolved). The first call runs the symbolic phase; later
-  /// calls must pass operands with the same patterns (sizes checked) and run only the numeric
-  /// phase. InputError if a.cols != b.rows.
+  /// C = A*B (views of this product's kind; InputError while the engine is unresolved). The
+  /// first call runs the symbolic phase; later calls must pass operands with the same patterns
+  /// (sizes checked) and run only the numeric phase. InputError if a.cols != b.rows.
   void multiply(const OperandView& a, const OperandView& b);
 
   /// C in tiles, as an operand of a following tile product (tile path only; valid until the

@@ -112,6 +112,7 @@ OffloadStats& OffloadStats::operator+=(const OffloadStats& o) {
   product += o.product;
   download += o.download;
   products += o.products;
+  tile_products += o.tile_products;
   return *this;
 }
 

@@ -50,8 +50,8 @@ OffloadSpgemm choose_spgemm_engine(const SpgemmWorkEstimate& estimate);
 /// products per tile pair alone (A*P_tent has one entry per row of P_tent, so its rows are short
 /// whatever the stencil and the per-row floor above does not apply). H100, poisson3d:192
 /// (A*P_tent: 2.9 products per pair): whole setup with cuSPARSE products 0.224 s, tile 0.278 s;
-/// poisson3d27:128 (6.0): tile 0.128 s, cuSPARSE 0.133 s; elasticity3d:48 (82): tile
-/// (docs/performance.md, 2026-11-22 second session).
+/// poisson3d27:128 (6.0): tile 0.128 s, cuSPARSE 0.133 s; elasticity3d:48 (82): tile 0.064 s,
+/// cuSPARSE 0.226 s (docs/performance.md, 2026-11-22 second session).
 inline constexpr double kLevelTileProductsPerPairThreshold = 4.0;
 OffloadSpgemm choose_level_spgemm_engine(const SpgemmWorkEstimate& a_p_tent);
 

@@ -58,19 +58,28 @@ __global__ void __launch_bounds__(kStreamThreads) csr_stream_kernel(const std::i
   // Both fit in int: the plan bounds nonzeros + rows of a block by kStreamCapacity.
   const int count = static_cast<int>(__ldg(row_ptr + end_row) - base);
   const int rows = static_cast<int>(end_row - first_row);
-  stage_products(base, count, col, val, x, products);
-  __syncthreads();
-
   const int lanes = stream_lanes_per_row(rows, count);  // block-uniform
   const int lane = static_cast<int>(threadIdx.x) & (lanes - 1);
   const int rows_per_pass = kStreamThreads / lanes;
+  // The first pass's row bounds are loaded before the staging loads, so they are in flight
+  // together instead of one more memory round trip after the barrier (usually the only pass).
+  const int first_local = static_cast<int>(threadIdx.x) / lanes;
+  std::int64_t first_begin = 0, first_end = 0;
+  if (first_local < rows) {
+    first_begin = __ldg(row_ptr + first_row + first_local);
+    first_end = __ldg(row_ptr + first_row + first_local + 1);
+  }
+  stage_products(base, count, col, val, x, products);
+  __syncthreads();
+
   // Every thread runs every pass (the bound is block-uniform), so the shuffles see full warps.
   for (int pass = 0; pass < rows; pass += rows_per_pass) {
-    const int local = pass + static_cast<int>(threadIdx.x) / lanes;
+    const int local = pass + first_local;
     T sum = 0;
     if (local < rows) {
-      const int begin = static_cast<int>(__ldg(row_ptr + first_row + local) - base);
-      const int end = static_cast<int>(__ldg(row_ptr + first_row + local + 1) - base);
+      const std::int64_t row_begin = pass == 0 ? first_begin : __ldg(row_ptr + first_row + local);
+      const std::int64_t row_end = pass == 0 ? first_end : __ldg(row_ptr + first_row + local + 1);
+      const int begin = static_cast<int>(row_begin - base), end = static_cast<int>(row_end - base);
       for (int i = begin + lane; i < end; i += lanes) sum += products[i];
     }
     for (int offset = lanes / 2; offset > 0; offset /= 2) sum += __shfl_xor_sync(kFullMask, sum, offset, lanes);
