@@ -10,6 +10,7 @@
 #include <nccl.h>
 
 #include "dist/communicator.hpp"
+#include "local/core/error.hpp"
 #include "local/cuda/check.hpp"
 
 #define TESSERA_NCCL_CHECK(call)                                                                  \
@@ -66,7 +67,8 @@ int node_local_device(const Communicator& comm) {
   return device;
 }
 
-NcclTransport::NcclTransport(const Communicator& comm, cudaStream_t stream) : stream_(stream) {
+NcclTransport::NcclTransport(const Communicator& comm, cudaStream_t stream)
+    : rank_(comm.rank()), ranks_(comm.size()), stream_(stream) {
   device_ = node_local_device(comm);
   TESSERA_CUDA_CHECK(cudaSetDevice(device_));
   ncclUniqueId id{};
@@ -95,6 +97,26 @@ void NcclTransport::start_exchange(const ExchangePattern& p, std::size_t item_by
     if (bytes > 0)
       TESSERA_NCCL_CHECK(ncclSend(static_cast<const char*>(send) + p.send_offsets[i] * item_bytes, bytes, ncclUint8,
                                   p.send_ranks[i], nccl_, stream_));
+  }
+  TESSERA_NCCL_CHECK(ncclGroupEnd());
+}
+
+void NcclTransport::allgatherv(const double* send, double* recv, const std::vector<std::int64_t>& offsets) {
+  // Same check on every rank (offsets are global data): all throw before any NCCL call.
+  TESSERA_REQUIRE_INPUT(offsets.size() == static_cast<std::size_t>(ranks_) + 1 && offsets.front() == 0,
+                        "allgatherv: offsets need ", ranks_ + 1, " entries starting at 0, got ", offsets.size());
+  for (int r = 0; r < ranks_; ++r)
+    TESSERA_REQUIRE_INPUT(offsets[r] <= offsets[r + 1], "allgatherv: offsets decrease at rank ", r);
+  // One broadcast per root rather than an ncclAllGather of max-count padded blocks: no padding,
+  // no compaction kernel, and NCCL fuses the grouped broadcasts into one launch. A root with an
+  // empty block is skipped on every rank alike (the offsets agree), so the group matches.
+  TESSERA_NCCL_CHECK(ncclGroupStart());
+  for (int root = 0; root < ranks_; ++root) {
+    const std::size_t count = static_cast<std::size_t>(offsets[root + 1] - offsets[root]);
+    if (count == 0) continue;
+    double* block = recv + offsets[root];
+    // sendbuff is read on the root only; elsewhere NCCL ignores it.
+    TESSERA_NCCL_CHECK(ncclBroadcast(root == rank_ ? send : block, block, count, ncclFloat64, root, nccl_, stream_));
   }
   TESSERA_NCCL_CHECK(ncclGroupEnd());
 }

@@ -5,6 +5,9 @@
 // One GPU per rank: the device is the rank's index on its node (MPI_COMM_TYPE_SHARED).
 #include <cuda_runtime_api.h>
 
+#include <cstdint>
+#include <vector>
+
 #include "dist/transport.hpp"
 
 struct ncclComm;  // from nccl.h, kept out of this header
@@ -32,12 +35,21 @@ class NcclTransport final : public Transport {
   void allreduce(double* data, std::int64_t count, ReduceOp op) override;
   void allreduce(std::int64_t* data, std::int64_t count, ReduceOp op) override;
 
+  /// recv[offsets[r] .. offsets[r+1]) = rank r's `send` (offsets[me+1] - offsets[me] doubles),
+  /// on every rank: one grouped ncclBroadcast per rank with a nonempty block (NCCL runs the group
+  /// as one launch). `offsets` (size()+1 nondecreasing entries from 0) must be the same on every
+  /// rank; ranks with an empty block still call (they receive). Enqueued on the stream, no
+  /// synchronisation: order it like an exchange (wait for the producer, finish_exchange() after).
+  /// `send` may be recv + offsets[me] (in place).
+  void allgatherv(const double* send, double* recv, const std::vector<std::int64_t>& offsets);
+
   int device() const { return device_; }
   cudaStream_t stream() const { return stream_; }
   cudaEvent_t exchange_done() const { return done_; }
 
  private:
   ncclComm* nccl_ = nullptr;
+  int rank_ = 0, ranks_ = 1;
   cudaStream_t stream_ = nullptr;
   cudaEvent_t done_ = nullptr;
   int device_ = 0;

@@ -7,6 +7,7 @@
 #include "dist/communicator.hpp"
 #include "local/core/error.hpp"
 #include "local/cuda/check.hpp"
+#include "local/cuda/device_matrix.hpp"
 
 namespace tessera::amg::gpu {
 namespace {
@@ -38,7 +39,11 @@ DistDeviceAmgPreconditioner::DistDeviceAmgPreconditioner(dist::gpu::DeviceContex
   levels_.resize(h.levels.size());
   // Uploads can fail on one rank only (out of memory): agree before the first collective (a
   // cycle's exchange) so every rank throws the same error instead of waiting in NCCL.
-  dist::call_collectively(ctx.comm(), "distributed device AMG: upload", [&] { upload_levels(); });
+  dist::call_collectively(ctx.comm(), "distributed device AMG: upload", [&] {
+    upload_levels();
+    if (h.coarse_direct) factor_coarse_on_device();
+  });
+  if (h.coarse_direct) choose_coarse_path();
 }
 
 void DistDeviceAmgPreconditioner::upload_levels() {
@@ -78,6 +83,42 @@ void DistDeviceAmgPreconditioner::upload_level(std::size_t l, DeviceCycleLevel& 
   }
 }
 
+void DistDeviceAmgPreconditioner::factor_coarse_on_device() {
+  const cudaStream_t stream = ctx_.compute();
+  const Csr<double>& whole = h_.coarse_operator;
+  const dist::RowPartition& rows = h_.levels.back().a.row_partition;
+  TESSERA_ASSERT(whole.rows == rows.global_rows(), "the gathered coarse operator has ", whole.rows,
+                 " rows, the coarsest level ", rows.global_rows());
+  try {
+    // Every rank factors the same gathered matrix (no collective): the redundant solve.
+    device_coarse_.factor(tessera::cuda::upload(whole, stream), stream);  // synchronises
+  } catch (const InputError&) {
+    device_coarse_ = DeviceCoarseSolver();  // too large for cuSOLVER's int sizes: the host path
+  }
+  // The gathered vectors hold rank r's rows at [rows.begin(r), rows.end(r)), as the matrix does.
+  coarse_offsets_.resize(std::size_t(rows.num_ranks()) + 1);
+  for (int r = 0; r < rows.num_ranks(); ++r) coarse_offsets_[std::size_t(r)] = rows.begin(r);
+  coarse_offsets_.back() = rows.global_rows();
+  whole_b_.allocate(std::size_t(whole.rows), stream);
+  whole_x_.allocate(std::size_t(whole.rows), stream);
+}
+
+void DistDeviceAmgPreconditioner::choose_coarse_path() {
+  // The device and host solves are different collectives (NCCL vs MPI): every rank must take the
+  // same one, so one rank's host fallback sends them all to the host.
+  const std::int64_t on_device = device_coarse_.on_device() ? 1 : 0;
+  coarse_on_device_ = ctx_.comm().allreduce(on_device, dist::ReduceOp::min) == 1;
+  if (coarse_on_device_) return;
+  device_coarse_ = DeviceCoarseSolver();
+  whole_b_.release(), whole_x_.release();
+}
+
+std::string DistDeviceAmgPreconditioner::coarse_method() const {
+  if (!h_.coarse_direct) return "smoothed";
+  if (coarse_on_device_) return device_coarse_.method();
+  return h_.coarse.method() + " (host, DistHierarchy)";
+}
+
 void DistDeviceAmgPreconditioner::connect_peers() {
   const cudaStream_t stream = ctx_.compute();
   tessera::cuda::DeviceBuffer<double> zero(static_cast<std::size_t>(rows()), stream), z(zero.size(), stream);
@@ -88,13 +129,40 @@ void DistDeviceAmgPreconditioner::connect_peers() {
 }
 
 std::int64_t DistDeviceAmgPreconditioner::device_bytes() const {
-  std::int64_t bytes = cycle_.vector_bytes();
+  std::int64_t bytes = cycle_.vector_bytes() + device_coarse_.device_bytes() +
+                      std::int64_t(whole_b_.bytes() + whole_x_.bytes());
   for (const DeviceLevel& v : levels_)
     bytes += matrix_bytes(v.a) + matrix_bytes(v.p) + matrix_bytes(v.r) + std::int64_t(v.inv_diag.bytes());
   return bytes;
 }
 
 void DistDeviceAmgPreconditioner::coarse_solve(const double* b, double* x) {
+  if (coarse_on_device_)
+    coarse_solve_on_device(b, x);
+  else
+    coarse_solve_on_host(b, x);
+}
+
+void DistDeviceAmgPreconditioner::coarse_solve_on_device(const double* b, double* x) {
+  const cudaStream_t compute = ctx_.compute();
+  const int rank = ctx_.comm().rank();
+  const std::int64_t begin = coarse_offsets_[std::size_t(rank)];
+  const std::int64_t owned = coarse_offsets_[std::size_t(rank) + 1] - begin;
+  // The exchange stream waits for b (restricted on compute) and for the previous visit's solve,
+  // which read whole_b_ on compute and is overwritten by this gather.
+  ctx_.exchange_after_compute();
+  ctx_.transport().allgatherv(b, whole_b_.data(), coarse_offsets_);  // ranks owning nothing receive
+  ctx_.transport().finish_exchange();
+  ctx_.compute_after_exchange();
+  // Stream-ordered, no synchronisation; whole_x_ is rewritten only after the previous visit's
+  // copy below, which is on the same stream.
+  device_coarse_.solve(whole_b_.data(), whole_x_.data(), compute);
+  if (owned > 0)
+    TESSERA_CUDA_CHECK(cudaMemcpyAsync(x, whole_x_.data() + begin, std::size_t(owned) * sizeof(double),
+                                       cudaMemcpyDeviceToDevice, compute));
+}
+
+void DistDeviceAmgPreconditioner::coarse_solve_on_host(const double* b, double* x) {
   const cudaStream_t stream = ctx_.compute();
   const std::size_t bytes = coarse_b_.size() * sizeof(double);
   if (bytes) TESSERA_CUDA_CHECK(cudaMemcpyAsync(coarse_b_.data(), b, bytes, cudaMemcpyDeviceToHost, stream));

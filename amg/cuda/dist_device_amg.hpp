@@ -4,13 +4,19 @@
 // dist::gpu::DeviceDistMatrix, the smoother's diagonal -- and the shared device cycle
 // (device_vcycle.hpp) runs on DistDeviceOperators: every product a device SpMV with its NCCL
 // halo exchange, the same V/W cycle and smoothers as the single-GPU preconditioner and as
-// amg/dist/dist_cycle.cpp. The coarsest level's direct solve stays DistHierarchy's redundant
-// host solve (allgather of the owned rhs, every rank solves and keeps its rows): its rhs goes
-// down and the owned solution up, at most max_dense_rows doubles in all per visit.
+// amg/dist/dist_cycle.cpp. The coarsest level's direct solve is redundant on every GPU, as
+// DistHierarchy's is on every host: at construction each rank factors the gathered coarsest
+// operator (DistHierarchy::coarse_operator) with DeviceCoarseSolver (cuSOLVER); each visit
+// allgathers the owned rhs through NCCL on the exchange stream, solves on the compute stream
+// and keeps the rank's rows -- no host synchronisation, no MPI. Where cuSOLVER cannot factor
+// it on some rank (DeviceCoarseSolver's host fallback: singular to working precision), every
+// rank keeps DistHierarchy's host solve (rhs down, owned solution up through MPI).
 // dist_device_pcg is the shared device PCG on the distributed operator.
 #include <memory>
+#include <string>
 #include <vector>
 
+#include "amg/cuda/device_coarse_solver.hpp"
 #include "amg/cuda/device_operator.hpp"
 #include "amg/cuda/device_pcg.hpp"
 #include "amg/cuda/device_vcycle.hpp"
@@ -41,8 +47,14 @@ class DistDeviceAmgPreconditioner {
   /// Level 0's operator on the device, A itself: a solver's products use it rather than a
   /// second upload of A. Valid as long as this preconditioner.
   dist::gpu::DeviceDistMatrix& fine_operator() { return *levels_.front().a; }
-  /// This rank's device bytes: the uploaded levels, their exchange buffers, the level vectors.
+  /// This rank's device bytes: the uploaded levels, their exchange buffers, the level vectors,
+  /// the coarse factor and its gathered vectors.
   std::int64_t device_bytes() const;
+  /// True when the coarsest level is solved on the GPUs (the same on every rank).
+  bool coarse_on_device() const { return coarse_on_device_; }
+  /// How the coarsest level is solved: DeviceCoarseSolver::method() on the GPUs, the host
+  /// solver's method with " (host, DistHierarchy)", or "smoothed" (no direct solve).
+  std::string coarse_method() const;
 
  private:
   struct DeviceLevel {
@@ -52,13 +64,23 @@ class DistDeviceAmgPreconditioner {
   };
   void upload_levels();  // rank-local: the constructor agrees on its outcome
   void upload_level(std::size_t l, DeviceCycleLevel& c);
+  void factor_coarse_on_device();  // rank-local, like upload_levels
+  void choose_coarse_path();       // collective: one path on every rank
   void coarse_solve(const double* b, double* x);
+  void coarse_solve_on_device(const double* b, double* x);
+  void coarse_solve_on_host(const double* b, double* x);
 
   dist::gpu::DeviceContext& ctx_;
   const DistHierarchy& h_;
   std::vector<DeviceLevel> levels_;  // sized once: the operators point into it
   DeviceCycle cycle_;
-  Vector coarse_b_, coarse_x_;  // host staging of the direct coarse solve (owned rows)
+  // Device coarse solve: the factor, the coarsest level's row offsets per rank (offsets of the
+  // gathered vectors), and the gathered rhs / solution (all coarse rows).
+  bool coarse_on_device_ = false;
+  DeviceCoarseSolver device_coarse_;
+  std::vector<std::int64_t> coarse_offsets_;
+  tessera::cuda::DeviceBuffer<double> whole_b_, whole_x_;
+  Vector coarse_b_, coarse_x_;  // host staging of the host coarse solve (owned rows)
 };
 
 /// Collective PCG on the distributed device operator: b and x are device vectors of

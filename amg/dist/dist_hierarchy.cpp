@@ -182,13 +182,15 @@ dist::DistMatrix DistHierarchy::build_transfer(const dist::Communicator& comm, D
 void DistHierarchy::setup_coarsest(const dist::Communicator& comm) {
   DistLevel& c = levels.back();
   coarse_direct = c.a.global_rows() <= options.max_dense_rows;
+  coarse_operator = Csr<double>{};
   if (!coarse_direct) {
     setup_level_numeric(comm, c);
     return;
   }
   c.inv_diag = inverse_diagonal(c.a);
   timed(c.times.coarse, [&] {
-    coarse.factor(allgather_operator(comm, c.a));
+    coarse_operator = allgather_operator(comm, c.a);
+    coarse.factor(coarse_operator);
     return 0;
   });
   coarse_row_begin_ = c.a.row_begin();

@@ -47,6 +47,10 @@ class DistHierarchy {
   AmgOptions options;
   std::vector<DistLevel> levels;
   DenseCoarseSolver coarse;    // every rank holds the factor of the coarsest operator
+  /// The whole coarsest operator as gathered for `coarse` (rows in rank order, so rank r's rows
+  /// start at levels.back().a.row_begin()): a device solver factors it without a second
+  /// collective. Empty unless coarse_direct.
+  Csr<double> coarse_operator;
   bool coarse_direct = false;
   std::string stop_reason;
 

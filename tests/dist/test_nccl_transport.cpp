@@ -1,10 +1,17 @@
 // NcclTransport against HostTransport: the same halo pattern moved once through MPI on host
 // buffers and once through NCCL on device buffers gives the same ghosts; allreduce likewise.
+// allgatherv on device buffers against the block layout it promises (uneven and zero counts,
+// all empty, in place), and its bad offsets rejected on every rank.
 // Label gpu: runs only where every rank sees a CUDA device (exit 77 otherwise).
 #include <cuda_runtime_api.h>
 
+#include <algorithm>
+#include <cmath>
+#include <random>
+
 #include "dist/nccl_transport.hpp"
 #include "dist_test_util.hpp"
+#include "local/core/error.hpp"
 #include "local/cuda/check.hpp"
 
 namespace tessera::dist {
@@ -67,6 +74,64 @@ TEST(NcclTransport, HaloExchangeAndAllreduceMatchTheHostTransport) {
   for (void* ptr : {static_cast<void*>(d_send), static_cast<void*>(d_ghosts), static_cast<void*>(d_values),
                     static_cast<void*>(d_counts)})
     cudaFree(ptr);
+  cudaStreamDestroy(stream);
+}
+
+/// Rank r's block holds 1000 r + j + 0.5 (exact in double, distinct per entry and rank).
+double entry(int rank, std::int64_t j) { return 1000.0 * rank + static_cast<double>(j) + 0.5; }
+
+/// Gathers each rank's block of counts[rank] entries through `transport` (from a separate send
+/// buffer, or in place from its slot of recv) and checks every entry of the result on the host.
+void expect_allgatherv(const Communicator& comm, NcclTransport& transport, const std::vector<std::int64_t>& counts,
+                       bool in_place) {
+  std::vector<std::int64_t> offsets{0};
+  for (const std::int64_t c : counts) offsets.push_back(offsets.back() + c);
+  const int me = comm.rank();
+  std::vector<double> mine(static_cast<std::size_t>(counts[me]));
+  for (std::size_t j = 0; j < mine.size(); ++j) mine[j] = entry(me, std::int64_t(j));
+  std::vector<double> start(static_cast<std::size_t>(offsets.back()), std::nan(""));  // NaN: never written
+  if (in_place) std::copy(mine.begin(), mine.end(), start.begin() + offsets[me]);
+  double* d_recv = device_copy(start);
+  double* d_send = in_place ? d_recv + offsets[me] : device_copy(mine);
+  transport.allgatherv(d_send, d_recv, offsets);
+  TESSERA_CUDA_CHECK(cudaStreamSynchronize(transport.stream()));
+  std::vector<double> got(start.size());
+  TESSERA_CUDA_CHECK(cudaMemcpy(got.data(), d_recv, got.size() * sizeof(double), cudaMemcpyDeviceToHost));
+  for (int r = 0; r < comm.size(); ++r)
+    for (std::int64_t j = 0; j < counts[r]; ++j)
+      ASSERT_EQ(got[offsets[r] + j], entry(r, j)) << "rank " << r << "'s entry " << j << " on rank " << me;
+  if (!in_place) cudaFree(d_send);
+  cudaFree(d_recv);
+}
+
+TEST(NcclTransport, AllgathervOfUnevenAndEmptyBlocks) {
+  const Communicator comm;
+  const std::uint64_t seed = testing::shared_seed(comm);
+  SCOPED_TRACE("seed " + std::to_string(seed));
+  cudaStream_t stream = nullptr;
+  TESSERA_CUDA_CHECK(cudaSetDevice(node_local_device(comm)));
+  TESSERA_CUDA_CHECK(cudaStreamCreate(&stream));
+  {
+    NcclTransport transport(comm, stream);
+    const std::size_t ranks = static_cast<std::size_t>(comm.size());
+    std::mt19937_64 rng(seed);  // the same counts on every rank
+    std::vector<std::int64_t> random(ranks), one_rank(ranks, 0), ones(ranks, 1);
+    for (std::int64_t& c : random) c = static_cast<std::int64_t>(rng() % 40);
+    random[ranks - 1] = 0;  // the last rank sends nothing (on one rank: an empty gather)
+    if (ranks > 1) random[0] = 37;
+    one_rank[rng() % ranks] = 301;
+    const std::vector<std::vector<std::int64_t>> cases{random, one_rank, ones, std::vector<std::int64_t>(ranks, 0)};
+    for (std::size_t c = 0; c < cases.size(); ++c)
+      for (const bool in_place : {false, true}) {
+        SCOPED_TRACE("count pattern " + std::to_string(c) + (in_place ? ", in place" : ""));
+        expect_allgatherv(comm, transport, cases[c], in_place);
+      }
+    // Offsets are global data: every rank rejects them alike, before any NCCL call.
+    EXPECT_THROW(transport.allgatherv(nullptr, nullptr, std::vector<std::int64_t>(ranks, 0)), InputError);
+    std::vector<std::int64_t> decreasing(ranks + 1, 0);
+    decreasing[ranks - 1] = 5;
+    EXPECT_THROW(transport.allgatherv(nullptr, nullptr, decreasing), InputError);
+  }
   cudaStreamDestroy(stream);
 }
 

@@ -7,6 +7,13 @@
 //   - bad input (non-finite b, rtol <= 0, rectangular operator) throws on every rank.
 // Poisson 7-point (Chebyshev, V and W cycles), 27-point with l1-Jacobi, elasticity with rigid-
 // body modes, and a hierarchy whose coarsest level is smoothed instead of factored.
+// The coarsest level is solved on every GPU (cuSOLVER Cholesky of the gathered operator, rhs
+// gathered through NCCL) while DistAmg solves it on the host (DenseCoarseSolver): the 1e-10 is
+// not a bit-exact bound. Both factorisations are backward stable, so their solutions differ by
+// O(n_c * eps * cond(A_c)) relative (test_amg_device_coarse_gpu bounds the device solve
+// against the host at 1e-10 on a 343-row 27-point operator); with coarse_size 40 and
+// cond(A_c) well below 1e3 that is < 1e-12, far inside the tolerance. The uneven partition
+// leaves a rank with no rows on every level: it owns no coarse rows and still joins the gather.
 #include <cmath>
 #include <random>
 #include <string>
@@ -16,6 +23,7 @@
 #include "amg/dist/dist_hierarchy.hpp"
 #include "dist/cuda/device_context.hpp"
 #include "dist/cuda/device_dist_matrix.hpp"
+#include "dist/dist_matrix.hpp"
 #include "dist/spmv.hpp"
 #include "dist_amg_test_util.hpp"
 #include "local/core/error.hpp"
@@ -112,6 +120,38 @@ void expect_same_convergence(const dist::Communicator& comm, dist::gpu::DeviceCo
   EXPECT_LE(host_relative_residual(comm, a, b, x), 2e-8) << "true residual of the downloaded solution";
 }
 
+/// Where the host factors the coarsest level by Cholesky (SPD: every problem here, unless an
+/// aggregate too small for its near-null vectors made A_c singular), every GPU factors it with
+/// cuSOLVER's Cholesky too; a smoothed level says so. With the uneven partition on 2+ ranks some
+/// rank owns no coarse rows (the case to exercise).
+void expect_coarse_path(const dist::Communicator& comm, const DistHierarchy& h,
+                        const gpu::DistDeviceAmgPreconditioner& device, bool uneven) {
+  if (!h.coarse_direct) {
+    EXPECT_FALSE(device.coarse_on_device());
+    EXPECT_EQ(device.coarse_method(), "smoothed");
+    return;
+  }
+  EXPECT_TRUE(dist::testing::same_on_every_rank(comm, std::int64_t(device.coarse_on_device())));
+  if (h.coarse.method() == "cholesky") {
+    EXPECT_TRUE(device.coarse_on_device());
+    EXPECT_EQ(device.coarse_method(), "cholesky (cuSOLVER)");
+  } else {
+    ADD_FAILURE() << "the host coarse solve is " << h.coarse.method() << ", device " << device.coarse_method()
+                  << ": the test wants an SPD coarse operator";
+  }
+  // Every rank holds the whole coarsest operator the device factored: the gathered matrix itself.
+  const Csr<double> whole = dist::gather(comm, h.levels.back().a);
+  if (comm.rank() == 0) {
+    EXPECT_EQ(h.coarse_operator.rows, whole.rows);
+    EXPECT_EQ(h.coarse_operator.row_ptr, whole.row_ptr);
+    EXPECT_EQ(h.coarse_operator.col_idx, whole.col_idx);
+    EXPECT_EQ(h.coarse_operator.values, whole.values);
+  }
+  EXPECT_EQ(h.coarse_operator.rows, h.levels.back().a.global_rows());
+  const std::int64_t fewest = comm.allreduce(h.levels.back().a.owned_rows(), dist::ReduceOp::min);
+  if (uneven && comm.size() >= 2) EXPECT_EQ(fewest, 0) << "no rank without coarse rows: the case is not exercised";
+}
+
 void check_problem(const std::string& spec, const AmgOptions& options, bool expect_direct_coarse = true) {
   const dist::Communicator comm;
   const std::uint64_t seed = dist::testing::shared_seed(comm);
@@ -128,6 +168,7 @@ void check_problem(const std::string& spec, const AmgOptions& options, bool expe
     ASSERT_EQ(host.hierarchy().coarse_direct, expect_direct_coarse);
     gpu::DistDeviceAmgPreconditioner device(ctx, host.hierarchy());
     EXPECT_EQ(device.rows(), a.owned_rows());
+    expect_coarse_path(comm, host.hierarchy(), device, uneven);
     EXPECT_GT(comm.allreduce(device.device_bytes(), dist::ReduceOp::sum), 0);
     expect_same_application(comm, ctx, host, device, a, seed);
     expect_same_convergence(comm, ctx, host, device, pb, a, seed);
