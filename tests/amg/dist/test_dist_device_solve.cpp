@@ -11,8 +11,8 @@
 // gathered through NCCL) while DistAmg solves it on the host (DenseCoarseSolver): the 1e-10 is
 // not a bit-exact bound. Both factorisations are backward stable, so their solutions differ by
 // O(n_c * eps * cond(A_c)) relative (test_amg_device_coarse_gpu bounds the device solve
-// against the host at 1e-10 on a 343-row 27-point operator); with coarse_size 40 and
-// cond(A_c) well below 1e3 that is < 1e-12, far inside the tolerance. The uneven partition
+// against the host at 1e-10 on a 343-row 27-point operator); on these coarsest levels (3 to
+// 114 rows, cond(A_c) well below 1e3) that is < 1e-12, far inside the tolerance. The uneven partition
 // leaves a rank with no rows on every level: it owns no coarse rows and still joins the gather.
 #include <cmath>
 #include <random>
@@ -186,6 +186,12 @@ TEST(DistDeviceAmgSolve, Poisson27PointL1JacobiMatchesHost) {
 }
 
 TEST(DistDeviceAmgSolve, ElasticityRigidBodyModesMatchesHost) { check_problem("elasticity3d:6", small_coarse()); }
+
+TEST(DistDeviceAmgSolve, HundredRowCoarsestLevelMatchesHost) {
+  AmgOptions o = small_coarse();
+  o.max_levels = 3;  // stops above coarse_size: 114 coarse rows spread over the ranks, factored
+  check_problem("poisson3d:32", o);
+}
 
 TEST(DistDeviceAmgSolve, SmoothedCoarsestLevelMatchesHost) {
   AmgOptions o = small_coarse();
