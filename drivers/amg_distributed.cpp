@@ -5,6 +5,7 @@
 #include <cmath>
 #include <cstdio>
 #include <numeric>
+#include <string>
 
 #include "amg/dist/dist_amg.hpp"
 #include "amg/near_null_space.hpp"
@@ -85,6 +86,7 @@ struct SolvePhase {
   double warmup_seconds = 0;  // first cycle: NCCL connects its peers lazily, on first use
   double device_relative_residual = 0;  // the device PCG's own recomputed residual
   std::int64_t hierarchy_bytes_max = 0, hierarchy_bytes_sum = 0, peak_bytes_max = 0;  // over ranks
+  std::string coarse_method;  // how the device cycle solves the coarsest level (GPU solve only)
 };
 
 SolvePhase solve_on_host(const dist::Communicator& comm, const amg::DistAmg& m, const dist::DistMatrix& a,
@@ -118,6 +120,7 @@ SolvePhase solve_on_devices(const dist::Communicator& comm, const amg::DistAmg& 
   Stopwatch warmup_clock;
   pm.connect_peers();  // NCCL's lazy peer connections, timed apart from the solve
   s.warmup_seconds = slowest(comm, warmup_clock.seconds());
+  s.coarse_method = pm.coarse_method();
   s.hierarchy_bytes_max = comm.allreduce(pm.device_bytes(), dist::ReduceOp::max);
   s.hierarchy_bytes_sum = comm.allreduce(pm.device_bytes(), dist::ReduceOp::sum);
 
@@ -245,7 +248,8 @@ int run_distributed_amg(const dist::Communicator& comm, const DistributedAmgOpti
                      {"hierarchy_bytes_max_rank", phase.hierarchy_bytes_max},
                      {"hierarchy_bytes_total", phase.hierarchy_bytes_sum},
                      {"peak_bytes_max_rank", phase.peak_bytes_max},
-                     {"device_relative_residual", phase.device_relative_residual}};
+                     {"device_relative_residual", phase.device_relative_residual},
+                     {"coarse_method", phase.coarse_method}};
   if (o.history) out["history"] = res.history;
 
   if (!o.compare.empty()) {
@@ -261,7 +265,7 @@ int run_distributed_amg(const dist::Communicator& comm, const DistributedAmgOpti
     mine.runs_on = gpu ? detail::concat("setup on the host, solve on ", comm.size(), " GPU(s), one per MPI rank")
                        : detail::concat("host, ", comm.size(), " MPI rank(s)");
     mine.configuration = detail::concat("CG + smoothed aggregation, ", stats.levels.size(), " levels, coarsest ",
-                                        stats.coarse_method);
+                                        phase.coarse_method.empty() ? stats.coarse_method : phase.coarse_method);
     if (root) baselines::print_comparison(stdout, o.tol, mine, results);
     out["compare"] = baselines::comparison_json(mine, results);
   }
