@@ -48,11 +48,13 @@ OffloadSpgemm choose_spgemm_engine(const SpgemmWorkEstimate& estimate);
 /// An AMG level runs its three products (A*P_tent, A*P, R*(A*P)) on one engine, so that no
 /// operand is converted between forms mid-level; the level's first product decides, from its
 /// products per tile pair alone (A*P_tent has one entry per row of P_tent, so its rows are short
-/// whatever the stencil and the per-row floor above does not apply). H100, poisson3d:192
-/// (A*P_tent: 2.9 products per pair): whole setup with cuSPARSE products 0.224 s, tile 0.278 s;
-/// poisson3d27:128 (6.0): tile 0.128 s, cuSPARSE 0.133 s; elasticity3d:48 (82): tile 0.064 s,
-/// cuSPARSE 0.226 s (docs/performance.md, 2026-11-22 second session).
-inline constexpr double kLevelTileProductsPerPairThreshold = 4.0;
+/// whatever the stencil and the per-row floor above does not apply). A*P_tent's products per
+/// pair (host estimate, theta 0.02): 7-point 1.8-2.0 (poisson3d:64..192), 27-point 2.9-3.4
+/// (poisson3d27:48..128), elasticity with rigid-body modes 56-62. H100 setups (median of the
+/// processes in docs/performance.md, 2026-11-22 second session): poisson3d:192 cuSPARSE 0.227 s,
+/// tile 0.278 s; poisson3d27:128 tile 0.130 s, cuSPARSE 0.144 s (products 0.069 vs 0.078 s);
+/// elasticity3d:48 tile 0.064-0.077 s, cuSPARSE 0.226-0.311 s.
+inline constexpr double kLevelTileProductsPerPairThreshold = 2.5;
 OffloadSpgemm choose_level_spgemm_engine(const SpgemmWorkEstimate& a_p_tent);
 
 /// The estimate of A*B on the device. InputError if a.cols != b.rows.

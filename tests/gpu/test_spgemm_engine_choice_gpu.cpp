@@ -131,6 +131,17 @@ TEST(SpgemmEngineChoice, ThresholdRule) {
   EXPECT_EQ(pick(100 * 512, 100, rows + 1), OffloadSpgemm::cusparse);
 }
 
+TEST(SpgemmEngineChoice, LevelRuleReadsProductsPerPairOnly) {
+  const auto pick = [](std::int64_t products, std::int64_t pairs, std::int64_t rows) {
+    return choose_level_spgemm_engine(SpgemmWorkEstimate{products, pairs, rows});
+  };
+  const std::int64_t at = std::int64_t(kLevelTileProductsPerPairThreshold * 1000);
+  const std::int64_t many_rows = 1000000;  // few products per row: the level rule ignores it
+  EXPECT_EQ(pick(at, 1000, many_rows), OffloadSpgemm::tile);
+  EXPECT_EQ(pick(at - 1, 1000, many_rows), OffloadSpgemm::cusparse);
+  EXPECT_EQ(pick(0, 0, many_rows), OffloadSpgemm::tile);  // empty: no SpGEMM either way
+}
+
 /// Same pattern, values to 1e-13 of the largest entry.
 void expect_same(const Csr<double>& got, const Csr<double>& want, const std::string& what) {
   ASSERT_EQ(got.rows, want.rows) << what;
