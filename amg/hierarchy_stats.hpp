@@ -34,6 +34,29 @@ HierarchyStats statistics(const Hierarchy& h);
 /// so the serial and distributed hierarchies report by one rule.
 void add_level(HierarchyStats& s, const LevelStats& level);
 
+/// The statistics of a hierarchy whose levels hold a, p, eigen, omega and times and which
+/// has coarse_direct, coarse and stop_reason: the host Hierarchy and the device
+/// DeviceHierarchy (amg/cuda) report through this one loop; `nnz_of(matrix)` reads a
+/// level matrix's nonzero count in that hierarchy's format.
+template <class AnyHierarchy, class NnzOf>
+HierarchyStats statistics_of(const AnyHierarchy& h, NnzOf nnz_of) {
+  HierarchyStats s;
+  for (const auto& level : h.levels) {
+    LevelStats l;
+    l.rows = level.a.rows;
+    l.nnz = nnz_of(level.a);
+    l.nnz_per_row = l.rows ? double(l.nnz) / double(l.rows) : 0.0;
+    l.p_nnz = nnz_of(level.p);
+    l.lambda_max = level.eigen.safe;
+    l.omega = level.omega;
+    l.times = level.times;
+    add_level(s, l);
+  }
+  s.coarse_method = h.coarse_direct ? "dense " + h.coarse.method() : "smoothed (too large for a dense solve)";
+  s.stop_reason = h.stop_reason;
+  return s;
+}
+
 /// The level table, the complexities and the setup phases.
 void print(std::FILE* out, const HierarchyStats& s);
 

@@ -217,21 +217,7 @@ void device_resetup(DeviceHierarchy& h, const double* values) {
 }
 
 HierarchyStats statistics(const DeviceHierarchy& h) {
-  HierarchyStats s;
-  for (const DeviceLevel& level : h.levels) {
-    LevelStats l;
-    l.rows = level.a.rows;
-    l.nnz = level.a.nnz;
-    l.nnz_per_row = l.rows ? double(l.nnz) / double(l.rows) : 0.0;
-    l.p_nnz = level.p.nnz;
-    l.lambda_max = level.eigen.safe;
-    l.omega = level.omega;
-    l.times = level.times;
-    add_level(s, l);
-  }
-  s.coarse_method = h.coarse_direct ? "dense " + h.coarse.method() : "smoothed (too large for a dense solve)";
-  s.stop_reason = h.stop_reason;
-  return s;
+  return statistics_of(h, [](const tessera::cuda::DeviceCsr<double>& m) { return m.nnz; });
 }
 
 std::vector<std::string> product_engines(const DeviceHierarchy& h) {

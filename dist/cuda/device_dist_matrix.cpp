@@ -1,9 +1,25 @@
 #include "dist/cuda/device_dist_matrix.hpp"
 
+#include <string>
+
+#include "dist/communicator.hpp"
 #include "local/core/error.hpp"
 #include "local/cuda/check.hpp"
 
 namespace tessera::dist::gpu {
+
+void require_planned_counts(const Communicator& comm, const char* who, const char* operands,
+                            const DeviceDistMatrix& a, const DeviceDistMatrix& b, const DeviceDistMatrix& c,
+                            const PlannedCounts& planned) {
+  const std::int64_t a_nnz = a.local.nnz + a.nonlocal.nnz, b_nnz = b.local.nnz + b.nonlocal.nnz;
+  std::string error;
+  if (a_nnz != planned.a || b_nnz != planned.b)
+    error = detail::concat(who, ": rank ", comm.rank(), "'s ", operands, " hold ", a_nnz, " and ", b_nnz,
+                           " entries, the symbolic phase saw ", planned.a, " and ", planned.b);
+  else if (c.local.nnz != planned.c_local || c.nonlocal.nnz != planned.c_nonlocal)
+    error = detail::concat(who, ": rank ", comm.rank(), "'s C is not a DeviceDistMatrix of the symbolic result");
+  throw_if_any_rank_failed(comm, error);
+}
 
 DeviceDistMatrix::DeviceDistMatrix(const DistMatrix& a, cudaStream_t stream)
     : host(&a),

@@ -36,4 +36,18 @@ struct DeviceDistMatrix {
   void refresh_values(cudaStream_t stream);
 };
 
+/// The entries a device numeric refresh (DeviceDistSpgemm, DeviceDistPtap) was planned for on
+/// this rank by its symbolic phase: operands A and B (or P), and C's two blocks.
+struct PlannedCounts {
+  std::int64_t a = 0, b = 0, c_local = 0, c_nonlocal = 0;
+};
+
+/// Throws the same InputError on every rank when some rank's operands or C hold other counts
+/// than `planned` (`who` names the caller, `operands` the pair, e.g. "A and P"). Collective: a
+/// refresh calls it before its NCCL exchanges, where a rank throwing alone would leave the
+/// others waiting.
+void require_planned_counts(const Communicator& comm, const char* who, const char* operands,
+                            const DeviceDistMatrix& a, const DeviceDistMatrix& b, const DeviceDistMatrix& c,
+                            const PlannedCounts& planned);
+
 }  // namespace tessera::dist::gpu

@@ -86,16 +86,8 @@ ValueSources DeviceDistPtap::ap_values() const {
 }
 
 void DeviceDistPtap::recompute(DeviceDistMatrix& a, DeviceDistMatrix& p, DeviceDistMatrix& c) {
-  // Agreed before the NCCL exchanges: a rank throwing alone would leave the others in ncclRecv.
-  std::string error;
-  if (a.local.nnz + a.nonlocal.nnz != a_nnz_ || p.local.nnz + p.nonlocal.nnz != p_nnz_)
-    error = detail::concat("DeviceDistPtap::recompute: rank ", ctx_.comm().rank(), "'s A and P hold ",
-                           a.local.nnz + a.nonlocal.nnz, " and ", p.local.nnz + p.nonlocal.nnz,
-                           " entries, the symbolic phase saw ", a_nnz_, " and ", p_nnz_);
-  else if (c.local.nnz != c_local_nnz_ || c.nonlocal.nnz != c_nonlocal_nnz_)
-    error = detail::concat("DeviceDistPtap::recompute: rank ", ctx_.comm().rank(),
-                           "'s C is not a DeviceDistMatrix of the symbolic result");
-  throw_if_any_rank_failed(ctx_.comm(), error);
+  require_planned_counts(ctx_.comm(), "DeviceDistPtap::recompute", "A and P", a, p, c,
+                         PlannedCounts{a_nnz_, p_nnz_, c_local_nnz_, c_nonlocal_nnz_});
   const cudaStream_t compute = ctx_.compute(), exchange = ctx_.exchange();
   const std::int64_t ap_local = ap_.c_local_nnz();
   ap_.recompute(matrix_values(a), matrix_values(p), ValueTargets{ap_values_.data(), ap_local, ap_values_.data() + ap_local});

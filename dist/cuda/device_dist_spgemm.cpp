@@ -84,16 +84,8 @@ DeviceDistSpgemm::DeviceDistSpgemm(DeviceContext& ctx, const DistSpgemm& symboli
 }
 
 void DeviceDistSpgemm::recompute(DeviceDistMatrix& a, DeviceDistMatrix& b, DeviceDistMatrix& c) {
-  // Agreed before the NCCL exchange: a rank throwing alone would leave the others in ncclRecv.
-  std::string error;
-  if (a.local.nnz + a.nonlocal.nnz != a_nnz_ || b.local.nnz + b.nonlocal.nnz != b_nnz_)
-    error = detail::concat("DeviceDistSpgemm::recompute: rank ", ctx_.comm().rank(), "'s A and B hold ",
-                           a.local.nnz + a.nonlocal.nnz, " and ", b.local.nnz + b.nonlocal.nnz,
-                           " entries, the symbolic phase saw ", a_nnz_, " and ", b_nnz_);
-  else if (c.local.nnz != c_local_nnz_ || c.nonlocal.nnz != c_nonlocal_nnz_)
-    error = detail::concat("DeviceDistSpgemm::recompute: rank ", ctx_.comm().rank(),
-                           "'s C is not a DeviceDistMatrix of the symbolic result");
-  throw_if_any_rank_failed(ctx_.comm(), error);
+  require_planned_counts(ctx_.comm(), "DeviceDistSpgemm::recompute", "A and B", a, b, c,
+                         PlannedCounts{a_nnz_, b_nnz_, c_local_nnz_, c_nonlocal_nnz_});
   recompute(matrix_values(a), matrix_values(b), ValueTargets{c.local.values.data(), c.local.nnz, c.nonlocal.values.data()});
 }
 

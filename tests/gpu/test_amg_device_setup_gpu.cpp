@@ -23,27 +23,15 @@
 #include "local/io/matrix_market.hpp"
 #include "support/matrix_files.hpp"
 #include "support/random_matrix.hpp"
+#include "gpu/amg_test_problems.hpp"
 
 namespace tessera::amg {
 namespace {
 
 using tessera::cuda::OffloadSpgemm;
 
-struct Problem {
-  std::string name;
-  Csr<double> a;
-  NearNullSpace nns;
-  AmgOptions options;
-};
-
-Problem generated(const std::string& spec, std::int64_t coarse_size) {
-  const gen::ProblemSpec s = gen::parse_spec(spec);
-  Problem p{spec, gen::generate(s), {}, {}};
-  p.nns = gen::block_size(s) == 3 ? rigid_body_modes(gen::coordinates(s, 0, p.a.rows), p.a.rows)
-                                  : constant_near_null_space(p.a.rows, 1);
-  p.options.coarse_size = coarse_size;
-  return p;
-}
+using testing_problems::generated;
+using testing_problems::Problem;
 
 /// Odd sizes (3375, 375 with 6 rigid-body modes, 729, 27 rows), a real SPD matrix, and the
 /// l1-Jacobi / unsmoothed / smoothed-coarsest variants of the options.

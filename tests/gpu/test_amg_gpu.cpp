@@ -22,6 +22,7 @@
 #include "local/gen/generators.hpp"
 #include "local/reference/kernels.hpp"
 #include "support/random_matrix.hpp"
+#include "gpu/amg_test_problems.hpp"
 
 namespace tessera::amg {
 namespace {
@@ -29,25 +30,12 @@ namespace {
 using gpu::SetupSpgemm;
 using testing::fresh_seed;
 
-struct Problem {
-  std::string name;
-  Csr<double> a;
-  NearNullSpace nns;
-  AmgOptions options;
-};
-
-Problem make_problem(const std::string& spec, std::int64_t coarse_size) {
-  const gen::ProblemSpec s = gen::parse_spec(spec);
-  Problem p{spec, gen::generate(s), {}, {}};
-  p.nns = gen::block_size(s) == 3 ? rigid_body_modes(gen::coordinates(s, 0, p.a.rows), p.a.rows)
-                                  : constant_near_null_space(p.a.rows, 1);
-  p.options.coarse_size = coarse_size;
-  return p;
-}
+using testing_problems::generated;
+using testing_problems::Problem;
 
 /// Odd sizes (3375, 375, 729 rows), coarsened to a few rows so every level is exercised.
 std::vector<Problem> small_problems() {
-  return {make_problem("poisson3d:15", 40), make_problem("elasticity3d:5", 30), make_problem("poisson3d27:9", 20)};
+  return {generated("poisson3d:15", 40), generated("elasticity3d:5", 30), generated("poisson3d27:9", 20)};
 }
 
 double max_abs(const std::vector<double>& v) {
@@ -197,7 +185,7 @@ struct SolveCase {
 TEST(AmgGpuPcg, ConvergesLikeHostPcg) {
   for (const SolveCase& c : {SolveCase{"poisson3d:16", 200}, SolveCase{"elasticity3d:8", 200}}) {
     SCOPED_TRACE(c.spec);
-    const Problem problem = make_problem(c.spec, c.coarse_size);
+    const Problem problem = generated(c.spec, c.coarse_size);
     const Hierarchy host_h = setup(problem.a, problem.nns, problem.options);
     const Hierarchy device_h = setup(problem.a, problem.nns, problem.options, gpu::device_setup_ops());
     const std::vector<double> b(std::size_t(problem.a.rows), 1.0);
@@ -232,7 +220,7 @@ TEST(AmgGpuPcg, ConvergesLikeHostPcg) {
 }
 
 TEST(AmgGpuPcg, ZeroRhsAndBadInput) {
-  const Problem problem = make_problem("poisson3d:7", 20);
+  const Problem problem = generated("poisson3d:7", 20);
   const Hierarchy h = setup(problem.a, problem.nns, problem.options);
   gpu::DeviceAmgPreconditioner m(h);
   const auto apply = [&](const double* r, double* z) { m.apply(r, z); };
