@@ -38,10 +38,11 @@ Backend resolve_distributed_backend(const Communicator& comm, const std::string&
 
 LocalSpgemm local_spgemm_for(const Communicator& comm, Backend backend, const std::string& spgemm,
                              std::shared_ptr<cuda::OffloadStats> stats) {
-  TESSERA_REQUIRE_INPUT(spgemm == "tile" || spgemm == "cusparse" || spgemm == "auto", "unknown SpGEMM '", spgemm,
-                        "': expected tile, cusparse or auto");
+  TESSERA_REQUIRE_INPUT(spgemm == "tile" || spgemm == "cusparse" || spgemm == "hash" || spgemm == "auto",
+                        "unknown SpGEMM '", spgemm, "': expected tile, cusparse, hash or auto");
   if (backend == Backend::host) {
-    TESSERA_REQUIRE_INPUT(spgemm != "cusparse", "SpGEMM '", spgemm, "' selects the GPU products: it needs the gpu backend");
+    TESSERA_REQUIRE_INPUT(spgemm != "cusparse" && spgemm != "hash", "SpGEMM '", spgemm,
+                          "' selects the GPU products: it needs the gpu backend");
     return host_local_spgemm;
   }
 #if TESSERA_HAVE_CUDA

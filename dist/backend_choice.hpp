@@ -18,8 +18,8 @@ class Communicator;
 Backend resolve_distributed_backend(const Communicator& comm, const std::string& name);
 
 /// Collective. The rank-local SpGEMM of DistSpgemm / DistPtap for `backend`: the host
-/// reference, or on the GPU (each rank's own, made current here) the tile SpGEMM or cuSPARSE
-/// named by `spgemm` ("tile" | "cusparse" | "auto"), whose times accumulate in `stats` when given.
+/// reference, or on the GPU (each rank's own, made current here) the tile SpGEMM, hash SpGEMM or cuSPARSE
+/// named by `spgemm` ("tile" | "cusparse" | "hash" | "auto"), whose times accumulate in `stats` when given.
 /// A GPU product name with the host backend is an InputError.
 LocalSpgemm local_spgemm_for(const Communicator& comm, Backend backend, const std::string& spgemm,
                              std::shared_ptr<cuda::OffloadStats> stats = {});

@@ -1,16 +1,19 @@
 #if defined(TESSERA_HAVE_CUDA)
 #include "drivers/spgemm_gpu_benchmark.hpp"
+#include "drivers/spgemm_row_batches.hpp"
 
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <limits>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "local/core/error.hpp"
 #include "local/cuda/cusparse_spgemm.hpp"
 #include "local/cuda/device_product.hpp"
+#include "local/cuda/hash_spgemm.hpp"
 #include "local/cuda/spgemm_engine_choice.hpp"
 #include "local/cuda/tile_convert.hpp"
 #include "local/cuda/tile_spgemm.hpp"
@@ -164,11 +167,12 @@ struct AutoResult {
   cuda::SpgemmWorkEstimate estimate;
   cuda::OffloadSpgemm engine = cuda::OffloadSpgemm::automatic;
   double ms = 0, estimate_ms = 0;
-  std::int64_t peak_bytes = 0;
-  Csr<double> c;
+  std::int64_t peak_bytes = 0, c_nnz = 0;
+  Csr<double> c;  // copied back only when keep_c
 };
 
-AutoResult time_auto(const Csr<double>& a_host, const Csr<double>& b_host, const GpuSpgemmBenchOptions& opt) {
+AutoResult time_auto(const Csr<double>& a_host, const Csr<double>& b_host, const GpuSpgemmBenchOptions& opt,
+                     bool keep_c) {
   const auto a = cuda::upload(a_host), b = cuda::upload(b_host);
   Events ev;
   AutoResult out;
@@ -190,7 +194,8 @@ AutoResult time_auto(const Csr<double>& a_host, const Csr<double>& b_host, const
     out.peak_bytes = std::max(out.peak_bytes, cuda::DeviceMemory::peak() - held);
     out.estimate = product.estimate();
     if (rep >= opt.warmup) total.push_back(ev.ms(0, 2)), estimate.push_back(ev.ms(0, 1));
-    if (rep + 1 == opt.warmup + opt.reps) out.c = cuda::download(c);
+    out.c_nnz = c.nnz;
+    if (rep + 1 == opt.warmup + opt.reps && keep_c) out.c = cuda::download(c);
   }
   out.ms = median(total);
   out.estimate_ms = median(estimate);
@@ -212,16 +217,44 @@ nlohmann::json estimate_json(const cuda::SpgemmWorkEstimate& e) {
           {"engine", cuda::to_string(cuda::choose_spgemm_engine(e))}};
 }
 
-/// The "Tessera (auto)" line and its JSON, against the fastest cuSPARSE algorithm (best_ms) and
-/// agreeing with the tile SpGEMM's C (`tile_c`) to within `magnitude`-scaled rounding.
+/// A failed line in the table's columns: "-" for every figure, then what happened.
+void print_failed_line(const char* name, const char* what, const std::string& message) {
+  std::printf("%-26s %10s %10s %9s %10s  %s (%s)\n", name, "-", "-", "-", "-", what, message.c_str());
+}
+
+bool is_out_of_memory(const DeviceError& e) {
+  const std::string m = e.what();  // device_allocate's message, or a CUDA call's "out of memory"
+  return m.find("out of memory") != std::string::npos || m.find("does not fit") != std::string::npos;
+}
+
+/// What the lines compare against: the tile SpGEMM's C and (|A||B|), both absent when the tile
+/// line ran out of memory or the product is too large to form on the host.
+struct Agreement {
+  const Csr<double>* tile_c = nullptr;
+  const Csr<double>* magnitude = nullptr;
+  double bound = 0;  // 4 n u: each of two results within 2 n u (|A||B|)_ij of the exact product
+  bool drop_zeros = false;
+  bool keep_results = true;  // false past kLargeProductFlops: results stay on the device
+  double difference(const Csr<double>& c) const {
+    return drop_zeros || !tile_c || !magnitude ? std::numeric_limits<double>::quiet_NaN()
+                                               : scaled_difference(c, *tile_c, *magnitude);
+  }
+  /// Not compared (drop_zeros: patterns differ; no tile C or no |A||B|) counts as agreeing.
+  bool agrees(double diff) const { return drop_zeros || !tile_c || !magnitude || diff <= bound; }
+};
+
+/// The "Tessera (auto)" line and its JSON, against the fastest cuSPARSE algorithm (best_ms).
 nlohmann::json report_auto(const Csr<double>& a, const Csr<double>& b, const GpuSpgemmBenchOptions& opt,
-                           double best_ms, const Csr<double>& tile_c, const Csr<double>& magnitude, double flops) {
-  const AutoResult r = time_auto(a, b, opt);
-  const double diff = opt.drop_zeros ? std::numeric_limits<double>::quiet_NaN() : scaled_difference(r.c, tile_c, magnitude);
-  // Both within 2 n u (|A||B|)_ij of the exact product (docs/spgemm-design.md), n <= A's longest row.
-  std::int64_t longest = 1;
-  for (std::int64_t i = 0; i < a.rows; ++i) longest = std::max(longest, a.row_length(i));
-  const double bound = 4.0 * double(longest) * std::ldexp(1.0, -53);
+                           double best_ms, const Agreement& agree, double flops) {
+  AutoResult r;
+  try {
+    r = time_auto(a, b, opt, agree.keep_results);
+  } catch (const DeviceError& e) {
+    const bool oom = is_out_of_memory(e);
+    print_failed_line("Tessera (auto)", oom ? "out of device memory" : "device error", e.what());
+    return {{"status", oom ? "out_of_memory" : "device_error"}, {"message", e.what()}, {"agrees", true}};
+  }
+  const double diff = agree.difference(r.c);
   const double gflops = r.ms > 0 ? flops / (r.ms * 1e6) : 0.0;
   char speedup[32] = "-";
   if (best_ms > 0 && r.ms > 0) std::snprintf(speedup, sizeof speedup, "%.2fx", best_ms / r.ms);
@@ -229,102 +262,289 @@ nlohmann::json report_auto(const Csr<double>& a, const Csr<double>& b, const Gpu
               "(|A||B|) <= %.2e\n",
               "Tessera (auto)", r.ms, gflops, speedup, r.peak_bytes / kMiB, cuda::to_string(r.engine), r.estimate_ms, diff);
   nlohmann::json j = {{"engine", cuda::to_string(r.engine)}, {"ms", r.ms}, {"estimate_ms", r.estimate_ms},
-                      {"gflops", gflops}, {"peak_bytes", r.peak_bytes}, {"c_nnz", r.c.nnz()},
-                      {"max_scaled_difference_vs_tessera", diff}, {"bound", bound},
-                      {"agrees", opt.drop_zeros || diff <= bound}};
+                      {"gflops", gflops}, {"peak_bytes", r.peak_bytes}, {"c_nnz", r.c_nnz},
+                      {"max_scaled_difference_vs_tessera", diff}, {"bound", agree.bound}, {"agrees", agree.agrees(diff)}};
   if (best_ms > 0 && r.ms > 0) j["speedup_vs_best_cusparse"] = best_ms / r.ms;
   return j;
+}
+
+/// The row-wise hash SpGEMM on the int64-offset CSR operands (uploaded once): one-shot
+/// cuda::hash_spgemm per rep (allocations included), then the phases on a HashSpgemm plan and
+/// the numeric phase alone on the kept plan. C is copied back (last rep) only when `keep_c`.
+struct HashResult {
+  double ms = 0, symbolic_ms = 0, numeric_ms = 0, reuse_ms = 0;
+  std::int64_t peak_bytes = 0, c_nnz = 0;
+  cuda::HashSpgemmInfo info;
+  Csr<double> c;
+};
+
+HashResult time_hash(const Csr<double>& a_host, const Csr<double>& b_host, const GpuSpgemmBenchOptions& opt,
+                     bool keep_c) {
+  const auto a = cuda::upload(a_host), b = cuda::upload(b_host);
+  Events ev;
+  HashResult out;
+  std::vector<double> total, symbolic, numeric, reuse;
+  for (int rep = 0; rep < opt.warmup + opt.reps; ++rep) {
+    TESSERA_CUDA_CHECK(cudaDeviceSynchronize());
+    const std::int64_t held = cuda::DeviceMemory::current();
+    cuda::DeviceMemory::reset_peak();
+    TESSERA_CUDA_CHECK(cudaEventRecord(ev.e[0]));
+    const cuda::DeviceCsr<double> c = cuda::hash_spgemm(a, b);
+    TESSERA_CUDA_CHECK(cudaEventRecord(ev.e[1]));
+    TESSERA_CUDA_CHECK(cudaEventSynchronize(ev.e[1]));
+    out.peak_bytes = std::max(out.peak_bytes, cuda::DeviceMemory::peak() - held);
+    out.c_nnz = c.nnz;
+    if (rep >= opt.warmup) total.push_back(ev.ms(0, 1));
+    if (rep + 1 == opt.warmup + opt.reps && keep_c) out.c = cuda::download(c);
+  }
+  for (int rep = 0; rep < opt.warmup + opt.reps; ++rep) {
+    TESSERA_CUDA_CHECK(cudaDeviceSynchronize());
+    TESSERA_CUDA_CHECK(cudaEventRecord(ev.e[0]));
+    cuda::HashSpgemm plan;
+    cuda::DeviceCsr<double> c;
+    plan.symbolic(a, b, c);
+    TESSERA_CUDA_CHECK(cudaEventRecord(ev.e[1]));
+    plan.numeric(a, b, c);
+    TESSERA_CUDA_CHECK(cudaEventRecord(ev.e[2]));
+    plan.numeric(a, b, c);  // AMG re-setup: numeric phase alone on the kept plan
+    TESSERA_CUDA_CHECK(cudaEventRecord(ev.e[3]));
+    TESSERA_CUDA_CHECK(cudaEventSynchronize(ev.e[3]));
+    if (rep >= opt.warmup) symbolic.push_back(ev.ms(0, 1)), numeric.push_back(ev.ms(1, 2)), reuse.push_back(ev.ms(2, 3));
+    if (rep + 1 == opt.warmup + opt.reps) out.info = plan.info();
+  }
+  out.ms = median(total);
+  out.symbolic_ms = median(symbolic);
+  out.numeric_ms = median(numeric);
+  out.reuse_ms = median(reuse);
+  return out;
+}
+
+nlohmann::json hash_info_json(const cuda::HashSpgemmInfo& info) {
+  return {{"rows", info.rows}, {"products", info.products}, {"c_nnz", info.c_nnz},
+          {"rows_per_bin", info.rows_per_bin}, {"global_table_rows", info.global_table_rows},
+          {"global_table_chunks", info.global_table_chunks}};
+}
+
+/// The "Tessera (hash)" line, its phase lines and JSON (the "tessera_auto" fields plus the
+/// phases and info()); an out-of-memory one-shot product is reported with status
+/// "out_of_memory" (the caller then runs the row batches). With check, sampled rows of C
+/// against the host Gustavson rows.
+nlohmann::json report_hash(const Csr<double>& a, const Csr<double>& b, const GpuSpgemmBenchOptions& opt,
+                           double best_ms, const Agreement& agree, double flops) {
+  HashResult r;
+  const bool keep_c = flops <= kLargeProductFlops;
+  try {
+    r = time_hash(a, b, opt, keep_c);
+  } catch (const DeviceError& e) {
+    if (!is_out_of_memory(e)) throw;
+    print_failed_line("Tessera (hash)", "out of device memory", e.what());
+    return {{"status", "out_of_memory"}, {"message", e.what()}};
+  }
+  const double diff = agree.difference(r.c);
+  const auto gflops = [&](double ms) { return ms > 0 ? flops / (ms * 1e6) : 0.0; };
+  char speedup[32] = "-";
+  if (best_ms > 0 && r.ms > 0) std::snprintf(speedup, sizeof speedup, "%.2fx", best_ms / r.ms);
+  std::printf("%-26s %10.3f %10.1f %9s %10.1f  CSR in (int64 offsets), sorted CSR out, %lld nnz, |hash - tile| / "
+              "(|A||B|) <= %.2e\n",
+              "Tessera (hash)", r.ms, gflops(r.ms), speedup, r.peak_bytes / kMiB, static_cast<long long>(r.c_nnz), diff);
+  std::printf("%-26s %10.3f\n%-26s %10.3f\n%-26s %10.3f %10.1f\n", "hash symbolic", r.symbolic_ms, "hash numeric",
+              r.numeric_ms, "hash numeric (reuse)", r.reuse_ms, gflops(r.reuse_ms));
+  std::printf("hash rows per table size (empty, 10 shared, global):");
+  for (const std::int64_t n : r.info.rows_per_bin) std::printf(" %lld", static_cast<long long>(n));
+  std::printf("; %lld global-table rows in %lld chunks\n", static_cast<long long>(r.info.global_table_rows),
+              static_cast<long long>(r.info.global_table_chunks));
+  nlohmann::json j = {{"ms", r.ms}, {"gflops", gflops(r.ms)}, {"peak_bytes", r.peak_bytes}, {"c_nnz", r.c_nnz},
+                      {"symbolic_ms", r.symbolic_ms}, {"numeric_ms", r.numeric_ms}, {"numeric_reuse_ms", r.reuse_ms},
+                      {"max_scaled_difference_vs_tessera", diff}, {"bound", agree.bound},
+                      {"agrees", agree.agrees(diff)}, {"info", hash_info_json(r.info)}};
+  if (best_ms > 0 && r.ms > 0) j["speedup_vs_best_cusparse"] = best_ms / r.ms;
+  if (opt.check && keep_c) {
+    SampledRowCheck sampled(a, b);
+    for (const std::int64_t i : sampled.rows())
+      sampled.compare(i, r.c.col_idx.data() + r.c.row_ptr[i], r.c.values.data() + r.c.row_ptr[i], r.c.row_length(i));
+    std::printf("check hash vs host rows: %s\n", sampled.summary().c_str());
+    j["sampled_check"] = sampled.json();
+    j["check_pass"] = sampled.pass();
+  }
+  return j;
+}
+
+/// The "Tessera (hash)" line (with compare_cusparse), then the row batches when asked for or
+/// when the one-shot product did not fit. FP64 only; returns false when a check failed.
+bool report_hash_lines(const Csr<double>& a, const Csr<double>& b, const GpuSpgemmBenchOptions& opt, double best_ms,
+                       const Agreement& agree, double flops, nlohmann::json& out) {
+  bool pass = true, out_of_memory = false;
+  if (opt.compare_cusparse) {
+    out["tessera_hash"] = report_hash(a, b, opt, best_ms, agree, flops);
+    out_of_memory = out["tessera_hash"].value("status", "") == "out_of_memory";
+    pass = out["tessera_hash"].value("agrees", true) && out["tessera_hash"].value("check_pass", true);
+  }
+  if (opt.row_batch_nnz < 0 && !out_of_memory) return pass;
+  RowBatchOptions batches;
+  batches.max_batch_nnz = std::max<std::int64_t>(0, opt.row_batch_nnz);
+  batches.check = opt.check;
+  batches.reason = opt.row_batch_nnz >= 0 ? "--row-batches" : "one-shot out of memory";
+  out["tessera_hash_batches"] = run_hash_row_batches(a, b, batches, flops, best_ms);
+  return pass && out["tessera_hash_batches"]["pass"].get<bool>();
+}
+
+nlohmann::json tile_json(const TesseraTimes& t, double flops) {
+  const double gflops = t.total_ms > 0 ? flops / (t.total_ms * 1e6) : 0.0;
+  return {{"convert_ms", t.convert_ms}, {"symbolic_ms", t.symbolic_ms}, {"numeric_ms", t.numeric_ms},
+          {"total_ms", t.total_ms}, {"reuse_numeric_ms", t.reuse_numeric_ms}, {"gflops", gflops},
+          {"peak_bytes", t.peak_bytes}, {"c_nnz", t.c.nnz()}, {"c_tiles", t.info.c_tiles},
+          {"tile_pairs", t.info.tile_pairs}, {"rows_small", t.info.rows_small}, {"rows_medium", t.info.rows_medium},
+          {"rows_large", t.info.rows_large}, {"pull_tasks", t.info.pull_tasks}, {"push_tiles", t.info.push_tiles}};
+}
+
+/// The tile SpGEMM's timings, or nothing (reported, in `failure`) when it ran out of memory.
+template <class T>
+std::optional<TesseraTimes> try_time_tessera(const Csr<double>& a, const Csr<double>& b, const GpuSpgemmBenchOptions& opt,
+                                             std::string& failure) {
+  try {
+    return time_tessera<T>(a, b, opt);
+  } catch (const DeviceError& e) {
+    if (!is_out_of_memory(e)) throw;
+    failure = e.what();
+    return std::nullopt;
+  }
+}
+
+/// cuSPARSE lines (and the Tessera (auto) / (hash) lines in FP64); sets best_ms, returns false
+/// when a line disagreed or failed its check.
+template <class T>
+bool report_comparisons(const Csr<double>& a, const Csr<double>& b, const GpuSpgemmBenchOptions& opt, double flops,
+                        const std::optional<TesseraTimes>& t, double& best_ms, nlohmann::json& out) {
+  const bool large = flops > kLargeProductFlops;
+  const auto gflops = [&](double ms) { return ms > 0 ? flops / (ms * 1e6) : 0.0; };
+  // FP16 inputs have no cuSPARSE SpGEMM: compare with FP32 on the same (rounded) inputs.
+  using C = std::conditional_t<std::is_same_v<T, double>, double, float>;
+  const auto rounded_a = convert_values<double>(convert_values<T>(a)), rounded_b = convert_values<double>(convert_values<T>(b));
+  const auto runs = time_cusparse<C>(rounded_a, rounded_b, opt);
+  const Csr<double> magnitude = large ? Csr<double>{} : [&] {
+    Csr<double> aa = rounded_a, bb = rounded_b;
+    for (auto& v : aa.values) v = std::abs(v);
+    for (auto& v : bb.values) v = std::abs(v);
+    return ref::spgemm(aa, bb);
+  }();
+  std::int64_t longest = 1;  // both within 2 n u (|A||B|)_ij of the exact product, n <= A's longest row
+  for (std::int64_t i = 0; i < a.rows; ++i) longest = std::max(longest, a.row_length(i));
+  const Agreement agree{t ? &t->c : nullptr, large ? nullptr : &magnitude, 4.0 * double(longest) * std::ldexp(1.0, -53),
+                        opt.drop_zeros, !large};
+  for (const auto& r : runs)
+    if (r.status == cuda::CusparseSpgemmStatus::success && (best_ms == 0 || r.ms < best_ms)) best_ms = r.ms;
+  for (const auto& r : runs) {
+    nlohmann::json j = {{"alg", cuda::to_string(r.alg)}, {"status", cuda::to_string(r.status)}};
+    const std::string name = std::string("cusparse ") + cuda::to_string(r.alg);
+    if (r.status == cuda::CusparseSpgemmStatus::success) {
+      const double diff = agree.difference(r.c);
+      j.update({{"ms", r.ms}, {"gflops", gflops(r.ms)}, {"peak_bytes", r.peak_bytes},
+                {"max_scaled_difference_vs_tessera", diff}});
+      std::printf("%-26s %10.3f %10.1f %9s %10.1f  ok, |tessera - cusparse| / (|A||B|) <= %.2e\n", name.c_str(), r.ms,
+                  gflops(r.ms), "", r.peak_bytes / kMiB, diff);
+    } else {
+      j["message"] = r.message;
+      print_failed_line(name.c_str(), cuda::to_string(r.status), r.message);
+    }
+    out["cusparse"].push_back(j);
+  }
+  if (best_ms > 0 && t) out["speedup_vs_best_cusparse"] = best_ms / t->total_ms;
+  if constexpr (!std::is_same_v<T, double>) {
+    std::printf("Tessera (auto), Tessera (hash): skipped, FP64 only (precision %s)\n", to_string(PrecisionOf<T>::value));
+    return true;
+  } else {
+    out["tessera_auto"] = report_auto(a, b, opt, best_ms, agree, flops);
+    const bool auto_ok = out["tessera_auto"]["agrees"].get<bool>();  // drop_zeros: patterns differ, not compared
+    return report_hash_lines(a, b, opt, best_ms, agree, flops, out) && auto_ok;
+  }
+}
+
+/// --check of the tile SpGEMM: the whole product against ref::spgemm, or sampled rows past
+/// kLargeProductFlops (no full product on the host).
+template <class T>
+bool check_tile(const Csr<double>& a, const Csr<double>& b, const GpuSpgemmBenchOptions& opt, const TesseraTimes& t,
+                double flops, nlohmann::json& out) {
+  if (flops > kLargeProductFlops && (opt.drop_zeros || !std::is_same_v<T, double>)) {
+    std::printf("check: skipped, too large for the host reference (sampled rows: FP64, zeros kept only)\n");
+    out["check"] = {{"skipped", "product too large for the host reference"}};
+    return true;
+  }
+  const auto ta = convert_values<T>(a), tb = convert_values<T>(b);
+  if (flops > kLargeProductFlops) {
+    SampledRowCheck sampled(a, b);
+    for (const std::int64_t i : sampled.rows())
+      sampled.compare(i, t.c.col_idx.data() + t.c.row_ptr[i], t.c.values.data() + t.c.row_ptr[i], t.c.row_length(i));
+    out["check"] = sampled.json();
+    std::printf("check vs host rows: %s\n", sampled.summary().c_str());
+    return sampled.pass();
+  }
+  // Bound (docs/spgemm-design.md): 2 n u (|A||B|)_ij with n <= the longest row of A.
+  const Csr<double> want = ref::spgemm(ta, tb, ref::SpgemmOptions{!opt.drop_zeros});
+  Csr<double> aa = convert_values<double>(ta), bb = convert_values<double>(tb);
+  for (auto& v : aa.values) v = std::abs(v);
+  for (auto& v : bb.values) v = std::abs(v);
+  Csr<double> magnitude = ref::spgemm(aa, bb);
+  if (opt.drop_zeros) magnitude = want;  // patterns differ; fall back to relative to |c|
+  std::int64_t longest = 1;
+  for (std::int64_t i = 0; i < a.rows; ++i) longest = std::max(longest, a.row_length(i));
+  const double u = std::is_same_v<T, double> ? std::ldexp(1.0, -53) : std::is_same_v<T, float> ? std::ldexp(1.0, -24) : std::ldexp(1.0, -23);
+  const double err = scaled_difference(t.c, want, magnitude), bound = 2.0 * longest * u;
+  const bool pass = err <= bound;
+  out["check"] = {{"max_scaled_error", err}, {"bound", bound}, {"pass", pass}};
+  std::printf("check vs host reference: max |c - ref| / (|A||B|) = %.3e, bound %.3e: %s\n", err, bound,
+              pass ? "PASS" : "FAIL");
+  return pass;
 }
 
 template <class T>
 nlohmann::json run_typed(const Csr<double>& a, const Csr<double>& b, const GpuSpgemmBenchOptions& opt) {
   const double flops = 2.0 * static_cast<double>(ref::spgemm_flops(a, b));
   const auto gflops = [&](double ms) { return ms > 0 ? flops / (ms * 1e6) : 0.0; };
-  const TesseraTimes t = time_tessera<T>(a, b, opt);
+  std::string tile_failure;
+  const std::optional<TesseraTimes> t = try_time_tessera<T>(a, b, opt, tile_failure);
   const cuda::SpgemmWorkEstimate estimate = [&] {
     const auto da = cuda::upload(a), db = cuda::upload(b);
     return cuda::estimate_spgemm_work(da, db);
   }();
-  nlohmann::json out = {
-      {"precision", to_string(PrecisionOf<T>::value)},
-      {"path", opt.tensor_cores ? "tensor_core" : "fma"},
-      {"flops", flops},
-      {"work_estimate", estimate_json(estimate)},
-      {"tessera",
-       {{"convert_ms", t.convert_ms}, {"symbolic_ms", t.symbolic_ms}, {"numeric_ms", t.numeric_ms},
-        {"total_ms", t.total_ms}, {"reuse_numeric_ms", t.reuse_numeric_ms}, {"gflops", gflops(t.total_ms)},
-        {"peak_bytes", t.peak_bytes}, {"c_nnz", t.c.nnz()}, {"c_tiles", t.info.c_tiles},
-        {"tile_pairs", t.info.tile_pairs}, {"rows_small", t.info.rows_small}, {"rows_medium", t.info.rows_medium},
-        {"rows_large", t.info.rows_large}, {"pull_tasks", t.info.pull_tasks}, {"push_tiles", t.info.push_tiles}}}};
+  nlohmann::json out = {{"precision", to_string(PrecisionOf<T>::value)},
+                        {"path", opt.tensor_cores ? "tensor_core" : "fma"},
+                        {"flops", flops},
+                        {"work_estimate", estimate_json(estimate)}};
+  out["tessera"] = t ? tile_json(*t, flops) : nlohmann::json{{"status", "out_of_memory"}, {"message", tile_failure}};
   print_estimate(estimate);
   std::printf("\n%-26s %10s %10s %9s %10s  %s\n", "GPU SpGEMM", "time ms", "GFLOP/s", "speedup", "peak MiB", "status");
-  std::printf("%-26s %10.3f %10s %9s %10s\n", "tessera to_tiles(A),(B)", t.convert_ms, "", "", "");
-  std::printf("%-26s %10.3f\n", "tessera symbolic", t.symbolic_ms);
-  std::printf("%-26s %10.3f\n", "tessera numeric", t.numeric_ms);
-  std::printf("%-26s %10.3f %10.1f\n", "tessera numeric (reuse)", t.reuse_numeric_ms, gflops(t.reuse_numeric_ms));
+  if (t) {
+    std::printf("%-26s %10.3f %10s %9s %10s\n", "tessera to_tiles(A),(B)", t->convert_ms, "", "", "");
+    std::printf("%-26s %10.3f\n", "tessera symbolic", t->symbolic_ms);
+    std::printf("%-26s %10.3f\n", "tessera numeric", t->numeric_ms);
+    std::printf("%-26s %10.3f %10.1f\n", "tessera numeric (reuse)", t->reuse_numeric_ms, gflops(t->reuse_numeric_ms));
+  } else {
+    print_failed_line("tessera total", "out of device memory", tile_failure);
+  }
   bool pass = true;
   double best_ms = 0;
   if (opt.compare_cusparse) {
-    // FP16 inputs have no cuSPARSE SpGEMM: compare with FP32 on the same (rounded) inputs.
-    using C = std::conditional_t<std::is_same_v<T, double>, double, float>;
-    const auto rounded_a = convert_values<double>(convert_values<T>(a)), rounded_b = convert_values<double>(convert_values<T>(b));
-    const auto runs = time_cusparse<C>(rounded_a, rounded_b, opt);
-    const Csr<double> magnitude = [&] {
-      Csr<double> aa = rounded_a, bb = rounded_b;
-      for (auto& v : aa.values) v = std::abs(v);
-      for (auto& v : bb.values) v = std::abs(v);
-      return ref::spgemm(aa, bb);
-    }();
-    for (const auto& r : runs)
-      if (r.status == cuda::CusparseSpgemmStatus::success && (best_ms == 0 || r.ms < best_ms)) best_ms = r.ms;
-    for (const auto& r : runs) {
-      nlohmann::json j = {{"alg", cuda::to_string(r.alg)}, {"status", cuda::to_string(r.status)}};
-      const std::string name = std::string("cusparse ") + cuda::to_string(r.alg);
-      if (r.status == cuda::CusparseSpgemmStatus::success) {
-        const double diff = opt.drop_zeros ? std::numeric_limits<double>::quiet_NaN() : scaled_difference(t.c, r.c, magnitude);
-        j.update({{"ms", r.ms}, {"gflops", gflops(r.ms)}, {"peak_bytes", r.peak_bytes},
-                  {"max_scaled_difference_vs_tessera", diff}});
-        std::printf("%-26s %10.3f %10.1f %9s %10.1f  ok, |tessera - cusparse| / (|A||B|) <= %.2e\n", name.c_str(), r.ms,
-                    gflops(r.ms), "", r.peak_bytes / kMiB, diff);
-      } else {
-        j["message"] = r.message;
-        std::printf("%-26s %10s %10s %9s %10s  %s (%s)\n", name.c_str(), "-", "-", "-", "-", cuda::to_string(r.status),
-                    r.message.c_str());
-      }
-      out["cusparse"].push_back(j);
-    }
-    if (best_ms > 0) out["speedup_vs_best_cusparse"] = best_ms / t.total_ms;
-    if constexpr (std::is_same_v<T, double>) {
-      out["tessera_auto"] = report_auto(a, b, opt, best_ms, t.c, magnitude, flops);
-      if (!out["tessera_auto"]["agrees"].get<bool>()) pass = false;  // drop_zeros: patterns differ, not compared
-    }
+    pass = report_comparisons<T>(a, b, opt, flops, t, best_ms, out);
+  } else if (opt.row_batch_nnz >= 0) {
+    if constexpr (std::is_same_v<T, double>)
+      pass = report_hash_lines(a, b, opt, 0.0, Agreement{}, flops, out);
+    else
+      std::printf("Tessera (hash, batches): skipped, FP64 only (precision %s)\n", to_string(PrecisionOf<T>::value));
   }
-  char speedup[32] = "";
-  if (best_ms > 0) std::snprintf(speedup, sizeof speedup, "%.2fx", best_ms / t.total_ms);
-  std::printf("%-26s %10.3f %10.1f %9s %10.1f  %lld tiles, %lld nnz\n", "tessera total", t.total_ms, gflops(t.total_ms),
-              speedup, t.peak_bytes / kMiB, static_cast<long long>(t.info.c_tiles), static_cast<long long>(t.c.nnz()));
-  std::printf("tile pairs %lld; tile-rows by pairs: %lld warp, %lld block, %lld global-table; %lld MMA warp tasks, "
-              "%lld scattered A tiles\n",
-              static_cast<long long>(t.info.tile_pairs), static_cast<long long>(t.info.rows_small),
-              static_cast<long long>(t.info.rows_medium), static_cast<long long>(t.info.rows_large),
-              static_cast<long long>(t.info.pull_tasks), static_cast<long long>(t.info.push_tiles));
-  if (opt.check) {
-    // Bound (docs/spgemm-design.md): 2 n u (|A||B|)_ij with n <= the longest row of A.
-    const auto ta = convert_values<T>(a), tb = convert_values<T>(b);
-    const Csr<double> want = ref::spgemm(ta, tb, ref::SpgemmOptions{!opt.drop_zeros});
-    Csr<double> aa = convert_values<double>(ta), bb = convert_values<double>(tb);
-    for (auto& v : aa.values) v = std::abs(v);
-    for (auto& v : bb.values) v = std::abs(v);
-    Csr<double> magnitude = ref::spgemm(aa, bb);
-    if (opt.drop_zeros) magnitude = want;  // patterns differ; fall back to relative to |c|
-    std::int64_t longest = 1;
-    for (std::int64_t i = 0; i < a.rows; ++i) longest = std::max(longest, a.row_length(i));
-    const double u = std::is_same_v<T, double> ? std::ldexp(1.0, -53) : std::is_same_v<T, float> ? std::ldexp(1.0, -24) : std::ldexp(1.0, -23);
-    const double err = scaled_difference(t.c, want, magnitude), bound = 2.0 * longest * u;
-    pass = err <= bound;
-    out["check"] = {{"max_scaled_error", err}, {"bound", bound}, {"pass", pass}};
-    std::printf("check vs host reference: max |c - ref| / (|A||B|) = %.3e, bound %.3e: %s\n", err, bound,
-                pass ? "PASS" : "FAIL");
+  if (t) {
+    char speedup[32] = "";
+    if (best_ms > 0) std::snprintf(speedup, sizeof speedup, "%.2fx", best_ms / t->total_ms);
+    std::printf("%-26s %10.3f %10.1f %9s %10.1f  %lld tiles, %lld nnz\n", "tessera total", t->total_ms,
+                gflops(t->total_ms), speedup, t->peak_bytes / kMiB, static_cast<long long>(t->info.c_tiles),
+                static_cast<long long>(t->c.nnz()));
+    std::printf("tile pairs %lld; tile-rows by pairs: %lld warp, %lld block, %lld global-table; %lld MMA warp tasks, "
+                "%lld scattered A tiles\n",
+                static_cast<long long>(t->info.tile_pairs), static_cast<long long>(t->info.rows_small),
+                static_cast<long long>(t->info.rows_medium), static_cast<long long>(t->info.rows_large),
+                static_cast<long long>(t->info.pull_tasks), static_cast<long long>(t->info.push_tiles));
+    if (opt.check) pass = check_tile<T>(a, b, opt, *t, flops, out) && pass;
+  } else if (opt.check) {
+    std::printf("check: the tile SpGEMM ran out of device memory, its result is not checked\n");
   }
   out["check_pass"] = pass;
   return out;

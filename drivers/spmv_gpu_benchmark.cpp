@@ -128,24 +128,33 @@ void print_sweep_line(const std::string& what, double seconds, double bytes, dou
   out.push_back({{"variant", what}, {"seconds", seconds}, {"fraction_of_copy", bytes / seconds / copy_bw}});
 }
 
-// CSR-Stream on the same data, or the reason the plan refused it; its result is checked too
-// (`verify` is a no-op without --check): the automatic plan may have chosen another kernel.
+// CSR-Stream of one block shape on the same data, or the reason the plan refused it; its
+// result is checked too (`verify` is a no-op without --check).
 template <class T, class Timer>
-void sweep_stream(const cuda::DeviceCsr<T>& da, const T* x, T* y, double bytes, double copy_bw, Timer& time,
-                  const std::function<void(const std::string&)>& verify, nlohmann::json& out) {
-  const cuda::SpmvPlan p = cuda::make_spmv_plan(da, {cuda::SpmvAlgorithm::stream});
+void sweep_stream_shape(cuda::StreamShape shape, bool offsets16, const cuda::DeviceCsr<T>& da, const T* x, T* y,
+                        double bytes, double copy_bw, Timer& time,
+                        const std::function<void(const std::string&)>& verify, nlohmann::json& out) {
+  const int capacity = cuda::stream_capacity(shape);
+  const std::string name = std::string("csr-stream ") + cuda::to_string(shape) + " cap " + std::to_string(capacity) +
+                           (offsets16 ? " off16" : "");
+  cuda::SpmvOptions options{cuda::SpmvAlgorithm::stream};
+  options.stream_shape = shape;
+  options.stream_offsets16 = offsets16;
+  const cuda::SpmvPlan p = cuda::make_spmv_plan(da, options);
   if (p.algorithm != cuda::SpmvAlgorithm::stream) {
-    std::printf("sweep csr-stream refused: longest row %lld > %d (half a block's capacity)\n",
-                (long long)p.stats.max_row, cuda::kStreamCapacity / 2);
-    out.push_back({{"variant", "csr-stream"}, {"refused", true}, {"max_row", p.stats.max_row}});
+    std::printf("sweep %s refused: longest row %lld > %d (half a block's capacity)\n", name.c_str(),
+                (long long)p.stats.max_row, capacity / 2);
+    out.push_back({{"variant", name}, {"refused", true}, {"max_row", p.stats.max_row}});
     return;
   }
   const double s = time([&] { cuda::spmv(p, T(1), da, x, T(0), y); });
-  print_sweep_line("csr-stream capacity " + std::to_string(cuda::kStreamCapacity), s, bytes, copy_bw, out);
+  print_sweep_line(name, s, bytes, copy_bw, out);
   out.back()["blocks"] = p.stream_blocks.count;
+  out.back()["stream_shape"] = cuda::to_string(shape);
+  out.back()["offsets16"] = offsets16;
   std::printf("      %lld blocks, %.1f nonzeros per block\n", (long long)p.stream_blocks.count,
               p.stream_blocks.count ? double(da.nnz) / double(p.stream_blocks.count) : 0.0);
-  verify("csr-stream (sweep)");
+  verify(name + " (sweep)");
 }
 
 // Every vector-kernel shape, a few nnz-split chunk sizes and CSR-Stream on the same data
@@ -166,7 +175,10 @@ nlohmann::json sweep_spmv(const cuda::DeviceCsr<T>& da, const T* x, T* y, double
     const double s = time([&] { cuda::spmv(p, T(1), da, x, T(0), y); });
     print_sweep_line("csr-nnz-split chunk " + std::to_string(chunk), s, bytes, copy_bw, out);
   }
-  sweep_stream(da, x, y, bytes, copy_bw, time, verify, out);
+  // Every block shape side by side, with int64 row bounds, then with 16-bit block offsets.
+  for (bool offsets16 : {false, true})
+    for (cuda::StreamShape shape : cuda::kStreamShapes)
+      sweep_stream_shape(shape, offsets16, da, x, y, bytes, copy_bw, time, verify, out);
   return out;
 }
 

@@ -105,8 +105,8 @@ void add_options(CLI::App& app, Options& opt) {
       ->check(CLI::IsMember({"auto", "host", "gpu"}));
   app.add_option("--spgemm", opt.spgemm,
                  "GPU setup products: auto (from a work estimate: per level on the device setup, per product "
-                 "with --setup host), tile (tensor-core tile SpGEMM) or cusparse (ablation)")
-      ->check(CLI::IsMember({"auto", "tile", "cusparse"}));
+                 "with --setup host), tile (tensor-core tile SpGEMM), hash (row-wise hash SpGEMM) or cusparse (ablation)")
+      ->check(CLI::IsMember({"auto", "tile", "hash", "cusparse"}));
   app.add_option("--setup", opt.setup,
                  "where one GPU builds the hierarchy: device (the whole setup on the GPU, the hierarchy stays "
                  "there; the default with --backend gpu) or host (host phases, products offloaded)")

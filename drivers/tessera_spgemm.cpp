@@ -6,6 +6,10 @@
 // --check compares them. One rank, GPU: the tile SpGEMM, --compare cusparse benchmarks it.
 // Several ranks (or --op PtAP, or --distributed): the distributed product, --check against the
 // serial reference; with the GPU backend its rank-local products run on each rank's GPU.
+// One rank, GPU, --compare cusparse (FP64) also times the "Tessera (auto)" and "Tessera (hash)"
+// lines; --row-batches NNZ (or a hash product that does not fit) computes C in row batches
+// never held whole (rmat:20:16 A*A): checksums, and sampled rows with --check.
+//   tessera-spgemm --gen rmat:20:16 --op AA --backend gpu --compare cusparse --check
 // Exit codes: 0 ok, 1 check failed, 2 bad input.
 #include <CLI/CLI.hpp>
 
@@ -38,6 +42,7 @@ struct Options {
   std::string op = "AA", precision = "fp64", backend = "auto", json, compare, path = "tc", partition = "rows";
   bool check = false, drop_zeros = false, distributed = false;
   int reps = 5, warmup = 1;
+  std::int64_t row_batches = -1;  // --row-batches: < 0 off (hash batches only on out-of-memory)
 };
 
 nlohmann::json describe(const char* name, const Csr<double>& m, const TileMatrix<double>& t) {
@@ -91,6 +96,7 @@ int run_host(const Csr<double>& a_in, const Csr<double>& b_in, const Options& op
 // run on each rank's GPU (tile SpGEMM; --compare cusparse runs it again with cuSPARSE).
 int run_distributed(const dist::Communicator& comm, const Options& opt) {
   TESSERA_REQUIRE_INPUT(opt.precision == "fp64", "distributed products run in fp64");
+  TESSERA_REQUIRE_INPUT(opt.row_batches < 0, "--row-batches runs on one rank, with the GPU backend");
   const Backend backend = dist::resolve_distributed_backend(comm, opt.backend);
   DistributedSpgemmOptions d;
   d.backend = backend;
@@ -131,6 +137,12 @@ int run(int argc, char** argv) {
   app.add_option("--compare", opt.compare, "also run a baseline on the same data: cusparse")->check(CLI::IsMember({"cusparse"}));
   app.add_option("--reps", opt.reps, "timed repetitions (median reported)")->check(CLI::PositiveNumber);
   app.add_option("--warmup", opt.warmup, "untimed warm-up runs")->check(CLI::NonNegativeNumber);
+  app.add_option("--row-batches", opt.row_batches,
+                 "GPU, fp64: also compute C with the hash SpGEMM in row batches of at most NNZ entries of C "
+                 "(0: sized from free device memory), nothing copied back: checksums, and sampled rows with "
+                 "--check. Automatic when the hash line (--compare cusparse) runs out of device memory")
+      ->type_name("NNZ")
+      ->check(CLI::NonNegativeNumber);
   app.add_flag("--drop-zeros", opt.drop_zeros, "remove entries that cancel to exactly zero");
   app.add_flag("--distributed", opt.distributed,
                "run the distributed product even on one rank (scaling sweeps compare one code path)");
@@ -175,6 +187,7 @@ int run(int argc, char** argv) {
     g.check = opt.check;
     g.reps = opt.reps;
     g.warmup = opt.warmup;
+    g.row_batch_nnz = opt.row_batches;
     out["gpu"] = run_gpu_spgemm_benchmark(a, b, g);
     status = out["gpu"].value("check_pass", true) ? 0 : kExitCheckFailed;
 #else
@@ -182,6 +195,7 @@ int run(int argc, char** argv) {
 #endif
   } else {
     TESSERA_REQUIRE_INPUT(opt.compare.empty(), "--compare cusparse needs the GPU backend");
+    TESSERA_REQUIRE_INPUT(opt.row_batches < 0, "--row-batches needs the GPU backend");
     switch (precision) {
       case Precision::fp64: status = run_host<double>(a, b, opt, out); break;
       case Precision::fp32: status = run_host<float>(a, b, opt, out); break;

@@ -4,7 +4,7 @@
 // construction -- with every phase on the device:
 //   strength graph, aggregation, P_tent      (device_setup_phases.hpp)
 //   1/a_ii, lambda_max(D^-1 A), smoother     (device_row_kernels.hpp, device_eigen_estimate.hpp)
-//   P, R = P^T, A_c = R (A P)                (device_prolongator.hpp: tile SpGEMM or cuSPARSE)
+//   P, R = P^T, A_c = R (A P)                (device_prolongator.hpp: tile, hash or cuSPARSE SpGEMM)
 // The coarsest operator is factored on the device too (device_coarse_solver.hpp). Each
 // phase is timed with a device synchronisation on both sides (SetupTimes as the host setup).
 // device_resetup keeps aggregates, P_tent and every symbolic product and recomputes values.

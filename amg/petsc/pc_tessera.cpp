@@ -18,7 +18,7 @@ namespace {
 
 const char* const kSmootherNames[] = {"chebyshev", "l1-jacobi"};
 const char* const kCycleNames[] = {"v", "w"};
-const char* const kSpgemmNames[] = {"tile", "cusparse", "auto"};
+const char* const kSpgemmNames[] = {"tile", "cusparse", "auto", "hash"};
 const char* const kBackendNames[] = {"auto", "host", "gpu"};
 
 struct PcTessera {
@@ -196,9 +196,9 @@ PetscErrorCode PCSetFromOptions_Tessera(PC pc, PetscOptionItems* PetscOptionsObj
                             "PCTESSERA", coarse, &coarse, nullptr));
   PetscCall(PetscOptionsInt("-pc_tessera_max_levels", "Maximum number of levels", "PCTESSERA", levels, &levels, nullptr));
   PetscCall(PetscOptionsEList("-pc_tessera_spgemm",
-                              "SpGEMM of the GPU backend's setup products: tile, cusparse, or auto (per product, "
+                              "SpGEMM of the GPU backend's setup products: tile, cusparse, hash, or auto (per product, "
                               "from its work estimate)",
-                              "PCTESSERA", kSpgemmNames, 3, kSpgemmNames[spgemm], &spgemm, nullptr));
+                              "PCTESSERA", kSpgemmNames, 4, kSpgemmNames[spgemm], &spgemm, nullptr));
   PetscCall(PetscOptionsEList("-pc_tessera_backend",
                               "auto (the GPUs when every rank has its own), host, gpu; fixed at the first setup",
                               "PCTESSERA", kBackendNames, 3, kBackendNames[backend], &backend, nullptr));

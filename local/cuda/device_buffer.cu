@@ -19,6 +19,19 @@ void DeviceMemory::add(std::int64_t bytes) {
   }
 }
 
+std::int64_t available_device_bytes() {
+  std::size_t free_bytes = 0, total_bytes = 0;
+  TESSERA_CUDA_CHECK(cudaMemGetInfo(&free_bytes, &total_bytes));
+  int device = 0;
+  cudaMemPool_t pool = nullptr;
+  std::uint64_t reserved = 0, used = 0;
+  TESSERA_CUDA_CHECK(cudaGetDevice(&device));
+  TESSERA_CUDA_CHECK(cudaDeviceGetDefaultMemPool(&pool, device));
+  TESSERA_CUDA_CHECK(cudaMemPoolGetAttribute(pool, cudaMemPoolAttrReservedMemCurrent, &reserved));
+  TESSERA_CUDA_CHECK(cudaMemPoolGetAttribute(pool, cudaMemPoolAttrUsedMemCurrent, &used));
+  return std::int64_t(free_bytes) + std::int64_t(reserved > used ? reserved - used : 0);
+}
+
 void* device_allocate(std::size_t bytes, cudaStream_t stream) {
   void* p = nullptr;
   const cudaError_t status = cudaMallocAsync(&p, bytes, stream);

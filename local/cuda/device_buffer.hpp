@@ -20,6 +20,10 @@ struct DeviceMemory {
   static void add(std::int64_t bytes);
 };
 
+/// Bytes a DeviceBuffer could still get: the device's free memory plus what the default pool
+/// holds unused (retain_pool_memory keeps freed memory there, invisible to cudaMemGetInfo).
+std::int64_t available_device_bytes();
+
 /// Allocates `bytes` on `stream`; throws DeviceError with the free/total figures if it fails.
 void* device_allocate(std::size_t bytes, cudaStream_t stream);
 void device_free(void* p, std::size_t bytes, cudaStream_t stream);

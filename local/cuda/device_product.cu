@@ -275,6 +275,8 @@ OperandView ProductOperand::bind(const DeviceCsr<double>& a, OffloadSpgemm which
     else if (values_changed) refresh_tile_values(a, source_, tiles_, s);
     tiles_built_ = true;
     v.tiles = &tiles_;
+  } else if (which == OffloadSpgemm::hash) {
+    v.csr = &a;  // read in place, int64 offsets
   } else {
     TESSERA_REQUIRE_INPUT(a.nnz < (std::int64_t{1} << 31), "cuSPARSE SpGEMM needs int32 offsets; the operand has ",
                           a.nnz, " entries");
@@ -337,6 +339,8 @@ void DeviceProduct::multiply(const OperandView& a, const OperandView& b) {
     if (!have_symbolic_ && which_ == OffloadSpgemm::tile) c_tiles_ = empty_tiles(rows_, cols_, stream_);
   } else if (which_ == OffloadSpgemm::tile) {
     tile_multiply(a, b);
+  } else if (which_ == OffloadSpgemm::hash) {
+    hash_multiply(a, b);
   } else {
     cusparse_multiply(a, b);
   }
@@ -376,6 +380,40 @@ void DeviceProduct::cusparse_result_csr(DeviceCsr<double>& c) {
   if (!keep_plan_) cusparse_.reset();  // C now lives in `c`: free cuSPARSE's copy and the order
 }
 
+void DeviceProduct::hash_multiply(const OperandView& a, const OperandView& b) {
+  TESSERA_REQUIRE_INPUT(a.csr && b.csr, "device SpGEMM: the hash product needs CSR operands");
+  if (!have_symbolic_ || !keep_plan_ || !hash_) {  // one-shot: hash_ was freed with C's hand-over
+    hash_ = std::make_unique<HashSpgemm>(stream_);
+    hash_->symbolic(*a.csr, *b.csr, hash_c_);
+    have_csr_pattern_ = false;
+  }
+  hash_->numeric(*a.csr, *b.csr, hash_c_);
+}
+
+void DeviceProduct::hash_result_csr(DeviceCsr<double>& c) {
+  TESSERA_REQUIRE_INPUT(hash_ != nullptr, "device SpGEMM: result_csr() called twice on a one-shot product");
+  if (!keep_plan_) {  // C is read once: hand it over
+    c = std::move(hash_c_);
+    hash_c_ = DeviceCsr<double>{};
+    hash_.reset();
+    return;
+  }
+  auto copy = [&](auto& to, const auto& from) {
+    if (from.size())
+      TESSERA_CUDA_CHECK(cudaMemcpyAsync(to.data(), from.data(), from.bytes(), cudaMemcpyDeviceToDevice, stream_));
+  };
+  if (!have_csr_pattern_) {
+    c.rows = hash_c_.rows, c.cols = hash_c_.cols, c.nnz = hash_c_.nnz;
+    c.row_ptr.allocate(hash_c_.row_ptr.size(), stream_);
+    c.col_idx.allocate(hash_c_.col_idx.size(), stream_);
+    c.values.allocate(hash_c_.values.size(), stream_);
+    copy(c.row_ptr, hash_c_.row_ptr);
+    copy(c.col_idx, hash_c_.col_idx);
+  }
+  TESSERA_REQUIRE_INPUT(c.nnz == hash_c_.nnz, "device SpGEMM: result_csr() into a matrix of another pattern");
+  copy(c.values, hash_c_.values);
+}
+
 OperandView DeviceProduct::tile_result() const {
   TESSERA_REQUIRE_INPUT(have_symbolic_ && which_ == OffloadSpgemm::tile,
                         "device SpGEMM: tile_result() needs a tile product that has run");
@@ -392,6 +430,8 @@ void DeviceProduct::result_csr(DeviceCsr<double>& c) {
   } else if (which_ == OffloadSpgemm::tile) {
     if (!have_csr_pattern_) c = to_csr(c_tiles_, stream_);
     else refresh_csr_values(c_tiles_, c, stream_);
+  } else if (which_ == OffloadSpgemm::hash) {
+    hash_result_csr(c);
   } else {
     cusparse_result_csr(c);
   }
@@ -402,7 +442,7 @@ std::int64_t DeviceProduct::bytes() const {
   const auto& t = c_tiles_;
   return std::int64_t(t.tile_row_ptr.bytes() + t.tile_col.bytes() + t.bitmap.bytes() + t.value_offset.bytes() +
                       t.values.bytes()) +
-         (cusparse_ ? cusparse_->bytes() : 0);
+         (cusparse_ ? cusparse_->bytes() : 0) + (hash_ ? hash_->bytes() : 0) + hash_c_.bytes();
 }
 
 }  // namespace tessera::cuda

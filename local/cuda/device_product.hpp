@@ -12,6 +12,9 @@
 //             once; C's rows checked once for order: already sorted (the common case) they
 //             are copied as they are, else sorted through a permutation made once (CUB
 //             segmented sort), so a re-run is compute + one value copy or gather.
+//   hash:     Tessera's row-wise hash SpGEMM (hash_spgemm.hpp) on the CSR operands in place (no
+//             conversion), its symbolic phase kept; C comes out sorted and is copied to the
+//             caller's CSR (values only on a re-run), or handed over by a one-shot product.
 // Without a kept plan (keep_plan false: AmgOptions::keep_setup_plans off, and offload_spgemm)
 // the cuSPARSE path runs the one-shot SpGEMM instead (workEstimation, compute, copy with ALG1:
 // deterministic, no reuse buffers), and result_csr hands cuSPARSE's column and value arrays
@@ -27,6 +30,7 @@
 #include <memory>
 
 #include "local/cuda/device_matrix.hpp"
+#include "local/cuda/hash_spgemm.hpp"
 #include "local/cuda/offload_spgemm.hpp"
 #include "local/cuda/spgemm_engine_choice.hpp"
 #include "local/cuda/tile_spgemm.hpp"
@@ -42,7 +46,8 @@ void force_cusparse_row_sort(bool on);
 /// rows x cols with no entries (row_ptr all zero), on `stream`.
 DeviceCsr<double> empty_device_csr(std::int64_t rows, std::int64_t cols, cudaStream_t stream);
 
-/// What a product reads of an operand: tiles (tile path) or CSR with int32 row offsets (cuSPARSE).
+/// What a product reads of an operand: tiles (tile path), CSR with int32 row offsets (cuSPARSE)
+/// or the CSR itself (hash).
 struct OperandView {
   std::int64_t rows = 0, cols = 0, nnz = 0;
   const DeviceTileMatrix<double>* tiles = nullptr;
@@ -115,6 +120,8 @@ class DeviceProduct {
   void tile_multiply(const OperandView& a, const OperandView& b);
   void cusparse_multiply(const OperandView& a, const OperandView& b);
   void cusparse_result_csr(DeviceCsr<double>& c);
+  void hash_multiply(const OperandView& a, const OperandView& b);
+  void hash_result_csr(DeviceCsr<double>& c);
 
   OffloadSpgemm which_;
   bool automatic_ = false;
@@ -126,6 +133,8 @@ class DeviceProduct {
   TileSpgemm<double> plan_;
   DeviceTileMatrix<double> c_tiles_;  // C's tile pattern (values rewritten)
   std::unique_ptr<CusparseReusePlan> cusparse_;
+  std::unique_ptr<HashSpgemm> hash_;
+  DeviceCsr<double> hash_c_;  // C as the hash product writes it
 };
 
 }  // namespace tessera::cuda

@@ -38,9 +38,8 @@ __global__ void diagonal_inverse_kernel(std::int64_t rows, const std::int64_t* _
 }
 
 template <class T>
-void check(const SpmvPlan& plan, const DeviceCsr<T>& a) {
-  TESSERA_REQUIRE_INPUT(plan.stats.rows == a.rows && plan.stats.nnz == a.nnz,
-                        "smoother plan does not match the matrix (", plan.stats.rows, " vs ", a.rows, " rows)");
+void check(const SpmvPlan& plan, const DeviceCsr<T>& a, const char* who) {
+  require_plan_of(plan, a, who);
   TESSERA_REQUIRE_INPUT(a.rows == a.cols, "smoother needs a square matrix, got ", a.rows, " x ", a.cols);
 }
 
@@ -64,7 +63,7 @@ DeviceBuffer<T> diagonal_inverse(const DeviceCsr<T>& a, cudaStream_t stream) {
 
 template <class T>
 void residual(const SpmvPlan& plan, const DeviceCsr<T>& a, const T* x, const T* b, T* r, cudaStream_t stream) {
-  check(plan, a);
+  check(plan, a, "residual");
   TESSERA_REQUIRE_INPUT(r != x || a.rows == 0, "residual: r must not alias x (x is read at every column)");
   kernels::launch_csr_rows(plan, a, x, ResidualEpilogue<T>{b, r}, stream);
 }
@@ -72,7 +71,7 @@ void residual(const SpmvPlan& plan, const DeviceCsr<T>& a, const T* x, const T* 
 template <class T>
 void jacobi_sweep(const SpmvPlan& plan, const DeviceCsr<T>& a, const T* dinv, T omega, const T* x, const T* b,
                   T* x_new, cudaStream_t stream) {
-  check(plan, a);
+  check(plan, a, "jacobi_sweep");
   TESSERA_REQUIRE_INPUT(x_new != x || a.rows == 0,
                         "jacobi_sweep: x_new must not alias x (other rows still read the old x)");
   kernels::launch_csr_rows(plan, a, x, JacobiEpilogue<T>{x, b, dinv, omega, x_new}, stream);

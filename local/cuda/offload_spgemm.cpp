@@ -93,14 +93,16 @@ constexpr bool kOneShot = false;  // DeviceProduct's keep_plan: nothing is run a
 OffloadSpgemm parse_offload_spgemm(const std::string& name) {
   if (name == "tile") return OffloadSpgemm::tile;
   if (name == "cusparse") return OffloadSpgemm::cusparse;
+  if (name == "hash") return OffloadSpgemm::hash;
   if (name == "auto") return OffloadSpgemm::automatic;
-  throw InputError(detail::concat("unknown device SpGEMM '", name, "': expected tile, cusparse or auto"));
+  throw InputError(detail::concat("unknown device SpGEMM '", name, "': expected tile, cusparse, hash or auto"));
 }
 
 const char* to_string(OffloadSpgemm which) {
   switch (which) {
     case OffloadSpgemm::tile: return "tile";
     case OffloadSpgemm::cusparse: return "cusparse";
+    case OffloadSpgemm::hash: return "hash";
     case OffloadSpgemm::automatic: return "auto";
   }
   return "?";

@@ -11,8 +11,10 @@
 //             the Csr invariant needs them).
 // Both keep the structural pattern (entries that cancel to zero stay, no drop_zeros), as
 // ref::spgemm with keep_zeros does: callers that refresh values in place rely on it.
+//   hash:     Tessera's row-wise hash SpGEMM (local/cuda/hash_spgemm.hpp) on the CSR operands in
+//             place, sorted C, exact allocation;
 //   automatic: per product, the engine the work estimate picks (local/cuda/spgemm_engine_choice.hpp:
-//             tile SpGEMM where tiles are well filled, cuSPARSE where they are not), resolved
+//             tile SpGEMM where tiles are well filled, else hash SpGEMM, cuSPARSE for power-law rows), resolved
 //             on the device CSR operands before they are bound.
 // Operands with no entries (or a zero dimension) give the empty product without a device call.
 // Runs on the current device, on the default stream, synchronously.
@@ -22,9 +24,9 @@
 
 namespace tessera::cuda {
 
-enum class OffloadSpgemm { tile, cusparse, automatic };
+enum class OffloadSpgemm { tile, cusparse, hash, automatic };
 
-/// "tile" | "cusparse" | "auto"; anything else is an InputError.
+/// "tile" | "cusparse" | "hash" | "auto"; anything else is an InputError.
 OffloadSpgemm parse_offload_spgemm(const std::string& name);
 const char* to_string(OffloadSpgemm which);
 
@@ -42,7 +44,7 @@ struct OffloadStats {
   double product = 0;   // the SpGEMMs themselves
   double download = 0;  // device -> host (the products' sorted CSR)
   int products = 0;     // device SpGEMM calls (empty products, skipped without one, not counted)
-  int tile_products = 0;  // of which on the tile SpGEMM (the rest on cuSPARSE): what automatic chose
+  int tile_products = 0;  // of which on the tile SpGEMM (the rest on hash or cuSPARSE): what automatic chose
   double transfers() const { return upload + download; }
   double total() const { return upload + convert + product + download; }
   OffloadStats& operator+=(const OffloadStats& o);

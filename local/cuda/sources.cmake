@@ -39,9 +39,11 @@ target_sources(tessera_local PRIVATE
 # host wrapper (host Csr in, DeviceProduct, host Csr out: AMG setup and dist local products).
 target_sources(tessera_local PUBLIC FILE_SET HEADERS BASE_DIRS ${PROJECT_SOURCE_DIR} FILES
   ${CMAKE_CURRENT_LIST_DIR}/device_product.hpp
+  ${CMAKE_CURRENT_LIST_DIR}/hash_spgemm.hpp
   ${CMAKE_CURRENT_LIST_DIR}/spgemm_engine_choice.hpp
   ${CMAKE_CURRENT_LIST_DIR}/offload_spgemm.hpp)
 target_sources(tessera_local PRIVATE
   ${CMAKE_CURRENT_LIST_DIR}/device_product.cu
+  ${CMAKE_CURRENT_LIST_DIR}/hash_spgemm.cu
   ${CMAKE_CURRENT_LIST_DIR}/spgemm_engine_choice.cu
   ${CMAKE_CURRENT_LIST_DIR}/offload_spgemm.cpp)

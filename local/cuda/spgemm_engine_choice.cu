@@ -133,14 +133,15 @@ void require_conformal(std::int64_t a_rows, std::int64_t a_cols, std::int64_t b_
 OffloadSpgemm choose_level_spgemm_engine(const SpgemmWorkEstimate& a_p_tent) {
   if (a_p_tent.tile_pairs == 0) return OffloadSpgemm::tile;
   return a_p_tent.products_per_pair() >= kLevelTileProductsPerPairThreshold ? OffloadSpgemm::tile
-                                                                             : OffloadSpgemm::cusparse;
+                                                                             : OffloadSpgemm::hash;
 }
 
 OffloadSpgemm choose_spgemm_engine(const SpgemmWorkEstimate& e) {
   if (e.tile_pairs == 0) return OffloadSpgemm::tile;
   const bool tiles_well_filled = e.products_per_pair() >= kTileProductsPerPairThreshold;
   const bool rows_do_enough_work = e.products_per_row() >= kTileMinProductsPerRow;
-  return tiles_well_filled && rows_do_enough_work ? OffloadSpgemm::tile : OffloadSpgemm::cusparse;
+  if (tiles_well_filled && rows_do_enough_work) return OffloadSpgemm::tile;
+  return e.products_per_row() <= kHashMaxProductsPerRow ? OffloadSpgemm::hash : OffloadSpgemm::cusparse;
 }
 
 SpgemmWorkEstimate estimate_spgemm_work(const DeviceCsr<double>& a, const DeviceCsr<double>& b, cudaStream_t s) {

@@ -5,13 +5,13 @@
 //                     cuSPARSE's (Gustavson) work scales with;
 //   tile_pairs      = sum over nonzero 8x8 tiles (I,K) of A of the nonzero tiles in tile-row K
 //                     of B: the tile pairs the tensor-core TileSpgemm multiplies.
-// Their ratio is the mean number of scalar products a tile pair carries: well-filled tiles
-// (27-point stencils, elasticity with 3x3 blocks) give many, and there the tile SpGEMM wins;
-// scattered patterns (7-point stencil, random, R-MAT) give few, and there cuSPARSE wins
-// (measurements in docs/performance.md). The ratio alone does not separate the 7-point A*A
-// (8.2 products per pair, tile SpGEMM 0.64x) from the 27-point A*A (8.7, 2.96x): the
-// 7-point rows make few products each (48 against 704), too little work per tile-row for
-// the tile SpGEMM's per-tile-row costs, so a floor on products per row of A is the second rule.
+// Their ratio is the mean number of scalar products a tile pair carries: where tiles are well
+// filled (elasticity with 3x3 blocks: 73 per pair on A*A) the tensor-core tile SpGEMM wins by
+// far; elsewhere the row-wise hash SpGEMM (hash_spgemm.hpp) is the fastest engine measured
+// (H100, A*A, against the fastest cuSPARSE algorithm: 7-point 1.19x, 27-point 4.34x where tiles
+// gave 2.97x, random 2.13x), except on power-law graphs, whose long, skewed rows go to its
+// global-memory tables (rmat:18:8: hash 0.42x): there cuSPARSE stays, picked by the mean
+// products per row (rmat:18:8 3301; 27-point 704; random 100).
 // The device estimate reads only the patterns (no values), runs on `stream` and reads back two
 // integers; the host estimate is its obviously-right reference.
 #include <cuda_runtime_api.h>
@@ -34,27 +34,29 @@ struct SpgemmWorkEstimate {
 };
 
 /// The tile SpGEMM is chosen from this many products per tile pair and this many products per
-/// row of A on, else cuSPARSE. Provisional: calibrated from the H200 measurements recorded in
-/// docs/performance.md (the tile SpGEMM's wins and losses against the fastest cuSPARSE
-/// algorithm per problem: A*A benchmarks and the AMG setup's A*P and R*(A*P)).
-inline constexpr double kTileProductsPerPairThreshold = 4.0;
+/// row of A on; else the hash SpGEMM up to kHashMaxProductsPerRow products per row of A, else
+/// cuSPARSE. Calibrated from the measurements in docs/performance.md (2026-11-22, third
+/// session): tile wins only at 73 products per pair of those measured, hash from 8.7 down.
+inline constexpr double kTileProductsPerPairThreshold = 32.0;
 inline constexpr double kTileMinProductsPerRow = 64.0;
+inline constexpr double kHashMaxProductsPerRow = 2048.0;
 
 /// tile when products_per_pair() >= kTileProductsPerPairThreshold and products_per_row() >=
-/// kTileMinProductsPerRow, else cusparse (an empty product picks tile: it runs no SpGEMM
-/// either way).
+/// kTileMinProductsPerRow; else hash when products_per_row() <= kHashMaxProductsPerRow; else
+/// cusparse (an empty product picks tile: it runs no SpGEMM either way).
 OffloadSpgemm choose_spgemm_engine(const SpgemmWorkEstimate& estimate);
 
 /// An AMG level runs its three products (A*P_tent, A*P, R*(A*P)) on one engine, so that no
 /// operand is converted between forms mid-level; the level's first product decides, from its
 /// products per tile pair alone (A*P_tent has one entry per row of P_tent, so its rows are short
-/// whatever the stencil and the per-row floor above does not apply). A*P_tent's products per
-/// pair (host estimate, theta 0.02): 7-point 1.8-2.0 (poisson3d:64..192), 27-point 2.9-3.4
-/// (poisson3d27:48..128), elasticity with rigid-body modes 56-62. H100 setups (median of the
-/// processes in docs/performance.md, 2026-11-22 second session): poisson3d:192 cuSPARSE 0.227 s,
-/// tile 0.278 s; poisson3d27:128 tile 0.130 s, cuSPARSE 0.144 s (products 0.069 vs 0.078 s);
-/// elasticity3d:48 tile 0.064-0.077 s, cuSPARSE 0.226-0.311 s.
-inline constexpr double kLevelTileProductsPerPairThreshold = 2.5;
+/// whatever the stencil and the per-row floor above does not apply): tile from
+/// kLevelTileProductsPerPairThreshold on, else hash (AMG operators have no power-law rows).
+/// A*P_tent's products per pair (host estimate, theta 0.02): 7-point 1.8-2.0
+/// (poisson3d:64..192), 27-point 2.9-3.4 (poisson3d27:48..128), elasticity with rigid-body modes
+/// 56-62. H100 setups, products (P smoothing + PtAP) in seconds (docs/performance.md, 2026-11-22
+/// third session): poisson3d:192 hash 0.034, cuSPARSE 0.111, tile 0.198; poisson3d27:128 hash
+/// 0.020, tile 0.066; elasticity3d:48 tile 0.033, hash 0.064.
+inline constexpr double kLevelTileProductsPerPairThreshold = 16.0;
 OffloadSpgemm choose_level_spgemm_engine(const SpgemmWorkEstimate& a_p_tent);
 
 /// The estimate of A*B on the device. InputError if a.cols != b.rows.

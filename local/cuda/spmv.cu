@@ -5,13 +5,6 @@
 namespace tessera::cuda {
 namespace {
 
-template <class T>
-void check_shapes(const SpmvPlan& plan, const DeviceCsr<T>& a) {
-  TESSERA_REQUIRE_INPUT(plan.stats.rows == a.rows && plan.stats.nnz == a.nnz,
-                        "SpMV plan was made for a ", plan.stats.rows, "-row matrix with ", plan.stats.nnz,
-                        " nonzeros, not this one (", a.rows, " rows, ", a.nnz, " nonzeros)");
-}
-
 // One warp per tile-row; lane = 8*slot + r works on row r of tile (first + slot + 4*i).
 template <class T>
 __global__ void __launch_bounds__(kernels::kBlock) tile_spmv_kernel(
@@ -45,7 +38,7 @@ __global__ void __launch_bounds__(kernels::kBlock) tile_spmv_kernel(
 
 template <class T>
 void spmv(const SpmvPlan& plan, T alpha, const DeviceCsr<T>& a, const T* x, T beta, T* y, cudaStream_t stream) {
-  check_shapes(plan, a);
+  require_plan_of(plan, a, "spmv");
   if (plan.algorithm == SpmvAlgorithm::nnz_split) {
     kernels::launch_scale(a.rows, beta, y, stream);
     kernels::launch_csr_nnz_split(plan.chunks, a.nnz, a.row_ptr.data(), a.col_idx.data(), a.values.data(), x, alpha,

@@ -71,6 +71,14 @@ __global__ void stream_block_start_kernel(std::int64_t blocks, std::int64_t wind
   start[b] = b == blocks ? rows : first_row_at_or_past(row_ptr, rows, b * window);
 }
 
+// One thread block per stream block: its rows' starts relative to its first nonzero.
+__global__ void stream_local_offset_kernel(const std::int64_t* __restrict__ start,
+                                           const std::int64_t* __restrict__ row_ptr, std::uint16_t* local_offset) {
+  const std::int64_t first = start[blockIdx.x], end = start[blockIdx.x + 1], base = row_ptr[first];
+  for (std::int64_t r = first + threadIdx.x; r < end; r += blockDim.x)
+    local_offset[r] = static_cast<std::uint16_t>(row_ptr[r] - base);
+}
+
 }  // namespace
 
 RowStats row_stats(const std::int64_t* row_ptr, std::int64_t rows, std::int64_t nnz, cudaStream_t stream) {
@@ -111,12 +119,13 @@ NnzChunks make_nnz_chunks(const std::int64_t* row_ptr, std::int64_t rows, std::i
 }
 
 StreamBlocks make_stream_blocks(const std::int64_t* row_ptr, std::int64_t rows, std::int64_t nnz,
-                                std::int64_t max_row, cudaStream_t stream) {
-  TESSERA_ASSERT(max_row >= 0 && max_row < kStreamCapacity, "CSR-Stream needs rows shorter than ", kStreamCapacity,
+                                std::int64_t max_row, int capacity, cudaStream_t stream) {
+  TESSERA_ASSERT(max_row >= 0 && max_row < capacity, "CSR-Stream needs rows shorter than ", capacity,
                  " nonzeros, got a row of ", max_row);
   StreamBlocks blocks;
-  const std::int64_t window = kStreamCapacity - max_row;  // >= 1
-  blocks.count = (nnz + rows + window - 1) / window;     // f(rows) = nnz + rows <= count * window
+  blocks.capacity = capacity;
+  const std::int64_t window = capacity - max_row;     // >= 1
+  blocks.count = (nnz + rows + window - 1) / window;  // f(rows) = nnz + rows <= count * window
   TESSERA_ASSERT(blocks.count < (std::int64_t{1} << 31), "CSR-Stream: ", blocks.count, " blocks exceed the grid");
   if (blocks.count == 0) return blocks;
   blocks.start.allocate(static_cast<std::size_t>(blocks.count + 1), stream);
@@ -124,6 +133,34 @@ StreamBlocks make_stream_blocks(const std::int64_t* row_ptr, std::int64_t rows, 
       blocks.count, window, rows, row_ptr, blocks.start.data());
   TESSERA_CHECK_LAUNCH();
   return blocks;
+}
+
+void make_stream_local_offsets(StreamBlocks& blocks, const std::int64_t* row_ptr, std::int64_t rows,
+                               cudaStream_t stream) {
+  TESSERA_ASSERT(blocks.capacity <= 65536, "16-bit block offsets need a capacity <= 65536, got ", blocks.capacity);
+  if (blocks.count == 0 || rows == 0) return;
+  blocks.local_offset.allocate(static_cast<std::size_t>(rows), stream);
+  stream_local_offset_kernel<<<static_cast<unsigned>(blocks.count), kernels::kBlock, 0, stream>>>(
+      blocks.start.data(), row_ptr, blocks.local_offset.data());
+  TESSERA_CHECK_LAUNCH();
+}
+
+const char* to_string(StreamShape shape) {
+  switch (shape) {
+    case StreamShape::automatic: return "auto";
+    case StreamShape::t256x8: return "256x8";
+    case StreamShape::t256x16: return "256x16";
+    case StreamShape::t512x8: return "512x8";
+    case StreamShape::t512x16: return "512x16";
+  }
+  return "?";
+}
+
+StreamShape parse_stream_shape(const std::string& name) {
+  if (name == "auto") return StreamShape::automatic;
+  for (StreamShape shape : kStreamShapes)
+    if (name == to_string(shape)) return shape;
+  throw InputError("unknown CSR-Stream shape '" + name + "': expected auto, 256x8, 256x16, 512x8 or 512x16");
 }
 
 int sm_count() {
@@ -174,22 +211,36 @@ bool prefers_nnz_split(const RowStats& s, int threads_per_row, int sms) {
   return skewed || one_long_row || underfilled;
 }
 
-bool stream_fits(const RowStats& s) { return s.max_row <= kStreamCapacity / 2; }
+bool stream_fits(const RowStats& s, StreamShape shape) { return s.max_row <= stream_capacity(shape) / 2; }
 
 bool prefers_stream(const RowStats& s) { return s.nnz > 0 && s.mean <= kStreamMaxMeanRow; }
 
+StreamShape automatic_stream_shape(const RowStats& s, int sms) {
+  const std::int64_t large_blocks = (s.nnz + s.rows) / stream_capacity(kDefaultStreamShape);
+  return large_blocks >= std::int64_t(kStreamBlocksPerSmForLargeShape) * sms ? kDefaultStreamShape
+                                                                              : kSmallMatrixStreamShape;
+}
+
 namespace {
+
+bool is_stream_shape(StreamShape shape) {
+  if (shape == StreamShape::automatic) return true;
+  for (StreamShape s : kStreamShapes)
+    if (s == shape) return true;
+  return false;
+}
 
 SpmvAlgorithm vector_or_nnz_split(const RowStats& stats, int threads_per_row) {
   return prefers_nnz_split(stats, threads_per_row, sm_count()) ? SpmvAlgorithm::nnz_split : SpmvAlgorithm::vector;
 }
 
 // Resolves `automatic`, and a stream request on a matrix whose longest row does not fit.
-SpmvAlgorithm choose_algorithm(SpmvAlgorithm requested, const RowStats& stats, int threads_per_row) {
-  if (requested == SpmvAlgorithm::stream) return stream_fits(stats) ? requested : vector_or_nnz_split(stats, threads_per_row);
+SpmvAlgorithm choose_algorithm(SpmvAlgorithm requested, const RowStats& stats, int threads_per_row, StreamShape shape) {
+  if (requested == SpmvAlgorithm::stream)
+    return stream_fits(stats, shape) ? requested : vector_or_nnz_split(stats, threads_per_row);
   if (requested != SpmvAlgorithm::automatic) return requested;
   const SpmvAlgorithm fallback = vector_or_nnz_split(stats, threads_per_row);
-  const bool stream = fallback == SpmvAlgorithm::vector && stream_fits(stats) && prefers_stream(stats);
+  const bool stream = fallback == SpmvAlgorithm::vector && stream_fits(stats, shape) && prefers_stream(stats);
   return stream ? SpmvAlgorithm::stream : fallback;
 }
 
@@ -205,13 +256,21 @@ SpmvPlan make_spmv_plan(const std::int64_t* row_ptr, std::int64_t rows, std::int
                         "SpMV rows per group must be 0 (automatic), 1, 2, 4 or 8, got ", rpg);
   TESSERA_REQUIRE_INPUT(options.chunk_nnz >= 0 && options.chunk_nnz % 32 == 0,
                         "SpMV chunk size must be 0 (automatic) or a positive multiple of 32, got ", options.chunk_nnz);
+  TESSERA_REQUIRE_INPUT(is_stream_shape(options.stream_shape), "unknown CSR-Stream shape ",
+                        static_cast<int>(options.stream_shape));
   SpmvPlan plan;
   plan.stats = row_stats(row_ptr, rows, nnz, stream);
+  plan.row_ptr = row_ptr;
+  plan.stream_shape = options.stream_shape == StreamShape::automatic ? automatic_stream_shape(plan.stats, sm_count())
+                                                                     : options.stream_shape;
   plan.threads_per_row = tpr ? tpr : threads_per_row_for(plan.stats.mean);
   plan.rows_per_group = rpg ? rpg : rows_per_group_for(plan.threads_per_row);
-  plan.algorithm = choose_algorithm(options.algorithm, plan.stats, plan.threads_per_row);
-  if (plan.algorithm == SpmvAlgorithm::stream)
-    plan.stream_blocks = make_stream_blocks(row_ptr, rows, nnz, plan.stats.max_row, stream);
+  plan.algorithm = choose_algorithm(options.algorithm, plan.stats, plan.threads_per_row, plan.stream_shape);
+  if (plan.algorithm == SpmvAlgorithm::stream) {
+    plan.stream_blocks = make_stream_blocks(row_ptr, rows, nnz, plan.stats.max_row, stream_capacity(plan.stream_shape),
+                                            stream);
+    if (options.stream_offsets16) make_stream_local_offsets(plan.stream_blocks, row_ptr, rows, stream);
+  }
   if (plan.algorithm == SpmvAlgorithm::nnz_split) {
     // Short chunks (8 steps of 32) keep many warps in flight; H100 sweep on rmat:22:16:
     // 256 nonzeros 0.658 ms, 1024 0.692 ms, 4096 0.745 ms.
@@ -219,6 +278,17 @@ SpmvPlan make_spmv_plan(const std::int64_t* row_ptr, std::int64_t rows, std::int
     plan.chunks = make_nnz_chunks(row_ptr, rows, nnz, chunk, stream);
   }
   return plan;
+}
+
+void require_plan_of(const SpmvPlan& plan, const std::int64_t* row_ptr, std::int64_t rows, std::int64_t nnz,
+                     const char* who) {
+  // Rows and nnz alone are not enough: a plan of another matrix of the same size would run
+  // its stream blocks (cut from the other row_ptr) over this one's rows.
+  TESSERA_REQUIRE_INPUT(plan.row_ptr == row_ptr && plan.stats.rows == rows && plan.stats.nnz == nnz, who,
+                        ": the SpMV plan was made for another matrix (", plan.stats.rows, " rows, ", plan.stats.nnz,
+                        " nonzeros, row_ptr at ", static_cast<const void*>(plan.row_ptr), "), not this one (", rows,
+                        " rows, ", nnz, " nonzeros, row_ptr at ", static_cast<const void*>(row_ptr),
+                        "); make the plan from this DeviceCsr (a copied or re-uploaded matrix needs its own)");
 }
 
 }  // namespace tessera::cuda

@@ -19,7 +19,7 @@ using cuda::OffloadSpgemm;
 using tessera::testing::RandomSpec;
 using tessera::testing::random_csr;
 
-const OffloadSpgemm kDeviceProducts[] = {OffloadSpgemm::tile, OffloadSpgemm::cusparse};
+const OffloadSpgemm kDeviceProducts[] = {OffloadSpgemm::tile, OffloadSpgemm::cusparse, OffloadSpgemm::hash};
 
 Csr<double> new_values(Csr<double> a, std::uint64_t seed) {
   std::mt19937_64 rng(seed);

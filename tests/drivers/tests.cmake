@@ -87,3 +87,7 @@ tessera_driver_test(driver.spmm.fp32_refused.np2 RANKS 2 EXPECT_EXIT 2
                     EXPECT_OUTPUT "distributed path runs in fp64.*exit code 2")
 tessera_driver_test(driver.spmv.missing.np3 RANKS 3 EXPECT_EXIT 2 COMMAND ${_spmv} --A /nonexistent.mtx --backend host
                     EXPECT_OUTPUT "cannot open.*exit code 2")
+
+# Host helpers of tessera-spgemm's row-batch mode (reference rows, sampled-row check, checksum).
+tessera_add_test(test_spgemm_row_sample SOURCES drivers/test_spgemm_row_sample.cpp
+                 ${PROJECT_SOURCE_DIR}/drivers/spgemm_row_batches.cpp LIBS tessera_driver_common)

@@ -239,7 +239,7 @@ TEST_P(AmgDeviceSetup, WithoutPlansResetupIsAFullSetup) {
   }
 }
 
-INSTANTIATE_TEST_SUITE_P(Spgemm, AmgDeviceSetup, ::testing::Values(OffloadSpgemm::tile, OffloadSpgemm::cusparse),
+INSTANTIATE_TEST_SUITE_P(Spgemm, AmgDeviceSetup, ::testing::Values(OffloadSpgemm::tile, OffloadSpgemm::cusparse, OffloadSpgemm::hash),
                          [](const auto& info) { return std::string(tessera::cuda::to_string(info.param)); });
 
 TEST(AmgDeviceSetupEdges, TinyOperatorsAndBadInput) {

@@ -1,8 +1,8 @@
 // The reusable device products (local/cuda/device_product.hpp: the one driver of the AMG
 // setup and offload_spgemm) and the value-refresh conversions they use
 // (local/cuda/tile_convert.hpp) against the host ref::spgemm and the full conversions: first
-// run and re-runs on new values in the same patterns, for both the tile and the cuSPARSE
-// (reuse API) paths; chained products (A*B feeding C*(A*B)); odd, empty and 1x1 shapes;
+// run and re-runs on new values in the same patterns, for the tile, the cuSPARSE (reuse API)
+// and the hash paths; one-shot products (no kept plan); chained products (A*B feeding C*(A*B)); odd, empty and 1x1 shapes;
 // patterns that change between runs are an InputError.
 #include <gtest/gtest.h>
 
@@ -146,10 +146,32 @@ TEST_P(DeviceProductTest, ChangedPatternIsInputError) {
   const OperandView w = fresh.bind(dother, which, nullptr);
   EXPECT_THROW(product.multiply(w, w), InputError);  // same product, another pattern
   EXPECT_THROW(product.multiply(v, w), InputError);  // inner dimensions differ
-  if (which == OffloadSpgemm::cusparse) EXPECT_THROW(product.tile_result(), InputError);
+  if (which != OffloadSpgemm::tile) EXPECT_THROW(product.tile_result(), InputError);
 }
 
-INSTANTIATE_TEST_SUITE_P(Spgemm, DeviceProductTest, ::testing::Values(OffloadSpgemm::tile, OffloadSpgemm::cusparse),
+/// keep_plan false (offload_spgemm, AMG setups without kept plans): every multiply is a fresh
+/// product, and result_csr hands C over (cuSPARSE, hash) or converts it (tile).
+TEST_P(DeviceProductTest, OneShotProducts) {
+  const OffloadSpgemm which = GetParam();
+  const std::uint64_t seed = testing::fresh_seed();
+  SCOPED_TRACE(std::string(tessera::cuda::to_string(which)) + ", seed " + std::to_string(seed));
+  const Csr<double> a = gen::generate(gen::parse_spec("poisson3d27:7")), b = random_matrix(a.rows, 45, seed);
+  DeviceCsr<double> da = tessera::cuda::upload(a), db = tessera::cuda::upload(b), dc;
+  ProductOperand a_op, b_op;
+  DeviceProduct product(which, nullptr, /*keep_plan=*/false);
+  product.multiply(a_op.bind(da, which, nullptr), b_op.bind(db, which, nullptr));
+  product.result_csr(dc);
+  expect_same(dc, ref::spgemm(a, b), 1e-13, "one-shot");
+  if (which != OffloadSpgemm::tile) EXPECT_THROW(product.result_csr(dc), InputError);  // C was handed over
+  const Csr<double> b2 = with_new_values(b, seed);
+  db.values.upload(b2.values);
+  product.multiply(a_op.bind(da, which, nullptr), b_op.bind(db, which, nullptr));
+  product.result_csr(dc);  // the same C: the tile path rewrites its values, the others hand C over again
+  expect_same(dc, ref::spgemm(a, b2), 1e-13, "second one-shot on new values");
+}
+
+INSTANTIATE_TEST_SUITE_P(Spgemm, DeviceProductTest,
+                         ::testing::Values(OffloadSpgemm::tile, OffloadSpgemm::cusparse, OffloadSpgemm::hash),
                          [](const auto& info) { return std::string(tessera::cuda::to_string(info.param)); });
 
 /// The value refreshes equal the full conversions bit for bit (a gather moves values unchanged).

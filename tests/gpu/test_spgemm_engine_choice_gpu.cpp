@@ -120,15 +120,19 @@ TEST(SpgemmEngineChoice, ThresholdRule) {
     return choose_spgemm_engine(SpgemmWorkEstimate{products, pairs, rows});
   };
   const std::int64_t at = std::int64_t(kTileProductsPerPairThreshold * 1000);
-  const std::int64_t few_rows = 1;  // every row does plenty of work
+  const std::int64_t few_rows = 1;  // every row does plenty of work (past the hash engine's range)
   EXPECT_EQ(pick(at, 1000, few_rows), OffloadSpgemm::tile);
   EXPECT_EQ(pick(at - 1, 1000, few_rows), OffloadSpgemm::cusparse);
   EXPECT_EQ(pick(512, 1, few_rows), OffloadSpgemm::tile);
-  EXPECT_EQ(pick(1, 1, few_rows), OffloadSpgemm::cusparse);
-  // Well-filled tiles but little work per row (the 7-point A*A): cuSPARSE.
+  EXPECT_EQ(pick(1, 1, few_rows), OffloadSpgemm::hash);  // one product a row
+  // Sparse tiles: hash up to kHashMaxProductsPerRow products a row of A, cuSPARSE beyond.
+  const std::int64_t hash_limit = std::int64_t(kHashMaxProductsPerRow);
+  EXPECT_EQ(pick(hash_limit * 10, 10 * hash_limit, 10), OffloadSpgemm::hash);
+  EXPECT_EQ(pick(hash_limit * 10 + 1, 10 * hash_limit, 10), OffloadSpgemm::cusparse);
+  // Well-filled tiles but little work per row (a 7-point-like A*A): hash.
   const std::int64_t rows = std::int64_t(100 * 512 / kTileMinProductsPerRow);
   EXPECT_EQ(pick(100 * 512, 100, rows), OffloadSpgemm::tile);
-  EXPECT_EQ(pick(100 * 512, 100, rows + 1), OffloadSpgemm::cusparse);
+  EXPECT_EQ(pick(100 * 512, 100, rows + 1), OffloadSpgemm::hash);
 }
 
 TEST(SpgemmEngineChoice, LevelRuleReadsProductsPerPairOnly) {
@@ -138,7 +142,7 @@ TEST(SpgemmEngineChoice, LevelRuleReadsProductsPerPairOnly) {
   const std::int64_t at = std::int64_t(kLevelTileProductsPerPairThreshold * 1000);
   const std::int64_t many_rows = 1000000;  // few products per row: the level rule ignores it
   EXPECT_EQ(pick(at, 1000, many_rows), OffloadSpgemm::tile);
-  EXPECT_EQ(pick(at - 1, 1000, many_rows), OffloadSpgemm::cusparse);
+  EXPECT_EQ(pick(at - 1, 1000, many_rows), OffloadSpgemm::hash);
   EXPECT_EQ(pick(0, 0, many_rows), OffloadSpgemm::tile);  // empty: no SpGEMM either way
 }
 
@@ -228,6 +232,9 @@ TEST(AutomaticEngine, OffloadSpgemmAndGalerkin) {
                InputError);
   EXPECT_EQ(parse_offload_spgemm("auto"), OffloadSpgemm::automatic);
   EXPECT_STREQ(to_string(OffloadSpgemm::automatic), "auto");
+  EXPECT_EQ(parse_offload_spgemm("hash"), OffloadSpgemm::hash);
+  EXPECT_STREQ(to_string(OffloadSpgemm::hash), "hash");
+  EXPECT_THROW(parse_offload_spgemm("cuSPARSE"), InputError);
 }
 
 /// The AMG Galerkin product with automatic engines, then a re-run on new values of A (the plan

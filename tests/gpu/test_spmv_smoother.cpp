@@ -58,15 +58,24 @@ void check_smoothers(std::uint64_t seed) {
     std::vector<double> ax(static_cast<std::size_t>(a.rows));
     ref::spmv(1.0, a, x, 0.0, ax);
     const cuda::DeviceCsr<T> da = cuda::upload(a);
-    const cuda::SpmvOptions plans[] = {{cuda::SpmvAlgorithm::vector, 0, 1}, {cuda::SpmvAlgorithm::vector, 0, 2},
-                                       {cuda::SpmvAlgorithm::vector, 0, 4}, {cuda::SpmvAlgorithm::vector, 0, 8},
-                                       {cuda::SpmvAlgorithm::stream}};
+    std::vector<cuda::SpmvOptions> plans = {{cuda::SpmvAlgorithm::vector, 0, 1}, {cuda::SpmvAlgorithm::vector, 0, 2},
+                                            {cuda::SpmvAlgorithm::vector, 0, 4}, {cuda::SpmvAlgorithm::vector, 0, 8}};
+    for (cuda::StreamShape shape : cuda::kStreamShapes)  // every CSR-Stream block shape, both row-bound widths
+      for (bool offsets16 : {false, true}) {
+        plans.push_back({cuda::SpmvAlgorithm::stream});
+        plans.back().stream_shape = shape;
+        plans.back().stream_offsets16 = offsets16;
+      }
     for (const cuda::SpmvOptions& options : plans) {
       SCOPED_TRACE(std::string(cuda::to_string(options.algorithm)) + " rows per group " +
-                   std::to_string(options.rows_per_group));
+                   std::to_string(options.rows_per_group) + " stream shape " + cuda::to_string(options.stream_shape) +
+                   (options.stream_offsets16 ? " offsets16" : ""));
       const cuda::SpmvPlan plan = cuda::make_spmv_plan(da, options);
-      if (options.algorithm == cuda::SpmvAlgorithm::stream)  // falls back only for the long row
-        EXPECT_EQ(plan.algorithm == cuda::SpmvAlgorithm::stream, plan.stats.max_row <= cuda::kStreamCapacity / 2);
+      if (options.algorithm == cuda::SpmvAlgorithm::stream) {  // falls back only for a row past half the capacity
+        EXPECT_EQ(plan.stream_shape, options.stream_shape);
+        EXPECT_EQ(plan.algorithm == cuda::SpmvAlgorithm::stream,
+                  plan.stats.max_row <= cuda::stream_capacity(options.stream_shape) / 2);
+      }
       cuda::DeviceBuffer<T> dx = to_device<T>(x), db = to_device<T>(b), out(static_cast<std::size_t>(a.rows));
       const cuda::DeviceBuffer<T> dinv = cuda::diagonal_inverse(da);
 
@@ -113,6 +122,25 @@ TEST(GpuSmoother, RejectsMissingDiagonalAliasingAndRectangular) {
   EXPECT_THROW(cuda::residual(plan, a, x.data(), b.data(), x.data()), InputError);
   const cuda::DeviceCsr<double> rect = cuda::upload(Csr<double>::empty(2, 3));
   EXPECT_THROW(cuda::diagonal_inverse(rect), InputError);
+}
+
+// The plan of another matrix with the same rows and nonzeros (here: the same pattern uploaded
+// again, so other buffers) is refused; the matrix it was made from is accepted.
+TEST(GpuSmoother, RefusesPlanOfAnotherMatrixOfTheSameSize) {
+  const Csr<double> host = gen::generate(gen::parse_spec("poisson3d:7"));
+  const cuda::DeviceCsr<double> a = cuda::upload(host), a_again = cuda::upload(host);
+  const cuda::DeviceBuffer<double> dinv = cuda::diagonal_inverse(a);
+  cuda::DeviceBuffer<double> x(343), b(343), out(343);
+  x.fill_bytes(0);
+  b.fill_bytes(0);
+  for (cuda::SpmvAlgorithm algorithm : {cuda::SpmvAlgorithm::stream, cuda::SpmvAlgorithm::vector}) {
+    SCOPED_TRACE(cuda::to_string(algorithm));
+    const cuda::SpmvPlan plan = cuda::make_spmv_plan(a, {algorithm});
+    EXPECT_THROW(cuda::residual(plan, a_again, x.data(), b.data(), out.data()), InputError);
+    EXPECT_THROW(cuda::jacobi_sweep(plan, a_again, dinv.data(), 0.5, x.data(), b.data(), out.data()), InputError);
+    EXPECT_NO_THROW(cuda::residual(plan, a, x.data(), b.data(), out.data()));
+    EXPECT_NO_THROW(cuda::jacobi_sweep(plan, a, dinv.data(), 0.5, x.data(), b.data(), out.data()));
+  }
 }
 
 }  // namespace
