@@ -7,7 +7,7 @@ namespace tessera::amg {
 NearNullSpace constant_near_null_space(std::int64_t rows, int block_size) {
   TESSERA_REQUIRE_INPUT(block_size >= 1 && rows % block_size == 0, "AMG: block size ", block_size,
                         " does not divide the ", rows, " rows");
-  NearNullSpace b{DenseMatrix(rows, block_size, Layout::row_major, 0.0), block_size};
+  NearNullSpace b{DenseMatrix(rows, block_size, Layout::row_major, 0.0), block_size, true};
   for (std::int64_t i = 0; i < rows; ++i) b.vectors.at(i, i % block_size) = 1.0;
   return b;
 }

@@ -13,6 +13,9 @@ namespace tessera::amg {
 struct NearNullSpace {
   DenseMatrix vectors;  // rows x k, row-major
   int block_size = 1;   // dofs per node of the fine level
+  /// Made by constant_near_null_space (a device setup then makes the vectors on the device
+  /// instead of uploading them).
+  bool constant = false;
 };
 
 /// k = block_size vectors: vector c is 1 on the dofs of component c, 0 elsewhere.

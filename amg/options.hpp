@@ -27,12 +27,14 @@ struct AmgOptions {
   /// The estimate is a lower bound (Ritz value); it is multiplied by this (GAMG: 1.1).
   double eigen_safety = 1.1;
   /// Device setup (amg::gpu::device_setup) only: keep every symbolic product plan (operand
-  /// tiles, value-refresh maps, TileSpgemm plans, cuSPARSE reuse descriptors and buffers) so
-  /// that device_resetup recomputes values only. That buys re-setup speed with device memory
-  /// (poisson3d:192 on an H100: 7.2 GiB tile / 11.5 GiB cuSPARSE with plans, 2.1 GiB without),
-  /// and the cuSPARSE reuse API makes the first setup slower than a one-shot SpGEMM. false:
-  /// plans are freed level by level, cuSPARSE runs the one-shot SpGEMM, and device_resetup
-  /// is a full device setup. The host and distributed setups ignore it.
+  /// tiles, value-refresh maps, TileSpgemm plans, cuSPARSE reuse descriptors and buffers,
+  /// HashSpgemm plans) so that device_resetup recomputes values only. That buys re-setup speed
+  /// with device memory (poisson3d:192 on an H100: 7.2 GiB tile / 11.5 GiB cuSPARSE with plans,
+  /// 2.1 GiB without; the hash engine keeps each C twice, its own and the caller's CSR, plus
+  /// its binned rows: not measured), and the cuSPARSE reuse API makes the first setup slower
+  /// than a one-shot SpGEMM. false: plans are freed level by level, cuSPARSE and hash run
+  /// one-shot, and device_resetup is a full device setup. The host and distributed setups
+  /// ignore it.
   bool keep_setup_plans = true;
 
   // --- cycle ---

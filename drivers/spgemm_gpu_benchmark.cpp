@@ -1,5 +1,8 @@
 #if defined(TESSERA_HAVE_CUDA)
 #include "drivers/spgemm_gpu_benchmark.hpp"
+
+#include "drivers/spgemm_bench_support.hpp"
+#include "drivers/spgemm_hash_line.hpp"
 #include "drivers/spgemm_row_batches.hpp"
 
 #include <algorithm>
@@ -13,7 +16,6 @@
 #include "local/core/error.hpp"
 #include "local/cuda/cusparse_spgemm.hpp"
 #include "local/cuda/device_product.hpp"
-#include "local/cuda/hash_spgemm.hpp"
 #include "local/cuda/spgemm_engine_choice.hpp"
 #include "local/cuda/tile_convert.hpp"
 #include "local/cuda/tile_spgemm.hpp"
@@ -22,44 +24,6 @@
 
 namespace tessera::driver {
 namespace {
-
-constexpr double kMiB = 1024.0 * 1024.0;
-
-/// Median of `reps` event-timed runs of `body` (milliseconds), after `warmup` untimed runs.
-/// `body` records its own phase events between `start` and `stop` when it has phases.
-struct Events {
-  cudaEvent_t e[4] = {};
-  Events() {
-    for (auto& x : e) TESSERA_CUDA_CHECK(cudaEventCreate(&x));
-  }
-  ~Events() {
-    for (auto& x : e) cudaEventDestroy(x);
-  }
-  double ms(int from, int to) const {
-    float t = 0;
-    TESSERA_CUDA_CHECK(cudaEventElapsedTime(&t, e[from], e[to]));
-    return t;
-  }
-};
-
-double median(std::vector<double> v) {
-  if (v.empty()) return 0;
-  std::sort(v.begin(), v.end());
-  return v.size() % 2 ? v[v.size() / 2] : 0.5 * (v[v.size() / 2 - 1] + v[v.size() / 2]);
-}
-
-/// max |x - y| / (|A||B|)_ij over the common pattern; infinity if the patterns differ, NaN if
-/// a value is NaN.
-double scaled_difference(const Csr<double>& x, const Csr<double>& y, const Csr<double>& magnitude) {
-  if (x.row_ptr != y.row_ptr || x.col_idx != y.col_idx) return std::numeric_limits<double>::infinity();
-  double worst = 0;
-  for (std::int64_t e = 0; e < x.nnz(); ++e) {
-    if (std::isnan(x.values[e]) || std::isnan(y.values[e])) return std::numeric_limits<double>::quiet_NaN();
-    const double scale = magnitude.values[e] > 0 ? magnitude.values[e] : 1.0;
-    worst = std::max(worst, std::abs(x.values[e] - y.values[e]) / scale);
-  }
-  return worst;
-}
 
 struct TesseraTimes {
   double convert_ms = 0, symbolic_ms = 0, numeric_ms = 0, total_ms = 0, reuse_numeric_ms = 0;
@@ -217,32 +181,6 @@ nlohmann::json estimate_json(const cuda::SpgemmWorkEstimate& e) {
           {"engine", cuda::to_string(cuda::choose_spgemm_engine(e))}};
 }
 
-/// A failed line in the table's columns: "-" for every figure, then what happened.
-void print_failed_line(const char* name, const char* what, const std::string& message) {
-  std::printf("%-26s %10s %10s %9s %10s  %s (%s)\n", name, "-", "-", "-", "-", what, message.c_str());
-}
-
-bool is_out_of_memory(const DeviceError& e) {
-  const std::string m = e.what();  // device_allocate's message, or a CUDA call's "out of memory"
-  return m.find("out of memory") != std::string::npos || m.find("does not fit") != std::string::npos;
-}
-
-/// What the lines compare against: the tile SpGEMM's C and (|A||B|), both absent when the tile
-/// line ran out of memory or the product is too large to form on the host.
-struct Agreement {
-  const Csr<double>* tile_c = nullptr;
-  const Csr<double>* magnitude = nullptr;
-  double bound = 0;  // 4 n u: each of two results within 2 n u (|A||B|)_ij of the exact product
-  bool drop_zeros = false;
-  bool keep_results = true;  // false past kLargeProductFlops: results stay on the device
-  double difference(const Csr<double>& c) const {
-    return drop_zeros || !tile_c || !magnitude ? std::numeric_limits<double>::quiet_NaN()
-                                               : scaled_difference(c, *tile_c, *magnitude);
-  }
-  /// Not compared (drop_zeros: patterns differ; no tile C or no |A||B|) counts as agreeing.
-  bool agrees(double diff) const { return drop_zeros || !tile_c || !magnitude || diff <= bound; }
-};
-
 /// The "Tessera (auto)" line and its JSON, against the fastest cuSPARSE algorithm (best_ms).
 nlohmann::json report_auto(const Csr<double>& a, const Csr<double>& b, const GpuSpgemmBenchOptions& opt,
                            double best_ms, const Agreement& agree, double flops) {
@@ -266,126 +204,6 @@ nlohmann::json report_auto(const Csr<double>& a, const Csr<double>& b, const Gpu
                       {"max_scaled_difference_vs_tessera", diff}, {"bound", agree.bound}, {"agrees", agree.agrees(diff)}};
   if (best_ms > 0 && r.ms > 0) j["speedup_vs_best_cusparse"] = best_ms / r.ms;
   return j;
-}
-
-/// The row-wise hash SpGEMM on the int64-offset CSR operands (uploaded once): one-shot
-/// cuda::hash_spgemm per rep (allocations included), then the phases on a HashSpgemm plan and
-/// the numeric phase alone on the kept plan. C is copied back (last rep) only when `keep_c`.
-struct HashResult {
-  double ms = 0, symbolic_ms = 0, numeric_ms = 0, reuse_ms = 0;
-  std::int64_t peak_bytes = 0, c_nnz = 0;
-  cuda::HashSpgemmInfo info;
-  Csr<double> c;
-};
-
-HashResult time_hash(const Csr<double>& a_host, const Csr<double>& b_host, const GpuSpgemmBenchOptions& opt,
-                     bool keep_c) {
-  const auto a = cuda::upload(a_host), b = cuda::upload(b_host);
-  Events ev;
-  HashResult out;
-  std::vector<double> total, symbolic, numeric, reuse;
-  for (int rep = 0; rep < opt.warmup + opt.reps; ++rep) {
-    TESSERA_CUDA_CHECK(cudaDeviceSynchronize());
-    const std::int64_t held = cuda::DeviceMemory::current();
-    cuda::DeviceMemory::reset_peak();
-    TESSERA_CUDA_CHECK(cudaEventRecord(ev.e[0]));
-    const cuda::DeviceCsr<double> c = cuda::hash_spgemm(a, b);
-    TESSERA_CUDA_CHECK(cudaEventRecord(ev.e[1]));
-    TESSERA_CUDA_CHECK(cudaEventSynchronize(ev.e[1]));
-    out.peak_bytes = std::max(out.peak_bytes, cuda::DeviceMemory::peak() - held);
-    out.c_nnz = c.nnz;
-    if (rep >= opt.warmup) total.push_back(ev.ms(0, 1));
-    if (rep + 1 == opt.warmup + opt.reps && keep_c) out.c = cuda::download(c);
-  }
-  for (int rep = 0; rep < opt.warmup + opt.reps; ++rep) {
-    TESSERA_CUDA_CHECK(cudaDeviceSynchronize());
-    TESSERA_CUDA_CHECK(cudaEventRecord(ev.e[0]));
-    cuda::HashSpgemm plan;
-    cuda::DeviceCsr<double> c;
-    plan.symbolic(a, b, c);
-    TESSERA_CUDA_CHECK(cudaEventRecord(ev.e[1]));
-    plan.numeric(a, b, c);
-    TESSERA_CUDA_CHECK(cudaEventRecord(ev.e[2]));
-    plan.numeric(a, b, c);  // AMG re-setup: numeric phase alone on the kept plan
-    TESSERA_CUDA_CHECK(cudaEventRecord(ev.e[3]));
-    TESSERA_CUDA_CHECK(cudaEventSynchronize(ev.e[3]));
-    if (rep >= opt.warmup) symbolic.push_back(ev.ms(0, 1)), numeric.push_back(ev.ms(1, 2)), reuse.push_back(ev.ms(2, 3));
-    if (rep + 1 == opt.warmup + opt.reps) out.info = plan.info();
-  }
-  out.ms = median(total);
-  out.symbolic_ms = median(symbolic);
-  out.numeric_ms = median(numeric);
-  out.reuse_ms = median(reuse);
-  return out;
-}
-
-nlohmann::json hash_info_json(const cuda::HashSpgemmInfo& info) {
-  return {{"rows", info.rows}, {"products", info.products}, {"c_nnz", info.c_nnz},
-          {"rows_per_bin", info.rows_per_bin}, {"global_table_rows", info.global_table_rows},
-          {"global_table_chunks", info.global_table_chunks}};
-}
-
-/// The "Tessera (hash)" line, its phase lines and JSON (the "tessera_auto" fields plus the
-/// phases and info()); an out-of-memory one-shot product is reported with status
-/// "out_of_memory" (the caller then runs the row batches). With check, sampled rows of C
-/// against the host Gustavson rows.
-nlohmann::json report_hash(const Csr<double>& a, const Csr<double>& b, const GpuSpgemmBenchOptions& opt,
-                           double best_ms, const Agreement& agree, double flops) {
-  HashResult r;
-  const bool keep_c = flops <= kLargeProductFlops;
-  try {
-    r = time_hash(a, b, opt, keep_c);
-  } catch (const DeviceError& e) {
-    if (!is_out_of_memory(e)) throw;
-    print_failed_line("Tessera (hash)", "out of device memory", e.what());
-    return {{"status", "out_of_memory"}, {"message", e.what()}};
-  }
-  const double diff = agree.difference(r.c);
-  const auto gflops = [&](double ms) { return ms > 0 ? flops / (ms * 1e6) : 0.0; };
-  char speedup[32] = "-";
-  if (best_ms > 0 && r.ms > 0) std::snprintf(speedup, sizeof speedup, "%.2fx", best_ms / r.ms);
-  std::printf("%-26s %10.3f %10.1f %9s %10.1f  CSR in (int64 offsets), sorted CSR out, %lld nnz, |hash - tile| / "
-              "(|A||B|) <= %.2e\n",
-              "Tessera (hash)", r.ms, gflops(r.ms), speedup, r.peak_bytes / kMiB, static_cast<long long>(r.c_nnz), diff);
-  std::printf("%-26s %10.3f\n%-26s %10.3f\n%-26s %10.3f %10.1f\n", "hash symbolic", r.symbolic_ms, "hash numeric",
-              r.numeric_ms, "hash numeric (reuse)", r.reuse_ms, gflops(r.reuse_ms));
-  std::printf("hash rows per table size (empty, 10 shared, global):");
-  for (const std::int64_t n : r.info.rows_per_bin) std::printf(" %lld", static_cast<long long>(n));
-  std::printf("; %lld global-table rows in %lld chunks\n", static_cast<long long>(r.info.global_table_rows),
-              static_cast<long long>(r.info.global_table_chunks));
-  nlohmann::json j = {{"ms", r.ms}, {"gflops", gflops(r.ms)}, {"peak_bytes", r.peak_bytes}, {"c_nnz", r.c_nnz},
-                      {"symbolic_ms", r.symbolic_ms}, {"numeric_ms", r.numeric_ms}, {"numeric_reuse_ms", r.reuse_ms},
-                      {"max_scaled_difference_vs_tessera", diff}, {"bound", agree.bound},
-                      {"agrees", agree.agrees(diff)}, {"info", hash_info_json(r.info)}};
-  if (best_ms > 0 && r.ms > 0) j["speedup_vs_best_cusparse"] = best_ms / r.ms;
-  if (opt.check && keep_c) {
-    SampledRowCheck sampled(a, b);
-    for (const std::int64_t i : sampled.rows())
-      sampled.compare(i, r.c.col_idx.data() + r.c.row_ptr[i], r.c.values.data() + r.c.row_ptr[i], r.c.row_length(i));
-    std::printf("check hash vs host rows: %s\n", sampled.summary().c_str());
-    j["sampled_check"] = sampled.json();
-    j["check_pass"] = sampled.pass();
-  }
-  return j;
-}
-
-/// The "Tessera (hash)" line (with compare_cusparse), then the row batches when asked for or
-/// when the one-shot product did not fit. FP64 only; returns false when a check failed.
-bool report_hash_lines(const Csr<double>& a, const Csr<double>& b, const GpuSpgemmBenchOptions& opt, double best_ms,
-                       const Agreement& agree, double flops, nlohmann::json& out) {
-  bool pass = true, out_of_memory = false;
-  if (opt.compare_cusparse) {
-    out["tessera_hash"] = report_hash(a, b, opt, best_ms, agree, flops);
-    out_of_memory = out["tessera_hash"].value("status", "") == "out_of_memory";
-    pass = out["tessera_hash"].value("agrees", true) && out["tessera_hash"].value("check_pass", true);
-  }
-  if (opt.row_batch_nnz < 0 && !out_of_memory) return pass;
-  RowBatchOptions batches;
-  batches.max_batch_nnz = std::max<std::int64_t>(0, opt.row_batch_nnz);
-  batches.check = opt.check;
-  batches.reason = opt.row_batch_nnz >= 0 ? "--row-batches" : "one-shot out of memory";
-  out["tessera_hash_batches"] = run_hash_row_batches(a, b, batches, flops, best_ms);
-  return pass && out["tessera_hash_batches"]["pass"].get<bool>();
 }
 
 nlohmann::json tile_json(const TesseraTimes& t, double flops) {
@@ -421,14 +239,9 @@ bool report_comparisons(const Csr<double>& a, const Csr<double>& b, const GpuSpg
   using C = std::conditional_t<std::is_same_v<T, double>, double, float>;
   const auto rounded_a = convert_values<double>(convert_values<T>(a)), rounded_b = convert_values<double>(convert_values<T>(b));
   const auto runs = time_cusparse<C>(rounded_a, rounded_b, opt);
-  const Csr<double> magnitude = large ? Csr<double>{} : [&] {
-    Csr<double> aa = rounded_a, bb = rounded_b;
-    for (auto& v : aa.values) v = std::abs(v);
-    for (auto& v : bb.values) v = std::abs(v);
-    return ref::spgemm(aa, bb);
-  }();
-  std::int64_t longest = 1;  // both within 2 n u (|A||B|)_ij of the exact product, n <= A's longest row
-  for (std::int64_t i = 0; i < a.rows; ++i) longest = std::max(longest, a.row_length(i));
+  const Csr<double> magnitude = large ? Csr<double>{} : magnitude_product(rounded_a, rounded_b);
+  // both within 2 n u (|A||B|)_ij of the exact product, n <= A's longest row
+  const std::int64_t longest = std::max<std::int64_t>(1, longest_row(a));
   const Agreement agree{t ? &t->c : nullptr, large ? nullptr : &magnitude, 4.0 * double(longest) * std::ldexp(1.0, -53),
                         opt.drop_zeros, !large};
   for (const auto& r : runs)
@@ -480,13 +293,9 @@ bool check_tile(const Csr<double>& a, const Csr<double>& b, const GpuSpgemmBench
   }
   // Bound (docs/spgemm-design.md): 2 n u (|A||B|)_ij with n <= the longest row of A.
   const Csr<double> want = ref::spgemm(ta, tb, ref::SpgemmOptions{!opt.drop_zeros});
-  Csr<double> aa = convert_values<double>(ta), bb = convert_values<double>(tb);
-  for (auto& v : aa.values) v = std::abs(v);
-  for (auto& v : bb.values) v = std::abs(v);
-  Csr<double> magnitude = ref::spgemm(aa, bb);
+  Csr<double> magnitude = magnitude_product(convert_values<double>(ta), convert_values<double>(tb));
   if (opt.drop_zeros) magnitude = want;  // patterns differ; fall back to relative to |c|
-  std::int64_t longest = 1;
-  for (std::int64_t i = 0; i < a.rows; ++i) longest = std::max(longest, a.row_length(i));
+  const std::int64_t longest = std::max<std::int64_t>(1, longest_row(a));
   const double u = std::is_same_v<T, double> ? std::ldexp(1.0, -53) : std::is_same_v<T, float> ? std::ldexp(1.0, -24) : std::ldexp(1.0, -23);
   const double err = scaled_difference(t.c, want, magnitude), bound = 2.0 * longest * u;
   const bool pass = err <= bound;

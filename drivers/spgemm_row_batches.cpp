@@ -1,5 +1,7 @@
 #include "drivers/spgemm_row_batches.hpp"
 
+#include "drivers/spgemm_bench_support.hpp"
+
 #include <algorithm>
 #include <chrono>
 #include <cmath>
@@ -16,12 +18,6 @@ namespace tessera::driver {
 namespace {
 
 constexpr double kUnitRoundoff = 0x1p-53;
-
-std::int64_t longest_row(const Csr<double>& m) {
-  std::int64_t longest = 0;
-  for (std::int64_t i = 0; i < m.rows; ++i) longest = std::max(longest, m.row_length(i));
-  return longest;
-}
 
 }  // namespace
 
@@ -126,8 +122,6 @@ ProductChecksum expected_checksum(const Csr<double>& a, const Csr<double>& b) {
 
 #if defined(TESSERA_HAVE_CUDA)
 namespace {
-
-constexpr double kMiB = 1024.0 * 1024.0;
 
 /// Device sums of a batch's values, accumulated on the host over the batches. The sum is a dot
 /// product with a vector of ones, taken in chunks so the ones vector stays small (32 MiB).

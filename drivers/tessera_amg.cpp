@@ -8,9 +8,10 @@
 // One rank with --backend gpu (auto: when a GPU is present): the whole setup on the device
 // (--setup device, the default: amg::gpu::device_setup, the hierarchy stays on the GPU) or the
 // host setup with its products offloaded (--setup host); the SpGEMM engine picked from a
-// work estimate (--spgemm auto, the default: tile SpGEMM where tiles are well filled, cuSPARSE
-// elsewhere; per level on the device setup, per product on the offloaded host setup;
-// --spgemm tile|cusparse force one, the ablation); the cycle and CG on the device. Several
+// work estimate (--spgemm auto, the default: tile SpGEMM where tiles are well filled, the
+// row-wise hash SpGEMM elsewhere, cuSPARSE for power-law rows; per level on the device setup,
+// per product on the offloaded host setup; --spgemm tile|hash|cusparse force one, the
+// ablation); the cycle and CG on the device. Several
 // ranks with --backend gpu (auto: when every rank has a GPU of its own): the distributed setup
 // on the host, then the cycle and CG on the GPUs (NCCL halo exchanges). Prints the level table, the setup phases, iterations, the true final
 // relative residual, setup and solve times, complexities and AMG2023's figures of merit.

@@ -134,7 +134,13 @@ bool coarsen(DeviceHierarchy& h) {
   if (t.p.cols >= fine.a.rows) return stop(h, "aggregation did not reduce the level");
   fine.aggregates = agg.count;
   fine.p_tent = std::move(t.p);
-  fine.plan = std::make_unique<DeviceTransferPlan>(h.spgemm, s, o.keep_setup_plans);
+  // An automatic hierarchy picks its engine once, on the finest level (the estimate reads the
+  // level's operators and synchronises), and the coarse levels inherit it: their operators come
+  // from the same stencil or blocks (docs/performance.md: 7- and 27-point hierarchies hash,
+  // elasticity tile).
+  const bool inherit = h.spgemm == tessera::cuda::OffloadSpgemm::automatic && h.levels.size() > 1;
+  fine.plan = std::make_unique<DeviceTransferPlan>(inherit ? h.levels.front().engines.a_p : h.spgemm, s,
+                                                   o.keep_setup_plans);
   setup_smoother(fine, h.levels.size() - 1, o, level_name(h.levels.size() - 1), s);
   DeviceLevel coarse;
   build_transfer(fine, o, s, coarse.a);
@@ -189,8 +195,11 @@ DeviceHierarchy device_setup(const DeviceCsr<double>& a, const NearNullSpace& ne
   h.near_null_k = int(near_null.vectors.cols);
   DeviceLevel first;
   first.a = copy_csr(a, stream);
-  first.node_ptr.upload(uniform_nodes(a.rows, near_null.block_size), stream);
-  first.near_null.upload(near_null.vectors.data, stream);
+  first.node_ptr = device_uniform_nodes(a.rows, near_null.block_size, stream);
+  if (near_null.constant && near_null.vectors.cols == near_null.block_size)
+    first.near_null = device_constant_near_null_space(a.rows, near_null.block_size, stream);
+  else
+    first.near_null.upload(near_null.vectors.data, stream);
   first.inv_diag = device_inverse_diagonal(first.a, "A", stream);  // InputError before any work
   build_levels(h, std::move(first));
   return h;

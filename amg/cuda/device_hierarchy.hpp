@@ -10,7 +10,8 @@
 // device_resetup keeps aggregates, P_tent and every symbolic product and recomputes values.
 // With AmgOptions::keep_setup_plans false the plans are freed as soon as each level is built
 // (only the operators, P_tent, P, R, smoother data and the coarse factor stay) and the cuSPARSE
-// products run one-shot; device_resetup then runs the whole setup again on the new values.
+// and hash products run one-shot; device_resetup then runs the whole setup again on the new
+// values.
 #include <cuda_runtime_api.h>
 
 #include <memory>

@@ -34,7 +34,7 @@ std::string to_string(const ProductEngines& engines);
 /// first built from the work estimate of its first product (choose_level_spgemm_engine), so no
 /// operand is converted between tiles and CSR mid-level; on tiles A P stays in tiles for R (A P).
 /// keep_plans false (AmgOptions::keep_setup_plans): the level is built once and the plan freed
-/// right after, so the cuSPARSE products run one-shot (DeviceProduct's keep_plan).
+/// right after, so the cuSPARSE and hash products run one-shot (DeviceProduct's keep_plan).
 struct DeviceTransferPlan {
   explicit DeviceTransferPlan(tessera::cuda::OffloadSpgemm which = tessera::cuda::OffloadSpgemm::tile,
                               cudaStream_t stream = nullptr, bool keep_plans = true)
@@ -46,9 +46,9 @@ struct DeviceTransferPlan {
   tessera::cuda::OffloadSpgemm which;
   cudaStream_t stream;
   tessera::cuda::DeviceProduct a_p_tent, a_p, r_a_p;                 // A P_tent, A P, R (A P)
-  tessera::cuda::ProductOperand a_op, p_tent_op, p_op, r_op, ap_op;  // ap_op: cuSPARSE only (tiles stay in a_p)
+  tessera::cuda::ProductOperand a_op, p_tent_op, p_op, r_op, ap_op;  // ap_op: cuSPARSE/hash (tiles stay in a_p)
   tessera::cuda::DeviceCsr<double> ap_tent;                          // A P_tent in CSR: P's merge reads it
-  tessera::cuda::DeviceCsr<double> ap;                               // A P in CSR: cuSPARSE path only
+  tessera::cuda::DeviceCsr<double> ap;                               // A P in CSR: cuSPARSE/hash paths only
   bool a_op_current = false;  // a_op holds A's current values (smoothing refreshed them for Galerkin)
   bool have_p_pattern = false, have_r_pattern = false;  // P's / R's row_ptr and col_idx are final
   tessera::cuda::DeviceBuffer<std::int64_t> r_source;  // R entry k = P entry r_source[k]

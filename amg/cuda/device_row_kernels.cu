@@ -130,6 +130,41 @@ void device_gershgorin_max(const DeviceCsr<double>& a, const double* inv_diag, d
   });
 }
 
+namespace {
+
+__global__ void uniform_nodes_kernel(std::int64_t count, int block_size, std::int64_t* nodes) {
+  const std::int64_t n = std::int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
+  if (n < count) nodes[n] = n * block_size;
+}
+
+__global__ void constant_near_null_kernel(std::int64_t entries, int block_size, double* b) {
+  const std::int64_t e = std::int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
+  if (e < entries) b[e] = (e / block_size) % block_size == e % block_size ? 1.0 : 0.0;
+}
+
+}  // namespace
+
+DeviceBuffer<std::int64_t> device_uniform_nodes(std::int64_t rows, int block_size, cudaStream_t stream) {
+  TESSERA_REQUIRE_INPUT(block_size >= 1 && rows % block_size == 0, "AMG: block size ", block_size,
+                        " does not divide the ", rows, " rows");
+  const std::int64_t count = rows / block_size + 1;
+  DeviceBuffer<std::int64_t> nodes(std::size_t(count), stream);
+  uniform_nodes_kernel<<<grid_for(count, kThreads), kThreads, 0, stream>>>(count, block_size, nodes.data());
+  TESSERA_CHECK_LAUNCH();
+  return nodes;
+}
+
+DeviceBuffer<double> device_constant_near_null_space(std::int64_t rows, int block_size, cudaStream_t stream) {
+  TESSERA_REQUIRE_INPUT(block_size >= 1 && rows % block_size == 0, "AMG: block size ", block_size,
+                        " does not divide the ", rows, " rows");
+  const std::int64_t entries = rows * block_size;
+  DeviceBuffer<double> b(std::size_t(entries), stream);
+  if (entries == 0) return b;
+  constant_near_null_kernel<<<grid_for(entries, kThreads), kThreads, 0, stream>>>(entries, block_size, b.data());
+  TESSERA_CHECK_LAUNCH();
+  return b;
+}
+
 void device_lanczos_start(std::int64_t n, double* v, cudaStream_t stream) {
   if (n == 0) return;
   lanczos_start_kernel<<<grid_for(n, kThreads), kThreads, 0, stream>>>(n, v);

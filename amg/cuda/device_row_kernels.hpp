@@ -7,6 +7,10 @@
 //   Lanczos start vector              <-> node_hashes.hpp's lanczos_start_entry (shared)
 //   Lanczos update, division          <-> eigen_estimate.cpp's HostLanczosSpace and lanczos.hpp's
 //                                         recurrence, with its scalars kept on the device
+//   uniform node offsets              <-> strength.cpp's uniform_nodes
+//   constant near-null space          <-> near_null_space.cpp's constant_near_null_space
+//   (made on the device: uploading 2 x 8 bytes a row from pageable host memory took a fifth of
+//   a 7M-row setup)
 // Everything is ordered on `stream`; device_inverse_diagonal synchronises once (its check).
 #include <cuda_runtime_api.h>
 
@@ -30,6 +34,14 @@ tessera::cuda::DeviceBuffer<double> device_l1_inverse_diagonal(const tessera::cu
 /// synchronisation; the host's bound is max(0, *max)).
 void device_gershgorin_max(const tessera::cuda::DeviceCsr<double>& a, const double* inv_diag, double* max,
                            cudaStream_t stream = nullptr);
+
+/// rows / block_size + 1 node offsets n * block_size. InputError unless block_size divides rows.
+tessera::cuda::DeviceBuffer<std::int64_t> device_uniform_nodes(std::int64_t rows, int block_size,
+                                                               cudaStream_t stream = nullptr);
+
+/// rows x block_size, row-major: entry (i, c) = 1 if i % block_size == c else 0.
+tessera::cuda::DeviceBuffer<double> device_constant_near_null_space(std::int64_t rows, int block_size,
+                                                                    cudaStream_t stream = nullptr);
 
 /// v_i = lanczos_start_entry(i) for i < n, bit for bit the host's.
 void device_lanczos_start(std::int64_t n, double* v, cudaStream_t stream = nullptr);

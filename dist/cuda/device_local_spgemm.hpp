@@ -1,11 +1,12 @@
 #pragma once
 // The rank-local products of dist::DistSpgemm and dist::DistPtap (A_ext * B_ext, and the
 // outer product P_own^T * AP_own) on the rank's GPU, through cuda::offload_spgemm: the tile
-// SpGEMM on tensor cores, cuSPARSE SpGEMM as the baseline, or OffloadSpgemm::automatic (each
-// product on the engine its work estimate picks; OffloadStats::tile_products counts the tile
-// ones). The exchange of remote rows and the assembly stay on the host (MPI): this moves the
-// local compute, the part that scales with nnz, to the device. Both keep the structural pattern, so recompute() reuses the symbolic
-// phase exactly as with the host product. Built only with CUDA.
+// SpGEMM on tensor cores, the row-wise hash SpGEMM (sparse tiles), cuSPARSE SpGEMM as the
+// baseline, or OffloadSpgemm::automatic (each product on the engine its work estimate picks;
+// OffloadStats::tile_products counts the tile ones). The exchange of remote rows and the
+// assembly stay on the host (MPI): this moves the local compute, the part that scales with
+// nnz, to the device. All three engines keep the structural pattern, so recompute() reuses
+// the symbolic phase exactly as with the host product. Built only with CUDA.
 //
 //   dist::use_rank_device(comm);   // once: each rank on its own GPU
 //   auto stats = std::make_shared<cuda::OffloadStats>();

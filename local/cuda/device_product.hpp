@@ -22,7 +22,7 @@
 // OffloadSpgemm::automatic: the product picks its engine once, from the work estimate of its
 // CSR operands (resolve_engine, before its operands are bound in that engine's form; see
 // spgemm_engine_choice.hpp); engine() then says which one runs, for the statistics.
-// Both keep the structural pattern (no drop_zeros), as the host ref::spgemm with keep_zeros
+// All three keep the structural pattern (no drop_zeros), as the host ref::spgemm with keep_zeros
 // does, so a pattern never changes with the values. Operands with no entries give the empty
 // product without a device SpGEMM.
 #include <cuda_runtime_api.h>
@@ -58,7 +58,8 @@ struct OperandView {
 /// A CSR matrix of a level in the form the level's SpGEMM reads. The first bind() in a form
 /// converts (tiles and their gather map, or int32 row offsets); later binds must pass the same
 /// pattern and only refresh values: one gather into the tiles when `values_changed`, nothing for
-/// cuSPARSE (it reads the CSR's columns and values in place). Both forms may be held at once
+/// cuSPARSE and hash (they read the CSR's columns and values in place). Both converted forms
+/// (tiles, int32 row offsets) may be held at once
 /// (an operand shared by two products whose automatic choices differ). `which` must be resolved.
 class ProductOperand {
  public:
@@ -79,7 +80,8 @@ struct CusparseReusePlan;  // cuSPARSE descriptors and C as cuSPARSE writes it (
 class DeviceProduct {
  public:
   /// keep_plan false: the cuSPARSE path runs the one-shot SpGEMM on every multiply (nothing kept
-  /// for a re-run); the tile path is unchanged (its plan lives as long as this product).
+  /// for a re-run), the hash path its symbolic phase again and hands C over in result_csr; the
+  /// tile path is unchanged (its plan lives as long as this product).
   explicit DeviceProduct(OffloadSpgemm which = OffloadSpgemm::tile,
                          cudaStream_t stream = nullptr, bool keep_plan = true);
   ~DeviceProduct();
@@ -114,7 +116,7 @@ class DeviceProduct {
   void result_csr(DeviceCsr<double>& c);
 
   bool has_symbolic() const { return have_symbolic_; }
-  std::int64_t bytes() const;  // device memory kept for re-runs (plans, C's tiles or cuSPARSE's C)
+  std::int64_t bytes() const;  // device memory kept for re-runs (plans, C's tiles, cuSPARSE's or hash's C)
 
  private:
   void tile_multiply(const OperandView& a, const OperandView& b);

@@ -13,15 +13,18 @@
 // The pipeline (the nsparse / spECK family: Nagasaka et al. 2017, Parger et al. 2020):
 //   1. products per row (sum of B's row lengths over A's row), capped at B's columns: an upper
 //      bound on the row's length, which sizes its hash table;
-//   2. rows binned by that bound (CUB radix sort of the row ids by bin); each bin has a kernel
-//      whose thread group per row owns a shared-memory table of twice the bound (load <= 1/2),
-//      so small rows pack many to a block and long rows get a whole block; rows past the largest
-//      shared table (16384 slots) use tables in global memory, processed in chunks that fit;
+//   2. rows binned by that bound (CUB radix sort of the row ids by bin, skipped when all rows
+//      share one); each bin has a kernel whose thread group per row owns a shared-memory table
+//      of twice the bound (load <= 1/2), so small rows pack many to a block and long rows get a
+//      whole block; rows past the largest shared table (16384 slots) use tables in global
+//      memory, processed in chunks that fit;
 //   3. symbolic: insert column ids (atomicCAS, linear probing), count the distinct ones; an
-//      exclusive scan gives C's row_ptr;
-//   4. numeric: insert and accumulate (atomicAdd on the slot's value), compact, rank each entry
-//      by counting the smaller columns (sorted output, no sort pass); the global-table rows are
-//      sorted by CUB's segmented sort.
+//      exclusive scan gives C's row_ptr; the rows are binned again by their exact lengths for
+//      the numeric phase (smaller tables: a 7-point A*A row has 49 products but 25 entries;
+//      power-law rows past 8192 products mostly fit a shared table by length);
+//   4. numeric: insert and accumulate (atomicAdd on the slot's value), then sorted output: rows
+//      sharing a block rank each entry by counting the smaller columns, rows with a block of 512
+//      threads or more use CUB's block radix sort, and the global-table rows CUB's segmented sort.
 // Every group of threads splits its row's products as sub-groups of the width of B's mean row
 // length, one A entry per sub-group, so short and long B rows both keep the lanes busy.
 //
@@ -45,7 +48,7 @@ namespace hash {
 struct Operands;
 struct Output;
 }  // namespace hash
-struct HashGlobalRows;
+struct HashBins;
 
 /// Rows [begin, end) of A: C gets end - begin rows (C's row r is A's row begin + r).
 struct RowRange {
@@ -57,8 +60,9 @@ struct HashSpgemmInfo {
   std::int64_t rows = 0;
   std::int64_t products = 0;  // intermediate products of the range (uncapped: ref::spgemm_flops)
   std::int64_t c_nnz = 0;
-  std::array<std::int64_t, kBins> rows_per_bin{};  // rows of C in each table size
-  std::int64_t global_table_rows = 0, global_table_chunks = 0;
+  std::array<std::int64_t, kBins> rows_per_bin{};          // symbolic phase: rows by products
+  std::array<std::int64_t, kBins> numeric_rows_per_bin{};  // numeric phase: rows by exact length
+  std::int64_t global_table_rows = 0, global_table_chunks = 0;  // symbolic phase
 };
 
 class HashSpgemm {
@@ -87,10 +91,8 @@ class HashSpgemm {
   std::int64_t bytes() const;
 
  private:
-  void plan_global_rows(cudaStream_t s);
-  template <bool kNumeric>
-  void run_global_rows(const hash::Operands& op, const hash::Output& out, cudaStream_t s);
-  const std::int32_t* global_rows() const;
+  void count_and_bin(const DeviceCsr<double>& a, const DeviceCsr<double>& b, RowRange rows,
+                     DeviceBuffer<std::int64_t>& row_ptr, bool bin_for_numeric);
 
   cudaStream_t stream_;
   HashSpgemmInfo info_;
@@ -98,9 +100,7 @@ class HashSpgemm {
   RowRange range_;
   std::int64_t a_nnz_ = 0, b_nnz_ = 0, b_rows_ = 0, b_cols_ = 0;
   DeviceBuffer<std::int64_t> products_;                 // per row of the range (sizes the tables)
-  DeviceBuffer<std::int32_t> binned_rows_;              // rows of the range, grouped by bin
-  std::array<std::int64_t, HashSpgemmInfo::kBins + 1> bin_offset_{};  // into binned_rows_
-  std::shared_ptr<HashGlobalRows> global_;              // the global-memory rows' tables and chunks
+  std::shared_ptr<HashBins> numeric_bins_;              // rows by exact length, global rows' plan
 };
 
 namespace testing_hooks {

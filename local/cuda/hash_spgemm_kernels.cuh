@@ -4,6 +4,7 @@
 // in shared memory for rows up to kMaxSharedBound products, in global memory beyond).
 #include <cuda_runtime.h>
 
+#include <cub/block/block_radix_sort.cuh>
 #include <cstdint>
 
 namespace tessera::cuda::hash {
@@ -32,12 +33,19 @@ static_assert(bounds_double_from_16(), "bin_of computes the bounds as 16 << (bin
 inline constexpr int kGlobalBlock = 1024;
 inline constexpr std::int32_t kEmptySlot = -1;
 
-__host__ __device__ inline int bin_of(std::int64_t products, std::int64_t b_cols) {
-  const std::int64_t bound = products < b_cols ? products : b_cols;
+/// The bin of a row of `length` products or entries, capped at B's columns; past `max_shared_bin`
+/// (the largest table the device's shared memory holds) rows go to the global tables.
+__host__ __device__ inline int bin_of(std::int64_t length, std::int64_t b_cols, int max_shared_bin) {
+  const std::int64_t bound = length < b_cols ? length : b_cols;
   if (bound == 0) return 0;
-  for (int b = 1; b < kBins - 1; ++b)
+  for (int b = 1; b <= max_shared_bin; ++b)
     if (bound <= (std::int64_t(16) << (b - 1))) return b;  // kShapes[b].bound (checked below)
   return kGlobalBin;
+}
+
+/// Numeric shared memory of a block of bin b (the symbolic phase needs a third of it).
+constexpr int numeric_shared_bytes(int b) {
+  return kShapes[b].table * (kShapes[b].block / kShapes[b].group) * int(sizeof(double) + sizeof(std::int32_t));
 }
 
 /// What the kernels read: A's rows from row_begin on, B whole, products per row of the range.
@@ -50,6 +58,8 @@ struct Operands {
   const double* b_val;
   std::int64_t row_begin;
   const std::int64_t* products;  // per row of C (the range)
+  std::int32_t b_cols;           // columns are < b_cols: the sort's empty-slot key
+  int key_bits;                  // bits of b_cols: the radix sort's passes
 };
 
 /// Symbolic: row_nnz[row] written. Numeric: sorted columns and values at c_row_ptr[row].
@@ -125,13 +135,40 @@ __device__ inline void group_sync() {
   else __syncthreads();
 }
 
+/// Numeric output of a row that has the whole block (bins of 512 threads and more): the table
+/// sorted by CUB's block radix sort (empty slots keyed past every column, so they sort last),
+/// its temporary storage laid over the table once every slot is in registers, and written
+/// striped (coalesced). Counting ranks (write_sorted) would cost n^2 / threads comparisons a
+/// thread: 64K at 8192 entries.
+template <int kTable, int kBlock>
+__device__ inline void sort_block_row(const Operands& op, const std::int32_t* keys, const double* vals, int n,
+                                      unsigned char* smem, std::int32_t* col, double* val) {
+  constexpr int kItems = kTable / kBlock;
+  using Sort = cub::BlockRadixSort<unsigned, kBlock, kItems, double>;
+  static_assert(sizeof(typename Sort::TempStorage) <= std::size_t(kTable) * 12, "sort storage must fit in the table");
+  unsigned k[kItems];
+  double v[kItems];
+  for (int i = 0; i < kItems; ++i) {
+    const int s = threadIdx.x * kItems + i;
+    k[i] = keys[s] == kEmptySlot ? unsigned(op.b_cols) : unsigned(keys[s]);
+    v[i] = vals[s];
+  }
+  __syncthreads();  // the sort's storage overwrites the table
+  Sort(*reinterpret_cast<typename Sort::TempStorage*>(smem)).SortBlockedToStriped(k, v, 0, op.key_bits);
+  for (int i = 0; i < kItems; ++i) {
+    const int p = i * kBlock + threadIdx.x;
+    if (p < n) col[p] = std::int32_t(k[i]), val[p] = v[i];
+  }
+}
+
 /// One bin with tables in shared memory. Symbolic: keys only; numeric: values first (8-byte
 /// alignment), then keys. All threads reach every barrier (a group without a row idles).
 template <int kTable, int kGroup, int kBlock, bool kNumeric>
 __global__ void __launch_bounds__(kBlock)
     shared_table_kernel(Operands op, const std::int32_t* rows, std::int64_t count, Output out) {
   constexpr int kRowsPerBlock = kBlock / kGroup, kShift = 32 - log2_of(kTable), kSlotsPerLane = kTable / kGroup;
-  extern __shared__ __align__(8) unsigned char smem[];
+  constexpr bool kBlockSort = kGroup == kBlock && kGroup >= 512;
+  extern __shared__ __align__(16) unsigned char smem[];
   __shared__ int distinct[kRowsPerBlock];
   double* vals = reinterpret_cast<double*>(smem);
   std::int32_t* keys = reinterpret_cast<std::int32_t*>(smem + (kNumeric ? sizeof(double) * kTable * kRowsPerBlock : 0));
@@ -155,6 +192,13 @@ __global__ void __launch_bounds__(kBlock)
     if (mine) atomicAdd(&distinct[g], mine);
     group_sync<kGroup>();
     if (row >= 0 && lane == 0) out.row_nnz[row] = distinct[g];
+  } else if constexpr (kBlockSort) {
+    if (mine) atomicAdd(&distinct[0], mine);
+    __syncthreads();
+    if (row >= 0) {  // uniform: one row per block
+      const std::int64_t base = out.c_row_ptr[row];
+      sort_block_row<kTable, kBlock>(op, keys, vals, distinct[0], smem, out.c_col + base, out.c_val + base);
+    }
   } else {
     group_sync<kGroup>();
     std::int32_t k[kSlotsPerLane];

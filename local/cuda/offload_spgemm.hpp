@@ -8,14 +8,14 @@
 //             C converted back to CSR on the device;
 //   cusparse: cuSPARSE SpGEMM ALG1 on the operands in place (int32 row offsets), C's rows
 //             sorted on the device (CUB segmented sort: cuSPARSE does not promise sorted rows,
-//             the Csr invariant needs them).
-// Both keep the structural pattern (entries that cancel to zero stay, no drop_zeros), as
-// ref::spgemm with keep_zeros does: callers that refresh values in place rely on it.
+//             the Csr invariant needs them);
 //   hash:     Tessera's row-wise hash SpGEMM (local/cuda/hash_spgemm.hpp) on the CSR operands in
 //             place, sorted C, exact allocation;
-//   automatic: per product, the engine the work estimate picks (local/cuda/spgemm_engine_choice.hpp:
-//             tile SpGEMM where tiles are well filled, else hash SpGEMM, cuSPARSE for power-law rows), resolved
-//             on the device CSR operands before they are bound.
+//   automatic: per product, the engine the work estimate picks (spgemm_engine_choice.hpp: tile
+//             SpGEMM where tiles are well filled, else hash SpGEMM, cuSPARSE for power-law
+//             rows), resolved on the device CSR operands before they are bound.
+// All three keep the structural pattern (entries that cancel to zero stay, no drop_zeros), as
+// ref::spgemm with keep_zeros does: callers that refresh values in place rely on it.
 // Operands with no entries (or a zero dimension) give the empty product without a device call.
 // Runs on the current device, on the default stream, synchronously.
 #include <string>
@@ -32,12 +32,14 @@ const char* to_string(OffloadSpgemm which);
 
 /// Where the offloaded products spent their time (wall seconds around synchronised steps), on
 /// DeviceProduct's phases:
-///   convert  = ProductOperand::bind (CSR -> tiles, or int32 row offsets for cuSPARSE) and
-///              DeviceProduct::result_csr (tiles -> CSR, or cuSPARSE's C row-sorted by CUB and
-///              given int64 offsets), A*P's included in the Galerkin product on the cuSPARSE path,
-///              and automatic's work estimates;
-///   product  = DeviceProduct::multiply (TileSpgemm symbolic + numeric, or cuSPARSE's one-shot
-///              workEstimation + compute + copy, its buffers' allocations included).
+///   convert  = ProductOperand::bind (CSR -> tiles, or int32 row offsets for cuSPARSE; nothing
+///              for hash) and DeviceProduct::result_csr (tiles -> CSR, cuSPARSE's C row-sorted by
+///              CUB and given int64 offsets, or hash's sorted C handed over), A*P's included in
+///              the Galerkin product on the cuSPARSE and hash paths, and automatic's work
+///              estimates;
+///   product  = DeviceProduct::multiply (TileSpgemm or HashSpgemm symbolic + numeric, or
+///              cuSPARSE's one-shot workEstimation + compute + copy, its buffers' allocations
+///              included).
 struct OffloadStats {
   double upload = 0;    // host -> device (Csr operands; R = P^T is formed on the host, not timed)
   double convert = 0;   // see above: format changes on the device, C's row sort included

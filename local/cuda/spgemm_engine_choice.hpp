@@ -50,7 +50,9 @@ OffloadSpgemm choose_spgemm_engine(const SpgemmWorkEstimate& estimate);
 /// operand is converted between forms mid-level; the level's first product decides, from its
 /// products per tile pair alone (A*P_tent has one entry per row of P_tent, so its rows are short
 /// whatever the stencil and the per-row floor above does not apply): tile from
-/// kLevelTileProductsPerPairThreshold on, else hash (AMG operators have no power-law rows).
+/// kLevelTileProductsPerPairThreshold on, else hash (AMG operators have no power-law rows). The
+/// single-GPU device hierarchy asks this on its finest level only and gives every coarser
+/// level the same engine.
 /// A*P_tent's products per pair (host estimate, theta 0.02): 7-point 1.8-2.0
 /// (poisson3d:64..192), 27-point 2.9-3.4 (poisson3d27:48..128), elasticity with rigid-body modes
 /// 56-62. H100 setups, products (P smoothing + PtAP) in seconds (docs/performance.md, 2026-11-22

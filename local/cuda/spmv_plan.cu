@@ -216,6 +216,7 @@ bool stream_fits(const RowStats& s, StreamShape shape) { return s.max_row <= str
 bool prefers_stream(const RowStats& s) { return s.nnz > 0 && s.mean <= kStreamMaxMeanRow; }
 
 StreamShape automatic_stream_shape(const RowStats& s, int sms) {
+  if (!stream_fits(s, kSmallMatrixStreamShape)) return kDefaultStreamShape;  // a row too long for the small one
   const std::int64_t large_blocks = (s.nnz + s.rows) / stream_capacity(kDefaultStreamShape);
   return large_blocks >= std::int64_t(kStreamBlocksPerSmForLargeShape) * sms ? kDefaultStreamShape
                                                                               : kSmallMatrixStreamShape;

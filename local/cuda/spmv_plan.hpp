@@ -34,13 +34,15 @@ NnzChunks make_nnz_chunks(const std::int64_t* row_ptr, std::int64_t rows, std::i
 
 /// CSR-Stream (Greathouse & Daga, SC14): a block of `threads` threads stages the products of a
 /// run of whole rows in shared memory, `products_per_thread` per thread; capacity = their
-/// product. The default 256 x 8 = 2048: eight independent val/col loads per thread are in
-/// flight before the first x gather (96 bytes a thread in fp64), and 16 KB of fp64 products a
-/// block lets 8 blocks (2048 threads) share one SM's 228 KB. The other shapes are compiled
-/// too, for the sweep (tessera-spmv --sweep) that picks the default: 16 products a thread put
-/// twice the bytes in flight, 512 threads halve the blocks (and the per-block row-bound reads
-/// and barriers) for the same capacity. 512 x 16 in fp64 stages 64 KB, past the 48 KB static
-/// limit: it uses dynamic shared memory with the opt-in attribute (3 blocks per SM).
+/// product. The default for large matrices is 512 x 8 = 4096, for small ones 256 x 8 = 2048
+/// (see automatic_stream_shape): with 8 products a thread, eight independent val/col loads are
+/// in flight before the first x gather (96 bytes a thread in fp64), and 64 bytes of staged fp64
+/// products a thread (16 KB a 256-thread block, 32 KB a 512-thread one) let 2048 threads share
+/// one SM's 228 KB. Every shape is compiled, for the sweep (tessera-spmv --sweep) that picks the
+/// defaults: 16 products a thread put twice the bytes in flight, 512 threads halve the blocks
+/// (and the per-block row-bound reads and barriers) for the same per-thread staging. 512 x 16
+/// in fp64 stages 64 KB, past the 48 KB static limit: it uses dynamic shared memory with the
+/// opt-in attribute (3 blocks per SM).
 enum class StreamShape {
   automatic,  // the default below (what the plan stores is never automatic)
   t256x8,
@@ -56,8 +58,8 @@ enum class StreamShape {
 ///   512x16       89.0%          86.7%            85.8%
 /// 512 x 8 stages as many products per thread as 256 x 8 (eight independent loads in flight)
 /// with half the blocks, so half the per-block row-bound reads, barriers and tail imbalance;
-/// 16 products a thread need registers the kernel does not get (ptxas: 32-40), so their loads
-/// are not all in flight. The automatic shape is 512 x 8 when the matrix gives every SM a few
+/// with 16 products a thread ptxas chose 32-40 registers, too few to hold sixteen loads in
+/// flight, and those shapes measured slower. The automatic shape is 512 x 8 when the matrix gives every SM a few
 /// such blocks, else 256 x 8 (small matrices, coarse AMG levels: twice the blocks).
 inline constexpr StreamShape kDefaultStreamShape = StreamShape::t512x8;
 inline constexpr StreamShape kSmallMatrixStreamShape = StreamShape::t256x8;
@@ -86,7 +88,8 @@ constexpr int stream_capacity(StreamShape shape) { return stream_threads(shape) 
 const char* to_string(StreamShape shape);
 StreamShape parse_stream_shape(const std::string& name);
 
-/// Every concrete shape, default first (the sweep and the tests run them all).
+/// Every concrete shape, in the enum's order (the sweep and the tests run them all; the
+/// defaults are kDefaultStreamShape and kSmallMatrixStreamShape above).
 inline constexpr StreamShape kStreamShapes[] = {StreamShape::t256x8, StreamShape::t256x16, StreamShape::t512x8,
                                                 StreamShape::t512x16};
 
@@ -147,7 +150,9 @@ struct SpmvOptions {
 /// A plan belongs to the row_ptr it was analysed from: its stats, chunks and blocks describe
 /// that pattern. Entry points that take a plan refuse it for another matrix (InputError),
 /// checked by the device address of row_ptr plus rows and nnz. Moving a DeviceCsr keeps its
-/// buffers (the plan stays valid); a copy or re-upload has new ones and needs a new plan.
+/// buffers (the plan stays valid); a copy or re-upload has new ones and needs a new plan. The
+/// check is best-effort: once the plan's matrix is freed, the stream-ordered pool may give its
+/// row_ptr block to a new matrix, which then passes as the plan's own if rows and nnz match.
 struct SpmvPlan {
   RowStats stats;
   const std::int64_t* row_ptr = nullptr;  // identity only, never read through
@@ -187,7 +192,8 @@ inline constexpr double kStreamMaxMeanRow = 128.0;
 bool prefers_stream(const RowStats& stats);
 
 /// The shape an automatic plan takes: kDefaultStreamShape when nnz + rows fill at least
-/// kStreamBlocksPerSmForLargeShape of its blocks per SM, else kSmallMatrixStreamShape.
+/// kStreamBlocksPerSmForLargeShape of its blocks per SM or a row is too long for the small
+/// shape, else kSmallMatrixStreamShape.
 StreamShape automatic_stream_shape(const RowStats& stats, int sms);
 
 SpmvPlan make_spmv_plan(const std::int64_t* row_ptr, std::int64_t rows, std::int64_t nnz,

@@ -14,6 +14,7 @@
 #include "amg/cuda/device_cycle.hpp"
 #include "amg/cuda/device_hierarchy.hpp"
 #include "amg/cuda/device_pcg.hpp"
+#include "amg/cuda/device_row_kernels.hpp"
 #include "amg/hierarchy.hpp"
 #include "amg/krylov.hpp"
 #include "local/core/error.hpp"
@@ -241,6 +242,38 @@ TEST_P(AmgDeviceSetup, WithoutPlansResetupIsAFullSetup) {
 
 INSTANTIATE_TEST_SUITE_P(Spgemm, AmgDeviceSetup, ::testing::Values(OffloadSpgemm::tile, OffloadSpgemm::cusparse, OffloadSpgemm::hash),
                          [](const auto& info) { return std::string(tessera::cuda::to_string(info.param)); });
+
+/// The fine level's nodes and constant near-null space, made on the device, equal the host's.
+TEST(AmgDeviceSetupEdges, FineLevelInputsMadeOnTheDevice) {
+  for (const std::int64_t rows : {0, 3, 9, 3001 * 3}) {
+    for (const int bs : {1, 3}) {
+      SCOPED_TRACE("rows " + std::to_string(rows) + ", block size " + std::to_string(bs));
+      EXPECT_EQ(gpu::device_uniform_nodes(rows, bs).download(), uniform_nodes(rows, bs));
+      const NearNullSpace host = constant_near_null_space(rows, bs);
+      EXPECT_TRUE(host.constant);
+      EXPECT_EQ(gpu::device_constant_near_null_space(rows, bs).download(), host.vectors.data);
+    }
+  }
+  EXPECT_THROW(gpu::device_uniform_nodes(10, 3), InputError);
+  EXPECT_THROW(gpu::device_constant_near_null_space(10, 3), InputError);
+  EXPECT_FALSE(rigid_body_modes(std::vector<double>(9 * 3, 0.5), 9).constant);
+}
+
+/// An automatic hierarchy picks its engine on the finest level (the level rule) and every
+/// coarser level runs the same one.
+TEST(AmgDeviceSetupEdges, AutomaticEngineChosenOnceForTheHierarchy) {
+  for (const char* spec : {"poisson3d:16", "elasticity3d:6"}) {
+    SCOPED_TRACE(spec);
+    const Problem p = generated(spec, 40);
+    const gpu::DeviceHierarchy h =
+        gpu::device_setup(tessera::cuda::upload(p.a), p.nns, p.options, OffloadSpgemm::automatic);
+    const std::vector<std::string> engines = gpu::product_engines(h);
+    ASSERT_GE(engines.size(), 2u);
+    for (const std::string& e : engines) EXPECT_EQ(e, engines.front());
+    const bool tile = engines.front().find("tile") != std::string::npos;
+    EXPECT_EQ(tile, std::string(spec).rfind("elasticity", 0) == 0) << engines.front();
+  }
+}
 
 TEST(AmgDeviceSetupEdges, TinyOperatorsAndBadInput) {
   // 1x1 and 0x0: a single, directly solved level, as on the host.

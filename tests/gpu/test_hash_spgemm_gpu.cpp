@@ -3,10 +3,13 @@
 // spgemm_test_support.hpp: random rectangular and degenerate shapes (fresh seeds), Poisson 7/27,
 // elasticity, R-MAT, A*A^T, real SPD matrices, rows long enough for the global-memory tables,
 // B of few columns (the capped row bound), exact cancellation, poisoned outputs, numeric
-// re-runs on new values, row ranges, row batches, the info() counters and the InputErrors.
+// re-runs on new values, row ranges, row batches, the info() counters (rows on both sides of
+// every bin edge) and the InputErrors.
+#include <cuda_runtime_api.h>
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <array>
 #include <random>
 #include <set>
 #include <string>
@@ -202,18 +205,95 @@ TEST(HashSpgemm, LongRowsUseTheGlobalTables) {
   poisoned_product(plan, upload(t.a), upload(t.b));
   EXPECT_EQ(plan.info().global_table_rows, 2);
   EXPECT_GT(plan.info().global_table_chunks, 0);
+  // 12000 products into 25000 columns make ~9500 entries: past the shared tables in the numeric
+  // phase too (its bins go by exact length)
+  EXPECT_GT(plan.info().numeric_rows_per_bin[HashSpgemmInfo::kBins - 1], 0);
 }
+
+/// Holds the global-table slot budget for a scope and restores the default (0) however the
+/// scope ends, a failed ASSERT or an exception included, so no later test runs with it.
+class GlobalSlotBudget {
+ public:
+  explicit GlobalSlotBudget(std::int64_t slots) { testing_hooks::set_hash_global_slot_budget(slots); }
+  ~GlobalSlotBudget() { testing_hooks::set_hash_global_slot_budget(0); }
+  GlobalSlotBudget(const GlobalSlotBudget&) = delete;
+  GlobalSlotBudget& operator=(const GlobalSlotBudget&) = delete;
+};
 
 TEST(HashSpgemm, GlobalRowsInSeveralChunks) {
   // A budget of one slot puts each global row in a chunk of its own (a row's table always runs).
   const std::uint64_t seed = testing::fresh_seed();
   const LongRowsCase t = long_rows_case(seed);
-  testing_hooks::set_hash_global_slot_budget(1);
+  const GlobalSlotBudget one_slot(1);
   check_product(t.a, t.b, seeded("one global row per chunk", seed));
   HashSpgemm plan;
   poisoned_product(plan, upload(t.a), upload(t.b));
-  testing_hooks::set_hash_global_slot_budget(0);
   EXPECT_EQ(plan.info().global_table_chunks, 2);
+}
+
+/// Square n x n, row r holds one entry at column perm[r] (a random permutation), values in
+/// [-1, 1]: a row of A with p entries then has p products into p distinct columns, so its
+/// bound (products) and its exact length in C are both p.
+Csr<double> one_distinct_column_per_row(std::int64_t n, std::uint64_t seed) {
+  std::mt19937_64 rng(seed);
+  std::vector<std::int32_t> perm(std::size_t(n), 0);
+  for (std::int64_t r = 0; r < n; ++r) perm[std::size_t(r)] = std::int32_t(r);
+  std::shuffle(perm.begin(), perm.end(), rng);
+  std::uniform_real_distribution<double> value(-1.0, 1.0);
+  Csr<double> m = Csr<double>::empty(n, n);
+  for (std::int64_t r = 0; r < n; ++r) {
+    m.col_idx.push_back(perm[std::size_t(r)]), m.values.push_back(value(rng));
+    m.row_ptr[r + 1] = r + 1;
+  }
+  return m;
+}
+
+/// The largest shared-table bin of the current device, as hash_spgemm.cu decides it: numeric
+/// tables of 12 KB a block for bins 1-6, then 24, 48, 96 and 192 KB (hash_spgemm_kernels.cuh),
+/// plus 1 KB of counters, within the opt-in shared memory per block (all ten on H100 / H200).
+int device_max_shared_bin() {
+  int device = 0, optin = 0;
+  EXPECT_EQ(cudaGetDevice(&device), cudaSuccess);
+  EXPECT_EQ(cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, device), cudaSuccess);
+  constexpr int kNumericKiB[] = {12, 12, 12, 12, 12, 12, 24, 48, 96, 192};  // bins 1..10
+  int bin = 0;
+  for (int b = 1; b <= 10; ++b)
+    if ((kNumericKiB[b - 1] + 1) * 1024 <= optin) bin = b;
+  return bin;
+}
+
+TEST(HashSpgemm, RowsOnTheBinEdges) {
+  // Bin b (1..10) takes bounds in (8 << (b-1), 16 << (b-1)] (16, 32, ..., 8192); past 8192 the
+  // global bin. Rows of 2^k and 2^k + 1 products for k = 4..13 sit on both sides of every edge;
+  // one empty row and one of a single product fill bin 0 and the bottom of bin 1.
+  std::vector<std::int64_t> lengths = {1, 0};
+  for (int k = 4; k <= 13; ++k) lengths.push_back(std::int64_t(1) << k), lengths.push_back((std::int64_t(1) << k) + 1);
+  const std::int64_t n = 20000;  // B's columns: caps no row (the longest has 8193 products)
+  const std::uint64_t seed = testing::fresh_seed();
+  const Csr<double> a = rows_of_lengths(n, lengths, seed), b = one_distinct_column_per_row(n, seed + 1);
+  check_product(a, b, seeded("rows of 2^k and 2^k + 1 products", seed));
+
+  SCOPED_TRACE(seeded("bin edges", seed));
+  HashSpgemm plan;
+  const Csr<double> c = poisoned_product(plan, upload(a), upload(b));
+  for (std::size_t r = 0; r < lengths.size(); ++r) ASSERT_EQ(c.row_length(std::int64_t(r)), lengths[r]) << "row " << r;
+  // bin 0: {0}; bin 1: {1, 16}; bin b = 2..10: {2^(b+2) + 1, 2^(b+3)}; global: {8193}
+  std::array<std::int64_t, HashSpgemmInfo::kBins> by_products = {1, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 1};
+  const int max_shared_bin = device_max_shared_bin();  // past it (smaller devices): global rows
+  for (int bin = max_shared_bin + 1; bin < HashSpgemmInfo::kBins - 1; ++bin)
+    by_products.back() += by_products[bin], by_products[bin] = 0;
+  const HashSpgemmInfo& info = plan.info();
+  EXPECT_EQ(info.rows_per_bin, by_products) << "largest shared bin " << max_shared_bin;
+  EXPECT_EQ(info.global_table_rows, by_products.back());
+  EXPECT_EQ(info.global_table_chunks, 1) << "the default budget holds every global table at once";
+  // Numeric bins go by exact length, here equal to the products. Only the bins of rows past 512
+  // products (7 and up) are asserted: the engine may keep the small rows' symbolic bins.
+  std::int64_t numeric_binned = 0;
+  for (int bin = 0; bin < HashSpgemmInfo::kBins; ++bin) {
+    numeric_binned += info.numeric_rows_per_bin[bin];
+    if (bin >= 7) EXPECT_EQ(info.numeric_rows_per_bin[bin], by_products[bin]) << "numeric bin " << bin;
+  }
+  EXPECT_EQ(numeric_binned, a.rows);
 }
 
 TEST(HashSpgemm, FewColumnsOfBCapTheRowBound) {

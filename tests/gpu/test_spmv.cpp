@@ -213,10 +213,12 @@ TEST(GpuSpmv, StreamShapesNamesAndDefault) {
   EXPECT_EQ(cuda::automatic_stream_shape(large, 132), cuda::kDefaultStreamShape);
   large.nnz = 1 << 20;
   EXPECT_EQ(cuda::automatic_stream_shape(large, 132), cuda::kSmallMatrixStreamShape);  // 512 blocks < 4 x 132
+  large.max_row = 1500;  // past half the small shape's capacity: the large shape still fits it
+  EXPECT_EQ(cuda::automatic_stream_shape(large, 132), cuda::kDefaultStreamShape);
   EXPECT_THROW(cuda::make_spmv_plan(a, stream_options(static_cast<cuda::StreamShape>(17))), InputError);
 }
 
-// A row of 1025 fits the larger shapes (capacity >= 4096) and not the default one.
+// A row of 1025 fits the larger shapes (capacity >= 4096) and not 256x8 (capacity 2048).
 TEST(GpuSpmv, LargerShapesAdmitLongerRows) {
   const cuda::DeviceCsr<double> a = cuda::upload(long_row_among_short(3001, 1025, 9));
   EXPECT_NE(cuda::make_spmv_plan(a, stream_options(cuda::StreamShape::t256x8)).algorithm, cuda::SpmvAlgorithm::stream);
@@ -228,12 +230,22 @@ TEST(GpuSpmv, LargerShapesAdmitLongerRows) {
 }
 
 TEST(GpuSpmv, StreamRefusesARowLongerThanHalfABlock) {
+  // A small matrix takes the small shape while its longest row fits half of it, the large shape
+  // beyond, and no stream at all past half the large shape.
   const cuda::DeviceCsr<double> fits = cuda::upload(long_row_among_short(3001, 1024, 5));
-  EXPECT_EQ(cuda::make_spmv_plan(fits, {cuda::SpmvAlgorithm::stream}).algorithm, cuda::SpmvAlgorithm::stream);
-  const cuda::DeviceCsr<double> too_long = cuda::upload(long_row_among_short(3001, 1025, 5));
+  const cuda::SpmvPlan small = cuda::make_spmv_plan(fits, {cuda::SpmvAlgorithm::stream});
+  EXPECT_EQ(small.algorithm, cuda::SpmvAlgorithm::stream);
+  EXPECT_EQ(small.stream_shape, cuda::kSmallMatrixStreamShape);
+  const cuda::DeviceCsr<double> longer = cuda::upload(long_row_among_short(3001, 1025, 5));
+  const cuda::SpmvPlan large = cuda::make_spmv_plan(longer, {cuda::SpmvAlgorithm::stream});
+  EXPECT_EQ(large.algorithm, cuda::SpmvAlgorithm::stream);
+  EXPECT_EQ(large.stream_shape, cuda::kDefaultStreamShape);
+  const std::int64_t half = cuda::stream_capacity(cuda::kDefaultStreamShape) / 2;
+  const cuda::DeviceCsr<double> too_long = cuda::upload(long_row_among_short(3001, half + 1, 5));
   const cuda::SpmvPlan p = cuda::make_spmv_plan(too_long, {cuda::SpmvAlgorithm::stream});
+  EXPECT_NE(p.algorithm, cuda::SpmvAlgorithm::stream);
   EXPECT_EQ(p.algorithm, cuda::make_spmv_plan(too_long).algorithm);  // the automatic choice
-  EXPECT_EQ(p.stats.max_row, 1025);
+  EXPECT_EQ(p.stats.max_row, half + 1);
 }
 
 TEST(GpuSpmv, PlanPicksKernelFromRowStatistics) {
