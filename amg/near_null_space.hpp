@@ -14,7 +14,8 @@ struct NearNullSpace {
   DenseMatrix vectors;  // rows x k, row-major
   int block_size = 1;   // dofs per node of the fine level
   /// Made by constant_near_null_space (a device setup then makes the vectors on the device
-  /// instead of uploading them).
+  /// instead of uploading them). Clear it when changing `vectors` or `block_size` of such a
+  /// space, or the device setup builds the constant vectors instead of yours.
   bool constant = false;
 };
 

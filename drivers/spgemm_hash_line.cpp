@@ -68,7 +68,8 @@ HashResult time_hash(const Csr<double>& a_host, const Csr<double>& b_host, const
 nlohmann::json hash_info_json(const cuda::HashSpgemmInfo& info) {
   return {{"rows", info.rows}, {"products", info.products}, {"c_nnz", info.c_nnz},
           {"rows_per_bin", info.rows_per_bin}, {"global_table_rows", info.global_table_rows},
-          {"global_table_chunks", info.global_table_chunks}};
+          {"global_table_chunks", info.global_table_chunks}, {"numeric_rows_per_bin", info.numeric_rows_per_bin},
+          {"numeric_global_table_chunks", info.numeric_global_table_chunks}};
 }
 
 /// The "Tessera (hash)" line, its phase lines and JSON (the "tessera_auto" fields plus the
@@ -99,6 +100,9 @@ nlohmann::json report_hash(const Csr<double>& a, const Csr<double>& b, const Gpu
   for (const std::int64_t n : r.info.rows_per_bin) std::printf(" %lld", static_cast<long long>(n));
   std::printf("; %lld global-table rows in %lld chunks\n", static_cast<long long>(r.info.global_table_rows),
               static_cast<long long>(r.info.global_table_chunks));
+  std::printf("hash numeric rows per table size (by exact length):");
+  for (const std::int64_t n : r.info.numeric_rows_per_bin) std::printf(" %lld", static_cast<long long>(n));
+  std::printf("; %lld global-table chunks\n", static_cast<long long>(r.info.numeric_global_table_chunks));
   nlohmann::json j = {{"ms", r.ms}, {"gflops", gflops(r.ms)}, {"peak_bytes", r.peak_bytes}, {"c_nnz", r.c_nnz},
                       {"symbolic_ms", r.symbolic_ms}, {"numeric_ms", r.numeric_ms}, {"numeric_reuse_ms", r.reuse_ms},
                       {"max_scaled_difference_vs_tessera", diff}, {"bound", agree.bound},

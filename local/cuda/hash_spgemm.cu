@@ -302,7 +302,7 @@ void HashSpgemm::count_and_bin(const DeviceCsr<double>& a, const DeviceCsr<doubl
   if (range.end < 0) range.end = a.rows;
   TESSERA_REQUIRE_INPUT(0 <= range.begin && range.begin <= range.end && range.end <= a.rows, "hash SpGEMM: rows [",
                         range.begin, ", ", range.end, ") are not a range of A's ", a.rows, " rows");
-  retain_pool_memory();  // the phases below synchronise 2-4 times: keep freed memory pooled
+  retain_pool_memory();  // the phases below synchronise 2-6 times: keep freed memory pooled
   cudaStream_t s = stream_;
   range_ = range;
   a_nnz_ = a.nnz, b_nnz_ = b.nnz, b_rows_ = b.rows, b_cols_ = b.cols;
@@ -338,8 +338,8 @@ void HashSpgemm::count_and_bin(const DeviceCsr<double>& a, const DeviceCsr<doubl
 
   // 3. the numeric phase's bins. Long rows are binned again by their exact lengths (tables of
   // twice the length: a 27-point A*A row has 729 products but 125 entries; power-law rows past
-  // 8192 products mostly fit a shared table by length); short rows keep their bins (their
-  // tables are small anyway, and a second binning costs a pass, a sort and a read-back).
+  // 8192 products mostly fit a shared table by length). Without a long row every row keeps its
+  // symbolic bin (small tables anyway; a second binning costs a pass, a sort and a read-back).
   if (bin_for_numeric) {
     if (by_products->only_short_rows()) {
       numeric_bins_ = std::move(by_products);
@@ -379,7 +379,7 @@ void HashSpgemm::numeric(const DeviceCsr<double>& a, const DeviceCsr<double>& b,
   const hash::Operands op = operands_of(a, b, range_.begin, products_.data());
   const hash::Output out{nullptr, c.row_ptr.data(), c.col_idx.data(), c.values.data()};
   run_shared_bins<true>(*numeric_bins_, op, out, s);
-  run_global_rows<true>(*numeric_bins_, op, out, s);
+  info_.numeric_global_table_chunks = run_global_rows<true>(*numeric_bins_, op, out, s);
 }
 
 std::int64_t HashSpgemm::bytes() const {

@@ -16,18 +16,21 @@
 //   2. rows binned by that bound (CUB radix sort of the row ids by bin, skipped when all rows
 //      share one); each bin has a kernel whose thread group per row owns a shared-memory table
 //      of twice the bound (load <= 1/2), so small rows pack many to a block and long rows get a
-//      whole block; rows past the largest shared table (16384 slots) use tables in global
-//      memory, processed in chunks that fit;
+//      whole block; rows past the largest table the device's shared memory holds (16384 slots
+//      on H100/H200) use tables in global memory, processed in chunks that fit;
 //   3. symbolic: insert column ids (atomicCAS, linear probing), count the distinct ones; an
-//      exclusive scan gives C's row_ptr; the rows are binned again by their exact lengths for
-//      the numeric phase (smaller tables: a 7-point A*A row has 49 products but 25 entries;
-//      power-law rows past 8192 products mostly fit a shared table by length);
+//      exclusive scan gives C's row_ptr; when some row's bound is past 512, all rows are binned
+//      again by their exact lengths for the numeric phase (smaller tables: a 27-point A*A row
+//      has 729 products but 125 entries; power-law rows past 8192 products mostly fit a shared
+//      table by length), else the symbolic bins are kept;
 //   4. numeric: insert and accumulate (atomicAdd on the slot's value), then sorted output: rows
-//      sharing a block rank each entry by counting the smaller columns, rows with a block of 512
+//      sharing a block rank each entry by counting the smaller columns, rows with a block of 256
 //      threads or more use CUB's block radix sort, and the global-table rows CUB's segmented sort.
 // Every group of threads splits its row's products as sub-groups of the width of B's mean row
 // length, one A entry per sub-group, so short and long B rows both keep the lanes busy.
 //
+// Like the tile and cuSPARSE paths, the first call keeps freed memory in the device's default
+// pool for the rest of the process (retain_pool_memory: the phases synchronise several times).
 // FP64 only (the AMG setup's products). The structural pattern is kept (entries that cancel to
 // zero stay), as ref::spgemm with keep_zeros does. Summation order: each c_ij is a sum of its
 // products in an order that depends on thread scheduling (atomics), so two runs may differ in
@@ -63,6 +66,7 @@ struct HashSpgemmInfo {
   std::array<std::int64_t, kBins> rows_per_bin{};          // symbolic phase: rows by products
   std::array<std::int64_t, kBins> numeric_rows_per_bin{};  // numeric phase: rows by exact length
   std::int64_t global_table_rows = 0, global_table_chunks = 0;  // symbolic phase
+  std::int64_t numeric_global_table_chunks = 0;                 // the last numeric()
 };
 
 class HashSpgemm {
@@ -84,7 +88,9 @@ class HashSpgemm {
   void count_rows(const DeviceCsr<double>& a, const DeviceCsr<double>& b, RowRange rows,
                   DeviceBuffer<std::int64_t>& row_ptr);
 
-  const HashSpgemmInfo& info() const { return info_; }  // complete after symbolic() or count_rows()
+  /// Complete after symbolic() (count_rows() leaves the numeric bins empty); the numeric chunks
+  /// after numeric().
+  const HashSpgemmInfo& info() const { return info_; }
   bool has_symbolic() const { return have_symbolic_; }
   /// Device memory kept for numeric(): the binned row list and the products per row (C is the
   /// caller's; the global tables and the sort scratch live only during numeric()).
@@ -118,8 +124,8 @@ DeviceCsr<double> hash_spgemm(const DeviceCsr<double>& a, const DeviceCsr<double
 /// HashSpgemm (whose symbolic phase counts the batch's rows again: the price of holding only
 /// one batch) and handed to `consume(first_row, c_rows)` before the next is made. c_rows is
 /// complete in `stream`'s order (work on that stream, or synchronise it) and valid only during
-/// the call. Besides the batch, a product holds its global-memory tables (at most a quarter of
-/// the memory free when its symbolic phase runs) and the per-row arrays of the batch. Returns
+/// the call. Besides the batch, a product holds its global-memory tables (chunks of at most a
+/// quarter of the memory available when each phase starts) and the per-row arrays of the batch. Returns
 /// C's total number of entries. InputError if max_batch_nnz <= 0.
 std::int64_t hash_spgemm_row_batches(const DeviceCsr<double>& a, const DeviceCsr<double>& b, std::int64_t max_batch_nnz,
                                      const std::function<void(std::int64_t, const DeviceCsr<double>&)>& consume,

@@ -215,11 +215,11 @@ bool stream_fits(const RowStats& s, StreamShape shape) { return s.max_row <= str
 
 bool prefers_stream(const RowStats& s) { return s.nnz > 0 && s.mean <= kStreamMaxMeanRow; }
 
-StreamShape automatic_stream_shape(const RowStats& s, int sms) {
-  if (!stream_fits(s, kSmallMatrixStreamShape)) return kDefaultStreamShape;  // a row too long for the small one
-  const std::int64_t large_blocks = (s.nnz + s.rows) / stream_capacity(kDefaultStreamShape);
-  return large_blocks >= std::int64_t(kStreamBlocksPerSmForLargeShape) * sms ? kDefaultStreamShape
-                                                                              : kSmallMatrixStreamShape;
+StreamShape automatic_stream_shape(const RowStats& s, int sms, int value_bytes) {
+  const StreamShape large = value_bytes == 4 ? kFp32StreamShape : kDefaultStreamShape;
+  if (!stream_fits(s, kSmallMatrixStreamShape)) return large;  // a row too long for the small one
+  const std::int64_t large_blocks = (s.nnz + s.rows) / stream_capacity(large);
+  return large_blocks >= std::int64_t(kStreamBlocksPerSmForLargeShape) * sms ? large : kSmallMatrixStreamShape;
 }
 
 namespace {
@@ -262,7 +262,8 @@ SpmvPlan make_spmv_plan(const std::int64_t* row_ptr, std::int64_t rows, std::int
   SpmvPlan plan;
   plan.stats = row_stats(row_ptr, rows, nnz, stream);
   plan.row_ptr = row_ptr;
-  plan.stream_shape = options.stream_shape == StreamShape::automatic ? automatic_stream_shape(plan.stats, sm_count())
+  const bool automatic_shape = options.stream_shape == StreamShape::automatic;
+  plan.stream_shape = automatic_shape ? automatic_stream_shape(plan.stats, sm_count(), options.value_bytes)
                                                                      : options.stream_shape;
   plan.threads_per_row = tpr ? tpr : threads_per_row_for(plan.stats.mean);
   plan.rows_per_group = rpg ? rpg : rows_per_group_for(plan.threads_per_row);
@@ -270,7 +271,8 @@ SpmvPlan make_spmv_plan(const std::int64_t* row_ptr, std::int64_t rows, std::int
   if (plan.algorithm == SpmvAlgorithm::stream) {
     plan.stream_blocks = make_stream_blocks(row_ptr, rows, nnz, plan.stats.max_row, stream_capacity(plan.stream_shape),
                                             stream);
-    if (options.stream_offsets16) make_stream_local_offsets(plan.stream_blocks, row_ptr, rows, stream);
+    const bool fp32_large = automatic_shape && options.value_bytes == 4 && plan.stream_shape == kFp32StreamShape;
+    if (options.stream_offsets16 || fp32_large) make_stream_local_offsets(plan.stream_blocks, row_ptr, rows, stream);
   }
   if (plan.algorithm == SpmvAlgorithm::nnz_split) {
     // Short chunks (8 steps of 32) keep many warps in flight; H100 sweep on rmat:22:16:

@@ -296,6 +296,18 @@ TEST(HashSpgemm, RowsOnTheBinEdges) {
   EXPECT_EQ(numeric_binned, a.rows);
 }
 
+/// Rows that fill every column of B, B's columns at and around powers of two: the block radix
+/// sort keys empty slots b_cols, so a key width one bit short would sort them in among column 0.
+TEST(HashSpgemm, FullRowsAtPowerOfTwoColumnCounts) {
+  const std::uint64_t seed = testing::fresh_seed();
+  for (const std::int64_t b_cols : {1024, 1025, 2047, 2048, 4096, 8191, 8192, 8193}) {
+    const std::vector<std::int64_t> full(8, b_cols);
+    const Csr<double> b = rows_of_lengths(b_cols, full, seed);          // 8 dense rows
+    const Csr<double> a = rows_of_lengths(8, std::vector<std::int64_t>(37, 1), seed + 1);  // one entry a row
+    check_product(a, b, seeded("C rows of " + std::to_string(b_cols) + " = all of B's columns", seed));
+  }
+}
+
 TEST(HashSpgemm, FewColumnsOfBCapTheRowBound) {
   const std::uint64_t seed = testing::fresh_seed();
   const Csr<double> a = random_matrix(2000, 2000, 0.3, seed);  // ~540 entries a row

@@ -211,6 +211,7 @@ TEST(GpuSpmv, StreamShapesNamesAndDefault) {
   cuda::RowStats large;
   large.rows = 1 << 20, large.nnz = std::int64_t(27) << 20;
   EXPECT_EQ(cuda::automatic_stream_shape(large, 132), cuda::kDefaultStreamShape);
+  EXPECT_EQ(cuda::automatic_stream_shape(large, 132, 4), cuda::kFp32StreamShape);  // FP32 values
   large.nnz = 1 << 20;
   EXPECT_EQ(cuda::automatic_stream_shape(large, 132), cuda::kSmallMatrixStreamShape);  // 512 blocks < 4 x 132
   large.max_row = 1500;  // past half the small shape's capacity: the large shape still fits it
