@@ -214,7 +214,8 @@ Backend choose_backend(const Options& opt, bool use_cg) {
     TESSERA_REQUIRE_INPUT(opt.backend == "auto", "--backend gpu runs CG: A must be symmetric (FGMRES is host only)");
     backend = Backend::host;
   }
-  TESSERA_REQUIRE_INPUT(backend == Backend::gpu || opt.spgemm != "cusparse", "--spgemm ", opt.spgemm,
+  TESSERA_REQUIRE_INPUT(backend == Backend::gpu || (opt.spgemm != "cusparse" && opt.spgemm != "hash"), "--spgemm ",
+                        opt.spgemm,
                         " selects the GPU setup products: it needs --backend gpu");
   TESSERA_REQUIRE_INPUT(backend == Backend::gpu || opt.setup != "device",
                         "--setup device builds the hierarchy on the GPU: it needs --backend gpu");

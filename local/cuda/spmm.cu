@@ -367,6 +367,7 @@ SpmmPlan make_spmm_plan(const DeviceCsr<T>& a, std::int64_t k, SpmmAlgorithm alg
   SpmmPlan plan;
   plan.k = k;
   plan.stats = row_stats(a.row_ptr.data(), a.rows, a.nnz, stream);
+  plan.row_ptr = a.row_ptr.data();
   const int sms = sm_count();
   plan.algorithm = algorithm;
   if (algorithm == SpmmAlgorithm::automatic)
@@ -383,9 +384,11 @@ SpmmPlan make_spmm_plan(const DeviceCsr<T>& a, std::int64_t k, SpmmAlgorithm alg
 template <class T>
 void spmm(const SpmmPlan& plan, T alpha, const DeviceCsr<T>& a, const T* x, T beta, T* y, Layout layout,
           cudaStream_t stream) {
-  TESSERA_REQUIRE_INPUT(plan.stats.rows == a.rows && plan.stats.nnz == a.nnz,
-                        "SpMM plan does not match the matrix (", plan.stats.rows, " rows, ", plan.stats.nnz,
-                        " nonzeros vs ", a.rows, ", ", a.nnz, ")");
+  // Rows and nnz alone would pass the plan of another matrix of the same size, whose nnz chunks
+  // (cut from its row_ptr) would then update the wrong rows (best-effort, as SpmvPlan's check).
+  TESSERA_REQUIRE_INPUT(plan.row_ptr == a.row_ptr.data() && plan.stats.rows == a.rows && plan.stats.nnz == a.nnz,
+                        "SpMM plan was made for another matrix (", plan.stats.rows, " rows, ", plan.stats.nnz,
+                        " nonzeros) than this one (", a.rows, ", ", a.nnz, "): make the plan from this DeviceCsr");
   const std::int64_t k = plan.k;
   if (a.rows == 0) return;
   if (plan.algorithm == SpmmAlgorithm::nnz_split) {

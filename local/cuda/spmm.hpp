@@ -27,6 +27,7 @@ const char* to_string(SpmmAlgorithm a);
 
 struct SpmmPlan {
   RowStats stats;
+  const std::int64_t* row_ptr = nullptr;  // the pattern it was made from (compared, never read)
   std::int64_t k = 0;
   SpmmAlgorithm algorithm = SpmmAlgorithm::balanced;
   NnzChunks chunks;  // nnz_split only

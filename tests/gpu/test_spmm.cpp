@@ -73,5 +73,15 @@ TEST(GpuSpmm, PlanChecksKAndPicksLoadBalancing) {
   EXPECT_EQ(cuda::make_spmm_plan(big, 8).algorithm, cuda::SpmmAlgorithm::balanced);
 }
 
+TEST(GpuSpmm, RefusesPlanOfAnotherMatrixOfTheSameSize) {
+  const Csr<double> host = gen::generate(gen::parse_spec("poisson3d:6"));
+  const cuda::DeviceCsr<double> a = cuda::upload(host), copy = cuda::upload(host);
+  const cuda::SpmmPlan plan = cuda::make_spmm_plan(a, 4);
+  cuda::DeviceBuffer<double> x(std::size_t(host.cols * 4)), y(std::size_t(host.rows * 4));
+  x.fill_bytes(0), y.fill_bytes(0);
+  EXPECT_NO_THROW(cuda::spmm(plan, 1.0, a, x.data(), 0.0, y.data(), Layout::row_major));
+  EXPECT_THROW(cuda::spmm(plan, 1.0, copy, x.data(), 0.0, y.data(), Layout::row_major), InputError);
+}
+
 }  // namespace
 }  // namespace tessera
