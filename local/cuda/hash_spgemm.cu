@@ -19,6 +19,8 @@
 namespace tessera::cuda {
 namespace {
 
+static_assert(HashSpgemmInfo::kBins == hash::kBins, "the info's bins are the kernels' bins");
+
 constexpr int kThreads = 256;
 constexpr std::int64_t kInt32Max = std::numeric_limits<std::int32_t>::max();
 
