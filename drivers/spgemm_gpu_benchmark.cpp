@@ -168,9 +168,10 @@ AutoResult time_auto(const Csr<double>& a_host, const Csr<double>& b_host, const
 
 void print_estimate(const cuda::SpgemmWorkEstimate& e) {
   std::printf("work estimate: %lld scalar products, %lld tile pairs, %.2f products per pair (tile from %.2f), %.1f "
-              "products per row (tile from %.1f): the model picks %s\n",
+              "products per row (tile from %.1f, hash up to %.0f): the model picks %s\n",
               static_cast<long long>(e.scalar_products), static_cast<long long>(e.tile_pairs), e.products_per_pair(),
               cuda::kTileProductsPerPairThreshold, e.products_per_row(), cuda::kTileMinProductsPerRow,
+              cuda::kHashMaxProductsPerRow,
               cuda::to_string(cuda::choose_spgemm_engine(e)));
 }
 

@@ -183,7 +183,7 @@ namespace {
 std::vector<unsigned long long> bin_rows(std::int64_t rows, const std::int64_t* length, std::int64_t cap,
                                          bool keep_lengths, DeviceBuffer<unsigned long long>& counts, HashBins& h,
                                          cudaStream_t s) {
-  h.rows.allocate(std::size_t(rows), s);
+  h.rows.release();
   h.offset.fill(0);
   if (rows == 0) return std::vector<unsigned long long>(hash::kBins + 1, 0);
   DeviceBuffer<int> bin(std::size_t(rows), s);
@@ -200,6 +200,7 @@ std::vector<unsigned long long> bin_rows(std::int64_t rows, const std::int64_t* 
   if (used_bins == 1) {  // every row in one bin (a stencil's usually are): no sort
     h.rows = std::move(row_id);
   } else {  // stable radix sort of the row ids on the bin's 4 bits
+    h.rows.allocate(std::size_t(rows), s);
     DeviceBuffer<int> sorted_bin(std::size_t(rows), s);
     cub_call(s, [&](void* temp, std::size_t& bytes) {
       return cub::DeviceRadixSort::SortPairs(temp, bytes, bin.data(), sorted_bin.data(), row_id.data(), h.rows.data(),
