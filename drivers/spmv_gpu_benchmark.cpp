@@ -8,6 +8,7 @@
 #include <limits>
 #include <random>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include "drivers/common/driver_main.hpp"
@@ -255,6 +256,31 @@ nlohmann::json spmv_bench(const Csr<double>& a64, const GpuBenchOptions& opt) {
   return out;
 }
 
+// Every SpMM kernel the plan can pick (tiles in FP64 only; a column-major X both read in place
+// and staged row-major), each checked like the automatic choice.
+template <class T, class Time, class Verify>
+nlohmann::json sweep_spmm(const cuda::DeviceCsr<T>& da, std::int64_t k, Layout layout, const T* x, T* y, double bytes,
+                          double copy_bw, Time& time, Verify& verify) {
+  nlohmann::json out = nlohmann::json::array();
+  std::vector<cuda::SpmmAlgorithm> algorithms{cuda::SpmmAlgorithm::balanced, cuda::SpmmAlgorithm::nnz_split};
+  if (std::is_same_v<T, double>) algorithms.push_back(cuda::SpmmAlgorithm::tiles);
+  std::vector<cuda::ColMajorX> staging{cuda::ColMajorX::automatic};
+  if (layout == Layout::col_major) staging = {cuda::ColMajorX::in_place, cuda::ColMajorX::staged_row_major};
+  for (auto alg : algorithms)
+    for (auto cm : staging) {
+      if (alg == cuda::SpmmAlgorithm::tiles && cm == cuda::ColMajorX::staged_row_major) continue;  // reads X in place
+      cuda::SpmmPlan p = cuda::make_spmm_plan(da, k, alg);
+      p.col_major_x = cm;
+      std::string name = std::string("spmm ") + cuda::to_string(alg);
+      if (layout == Layout::col_major && alg != cuda::SpmmAlgorithm::tiles) name += std::string(", X ") + cuda::to_string(cm);
+      if (alg == cuda::SpmmAlgorithm::tiles) name += " (fill " + std::to_string(p.tiles.fill()).substr(0, 4) + ")";
+      const double s = time([&] { cuda::spmm(p, T(1), da, x, T(0), y, layout); });
+      print_sweep_line(name, s, bytes, copy_bw, out);
+      verify(name + " (sweep)");
+    }
+  return out;
+}
+
 template <class T>
 nlohmann::json spmm_bench(const Csr<double>& a64, const GpuBenchOptions& opt) {
   if (opt.spmv_algorithm != "auto")
@@ -275,6 +301,10 @@ nlohmann::json spmm_bench(const Csr<double>& a64, const GpuBenchOptions& opt) {
   std::printf("rows %lld, cols %lld, nnz %lld, k %lld %s; row length mean %.2f max %lld cv %.3f -> %s (analysis %.2f ms)\n",
               (long long)a.rows, (long long)a.cols, (long long)a.nnz(), (long long)k, layout, plan.stats.mean,
               (long long)plan.stats.max_row, plan.stats.cv, cuda::to_string(plan.algorithm), 1e3 * plan_s);
+  if (plan.algorithm == cuda::SpmmAlgorithm::tiles)
+    std::printf("tile pattern: %lld tiles, %.1f values a tile, %.1f MB\n", (long long)plan.tiles.num_tiles,
+                plan.tiles.fill(), 1e-6 * (plan.tiles.tile_row_ptr.bytes() + plan.tiles.tile_col.bytes() +
+                                            plan.tiles.bitmap.bytes()));
   perf::SpmvModelInput mi;
   mi.value_bytes = sizeof(T);
   mi.k = k;
@@ -285,6 +315,7 @@ nlohmann::json spmm_bench(const Csr<double>& a64, const GpuBenchOptions& opt) {
   nlohmann::json out = {{"rows", a.rows}, {"cols", a.cols}, {"nnz", a.nnz()}, {"k", k}, {"layout", layout},
                         {"copy_bandwidth", copy_bw}, {"row_mean", plan.stats.mean}, {"row_cv", plan.stats.cv},
                         {"algorithm", cuda::to_string(plan.algorithm)}, {"analysis_s", plan_s},
+                        {"tile_fill", plan.tiles.fill()},
                         {"model", model_json(model, copy_bw)}};
   std::vector<Measured> runs;
   auto time = [&](const std::function<void()>& f) { return cuda::median_device_seconds(f, opt.warmup, opt.reps); };
@@ -305,14 +336,8 @@ nlohmann::json spmm_bench(const Csr<double>& a64, const GpuBenchOptions& opt) {
                   time([&] { cuda::spmm(plan, T(1), da, dx.data(), T(0), dy.data(), opt.layout); }),
                   model.minimal_bytes()});
   verify("tessera SpMM");
-  if (opt.sweep) {
-    out["sweep"] = nlohmann::json::array();
-    for (auto alg : {cuda::SpmmAlgorithm::balanced, cuda::SpmmAlgorithm::nnz_split}) {
-      const cuda::SpmmPlan p = cuda::make_spmm_plan(da, k, alg);
-      const double s = time([&] { cuda::spmm(p, T(1), da, dx.data(), T(0), dy.data(), opt.layout); });
-      print_sweep_line(std::string("spmm ") + cuda::to_string(alg), s, model.minimal_bytes(), copy_bw, out["sweep"]);
-    }
-  }
+  if (opt.sweep) out["sweep"] = sweep_spmm(da, k, opt.layout, dx.data(), dy.data(), model.minimal_bytes(), copy_bw,
+                                           time, verify);
   if (opt.compare_cusparse) {
     for (const char* alg : {"default", "csr_alg1", "csr_alg2", "csr_alg3"}) {
       try {

@@ -40,8 +40,8 @@ if want tests; then
   run "$OUT/sanitizer.log" $CS "$D/tessera-spmv" --gen rmat:12:8 --compare cusparse --check --reps 2 --warmup 1
   for layout in row col; do
     for k in 1 13 128; do
-      run "$OUT/sanitizer.log" $CS "$D/tessera-spmm" --gen rmat:11:8 --k $k --layout $layout --check --reps 1 --warmup 0
-      run "$OUT/sanitizer.log" $CS "$D/tessera-spmm" --gen elasticity3d:6 --k $k --layout $layout --check --reps 1 --warmup 0
+      run "$OUT/sanitizer.log" $CS "$D/tessera-spmm" --gen rmat:11:8 --k $k --layout $layout --check $SWEEP --reps 1 --warmup 0
+      run "$OUT/sanitizer.log" $CS "$D/tessera-spmm" --gen elasticity3d:6 --k $k --layout $layout --check $SWEEP --reps 1 --warmup 0
     done
   done
 fi

@@ -23,6 +23,9 @@ target_sources(tessera_local PUBLIC FILE_SET HEADERS BASE_DIRS ${PROJECT_SOURCE_
   ${CMAKE_CURRENT_LIST_DIR}/spmv_plan.hpp
   ${CMAKE_CURRENT_LIST_DIR}/spmv.hpp
   ${CMAKE_CURRENT_LIST_DIR}/spmm.hpp
+  ${CMAKE_CURRENT_LIST_DIR}/tile_pattern.hpp
+  ${CMAKE_CURRENT_LIST_DIR}/tile_spmm.hpp
+  ${CMAKE_CURRENT_LIST_DIR}/dense_layout.hpp
   ${CMAKE_CURRENT_LIST_DIR}/fused_smoother.hpp
   ${CMAKE_CURRENT_LIST_DIR}/vector_ops.hpp
   ${CMAKE_CURRENT_LIST_DIR}/cusparse_spmv.hpp
@@ -31,6 +34,9 @@ target_sources(tessera_local PRIVATE
   ${CMAKE_CURRENT_LIST_DIR}/spmv_plan.cu
   ${CMAKE_CURRENT_LIST_DIR}/spmv.cu
   ${CMAKE_CURRENT_LIST_DIR}/spmm.cu
+  ${CMAKE_CURRENT_LIST_DIR}/tile_pattern.cu
+  ${CMAKE_CURRENT_LIST_DIR}/tile_spmm.cu
+  ${CMAKE_CURRENT_LIST_DIR}/dense_layout.cu
   ${CMAKE_CURRENT_LIST_DIR}/fused_smoother.cu
   ${CMAKE_CURRENT_LIST_DIR}/vector_ops.cu
   ${CMAKE_CURRENT_LIST_DIR}/cusparse_spmv.cu

@@ -1,6 +1,10 @@
 #include <algorithm>
 #include <cstdint>
 
+#include <type_traits>
+
+#include "local/cuda/cub_call.cuh"
+#include "local/cuda/dense_layout.hpp"
 #include "local/cuda/spmm.hpp"
 #include "local/cuda/spmv_kernels.cuh"
 
@@ -15,8 +19,15 @@ __device__ __forceinline__ T combine(T alpha, T acc, T beta, const T* y) {
   return beta == T(0) ? alpha * acc : alpha * acc + beta * *y;
 }
 
-// Row-major: a group of G lanes per row, lane l owns columns l, l+G, ..., (R of them).
-template <int G, int R, class T>
+// Element (r, j) of a dense matrix with `height` rows and k columns.
+template <bool kRowMajor>
+__device__ __forceinline__ std::int64_t at(std::int64_t r, std::int64_t j, std::int64_t height, std::int64_t k) {
+  return kRowMajor ? r * k + j : j * height + r;
+}
+
+// Row-major X: a group of G lanes per row, lane l owns columns l, l+G, ..., (R of them); Y in
+// either layout (column-major when X was staged from a column-major input).
+template <int G, int R, bool kRowMajorY, class T>
 __global__ void __launch_bounds__(kBlock) spmm_row_major_kernel(std::int64_t rows, std::int64_t k,
                                                                 const std::int64_t* __restrict__ row_ptr,
                                                                 const std::int32_t* __restrict__ col,
@@ -46,20 +57,22 @@ __global__ void __launch_bounds__(kBlock) spmm_row_major_kernel(std::int64_t row
         if (lane + g * G < k) acc[g] += v * __ldg(xr + g * G);
     }
   }
-  T* yr = y + row * k + lane;
 #pragma unroll
   for (int g = 0; g < R; ++g)
-    if (lane + g * G < k) yr[g * G] = combine(alpha, acc[g], beta, yr + g * G);
+    if (lane + g * G < k) {
+      T* out = y + at<kRowMajorY>(row, lane + g * G, rows, k);
+      *out = combine(alpha, acc[g], beta, out);
+    }
 }
 
 template <class T> struct Pair;
 template <> struct Pair<double> { using type = double2; };
 template <> struct Pair<float> { using type = float2; };
 
-// Row-major with even k: as above, but each lane owns pairs of adjacent columns and moves them
-// with 16-byte (fp64) / 8-byte (fp32) loads; half the lanes per row, so twice the rows per warp
-// and half the shuffles per nonzero.
-template <int G, int R, class T>
+// Row-major X with even k: as above, but each lane owns pairs of adjacent columns and moves
+// them with 16-byte (fp64) / 8-byte (fp32) loads; half the lanes per row, so twice the rows per
+// warp and half the shuffles per nonzero.
+template <int G, int R, bool kRowMajorY, class T>
 __global__ void __launch_bounds__(kBlock) spmm_row_major_pairs_kernel(std::int64_t rows, std::int64_t k,
                                                                       const std::int64_t* __restrict__ row_ptr,
                                                                       const std::int32_t* __restrict__ col,
@@ -96,20 +109,28 @@ __global__ void __launch_bounds__(kBlock) spmm_row_major_pairs_kernel(std::int64
         }
     }
   }
-  P* yr = reinterpret_cast<P*>(y + row * k) + lane;
 #pragma unroll
   for (int g = 0; g < R; ++g)
     if (lane + g * G < pairs) {
-      P out;
-      if (beta == T(0)) {
-        out.x = alpha * acc0[g];
-        out.y = alpha * acc1[g];
+      const std::int64_t j = 2 * (lane + g * G);
+      if (kRowMajorY) {
+        P* yr = reinterpret_cast<P*>(y + row * k + j);
+        P out;
+        if (beta == T(0)) {
+          out.x = alpha * acc0[g];
+          out.y = alpha * acc1[g];
+        } else {
+          const P old = *yr;
+          out.x = alpha * acc0[g] + beta * old.x;
+          out.y = alpha * acc1[g] + beta * old.y;
+        }
+        *yr = out;
       } else {
-        const P old = yr[g * G];
-        out.x = alpha * acc0[g] + beta * old.x;
-        out.y = alpha * acc1[g] + beta * old.y;
+        T* y0 = y + at<false>(row, j, rows, k);
+        T* y1 = y + at<false>(row, j + 1, rows, k);
+        *y0 = combine(alpha, acc0[g], beta, y0);
+        *y1 = combine(alpha, acc1[g], beta, y1);
       }
-      yr[g * G] = out;
     }
 }
 
@@ -176,51 +197,51 @@ __global__ void __launch_bounds__(kBlock) spmm_col_major_group_kernel(
   }
 }
 
-// nnz split: warp per chunk, lane l owns columns l, l+32, ...; rows are walked in order.
-template <int R, bool kRowMajor, class T>
+// nnz split: a group of G lanes per chunk (G = k rounded up to a power of two, at most 32),
+// lane l owns columns l, l+G, ...; rows are walked in order, each finished row piece added to
+// Y with atomics. X and Y layouts are separate (X staged row-major from a column-major input).
+template <int G, int R, bool kRowMajorX, bool kRowMajorY, class T>
 __global__ void __launch_bounds__(kBlock) spmm_nnz_split_kernel(
     std::int64_t rows, std::int64_t cols, std::int64_t k, std::int64_t nnz, std::int64_t chunk_nnz, std::int64_t chunks,
     const std::int64_t* __restrict__ first_row, const std::int64_t* __restrict__ row_ptr,
     const std::int32_t* __restrict__ col, const T* __restrict__ val, const T* __restrict__ x, T alpha, T* y) {
-  const std::int64_t chunk = (blockIdx.x * static_cast<std::int64_t>(blockDim.x) + threadIdx.x) / 32;
-  if (chunk >= chunks) return;  // warp-uniform
-  const int lane = static_cast<int>(threadIdx.x & 31);
+  const std::int64_t chunk = (blockIdx.x * static_cast<std::int64_t>(blockDim.x) + threadIdx.x) / G;
+  if (chunk >= chunks) return;  // group-uniform
+  const int lane = static_cast<int>(threadIdx.x % G);
+  const unsigned group_mask = G == 32 ? kFullMask : ((1u << G) - 1u) << (threadIdx.x % 32 / G * G);
   const std::int64_t begin = chunk * chunk_nnz, end = min(begin + chunk_nnz, nnz);
-  const std::int64_t x_col_stride = kRowMajor ? 1 : cols, y_col_stride = kRowMajor ? 1 : rows;
-  const std::int64_t x_row_stride = kRowMajor ? k : 1, y_row_stride = kRowMajor ? k : 1;
   std::int64_t row = first_row[chunk], row_end = __ldg(row_ptr + row + 1);
   bool dirty = false;
   T acc[R] = {};
   auto flush = [&]() {
 #pragma unroll
     for (int g = 0; g < R; ++g) {
-      const std::int64_t j = lane + 32 * g;
-      if (j < k) atomicAdd(y + row * y_row_stride + j * y_col_stride, alpha * acc[g]);
+      const std::int64_t j = lane + G * g;
+      if (j < k) atomicAdd(y + at<kRowMajorY>(row, j, rows, k), alpha * acc[g]);
       acc[g] = 0;
     }
     dirty = false;
   };
-  for (std::int64_t base = begin; base < end; base += 32) {
+  for (std::int64_t base = begin; base < end; base += G) {
     std::int32_t my_col = 0;
     T my_val = 0;
     if (base + lane < end) {
       my_col = kernels::load_stream(col + base + lane);
       my_val = kernels::load_stream(val + base + lane);
     }
-    const int n = static_cast<int>(min(std::int64_t{32}, end - base));
+    const int n = static_cast<int>(min(std::int64_t{G}, end - base));
     for (int s = 0; s < n; ++s) {
-      while (base + s >= row_end) {  // warp-uniform: every lane walks the same rows
+      while (base + s >= row_end) {  // group-uniform: every lane walks the same rows
         if (dirty) flush();
         ++row;
         row_end = __ldg(row_ptr + row + 1);
       }
-      const std::int32_t c = __shfl_sync(kFullMask, my_col, s);
-      const T v = __shfl_sync(kFullMask, my_val, s);
-      const T* xr = x + static_cast<std::int64_t>(c) * x_row_stride;
+      const std::int32_t c = __shfl_sync(group_mask, my_col, s, G);
+      const T v = __shfl_sync(group_mask, my_val, s, G);
 #pragma unroll
       for (int g = 0; g < R; ++g) {
-        const std::int64_t j = lane + 32 * g;
-        if (j < k) acc[g] += v * __ldg(xr + j * x_col_stride);
+        const std::int64_t j = lane + G * g;
+        if (j < k) acc[g] += v * __ldg(x + at<kRowMajorX>(c, j, cols, k));
       }
       dirty = true;
     }
@@ -234,7 +255,7 @@ int next_pow2(std::int64_t n) {
   return p;
 }
 
-template <class T>
+template <bool kRowMajorY, class T>
 void launch_row_major_pairs(std::int64_t k, const DeviceCsr<T>& a, T alpha, const T* x, T beta, T* y,
                             cudaStream_t s) {
   const std::int64_t pairs = k / 2;
@@ -245,7 +266,7 @@ void launch_row_major_pairs(std::int64_t k, const DeviceCsr<T>& a, T alpha, cons
   const auto* ci = a.col_idx.data();
   const auto* v = a.values.data();
 #define TESSERA_PAIRS(G, R) \
-  spmm_row_major_pairs_kernel<G, R><<<grid, kBlock, 0, s>>>(a.rows, k, rp, ci, v, x, alpha, beta, y)
+  spmm_row_major_pairs_kernel<G, R, kRowMajorY><<<grid, kBlock, 0, s>>>(a.rows, k, rp, ci, v, x, alpha, beta, y)
   if (g == 1) TESSERA_PAIRS(1, 1);
   else if (g == 2) TESSERA_PAIRS(2, 1);
   else if (g == 4) TESSERA_PAIRS(4, 1);
@@ -257,18 +278,22 @@ void launch_row_major_pairs(std::int64_t k, const DeviceCsr<T>& a, T alpha, cons
   TESSERA_CHECK_LAUNCH();
 }
 
-template <class T>
+// X row-major; Y row-major, or column-major when X was staged from a column-major input.
+template <bool kRowMajorY, class T>
 void launch_row_major(std::int64_t k, const DeviceCsr<T>& a, T alpha, const T* x, T beta, T* y, cudaStream_t s) {
   const auto aligned = [](const void* p) { return reinterpret_cast<std::uintptr_t>(p) % (2 * sizeof(T)) == 0; };
-  if (k % 2 == 0 && aligned(x) && aligned(y)) return launch_row_major_pairs(k, a, alpha, x, beta, y, s);
+  if (k % 2 == 0 && aligned(x) && (!kRowMajorY || aligned(y)))
+    return launch_row_major_pairs<kRowMajorY>(k, a, alpha, x, beta, y, s);
   const int g = k > 32 ? 32 : next_pow2(k);
   const int r = static_cast<int>((k + g - 1) / g);
   const unsigned grid = kernels::blocks_for(a.rows * g);
   const auto* rp = a.row_ptr.data();
   const auto* ci = a.col_idx.data();
   const auto* v = a.values.data();
-#define TESSERA_ROW_MAJOR(G, R) spmm_row_major_kernel<G, R><<<grid, kBlock, 0, s>>>(a.rows, k, rp, ci, v, x, alpha, beta, y)
-  if (g == 2) TESSERA_ROW_MAJOR(2, 1);
+#define TESSERA_ROW_MAJOR(G, R) \
+  spmm_row_major_kernel<G, R, kRowMajorY><<<grid, kBlock, 0, s>>>(a.rows, k, rp, ci, v, x, alpha, beta, y)
+  if (g == 1) TESSERA_ROW_MAJOR(1, 1);
+  else if (g == 2) TESSERA_ROW_MAJOR(2, 1);
   else if (g == 4) TESSERA_ROW_MAJOR(4, 1);
   else if (g == 8) TESSERA_ROW_MAJOR(8, 1);
   else if (g == 16) TESSERA_ROW_MAJOR(16, 1);
@@ -320,21 +345,25 @@ void launch_col_major(std::int64_t k, const DeviceCsr<T>& a, T alpha, const T* x
   TESSERA_CHECK_LAUNCH();
 }
 
-template <class T>
-void launch_nnz_split(const SpmmPlan& plan, const DeviceCsr<T>& a, T alpha, const T* x, T* y, Layout layout,
-                      cudaStream_t s) {
+template <bool kRowMajorX, bool kRowMajorY, class T>
+void launch_nnz_split(const SpmmPlan& plan, const DeviceCsr<T>& a, T alpha, const T* x, T* y, cudaStream_t s) {
   const NnzChunks& c = plan.chunks;
   if (c.count == 0) return;
   const std::int64_t k = plan.k;
-  const unsigned grid = kernels::blocks_for(c.count * 32);
-#define TESSERA_NNZ_SPLIT(R, ROW_MAJOR)                                                                      \
-  spmm_nnz_split_kernel<R, ROW_MAJOR><<<grid, kBlock, 0, s>>>(a.rows, a.cols, k, a.nnz, c.chunk_nnz, c.count, \
-                                                              c.first_row.data(), a.row_ptr.data(),           \
-                                                              a.col_idx.data(), a.values.data(), x, alpha, y)
-  const bool row_major = layout == Layout::row_major;
-  if (k <= 32) { if (row_major) TESSERA_NNZ_SPLIT(1, true); else TESSERA_NNZ_SPLIT(1, false); }
-  else if (k <= 64) { if (row_major) TESSERA_NNZ_SPLIT(2, true); else TESSERA_NNZ_SPLIT(2, false); }
-  else { if (row_major) TESSERA_NNZ_SPLIT(4, true); else TESSERA_NNZ_SPLIT(4, false); }
+  const int g = k > 32 ? 32 : next_pow2(k);
+  const unsigned grid = kernels::blocks_for(c.count * g);
+#define TESSERA_NNZ_SPLIT(G, R)                                                                              \
+  spmm_nnz_split_kernel<G, R, kRowMajorX, kRowMajorY><<<grid, kBlock, 0, s>>>(                             \
+      a.rows, a.cols, k, a.nnz, c.chunk_nnz, c.count, c.first_row.data(), a.row_ptr.data(), a.col_idx.data(), \
+      a.values.data(), x, alpha, y)
+  if (g == 1) TESSERA_NNZ_SPLIT(1, 1);
+  else if (g == 2) TESSERA_NNZ_SPLIT(2, 1);
+  else if (g == 4) TESSERA_NNZ_SPLIT(4, 1);
+  else if (g == 8) TESSERA_NNZ_SPLIT(8, 1);
+  else if (g == 16) TESSERA_NNZ_SPLIT(16, 1);
+  else if (k <= 32) TESSERA_NNZ_SPLIT(32, 1);
+  else if (k <= 64) TESSERA_NNZ_SPLIT(32, 2);
+  else TESSERA_NNZ_SPLIT(32, 4);
 #undef TESSERA_NNZ_SPLIT
   TESSERA_CHECK_LAUNCH();
 }
@@ -356,30 +385,92 @@ const char* to_string(SpmmAlgorithm a) {
     case SpmmAlgorithm::automatic: return "auto";
     case SpmmAlgorithm::balanced: return "balanced";
     case SpmmAlgorithm::nnz_split: return "nnz-split";
+    case SpmmAlgorithm::tiles: return "tiles";
   }
   return "?";
 }
+
+const char* to_string(ColMajorX c) {
+  switch (c) {
+    case ColMajorX::automatic: return "auto";
+    case ColMajorX::in_place: return "in place";
+    case ColMajorX::staged_row_major: return "staged row-major";
+  }
+  return "?";
+}
+
+namespace {
+
+// The tile SpMM pays when A's rows come in well-filled 8x8 tiles (X gathered once a tile
+// instead of once a nonzero): worth building the pattern only for FP64 (tensor-core MMA), k
+// past a few columns and long rows; the fill then decides.
+template <class T>
+bool tiles_worth_trying(const RowStats& s, std::int64_t k) {
+  return std::is_same_v<T, double> && k >= kTileSpmmMinColumns && s.mean >= kTileSpmmMinMeanRow && s.cv <= 1.0;
+}
+
+}  // namespace
 
 template <class T>
 SpmmPlan make_spmm_plan(const DeviceCsr<T>& a, std::int64_t k, SpmmAlgorithm algorithm, cudaStream_t stream) {
   TESSERA_REQUIRE_INPUT(k >= 1 && k <= kMaxSpmmColumns, "SpMM supports 1 <= k <= ", kMaxSpmmColumns, " columns, got ",
                         k);
+  TESSERA_REQUIRE_INPUT(algorithm != SpmmAlgorithm::tiles || (std::is_same_v<T, double>),
+                        "the tile SpMM is FP64 only (tensor-core MMA); use balanced or nnz-split in FP32");
   SpmmPlan plan;
   plan.k = k;
   plan.stats = row_stats(a.row_ptr.data(), a.rows, a.nnz, stream);
   plan.row_ptr = a.row_ptr.data();
   const int sms = sm_count();
   plan.algorithm = algorithm;
-  if (algorithm == SpmmAlgorithm::automatic)
+  if (algorithm == SpmmAlgorithm::automatic) {
     plan.algorithm = spmm_prefers_nnz_split(plan.stats, k, sms) ? SpmmAlgorithm::nnz_split : SpmmAlgorithm::balanced;
+    if (plan.algorithm == SpmmAlgorithm::balanced && tiles_worth_trying<T>(plan.stats, k)) {
+      plan.tiles = make_tile_pattern(a, stream);
+      if (plan.tiles.fill() >= kTileSpmmMinFill) plan.algorithm = SpmmAlgorithm::tiles;
+      else plan.tiles = TilePattern{};
+    }
+  }
+  if (algorithm == SpmmAlgorithm::tiles) plan.tiles = make_tile_pattern(a, stream);
   if (plan.algorithm == SpmmAlgorithm::nnz_split) {
     const std::int64_t target_chunks = static_cast<std::int64_t>(sms) * 64 * 2;
     std::int64_t chunk = (a.nnz + target_chunks - 1) / target_chunks;
     chunk = std::clamp<std::int64_t>((chunk + 31) / 32 * 32, 64, 2048);
     plan.chunks = make_nnz_chunks(a.row_ptr.data(), a.rows, a.nnz, chunk, stream);
   }
+  retain_pool_memory();  // a staged column-major X is allocated per call from the pool
   return plan;
 }
+
+namespace {
+
+// The CSR kernels on a row-major X; Y in `y_layout`.
+template <class T>
+void spmm_row_major_x(const SpmmPlan& plan, T alpha, const DeviceCsr<T>& a, const T* x, T beta, T* y,
+                      Layout y_layout, cudaStream_t stream) {
+  const bool row_major_y = y_layout == Layout::row_major;
+  if (plan.algorithm == SpmmAlgorithm::nnz_split) {
+    kernels::launch_scale(a.rows * plan.k, beta, y, stream);
+    if (row_major_y) launch_nnz_split<true, true>(plan, a, alpha, x, y, stream);
+    else launch_nnz_split<true, false>(plan, a, alpha, x, y, stream);
+  } else if (row_major_y) {
+    launch_row_major<true>(plan.k, a, alpha, x, beta, y, stream);
+  } else {
+    launch_row_major<false>(plan.k, a, alpha, x, beta, y, stream);
+  }
+}
+
+template <class T>
+bool stage_col_major_x(const SpmmPlan& plan) {
+  switch (plan.col_major_x) {
+    case ColMajorX::in_place: return false;
+    case ColMajorX::staged_row_major: return true;
+    case ColMajorX::automatic: break;
+  }
+  return plan.algorithm == SpmmAlgorithm::nnz_split || plan.stats.mean > kColMajorGroupMeanRow;
+}
+
+}  // namespace
 
 template <class T>
 void spmm(const SpmmPlan& plan, T alpha, const DeviceCsr<T>& a, const T* x, T beta, T* y, Layout layout,
@@ -391,19 +482,29 @@ void spmm(const SpmmPlan& plan, T alpha, const DeviceCsr<T>& a, const T* x, T be
                         " nonzeros) than this one (", a.rows, ", ", a.nnz, "): make the plan from this DeviceCsr");
   const std::int64_t k = plan.k;
   if (a.rows == 0) return;
-  if (plan.algorithm == SpmmAlgorithm::nnz_split) {
-    kernels::launch_scale(a.rows * k, beta, y, stream);
-    if (k == 1)
+  if (plan.algorithm == SpmmAlgorithm::tiles) {
+    if constexpr (std::is_same_v<T, double>) tile_spmm(plan.tiles, alpha, a, x, beta, y, k, layout, stream);
+    return;  // make_spmm_plan refuses tiles for other types
+  }
+  if (k == 1) {  // both layouts are one contiguous vector: the SpMV kernels
+    if (plan.algorithm == SpmmAlgorithm::nnz_split) {
+      kernels::launch_scale(a.rows, beta, y, stream);
       kernels::launch_csr_nnz_split(plan.chunks, a.nnz, a.row_ptr.data(), a.col_idx.data(), a.values.data(), x, alpha,
                                     y, stream);
-    else
-      launch_nnz_split(plan, a, alpha, x, y, layout, stream);
-  } else if (k == 1) {  // both layouts are one contiguous vector
-    const int tpr = threads_per_row_for(plan.stats.mean);
-    kernels::launch_csr_vector(tpr, rows_per_group_for(tpr), a.rows, a.row_ptr.data(), a.col_idx.data(),
-                               a.values.data(), x, kernels::AxpbyEpilogue<T>{alpha, beta, y}, stream);
+    } else {
+      const int tpr = threads_per_row_for(plan.stats.mean);
+      kernels::launch_csr_vector(tpr, rows_per_group_for(tpr), a.rows, a.row_ptr.data(), a.col_idx.data(),
+                                 a.values.data(), x, kernels::AxpbyEpilogue<T>{alpha, beta, y}, stream);
+    }
   } else if (layout == Layout::row_major) {
-    launch_row_major(k, a, alpha, x, beta, y, stream);
+    spmm_row_major_x(plan, alpha, a, x, beta, y, Layout::row_major, stream);
+  } else if (stage_col_major_x<T>(plan)) {
+    DeviceBuffer<T> staged(static_cast<std::size_t>(a.cols * k), stream);
+    col_to_row_major(a.cols, k, x, staged.data(), stream);
+    spmm_row_major_x(plan, alpha, a, staged.data(), beta, y, Layout::col_major, stream);
+  } else if (plan.algorithm == SpmmAlgorithm::nnz_split) {
+    kernels::launch_scale(a.rows * k, beta, y, stream);
+    launch_nnz_split<false, false>(plan, a, alpha, x, y, stream);
   } else if (plan.stats.mean > kColMajorGroupMeanRow) {
     launch_col_major_group(k, a, plan.stats.mean, alpha, x, beta, y, stream);
   } else {

@@ -1,7 +1,12 @@
-// GPU SpMM (balanced and nnz-split, row- and column-major, k = 1..128) against ref::spmm.
+// GPU SpMM (balanced, nnz-split and the FP64 tile SpMM; row- and column-major, a column-major X
+// read in place and staged row-major; k = 1..128) against ref::spmm.
 #include <gtest/gtest.h>
 
+#include <type_traits>
+#include <utility>
+
 #include "local/core/error.hpp"
+#include "local/cuda/dense_layout.hpp"
 #include "local/cuda/spmm.hpp"
 #include "local/formats/convert.hpp"
 #include "local/reference/kernels.hpp"
@@ -14,10 +19,10 @@ using namespace tessera::testing;
 
 template <class T>
 void check_spmm(const NamedMatrix& m, std::int64_t k, Layout layout, cuda::SpmmAlgorithm algorithm, double alpha,
-                double beta, std::uint64_t seed) {
+                double beta, std::uint64_t seed, cuda::ColMajorX col_major_x = cuda::ColMajorX::automatic) {
   SCOPED_TRACE(m.name + " k " + std::to_string(k) + (layout == Layout::row_major ? " row-major" : " col-major") +
-               " algorithm " + cuda::to_string(algorithm) + " alpha " + std::to_string(alpha) + " beta " +
-               std::to_string(beta));
+               " algorithm " + cuda::to_string(algorithm) + " X " + cuda::to_string(col_major_x) + " alpha " +
+               std::to_string(alpha) + " beta " + std::to_string(beta));
   const Csr<T> a = convert_values<T>(m.a);
   DenseMatrix x(a.cols, k, layout), y(a.rows, k, layout);
   x.data = random_values<T>(a.cols * k, seed);
@@ -26,7 +31,8 @@ void check_spmm(const NamedMatrix& m, std::int64_t k, Layout layout, cuda::SpmmA
   ref::spmm(alpha, a, x, beta, y);
 
   const cuda::DeviceCsr<T> da = cuda::upload(a);
-  const cuda::SpmmPlan plan = cuda::make_spmm_plan(da, k, algorithm);
+  cuda::SpmmPlan plan = cuda::make_spmm_plan(da, k, algorithm);
+  plan.col_major_x = col_major_x;
   cuda::DeviceBuffer<T> dx = to_device<T>(x.data), dy = to_device<T>(y0);
   if (beta == 0) dy.fill_bytes(0xff);  // NaN: must never be read
   cuda::spmm(plan, T(alpha), da, dx.data(), T(beta), dy.data(), layout);
@@ -51,12 +57,18 @@ template <class T>
 void check_all(std::uint64_t seed) {
   SCOPED_TRACE("seed " + std::to_string(seed));
   const std::vector<NamedMatrix> matrices = test_matrices(seed);
+  std::vector<cuda::SpmmAlgorithm> algorithms{cuda::SpmmAlgorithm::automatic, cuda::SpmmAlgorithm::balanced,
+                                              cuda::SpmmAlgorithm::nnz_split};
+  if (std::is_same_v<T, double>) algorithms.push_back(cuda::SpmmAlgorithm::tiles);
   for (const NamedMatrix& m : matrices)
     for (Layout layout : {Layout::row_major, Layout::col_major})
-      for (std::int64_t k : {1, 2, 3, 8, 13, 32, 33, 64, 97, 128})
-        for (auto alg : {cuda::SpmmAlgorithm::automatic, cuda::SpmmAlgorithm::balanced, cuda::SpmmAlgorithm::nnz_split}) {
+      for (std::int64_t k : {1, 2, 3, 8, 13, 16, 17, 32, 33, 64, 97, 128})
+        for (auto alg : algorithms) {
           check_spmm<T>(m, k, layout, alg, 1.0, 0.0, seed);
           if (k == 3 || k == 64) check_spmm<T>(m, k, layout, alg, -0.5, 2.0, seed);
+          if (layout == Layout::col_major && alg != cuda::SpmmAlgorithm::tiles)
+            for (auto cm : {cuda::ColMajorX::in_place, cuda::ColMajorX::staged_row_major})
+              check_spmm<T>(m, k, layout, alg, k == 13 ? -0.5 : 1.0, k == 13 ? 2.0 : 0.0, seed, cm);
         }
 }
 
@@ -73,6 +85,40 @@ TEST(GpuSpmm, PlanChecksKAndPicksLoadBalancing) {
   EXPECT_EQ(cuda::make_spmm_plan(big, 8).algorithm, cuda::SpmmAlgorithm::balanced);
 }
 
+TEST(GpuSpmm, TilesAreFp64AndChosenForWellFilledTiles) {
+  // Large enough for the balanced kernels (a small matrix leaves the SMs idle: nnz-split).
+  const Csr<double> elasticity = gen::generate(gen::parse_spec("elasticity3d:24"));
+  const cuda::DeviceCsr<double> e64 = cuda::upload(elasticity);
+  const cuda::SpmmPlan tiled = cuda::make_spmm_plan(e64, 8);
+  EXPECT_EQ(tiled.algorithm, cuda::SpmmAlgorithm::tiles);
+  EXPECT_GE(tiled.tiles.fill(), cuda::kTileSpmmMinFill);
+  EXPECT_LE(tiled.tiles.fill(), 64.0);
+  EXPECT_EQ(cuda::make_spmm_plan(e64, 2).algorithm, cuda::SpmmAlgorithm::balanced);  // k below the tile minimum
+  const cuda::DeviceCsr<float> e32 = cuda::upload(convert_values<float>(elasticity));
+  EXPECT_EQ(cuda::make_spmm_plan(e32, 8).algorithm, cuda::SpmmAlgorithm::balanced);
+  EXPECT_THROW(cuda::make_spmm_plan(e32, 8, cuda::SpmmAlgorithm::tiles), InputError);
+  const cuda::DeviceCsr<double> poisson = cuda::upload(gen::generate(gen::parse_spec("poisson3d:32")));
+  EXPECT_NE(cuda::make_spmm_plan(poisson, 8).algorithm, cuda::SpmmAlgorithm::tiles);  // 7 values a row
+}
+
+// The staging transpose on its own: odd sizes, a column, a row, nothing.
+TEST(GpuSpmm, ColumnToRowMajorCopiesEveryEntry) {
+  for (auto [rows, cols] : {std::pair<std::int64_t, std::int64_t>{1000, 13}, {33, 128}, {1, 1}, {1, 77}, {65, 1},
+                            {0, 5}}) {
+    SCOPED_TRACE(std::to_string(rows) + " x " + std::to_string(cols));
+    std::vector<double> col_major(static_cast<std::size_t>(rows * cols));
+    for (std::size_t i = 0; i < col_major.size(); ++i) col_major[i] = static_cast<double>(i) + 0.25;
+    cuda::DeviceBuffer<double> src = to_device<double>(col_major), dst(col_major.size());
+    dst.fill_bytes(0xff);
+    cuda::col_to_row_major(rows, cols, src.data(), dst.data());
+    const std::vector<double> got = to_host(dst);
+    std::int64_t wrong = 0;
+    for (std::int64_t r = 0; r < rows; ++r)
+      for (std::int64_t c = 0; c < cols; ++c) wrong += got[r * cols + c] != col_major[c * rows + r];
+    EXPECT_EQ(wrong, 0);
+  }
+}
+
 TEST(GpuSpmm, RefusesPlanOfAnotherMatrixOfTheSameSize) {
   const Csr<double> host = gen::generate(gen::parse_spec("poisson3d:6"));
   const cuda::DeviceCsr<double> a = cuda::upload(host), copy = cuda::upload(host);
@@ -81,6 +127,8 @@ TEST(GpuSpmm, RefusesPlanOfAnotherMatrixOfTheSameSize) {
   x.fill_bytes(0), y.fill_bytes(0);
   EXPECT_NO_THROW(cuda::spmm(plan, 1.0, a, x.data(), 0.0, y.data(), Layout::row_major));
   EXPECT_THROW(cuda::spmm(plan, 1.0, copy, x.data(), 0.0, y.data(), Layout::row_major), InputError);
+  const cuda::SpmmPlan tiled = cuda::make_spmm_plan(a, 4, cuda::SpmmAlgorithm::tiles);
+  EXPECT_THROW(cuda::spmm(tiled, 1.0, copy, x.data(), 0.0, y.data(), Layout::row_major), InputError);
 }
 
 }  // namespace
