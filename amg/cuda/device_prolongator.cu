@@ -153,8 +153,9 @@ void device_smooth_prolongator(const DeviceCsr<double>& a, const double* inv_dia
   const OperandView a_view = plan.a_op.bind(a, engine, s);
   plan.a_op_current = true;  // the Galerkin product of this round reuses these values (same engine)
   // P_tent is fixed for the life of the level (re-setup keeps it): converted once, never refreshed.
-  plan.a_p_tent.multiply(a_view, plan.p_tent_op.bind(p_tent, engine, s, /*values_changed=*/false));
-  plan.a_p_tent.result_csr(plan.ap_tent);
+  // Written straight into plan.ap_tent (hash, cuSPARSE): the product keeps no second copy of C.
+  plan.a_p_tent.multiply_into(a_view, plan.p_tent_op.bind(p_tent, engine, s, /*values_changed=*/false),
+                              plan.ap_tent);
   const DeviceCsr<double>& ap = plan.ap_tent;
   if (!plan.have_p_pattern) merged_pattern(p_tent, ap, p, s);
   plan.have_p_pattern = true;
@@ -185,16 +186,17 @@ void device_galerkin(const DeviceCsr<double>& a, const DeviceCsr<double>& p, con
   // A's form was refreshed by the smoothing of this round (same engine: one per level).
   const OperandView a_view = plan.a_op.bind(a, engine, s, /*values_changed=*/!plan.a_op_current);
   plan.a_op_current = false;  // consumed: the next round refreshes A again
-  plan.a_p.multiply(a_view, plan.p_op.bind(p, engine, s));
+  const OperandView p_view = plan.p_op.bind(p, engine, s);
   OperandView ap_view;
   if (engine == OffloadSpgemm::tile) {
+    plan.a_p.multiply(a_view, p_view);
     ap_view = plan.a_p.tile_result();  // A P stays in tiles for R (A P)
   } else {
-    plan.a_p.result_csr(plan.ap);
+    plan.a_p.multiply_into(a_view, p_view, plan.ap);  // C held once, in plan.ap
     ap_view = plan.ap_op.bind(plan.ap, engine, s);
   }
-  plan.r_a_p.multiply(plan.r_op.bind(r, engine, s), ap_view);
-  plan.r_a_p.result_csr(a_c);
+  // Into the caller's operator (the next level's A on re-setup): the product holds no copy.
+  plan.r_a_p.multiply_into(plan.r_op.bind(r, engine, s), ap_view, a_c);
 }
 
 ProductEngines DeviceTransferPlan::engines() const {

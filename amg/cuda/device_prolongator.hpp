@@ -9,7 +9,9 @@
 // the pattern of A P_tent), so device re-setup (same patterns, new values) only recomputes
 // values: value gathers, the three numeric phases, P's merge and R's gather. On the tile path
 // A's tiles are made once per level and shared by A P_tent and A P, and A P stays in tiles
-// between A P and R (A P).
+// between A P and R (A P). The CSR results (A P_tent, A P on cuSPARSE/hash, A_c) are written
+// straight into ap_tent, ap and the caller's A_c (DeviceProduct::multiply_into), so a kept plan
+// holds none of them a second time: bytes() counts ap_tent and ap here, A_c with its level.
 #include <cuda_runtime_api.h>
 
 #include <string>
@@ -47,8 +49,8 @@ struct DeviceTransferPlan {
   cudaStream_t stream;
   tessera::cuda::DeviceProduct a_p_tent, a_p, r_a_p;                 // A P_tent, A P, R (A P)
   tessera::cuda::ProductOperand a_op, p_tent_op, p_op, r_op, ap_op;  // ap_op: cuSPARSE/hash (tiles stay in a_p)
-  tessera::cuda::DeviceCsr<double> ap_tent;                          // A P_tent in CSR: P's merge reads it
-  tessera::cuda::DeviceCsr<double> ap;                               // A P in CSR: cuSPARSE/hash paths only
+  tessera::cuda::DeviceCsr<double> ap_tent;  // A P_tent in CSR (P's merge reads it): its product's only CSR copy
+  tessera::cuda::DeviceCsr<double> ap;       // A P in CSR, cuSPARSE/hash paths only: its product's only copy
   bool a_op_current = false;  // a_op holds A's current values (smoothing refreshed them for Galerkin)
   bool have_p_pattern = false, have_r_pattern = false;  // P's / R's row_ptr and col_idx are final
   tessera::cuda::DeviceBuffer<std::int64_t> r_source;  // R entry k = P entry r_source[k]

@@ -93,7 +93,9 @@ DeviceTileMatrix<double> empty_tiles(std::int64_t rows, std::int64_t cols, cudaS
 
 /// cuSPARSE's SpGEMM state of one product: descriptors, the buffers that the reuse API's
 /// compute needs (4 and 5 of the reuse sequence), C as cuSPARSE writes it, and the row-sorting
-/// order. one_shot() fills C through the plain API instead and keeps no buffer.
+/// order. one_shot() fills C through the plain API instead and keeps no buffer. With hand_over
+/// (one-shot products, multiply_into) C's columns and values move to the caller's CSR when its
+/// rows come out sorted; a kept plan then computes straight into the caller's arrays.
 struct CusparseReusePlan {
   static constexpr cusparseSpGEMMAlg_t kAlg = CUSPARSE_SPGEMM_CSR_ALG_DETERMINITIC;  // bitwise repeatable
   // The plain API takes ALG1/2/3, not the reuse API's CSR_ALG_*; ALG1 is deterministic too.
@@ -107,7 +109,7 @@ struct CusparseReusePlan {
   DeviceBuffer<double> c_values;
   DeviceBuffer<std::int64_t> order;  // sorted entry k = cuSPARSE entry order[k]
   bool identity_order = false;       // cuSPARSE's rows came out sorted: no order needed
-  bool one_shot_product = false;     // C is read once (result_csr), so its arrays can be handed over
+  bool hand_over = false;            // C's arrays may move to the caller (one-shot, or multiply_into)
 
   ~CusparseReusePlan() {
     if (spgemm) cusparseSpGEMM_destroyDescr(spgemm);
@@ -151,7 +153,7 @@ struct CusparseReusePlan {
   /// buffers are freed on return; C stays in c_row_ptr/c_col/c_values for sorted_pattern.
   void one_shot(const OperandView& av, const OperandView& bv, cudaStream_t s) {
     const cusparseHandle_t h = thread_handle(s);
-    one_shot_product = true;
+    hand_over = true;  // C is read once (result_csr)
     a = make_descr(av), b = make_descr(bv);
     TESSERA_CUSPARSE(cusparseCreateCsr(&c, av.rows, bv.cols, 0, nullptr, nullptr, nullptr, CUSPARSE_INDEX_32I,
                                        CUSPARSE_INDEX_32I, CUSPARSE_INDEX_BASE_ZERO, CUDA_R_64F));
@@ -196,9 +198,10 @@ struct CusparseReusePlan {
     // cuSPARSE does not promise sorted rows, but often delivers them: one pass over C's columns
     // decides, and sorted rows skip the segmented sort (the largest cost of this path: 60 ms of
     // 75 on random:1000000:10 A*A) and the permutation. A one-shot product then hands its arrays
-    // over instead of copying them (sorted_values takes the values).
+    // over instead of copying them (sorted_values takes the values), and so does a kept plan
+    // writing into the caller's CSR (multiply_into: C held once).
     identity_order = c_nnz > 0 && !g_force_cusparse_row_sort && rows_sorted(rows, s);
-    if (identity_order && one_shot_product) {
+    if (identity_order && hand_over) {
       out.col_idx = std::move(c_col);
       return;
     }
@@ -222,13 +225,22 @@ struct CusparseReusePlan {
 
   void sorted_values(DeviceCsr<double>& out, cudaStream_t s) {
     if (c_nnz == 0) return;
-    if (identity_order && one_shot_product)
-      out.values = std::move(c_values);  // C is read once: result_csr frees this plan next
+    if (identity_order && hand_over)
+      out.values = std::move(c_values);  // the caller's CSR holds C from now on
     else if (identity_order)
       TESSERA_CUDA_CHECK(cudaMemcpyAsync(out.values.data(), c_values.data(), sizeof(double) * std::size_t(c_nnz),
                                          cudaMemcpyDeviceToDevice, s));
     else
       gather(c_nnz, order.data(), c_values.data(), out.values.data(), s);
+  }
+
+  /// C's arrays are the caller's (handed over by a kept plan): computes write there.
+  bool c_in_caller() const { return hand_over && identity_order; }
+
+  /// Re-points C's descriptor at the caller's columns and values (the same CSR, or one with its
+  /// pattern), so that the next compute writes there. Only while c_in_caller().
+  void write_c_into(DeviceCsr<double>& out) {
+    TESSERA_CUSPARSE(cusparseCsrSetPointers(c, c_row_ptr.data(), out.col_idx.data(), out.values.data()));
   }
 
   bool rows_sorted(std::int64_t rows, cudaStream_t s) const {
@@ -324,9 +336,15 @@ void DeviceProduct::assign_engine(OffloadSpgemm engine) {
   which_ = engine;
 }
 
-void DeviceProduct::multiply(const OperandView& a, const OperandView& b) {
+/// Checks shared by multiply and multiply_into; records the operands' sizes for the next re-run.
+void DeviceProduct::begin_run(const OperandView& a, const OperandView& b, bool into_caller) {
   TESSERA_REQUIRE_INPUT(which_ != OffloadSpgemm::automatic,
                         "device SpGEMM: multiply() before resolve_engine() on an automatic product");
+  if (have_symbolic_)
+    TESSERA_REQUIRE_INPUT(into_caller == into_caller_, "device SpGEMM: ",
+                          into_caller ? "multiply_into() after multiply()" : "multiply() after multiply_into()",
+                          " on one product (C is kept in one place: use one of them throughout)");
+  into_caller_ = into_caller;
   TESSERA_REQUIRE_INPUT(a.cols == b.rows, "device SpGEMM: inner dimensions differ (", a.rows, "x", a.cols, " times ",
                         b.rows, "x", b.cols, ")");
   if (have_symbolic_)
@@ -335,16 +353,38 @@ void DeviceProduct::multiply(const OperandView& a, const OperandView& b) {
                           ", ", b_nnz_, ")");
   rows_ = a.rows, cols_ = b.cols, a_nnz_ = a.nnz, b_nnz_ = b.nnz;
   empty_ = a.rows == 0 || b.cols == 0 || a.nnz == 0 || b.nnz == 0;
+}
+
+void DeviceProduct::run_engine(const OperandView& a, const OperandView& b) {
   if (empty_) {
     if (!have_symbolic_ && which_ == OffloadSpgemm::tile) c_tiles_ = empty_tiles(rows_, cols_, stream_);
   } else if (which_ == OffloadSpgemm::tile) {
     tile_multiply(a, b);
   } else if (which_ == OffloadSpgemm::hash) {
-    hash_multiply(a, b);
+    hash_multiply(a, b, hash_c_);
   } else {
     cusparse_multiply(a, b);
   }
   have_symbolic_ = true;
+}
+
+void DeviceProduct::multiply(const OperandView& a, const OperandView& b) {
+  begin_run(a, b, /*into_caller=*/false);
+  run_engine(a, b);
+}
+
+void DeviceProduct::multiply_into(const OperandView& a, const OperandView& b, DeviceCsr<double>& c) {
+  begin_run(a, b, /*into_caller=*/true);
+  if (!empty_ && which_ == OffloadSpgemm::hash) {
+    hash_multiply(a, b, c);  // the numeric phase writes c: no copy of C here
+    have_symbolic_ = have_csr_pattern_ = true;
+    if (!keep_plan_) hash_.reset();  // nothing kept for a re-run
+  } else if (!empty_ && which_ == OffloadSpgemm::cusparse && keep_plan_) {
+    cusparse_multiply_into(a, b, c);
+  } else {  // tile (C stays in tiles), one-shot cuSPARSE (hands C over), empty products
+    run_engine(a, b);
+    copy_result_csr(c);
+  }
 }
 
 void DeviceProduct::tile_multiply(const OperandView& a, const OperandView& b) {
@@ -372,6 +412,23 @@ void DeviceProduct::cusparse_multiply(const OperandView& a, const OperandView& b
   cusparse_->numeric(a, b, stream_);
 }
 
+/// Kept plan: the first run sorts C into `c` and hands cuSPARSE's arrays over when the rows were
+/// sorted; from then on cuSPARSE computes into c's values. Rows that needed sorting keep the
+/// copy-and-gather of result_csr (cuSPARSE's C and the sorted one: C twice, the rare case).
+void DeviceProduct::cusparse_multiply_into(const OperandView& a, const OperandView& b, DeviceCsr<double>& c) {
+  const bool in_caller = have_symbolic_ && cusparse_->c_in_caller();
+  if (in_caller) {
+    TESSERA_REQUIRE_INPUT(c.rows == rows_ && c.nnz == cusparse_->c_nnz,
+                          "device SpGEMM: multiply_into() into a matrix of another pattern (", c.nnz, " entries, C has ",
+                          cusparse_->c_nnz, ")");
+    cusparse_->write_c_into(c);
+  }
+  cusparse_multiply(a, b);
+  if (!have_symbolic_) cusparse_->hand_over = true;  // before the first sort into c
+  have_symbolic_ = true;
+  if (!in_caller) copy_result_csr(c);
+}
+
 void DeviceProduct::cusparse_result_csr(DeviceCsr<double>& c) {
   TESSERA_REQUIRE_INPUT(cusparse_ != nullptr, "device SpGEMM: result_csr() called twice on a one-shot product");
   if (!have_csr_pattern_) cusparse_->sorted_pattern(c, rows_, cols_, stream_);
@@ -380,14 +437,20 @@ void DeviceProduct::cusparse_result_csr(DeviceCsr<double>& c) {
   if (!keep_plan_) cusparse_.reset();  // C now lives in `c`: free cuSPARSE's copy and the order
 }
 
-void DeviceProduct::hash_multiply(const OperandView& a, const OperandView& b) {
+/// C into `c`: hash_c_ (multiply) or the caller's CSR (multiply_into), pattern from the kept
+/// symbolic phase on re-runs.
+void DeviceProduct::hash_multiply(const OperandView& a, const OperandView& b, DeviceCsr<double>& c) {
   TESSERA_REQUIRE_INPUT(a.csr && b.csr, "device SpGEMM: the hash product needs CSR operands");
   if (!have_symbolic_ || !keep_plan_ || !hash_) {  // one-shot: hash_ was freed with C's hand-over
     hash_ = std::make_unique<HashSpgemm>(stream_);
-    hash_->symbolic(*a.csr, *b.csr, hash_c_);
+    hash_->symbolic(*a.csr, *b.csr, c);
     have_csr_pattern_ = false;
+  } else {
+    TESSERA_REQUIRE_INPUT(c.rows == rows_ && c.nnz == hash_->info().c_nnz,
+                          "device SpGEMM: multiply_into() into a matrix of another pattern (", c.nnz,
+                          " entries, C has ", hash_->info().c_nnz, ")");
   }
-  hash_->numeric(*a.csr, *b.csr, hash_c_);
+  hash_->numeric(*a.csr, *b.csr, c);
 }
 
 void DeviceProduct::hash_result_csr(DeviceCsr<double>& c) {
@@ -425,6 +488,12 @@ OperandView DeviceProduct::tile_result() const {
 
 void DeviceProduct::result_csr(DeviceCsr<double>& c) {
   TESSERA_REQUIRE_INPUT(have_symbolic_, "device SpGEMM: result_csr() before multiply()");
+  TESSERA_REQUIRE_INPUT(!into_caller_, "device SpGEMM: result_csr() on a product that runs multiply_into() (C is in "
+                                       "the caller's matrix)");
+  copy_result_csr(c);
+}
+
+void DeviceProduct::copy_result_csr(DeviceCsr<double>& c) {
   if (empty_) {
     if (!have_csr_pattern_) c = empty_device_csr(rows_, cols_, stream_);
   } else if (which_ == OffloadSpgemm::tile) {

@@ -15,6 +15,13 @@
 //   hash:     Tessera's row-wise hash SpGEMM (hash_spgemm.hpp) on the CSR operands in place (no
 //             conversion), its symbolic phase kept; C comes out sorted and is copied to the
 //             caller's CSR (values only on a re-run), or handed over by a one-shot product.
+// C held once (multiply_into): a product whose C is read as CSR can write it straight into the
+// caller's matrix instead of holding its own copy next to the caller's (a kept hash plan held C
+// twice: the AMG setup's three products per level took 5.1 GiB on poisson3d:192 against 1.9
+// without plans). hash: the numeric phase writes the caller's CSR; cuSPARSE: C's columns and
+// values move to the caller once its rows are found sorted, and later computes write there (rows
+// that need sorting keep cuSPARSE's C and a sorted copy); tile: C stays in tiles (the next numeric
+// phase writes them) and the caller's CSR gets its values, as result_csr.
 // Without a kept plan (keep_plan false: AmgOptions::keep_setup_plans off, and offload_spgemm)
 // the cuSPARSE path runs the one-shot SpGEMM instead (workEstimation, compute, copy with ALG1:
 // deterministic, no reuse buffers), and result_csr hands cuSPARSE's column and value arrays
@@ -112,17 +119,30 @@ class DeviceProduct {
   OperandView tile_result() const;
 
   /// C into `c`, rows sorted: the first call after the symbolic phase builds c's pattern, later
-  /// calls (same `c`, or one with that pattern) rewrite the values only.
+  /// calls (same `c`, or one with that pattern) rewrite the values only. InputError on a
+  /// product that runs multiply_into (C is in the caller's matrix, not here).
   void result_csr(DeviceCsr<double>& c);
 
+  /// C = A*B into the caller's `c`, rows sorted, with C held once (see the file comment): the
+  /// first call builds c's pattern, later calls must pass the same `c` (or one with its pattern,
+  /// InputError otherwise) and rewrite its values in place. A product runs either multiply (with
+  /// result_csr / tile_result) or multiply_into, never both (InputError).
+  void multiply_into(const OperandView& a, const OperandView& b, DeviceCsr<double>& c);
+
   bool has_symbolic() const { return have_symbolic_; }
-  std::int64_t bytes() const;  // device memory kept for re-runs (plans, C's tiles, cuSPARSE's or hash's C)
+  /// Device memory kept for re-runs: plans, C's tiles, and cuSPARSE's or hash's C when this product
+  /// holds it (after multiply_into, C's CSR is the caller's and counted there, not here).
+  std::int64_t bytes() const;
 
  private:
+  void begin_run(const OperandView& a, const OperandView& b, bool into_caller);
+  void run_engine(const OperandView& a, const OperandView& b);
+  void copy_result_csr(DeviceCsr<double>& c);
   void tile_multiply(const OperandView& a, const OperandView& b);
   void cusparse_multiply(const OperandView& a, const OperandView& b);
+  void cusparse_multiply_into(const OperandView& a, const OperandView& b, DeviceCsr<double>& c);
   void cusparse_result_csr(DeviceCsr<double>& c);
-  void hash_multiply(const OperandView& a, const OperandView& b);
+  void hash_multiply(const OperandView& a, const OperandView& b, DeviceCsr<double>& c);
   void hash_result_csr(DeviceCsr<double>& c);
 
   OffloadSpgemm which_;
@@ -131,12 +151,13 @@ class DeviceProduct {
   cudaStream_t stream_;
   bool keep_plan_ = true;
   bool have_symbolic_ = false, empty_ = false, have_csr_pattern_ = false;
+  bool into_caller_ = false;  // runs multiply_into: C lives in the caller's CSR
   std::int64_t rows_ = 0, cols_ = 0, a_nnz_ = 0, b_nnz_ = 0;
   TileSpgemm<double> plan_;
   DeviceTileMatrix<double> c_tiles_;  // C's tile pattern (values rewritten)
   std::unique_ptr<CusparseReusePlan> cusparse_;
   std::unique_ptr<HashSpgemm> hash_;
-  DeviceCsr<double> hash_c_;  // C as the hash product writes it
+  DeviceCsr<double> hash_c_;  // C as the hash product writes it (multiply; empty with multiply_into)
 };
 
 }  // namespace tessera::cuda

@@ -3,14 +3,18 @@
 // (local/cuda/tile_convert.hpp) against the host ref::spgemm and the full conversions: first
 // run and re-runs on new values in the same patterns, for the tile, the cuSPARSE (reuse API)
 // and the hash paths; one-shot products (no kept plan); chained products (A*B feeding C*(A*B)); odd, empty and 1x1 shapes;
-// patterns that change between runs are an InputError.
+// patterns that change between runs are an InputError; multiply_into (C written into the caller's
+// CSR, held once) against the reference and the bytes it holds.
 #include <gtest/gtest.h>
 
 #include <algorithm>
 #include <cmath>
 #include <string>
+#include <utility>
 
 #include "local/core/error.hpp"
+#include "local/cuda/check.hpp"
+#include "local/cuda/device_buffer.hpp"
 #include "local/cuda/device_product.hpp"
 #include "local/cuda/tile_convert.hpp"
 #include "local/gen/generators.hpp"
@@ -168,6 +172,117 @@ TEST_P(DeviceProductTest, OneShotProducts) {
   product.multiply(a_op.bind(da, which, nullptr), b_op.bind(db, which, nullptr));
   product.result_csr(dc);  // the same C: the tile path rewrites its values, the others hand C over again
   expect_same(dc, ref::spgemm(a, b2), 1e-13, "second one-shot on new values");
+}
+
+std::int64_t csr_bytes(const DeviceCsr<double>& m) {
+  return std::int64_t(m.row_ptr.bytes() + m.col_idx.bytes() + m.values.bytes());
+}
+
+/// multiply_into (the AMG setup's kept products): C written into the caller's CSR equals
+/// ref::spgemm on the first run and on a re-run with new values, odd and structured shapes.
+TEST_P(DeviceProductTest, MultiplyIntoMatchesReferenceAndRerun) {
+  const OffloadSpgemm which = GetParam();
+  const std::uint64_t seed = testing::fresh_seed();
+  SCOPED_TRACE(std::string(tessera::cuda::to_string(which)) + ", seed " + std::to_string(seed));
+  const Csr<double> poisson = gen::generate(gen::parse_spec("poisson3d27:7"));  // 343 rows
+  const std::pair<Csr<double>, Csr<double>> cases[] = {
+      {random_matrix(37, 53, seed), random_matrix(53, 29, seed + 7)},
+      {poisson, random_matrix(poisson.rows, 45, seed + 3)},
+      {csr_from_triplets<double>(1, 1, {0}, {0}, {3.0}), csr_from_triplets<double>(1, 1, {0}, {0}, {-2.0})},
+      {Csr<double>::empty(0, 0), Csr<double>::empty(0, 0)},
+      {random_matrix(9, 11, seed + 5), Csr<double>::empty(11, 5)}};
+  for (const auto& [a, b] : cases) {
+    SCOPED_TRACE(std::to_string(a.rows) + "x" + std::to_string(a.cols) + " * " + std::to_string(b.rows) + "x" +
+                 std::to_string(b.cols));
+    DeviceCsr<double> da = tessera::cuda::upload(a), db = tessera::cuda::upload(b), dc;
+    ProductOperand a_op, b_op;
+    DeviceProduct product(which);
+    product.multiply_into(a_op.bind(da, which, nullptr), b_op.bind(db, which, nullptr), dc);
+    expect_same(dc, ref::spgemm(a, b), 1e-13, "first run");
+    const Csr<double> a2 = with_new_values(a, seed + 11), b2 = with_new_values(b, seed + 12);
+    da.values.upload(a2.values), db.values.upload(b2.values);
+    product.multiply_into(a_op.bind(da, which, nullptr), b_op.bind(db, which, nullptr), dc);
+    expect_same(dc, ref::spgemm(a2, b2), 1e-13, "re-run on new values");
+  }
+}
+
+/// The same through cuSPARSE's row-sorting fallback (C then stays twice: cuSPARSE's and the sorted).
+TEST(DeviceProductInto, CusparseSortedFallbackMatchesReference) {
+  const std::uint64_t seed = testing::fresh_seed();
+  SCOPED_TRACE("seed " + std::to_string(seed));
+  const Csr<double> a = gen::generate(gen::parse_spec("elasticity3d:3")), b = random_matrix(a.rows, 31, seed);
+  DeviceCsr<double> da = tessera::cuda::upload(a), db = tessera::cuda::upload(b), dc;
+  ProductOperand a_op, b_op;
+  DeviceProduct product(OffloadSpgemm::cusparse);
+  tessera::cuda::testing_hooks::force_cusparse_row_sort(true);
+  product.multiply_into(a_op.bind(da, OffloadSpgemm::cusparse, nullptr), b_op.bind(db, OffloadSpgemm::cusparse, nullptr),
+                        dc);
+  tessera::cuda::testing_hooks::force_cusparse_row_sort(false);
+  expect_same(dc, ref::spgemm(a, b), 1e-13, "first run");
+  const Csr<double> b2 = with_new_values(b, seed);
+  db.values.upload(b2.values);
+  product.multiply_into(a_op.bind(da, OffloadSpgemm::cusparse, nullptr), b_op.bind(db, OffloadSpgemm::cusparse, nullptr),
+                        dc);
+  expect_same(dc, ref::spgemm(a, b2), 1e-13, "re-run on new values");
+}
+
+/// A kept hash plan with multiply_into holds C once: its bytes() are those of a product that
+/// copies C (multiply + result_csr) less C's CSR, and the device memory it leaves held is its
+/// bytes() plus the caller's C, nothing else (no hidden buffer).
+TEST(DeviceProductInto, KeptHashPlanHoldsCOnce) {
+  const std::uint64_t seed = testing::fresh_seed();
+  SCOPED_TRACE("seed " + std::to_string(seed));
+  const Csr<double> a = gen::generate(gen::parse_spec("poisson3d:9")), b = random_matrix(a.rows, 61, seed);
+  DeviceCsr<double> da = tessera::cuda::upload(a), db = tessera::cuda::upload(b), copied, written;
+  ProductOperand a_op, b_op;
+  const OperandView av = a_op.bind(da, OffloadSpgemm::hash, nullptr), bv = b_op.bind(db, OffloadSpgemm::hash, nullptr);
+  DeviceProduct copying(OffloadSpgemm::hash);
+  copying.multiply(av, bv);
+  copying.result_csr(copied);
+  TESSERA_CUDA_CHECK(cudaDeviceSynchronize());
+  const std::int64_t held_before = tessera::cuda::DeviceMemory::current();
+  DeviceProduct into(OffloadSpgemm::hash);
+  into.multiply_into(av, bv, written);
+  into.multiply_into(av, bv, written);  // a re-run allocates nothing either
+  TESSERA_CUDA_CHECK(cudaDeviceSynchronize());
+  const std::int64_t held = tessera::cuda::DeviceMemory::current() - held_before;
+  ASSERT_GT(written.nnz, 0);
+  EXPECT_EQ(copying.bytes() - into.bytes(), csr_bytes(written));
+  EXPECT_EQ(held, into.bytes() + csr_bytes(written));
+  expect_same(written, tessera::cuda::download(copied), 1e-13, "written equals copied");
+}
+
+/// cuSPARSE with a kept plan: when its rows come out sorted C moves to the caller (bytes() drop
+/// by C's columns and values; its int32 row offsets stay with the descriptor), else nothing moves.
+TEST(DeviceProductInto, KeptCusparsePlanHoldsCOnceWhenSorted) {
+  const Csr<double> a = gen::generate(gen::parse_spec("poisson3d:9"));
+  DeviceCsr<double> da = tessera::cuda::upload(a), copied, written;
+  ProductOperand op;
+  const OperandView av = op.bind(da, OffloadSpgemm::cusparse, nullptr);
+  DeviceProduct copying(OffloadSpgemm::cusparse), into(OffloadSpgemm::cusparse);
+  copying.multiply(av, av);
+  copying.result_csr(copied);
+  into.multiply_into(av, av, written);
+  const std::int64_t saved = copying.bytes() - into.bytes();
+  if (saved != 0) EXPECT_EQ(saved, std::int64_t(written.col_idx.bytes() + written.values.bytes()));
+  RecordProperty("cusparse_rows_sorted", saved != 0 ? "yes" : "no");
+  expect_same(written, tessera::cuda::download(copied), 1e-13, "written equals copied");
+}
+
+TEST_P(DeviceProductTest, MultiplyIntoMisuseIsInputError) {
+  const OffloadSpgemm which = GetParam();
+  const Csr<double> a = random_matrix(20, 20, testing::fresh_seed());
+  DeviceCsr<double> da = tessera::cuda::upload(a), c, other_c;
+  ProductOperand op;
+  const OperandView v = op.bind(da, which, nullptr);
+  DeviceProduct into(which), plain(which);
+  into.multiply_into(v, v, c);
+  EXPECT_THROW(into.result_csr(c), InputError);  // C is the caller's
+  EXPECT_THROW(into.multiply(v, v), InputError);
+  if (which != OffloadSpgemm::tile && c.nnz > 0)  // the tile path rebuilds c's pattern from its tiles
+    EXPECT_THROW(into.multiply_into(v, v, other_c), InputError);  // not C's pattern
+  plain.multiply(v, v);
+  EXPECT_THROW(plain.multiply_into(v, v, c), InputError);
 }
 
 INSTANTIATE_TEST_SUITE_P(Spgemm, DeviceProductTest,
