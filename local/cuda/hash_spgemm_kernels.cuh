@@ -90,11 +90,11 @@ __device__ inline bool insert(std::int32_t* keys, double* vals, unsigned mask, i
   }
 }
 
-/// Calls visit(col, a_ik * b_kj) for every product of the row, the group's lanes split into
+/// Symbolic walk: calls visit(col) for every product of the row, the group's lanes split into
 /// sub-groups of a power-of-two width near B's mean row length here: one A entry per sub-group,
 /// B's row across the sub-group's lanes (short B rows do not leave lanes idle, long ones are
 /// read coalesced).
-template <int kGroup, bool kNumeric, class Visit>
+template <int kGroup, class Visit>
 __device__ inline void for_each_product(const Operands& op, std::int64_t row, int lane, Visit visit) {
   const std::int64_t a_row = op.row_begin + row;
   const std::int64_t a0 = op.a_row_ptr[a_row], a1 = op.a_row_ptr[a_row + 1];
@@ -104,11 +104,45 @@ __device__ inline void for_each_product(const Operands& op, std::int64_t row, in
   while (width < kGroup && width < 32 && 2 * width <= mean_b) width *= 2;
   const int sub = lane / width, sub_lane = lane % width, subs = kGroup / width;
   for (std::int64_t e = a0 + sub; e < a1; e += subs) {
+    const std::int64_t b1 = op.b_row_ptr[op.a_col[e] + 1];
+    for (std::int64_t j = op.b_row_ptr[op.a_col[e]] + sub_lane; j < b1; j += width) visit(op.b_col[j]);
+  }
+}
+
+/// Waits for the lanes of one row's group only: the group's lanes of its warp (groups of
+/// 4-16 share a warp), the warp, a named barrier of the group's warps (groups of 64 share a
+/// block of 128), or the block. Groups may call it a different number of times.
+template <int kGroup, int kBlock>
+__device__ inline void row_group_barrier(int group_in_block) {
+  if constexpr (kGroup == kBlock) {
+    __syncthreads();
+  } else if constexpr (kGroup > 32) {
+    static_assert(kGroup % 32 == 0 && kBlock / kGroup < 16, "named barriers: whole warps, ids 1..15");
+    asm volatile("bar.sync %0, %1;" ::"r"(group_in_block + 1), "r"(kGroup) : "memory");
+  } else if constexpr (kGroup == 32) {
+    __syncwarp();
+  } else {
+    __syncwarp(((1u << kGroup) - 1u) << (threadIdx.x % 32 / kGroup * kGroup));
+  }
+}
+
+/// The numeric walk, deterministic: the row's A entries one at a time in CSR order, the group's
+/// lanes across B's row (distinct columns: no two lanes add to one slot), a barrier between
+/// entries. Every value of C is then summed in the same order on every run: a_i,k1*b_k1,j +
+/// a_i,k2*b_k2,j + ... for k1 < k2 < ... (for_each_product's sub-groups take several A entries
+/// at once, and their atomic adds to a shared column land in whatever order the hardware
+/// gives: the last bits of C changed from run to run, and with them AMG's coarse decisions).
+template <int kGroup, int kBlock, class Visit>
+__device__ inline void for_each_product_in_order(const Operands& op, std::int64_t row, int lane, int group_in_block,
+                                                 Visit visit) {
+  const std::int64_t a_row = op.row_begin + row;
+  const std::int64_t a0 = op.a_row_ptr[a_row], a1 = op.a_row_ptr[a_row + 1];
+  for (std::int64_t e = a0; e < a1; ++e) {
     const std::int32_t k = op.a_col[e];
-    const double av = kNumeric ? op.a_val[e] : 0.0;
+    const double av = op.a_val[e];
     const std::int64_t b1 = op.b_row_ptr[k + 1];
-    for (std::int64_t j = op.b_row_ptr[k] + sub_lane; j < b1; j += width)
-      visit(op.b_col[j], kNumeric ? av * op.b_val[j] : 0.0);
+    for (std::int64_t j = op.b_row_ptr[k] + lane; j < b1; j += kGroup) visit(op.b_col[j], av * op.b_val[j]);
+    row_group_barrier<kGroup, kBlock>(group_in_block);
   }
 }
 
@@ -187,10 +221,13 @@ __global__ void __launch_bounds__(kBlock)
   if (lane == 0) distinct[g] = 0;
   group_sync<kGroup>();
   int mine = 0;
-  if (row >= 0)
-    for_each_product<kGroup, kNumeric>(op, row, lane, [&](std::int32_t c, double v) {
-      mine += insert<kNumeric>(keys, vals, kTable - 1, kShift, c, v);
-    });
+  const auto insert_product = [&](std::int32_t c, double v) {
+    mine += insert<kNumeric>(keys, vals, kTable - 1, kShift, c, v);
+  };
+  if (row >= 0) {
+    if constexpr (kNumeric) for_each_product_in_order<kGroup, kBlock>(op, row, lane, g, insert_product);
+    else for_each_product<kGroup>(op, row, lane, [&](std::int32_t c) { insert_product(c, 0.0); });
+  }
   if constexpr (!kNumeric) {
     if (mine) atomicAdd(&distinct[g], mine);
     group_sync<kGroup>();
@@ -252,9 +289,11 @@ __global__ void __launch_bounds__(kGlobalBlock) global_table_kernel(Operands op,
   int log2_size = 0;
   while ((std::int64_t(1) << log2_size) < size) ++log2_size;
   int mine = 0;
-  for_each_product<kGlobalBlock, kNumeric>(op, row, threadIdx.x, [&](std::int32_t c, double v) {
+  const auto insert_product = [&](std::int32_t c, double v) {
     mine += insert<kNumeric>(keys, vals, unsigned(size - 1), 32 - log2_size, c, v);
-  });
+  };
+  if constexpr (kNumeric) for_each_product_in_order<kGlobalBlock, kGlobalBlock>(op, row, threadIdx.x, 0, insert_product);
+  else for_each_product<kGlobalBlock>(op, row, threadIdx.x, [&](std::int32_t c) { insert_product(c, 0.0); });
   if constexpr (!kNumeric) {
     if (mine) atomicAdd(&distinct, mine);
     __syncthreads();
