@@ -10,8 +10,9 @@
 // values: value gathers, the three numeric phases, P's merge and R's gather. On the tile path
 // A's tiles are made once per level and shared by A P_tent and A P, and A P stays in tiles
 // between A P and R (A P). The CSR results (A P_tent, A P on cuSPARSE/hash, A_c) are written
-// straight into ap_tent, ap and the caller's A_c (DeviceProduct::multiply_into), so a kept plan
-// holds none of them a second time: bytes() counts ap_tent and ap here, A_c with its level.
+// straight into ap_tent, ap and the caller's A_c (DeviceProduct::multiply_into), so a kept hash
+// plan (and a cuSPARSE one whose rows come out sorted) holds none of them a second time; the tile
+// engine keeps C in tiles besides. bytes() counts ap_tent and ap here, A_c with its level.
 #include <cuda_runtime_api.h>
 
 #include <string>

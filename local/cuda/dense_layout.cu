@@ -1,5 +1,6 @@
 #include <algorithm>
 
+#include "local/core/error.hpp"
 #include "local/cuda/check.hpp"
 #include "local/cuda/dense_layout.hpp"
 
@@ -32,6 +33,8 @@ __global__ void col_to_row_major_kernel(std::int64_t rows, std::int64_t cols, co
 template <class T>
 void col_to_row_major(std::int64_t rows, std::int64_t cols, const T* src, T* dst, cudaStream_t stream) {
   if (rows == 0 || cols == 0) return;
+  TESSERA_REQUIRE_INPUT((cols + kTile - 1) / kTile <= 65535 && (rows + kTile - 1) / kTile <= 2147483647,
+                        "col_to_row_major: ", rows, " x ", cols, " is past the grid (columns up to 2,097,120)");
   // Rows go on grid x (up to 2^31-1 blocks); the columns of an SpMM are at most 128.
   const dim3 grid(static_cast<unsigned>((rows + kTile - 1) / kTile), static_cast<unsigned>((cols + kTile - 1) / kTile));
   col_to_row_major_kernel<T><<<grid, dim3(kTile, kRowsPerPass), 0, stream>>>(rows, cols, src, dst);

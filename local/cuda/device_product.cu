@@ -374,7 +374,28 @@ void DeviceProduct::multiply(const OperandView& a, const OperandView& b) {
 }
 
 void DeviceProduct::multiply_into(const OperandView& a, const OperandView& b, DeviceCsr<double>& c) {
+  // C written over an operand would be read and written at once (and reallocated under the
+  // symbolic phase's feet): refuse it.
+  for (const DeviceCsr<double>* operand : {a.csr, b.csr})
+    TESSERA_REQUIRE_INPUT(operand != &c && (operand == nullptr || c.values.size() == 0 ||
+                                            (operand->values.data() != c.values.data() &&
+                                             operand->col_idx.data() != c.col_idx.data())),
+                          "device SpGEMM: multiply_into's C is one of its operands");
+  // A kept plan writes the pattern it built into the arrays it filled the first time: a re-run
+  // must pass that CSR (the same object, or one moved from it: a move keeps the buffers).
+  const bool rewrites_in_place = have_symbolic_ && (keep_plan_ || which_ == OffloadSpgemm::tile);
+  if (rewrites_in_place)
+    TESSERA_REQUIRE_INPUT(c.row_ptr.data() == into_buffers_[0] && c.col_idx.data() == into_buffers_[1] &&
+                              c.values.data() == into_buffers_[2] && c.nnz == into_nnz_ && c.rows == rows_,
+                          "device SpGEMM: multiply_into re-run with another C than the first run filled (",
+                          c.rows, " rows, ", c.nnz, " entries; a copy or another matrix has other buffers)");
   begin_run(a, b, /*into_caller=*/true);
+  run_into(a, b, c);
+  into_buffers_[0] = c.row_ptr.data(), into_buffers_[1] = c.col_idx.data(), into_buffers_[2] = c.values.data();
+  into_nnz_ = c.nnz;
+}
+
+void DeviceProduct::run_into(const OperandView& a, const OperandView& b, DeviceCsr<double>& c) {
   if (!empty_ && which_ == OffloadSpgemm::hash) {
     hash_multiply(a, b, c);  // the numeric phase writes c: no copy of C here
     have_symbolic_ = have_csr_pattern_ = true;

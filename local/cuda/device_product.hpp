@@ -124,9 +124,10 @@ class DeviceProduct {
   void result_csr(DeviceCsr<double>& c);
 
   /// C = A*B into the caller's `c`, rows sorted, with C held once (see the file comment): the
-  /// first call builds c's pattern, later calls must pass the same `c` (or one with its pattern,
-  /// InputError otherwise) and rewrite its values in place. A product runs either multiply (with
-  /// result_csr / tile_result) or multiply_into, never both (InputError).
+  /// first call builds c's pattern; with a kept plan, later calls must pass the same `c` (its
+  /// buffers: the object itself or one moved from it; InputError otherwise) and rewrite its
+  /// values in place. `c` may not be an operand (InputError). A product runs either multiply
+  /// (with result_csr / tile_result) or multiply_into, never both (InputError).
   void multiply_into(const OperandView& a, const OperandView& b, DeviceCsr<double>& c);
 
   bool has_symbolic() const { return have_symbolic_; }
@@ -136,6 +137,7 @@ class DeviceProduct {
 
  private:
   void begin_run(const OperandView& a, const OperandView& b, bool into_caller);
+  void run_into(const OperandView& a, const OperandView& b, DeviceCsr<double>& c);
   void run_engine(const OperandView& a, const OperandView& b);
   void copy_result_csr(DeviceCsr<double>& c);
   void tile_multiply(const OperandView& a, const OperandView& b);
@@ -152,6 +154,8 @@ class DeviceProduct {
   bool keep_plan_ = true;
   bool have_symbolic_ = false, empty_ = false, have_csr_pattern_ = false;
   bool into_caller_ = false;  // runs multiply_into: C lives in the caller's CSR
+  const void* into_buffers_[3] = {};  // that CSR's row_ptr, col_idx, values (checked on re-runs)
+  std::int64_t into_nnz_ = 0;
   std::int64_t rows_ = 0, cols_ = 0, a_nnz_ = 0, b_nnz_ = 0;
   TileSpgemm<double> plan_;
   DeviceTileMatrix<double> c_tiles_;  // C's tile pattern (values rewritten)

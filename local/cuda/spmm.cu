@@ -3,6 +3,7 @@
 
 #include <type_traits>
 
+#include "local/core/error.hpp"
 #include "local/cuda/cub_call.cuh"
 #include "local/cuda/dense_layout.hpp"
 #include "local/cuda/spmm.hpp"
@@ -484,7 +485,8 @@ void spmm(const SpmmPlan& plan, T alpha, const DeviceCsr<T>& a, const T* x, T be
   if (a.rows == 0) return;
   if (plan.algorithm == SpmmAlgorithm::tiles) {
     if constexpr (std::is_same_v<T, double>) tile_spmm(plan.tiles, alpha, a, x, beta, y, k, layout, stream);
-    return;  // make_spmm_plan refuses tiles for other types
+    else throw InputError("the tile SpMM is FP64 only: this FP32 plan was set to tiles after make_spmm_plan");
+    return;
   }
   if (k == 1) {  // both layouts are one contiguous vector: the SpMV kernels
     if (plan.algorithm == SpmmAlgorithm::nnz_split) {

@@ -32,6 +32,25 @@ __device__ __forceinline__ double tile_entry(const double* __restrict__ val, std
   return (bits >> c) & 1u ? __ldg(val + pos + __popc(bits & ((1u << c) - 1u))) : 0.0;
 }
 
+// A slab of X holding Inf or NaN: the MMA would multiply them by the tile's unset entries too
+// (0 * Inf = NaN in rows that never touch that column). The same four sums from the stored
+// entries only, as the CSR kernels form them: lane (g, t) gathers X(8K+kk, n0+g), X(8K+kk,
+// n0+g+8) and A(2t, kk), A(2t+1, kk) from the lanes holding them as MMA operands. Rare (a
+// vote per slab decides), so written for clarity, not speed.
+__device__ __forceinline__ void fma_stored_entries(double (&d)[4], std::uint64_t bm, int g, int t, double a0,
+                                                   double a1, double a2, double a3, double b0, double b1) {
+#pragma unroll
+  for (int kk = 0; kk < 8; ++kk) {
+    const int x_lane = 4 * g + (kk & 3), a_lane = 4 * (2 * t) + (kk & 3);
+    const double x_lo = __shfl_sync(kFullMask, kk < 4 ? a0 : a2, x_lane);
+    const double x_hi = __shfl_sync(kFullMask, kk < 4 ? a1 : a3, x_lane);
+    const double a_r0 = __shfl_sync(kFullMask, kk < 4 ? b0 : b1, a_lane);
+    const double a_r1 = __shfl_sync(kFullMask, kk < 4 ? b0 : b1, a_lane + 4);
+    if ((bm >> tile::bit_index(2 * t, kk)) & 1u) d[0] += a_r0 * x_lo, d[2] += a_r0 * x_hi;
+    if ((bm >> tile::bit_index(2 * t + 1, kk)) & 1u) d[1] += a_r1 * x_lo, d[3] += a_r1 * x_hi;
+  }
+}
+
 // One warp per tile-row I; NB 16-column slabs of Y in registers (k <= 16*NB). The warp reads
 // 32 tiles' (column, bitmap) at a time, a lane each, and broadcasts them by shuffles.
 template <int NB, bool kRowMajor>
@@ -57,10 +76,12 @@ __global__ void __launch_bounds__(kBlock) tile_spmm_kernel(
     const int n = static_cast<int>(min(std::int64_t{32}, last - base));
     for (int s = 0; s < n; ++s) {
       const std::int64_t tc = __shfl_sync(kFullMask, my_col, s);
-      const unsigned bits = static_cast<unsigned>((__shfl_sync(kFullMask, my_bitmap, s) >> (8 * g)) & 0xffu);
+      const std::uint64_t bm = __shfl_sync(kFullMask, my_bitmap, s);
+      const unsigned bits = static_cast<unsigned>((bm >> (8 * g)) & 0xffu);
       const double b0 = tile_entry(val, pos, bits, t), b1 = tile_entry(val, pos, bits, t + 4);
       pos += __popc(bits);
       // X rows past A's columns meet only unset bits, but 0 * garbage could be NaN: load zeros.
+      // (Inf or NaN inside X: see fma_stored_entries.)
       const std::int64_t xr0 = tc * 8 + t, xr1 = xr0 + 4;
       const bool in0 = xr0 < cols, in1 = xr1 < cols;
 #pragma unroll
@@ -71,7 +92,10 @@ __global__ void __launch_bounds__(kBlock) tile_spmm_kernel(
           const double a1 = in0 && c1 < k ? __ldg(x + dense_index<kRowMajor>(xr0, c1, cols, k)) : 0.0;
           const double a2 = in1 && c0 < k ? __ldg(x + dense_index<kRowMajor>(xr1, c0, cols, k)) : 0.0;
           const double a3 = in1 && c1 < k ? __ldg(x + dense_index<kRowMajor>(xr1, c1, cols, k)) : 0.0;
-          mma_m16n8k8(acc[nb], a0, a1, a2, a3, b0, b1);
+          if (__all_sync(kFullMask, isfinite(a0) && isfinite(a1) && isfinite(a2) && isfinite(a3)))
+            mma_m16n8k8(acc[nb], a0, a1, a2, a3, b0, b1);
+          else
+            fma_stored_entries(acc[nb], bm, g, t, a0, a1, a2, a3, b0, b1);
         }
       }
     }

@@ -12,7 +12,10 @@
 //   Y(I, n0:n0+16)^T (16x8) += X(K, n0:n0+16)^T (16x8) * A(I,K)^T (8x8),
 // so lane (g, t) (lane = 4g + t) holds A(g,t), A(g,t+4) (its tile row g's CSR entries), X rows
 // 8K+t and 8K+t+4 at columns n0+g and n0+g+8, and the outputs Y(8I+2t, 8I+2t+1; n0+g, n0+g+8).
-// One warp per tile-row keeps ceil(k/16) such accumulators (4 doubles a lane each, k <= 128).
+// One warp per tile-row keeps its 16-column slabs' accumulators (4 doubles a lane each; 1, 2, 4
+// or 8 slabs compiled, k <= 128). Unset entries enter the MMA as zeros, so a slab of X holding
+// Inf or NaN is summed from the stored entries only (a warp vote, then shuffles and FMAs):
+// non-finite values reach exactly the rows the CSR product sends them to.
 // FP64 only: FP32 has no tensor-core MMA of FP32 accuracy (TF32 rounds the inputs to 10 bits).
 #include <cuda_runtime_api.h>
 

@@ -2,6 +2,8 @@
 // read in place and staged row-major; k = 1..128) against ref::spmm.
 #include <gtest/gtest.h>
 
+#include <cmath>
+#include <limits>
 #include <type_traits>
 #include <utility>
 
@@ -99,6 +101,67 @@ TEST(GpuSpmm, TilesAreFp64AndChosenForWellFilledTiles) {
   EXPECT_THROW(cuda::make_spmm_plan(e32, 8, cuda::SpmmAlgorithm::tiles), InputError);
   const cuda::DeviceCsr<double> poisson = cuda::upload(gen::generate(gen::parse_spec("poisson3d:32")));
   EXPECT_NE(cuda::make_spmm_plan(poisson, 8).algorithm, cuda::SpmmAlgorithm::tiles);  // 7 values a row
+}
+
+// Inf and NaN in X reach exactly the rows whose stored entries meet them (the tile SpMM's MMA
+// would multiply them by the tile's unset entries; it falls back to the stored ones).
+TEST(GpuSpmm, NonFiniteXReachesOnlyTheRowsThatUseIt) {
+  const std::uint64_t seed = fresh_seed();
+  SCOPED_TRACE("seed " + std::to_string(seed));
+  const Csr<double> a = gen::generate(gen::parse_spec("elasticity3d:4"));
+  for (Layout layout : {Layout::row_major, Layout::col_major})
+    for (std::int64_t k : {8, 21})
+      for (auto alg : {cuda::SpmmAlgorithm::tiles, cuda::SpmmAlgorithm::balanced, cuda::SpmmAlgorithm::nnz_split}) {
+        SCOPED_TRACE(std::string(cuda::to_string(alg)) + " k " + std::to_string(k) +
+                     (layout == Layout::row_major ? " row-major" : " col-major"));
+        DenseMatrix x(a.cols, k, layout), y(a.rows, k, layout);
+        x.data = random_values<double>(a.cols * k, seed);
+        x.data[x.index(5, 3)] = std::numeric_limits<double>::infinity();
+        x.data[x.index(a.cols - 1, k - 1)] = -std::numeric_limits<double>::infinity();
+        x.data[x.index(40, 0)] = std::numeric_limits<double>::quiet_NaN();
+        ref::spmm(1.0, a, x, 0.0, y);
+        const cuda::DeviceCsr<double> da = cuda::upload(a);
+        const cuda::SpmmPlan plan = cuda::make_spmm_plan(da, k, alg);
+        cuda::DeviceBuffer<double> dx = to_device<double>(x.data), dy(y.data.size());
+        dy.fill_bytes(0xff);
+        cuda::spmm(plan, 1.0, da, dx.data(), 0.0, dy.data(), layout);
+        const std::vector<double> got = to_host(dy);
+        std::int64_t wrong = 0, non_finite = 0;
+        for (std::size_t i = 0; i < got.size(); ++i) {
+          const double w = y.data[i];
+          non_finite += !std::isfinite(w);
+          if (std::isnan(w)) wrong += !std::isnan(got[i]);
+          else if (std::isinf(w)) wrong += got[i] != w;
+          else wrong += !(std::abs(got[i] - w) <= 1e-12 * (1 + std::abs(w)));
+        }
+        EXPECT_GT(non_finite, 0);  // the case is real: some rows use those entries
+        EXPECT_LT(non_finite, std::int64_t(got.size()) / 4);  // and most do not
+        EXPECT_EQ(wrong, 0);
+      }
+}
+
+// A plan keeps A's pattern, never its values: new values in the same DeviceCsr are used.
+TEST(GpuSpmm, PlanServesNewValuesOfTheSamePattern) {
+  const std::uint64_t seed = fresh_seed();
+  SCOPED_TRACE("seed " + std::to_string(seed));
+  Csr<double> a = gen::generate(gen::parse_spec("elasticity3d:5"));
+  cuda::DeviceCsr<double> da = cuda::upload(a);
+  const std::int64_t k = 16;
+  for (auto alg : {cuda::SpmmAlgorithm::tiles, cuda::SpmmAlgorithm::balanced, cuda::SpmmAlgorithm::nnz_split}) {
+    SCOPED_TRACE(cuda::to_string(alg));
+    const cuda::SpmmPlan plan = cuda::make_spmm_plan(da, k, alg);
+    a.values = random_values<double>(a.nnz(), seed + static_cast<int>(alg));
+    da.values.upload(a.values);
+    DenseMatrix x(a.cols, k, Layout::row_major), y(a.rows, k, Layout::row_major);
+    x.data = random_values<double>(a.cols * k, seed + 9);
+    ref::spmm(1.0, a, x, 0.0, y);
+    cuda::DeviceBuffer<double> dx = to_device<double>(x.data), dy(y.data.size());
+    cuda::spmm(plan, 1.0, da, dx.data(), 0.0, dy.data(), Layout::row_major);
+    const std::vector<double> got = to_host(dy);
+    double worst = 0;
+    for (std::size_t i = 0; i < got.size(); ++i) worst = std::max(worst, std::abs(got[i] - y.data[i]));
+    EXPECT_LT(worst, 1e-12);
+  }
 }
 
 // The staging transpose on its own: odd sizes, a column, a row, nothing.
