@@ -461,7 +461,6 @@ void spmm_row_major_x(const SpmmPlan& plan, T alpha, const DeviceCsr<T>& a, cons
   }
 }
 
-template <class T>
 bool stage_col_major_x(const SpmmPlan& plan) {
   switch (plan.col_major_x) {
     case ColMajorX::in_place: return false;
@@ -500,7 +499,7 @@ void spmm(const SpmmPlan& plan, T alpha, const DeviceCsr<T>& a, const T* x, T be
     }
   } else if (layout == Layout::row_major) {
     spmm_row_major_x(plan, alpha, a, x, beta, y, Layout::row_major, stream);
-  } else if (stage_col_major_x<T>(plan)) {
+  } else if (stage_col_major_x(plan)) {
     DeviceBuffer<T> staged(static_cast<std::size_t>(a.cols * k), stream);
     col_to_row_major(a.cols, k, x, staged.data(), stream);
     spmm_row_major_x(plan, alpha, a, staged.data(), beta, y, Layout::col_major, stream);
