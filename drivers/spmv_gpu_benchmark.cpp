@@ -272,7 +272,8 @@ nlohmann::json sweep_spmm(const cuda::DeviceCsr<T>& da, std::int64_t k, Layout l
       cuda::SpmmPlan p = cuda::make_spmm_plan(da, k, alg);
       p.col_major_x = cm;
       std::string name = std::string("spmm ") + cuda::to_string(alg);
-      if (layout == Layout::col_major && alg != cuda::SpmmAlgorithm::tiles) name += std::string(", X ") + cuda::to_string(cm);
+      if (layout == Layout::col_major && alg != cuda::SpmmAlgorithm::tiles)
+        name += std::string(", X ") + cuda::to_string(cm);
       if (alg == cuda::SpmmAlgorithm::tiles) name += " (fill " + std::to_string(p.tiles.fill()).substr(0, 4) + ")";
       const double s = time([&] { cuda::spmm(p, T(1), da, x, T(0), y, layout); });
       print_sweep_line(name, s, bytes, copy_bw, out);

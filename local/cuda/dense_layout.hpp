@@ -5,7 +5,16 @@
 
 #include <cstdint>
 
+#include "local/core/host_device.hpp"
+
 namespace tessera::cuda {
+
+/// Offset of element (r, c) of a dense matrix with `height` rows and k columns: row-major
+/// (leading dimension k) or column-major (leading dimension height).
+template <bool kRowMajor>
+TESSERA_HD std::int64_t dense_index(std::int64_t r, std::int64_t c, std::int64_t height, std::int64_t k) {
+  return kRowMajor ? r * k + c : c * height + r;
+}
 
 /// dst (row-major, leading dimension cols) = src (column-major, leading dimension rows).
 /// 32x32 tiles through shared memory: both sides are read and written coalesced.

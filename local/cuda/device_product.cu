@@ -438,12 +438,7 @@ void DeviceProduct::cusparse_multiply(const OperandView& a, const OperandView& b
 /// copy-and-gather of result_csr (cuSPARSE's C and the sorted one: C twice, the rare case).
 void DeviceProduct::cusparse_multiply_into(const OperandView& a, const OperandView& b, DeviceCsr<double>& c) {
   const bool in_caller = have_symbolic_ && cusparse_->c_in_caller();
-  if (in_caller) {
-    TESSERA_REQUIRE_INPUT(c.rows == rows_ && c.nnz == cusparse_->c_nnz,
-                          "device SpGEMM: multiply_into() into a matrix of another pattern (", c.nnz, " entries, C has ",
-                          cusparse_->c_nnz, ")");
-    cusparse_->write_c_into(c);
-  }
+  if (in_caller) cusparse_->write_c_into(c);  // multiply_into checked c is the CSR the first run filled
   cusparse_multiply(a, b);
   if (!have_symbolic_) cusparse_->hand_over = true;  // before the first sort into c
   have_symbolic_ = true;
@@ -466,12 +461,8 @@ void DeviceProduct::hash_multiply(const OperandView& a, const OperandView& b, De
     hash_ = std::make_unique<HashSpgemm>(stream_);
     hash_->symbolic(*a.csr, *b.csr, c);
     have_csr_pattern_ = false;
-  } else {
-    TESSERA_REQUIRE_INPUT(c.rows == rows_ && c.nnz == hash_->info().c_nnz,
-                          "device SpGEMM: multiply_into() into a matrix of another pattern (", c.nnz,
-                          " entries, C has ", hash_->info().c_nnz, ")");
   }
-  hash_->numeric(*a.csr, *b.csr, c);
+  hash_->numeric(*a.csr, *b.csr, c);  // a re-run's c: hash_c_, or the CSR multiply_into checked
 }
 
 void DeviceProduct::hash_result_csr(DeviceCsr<double>& c) {

@@ -104,8 +104,9 @@ __device__ inline void for_each_product(const Operands& op, std::int64_t row, in
   while (width < kGroup && width < 32 && 2 * width <= mean_b) width *= 2;
   const int sub = lane / width, sub_lane = lane % width, subs = kGroup / width;
   for (std::int64_t e = a0 + sub; e < a1; e += subs) {
-    const std::int64_t b1 = op.b_row_ptr[op.a_col[e] + 1];
-    for (std::int64_t j = op.b_row_ptr[op.a_col[e]] + sub_lane; j < b1; j += width) visit(op.b_col[j]);
+    const std::int32_t k = op.a_col[e];
+    const std::int64_t b1 = op.b_row_ptr[k + 1];
+    for (std::int64_t j = op.b_row_ptr[k] + sub_lane; j < b1; j += width) visit(op.b_col[j]);
   }
 }
 

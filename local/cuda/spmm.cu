@@ -20,12 +20,6 @@ __device__ __forceinline__ T combine(T alpha, T acc, T beta, const T* y) {
   return beta == T(0) ? alpha * acc : alpha * acc + beta * *y;
 }
 
-// Element (r, j) of a dense matrix with `height` rows and k columns.
-template <bool kRowMajor>
-__device__ __forceinline__ std::int64_t at(std::int64_t r, std::int64_t j, std::int64_t height, std::int64_t k) {
-  return kRowMajor ? r * k + j : j * height + r;
-}
-
 // Row-major X: a group of G lanes per row, lane l owns columns l, l+G, ..., (R of them); Y in
 // either layout (column-major when X was staged from a column-major input).
 template <int G, int R, bool kRowMajorY, class T>
@@ -61,7 +55,7 @@ __global__ void __launch_bounds__(kBlock) spmm_row_major_kernel(std::int64_t row
 #pragma unroll
   for (int g = 0; g < R; ++g)
     if (lane + g * G < k) {
-      T* out = y + at<kRowMajorY>(row, lane + g * G, rows, k);
+      T* out = y + dense_index<kRowMajorY>(row, lane + g * G, rows, k);
       *out = combine(alpha, acc[g], beta, out);
     }
 }
@@ -127,8 +121,8 @@ __global__ void __launch_bounds__(kBlock) spmm_row_major_pairs_kernel(std::int64
         }
         *yr = out;
       } else {
-        T* y0 = y + at<false>(row, j, rows, k);
-        T* y1 = y + at<false>(row, j + 1, rows, k);
+        T* y0 = y + dense_index<false>(row, j, rows, k);
+        T* y1 = y + dense_index<false>(row, j + 1, rows, k);
         *y0 = combine(alpha, acc0[g], beta, y0);
         *y1 = combine(alpha, acc1[g], beta, y1);
       }
@@ -218,7 +212,7 @@ __global__ void __launch_bounds__(kBlock) spmm_nnz_split_kernel(
 #pragma unroll
     for (int g = 0; g < R; ++g) {
       const std::int64_t j = lane + G * g;
-      if (j < k) atomicAdd(y + at<kRowMajorY>(row, j, rows, k), alpha * acc[g]);
+      if (j < k) atomicAdd(y + dense_index<kRowMajorY>(row, j, rows, k), alpha * acc[g]);
       acc[g] = 0;
     }
     dirty = false;
@@ -242,7 +236,7 @@ __global__ void __launch_bounds__(kBlock) spmm_nnz_split_kernel(
 #pragma unroll
       for (int g = 0; g < R; ++g) {
         const std::int64_t j = lane + G * g;
-        if (j < k) acc[g] += v * __ldg(x + at<kRowMajorX>(c, j, cols, k));
+        if (j < k) acc[g] += v * __ldg(x + dense_index<kRowMajorX>(c, j, cols, k));
       }
       dirty = true;
     }
@@ -429,7 +423,7 @@ SpmmPlan make_spmm_plan(const DeviceCsr<T>& a, std::int64_t k, SpmmAlgorithm alg
     if (plan.algorithm == SpmmAlgorithm::balanced && tiles_worth_trying<T>(plan.stats, k)) {
       plan.tiles = make_tile_pattern(a, stream);
       if (plan.tiles.fill() >= kTileSpmmMinFill) plan.algorithm = SpmmAlgorithm::tiles;
-      else plan.tiles = TilePattern{};
+      else plan.tiles = CsrTilePattern{};
     }
   }
   if (algorithm == SpmmAlgorithm::tiles) plan.tiles = make_tile_pattern(a, stream);

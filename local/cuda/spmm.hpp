@@ -50,7 +50,7 @@ struct SpmmPlan {
   std::int64_t k = 0;
   SpmmAlgorithm algorithm = SpmmAlgorithm::balanced;
   NnzChunks chunks;  // nnz_split only
-  TilePattern tiles;  // tiles only
+  CsrTilePattern tiles;  // tiles only
   ColMajorX col_major_x = ColMajorX::automatic;  // may be set after make_spmm_plan (sweeps)
 };
 

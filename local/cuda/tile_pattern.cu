@@ -6,9 +6,9 @@
 namespace tessera::cuda {
 
 template <class T>
-TilePattern make_tile_pattern(const DeviceCsr<T>& a, cudaStream_t stream) {
+CsrTilePattern make_tile_pattern(const DeviceCsr<T>& a, cudaStream_t stream) {
   DeviceTileMatrix<T> tiles = to_tiles(a, stream);
-  TilePattern p;
+  CsrTilePattern p;
   p.rows = a.rows;
   p.cols = a.cols;
   p.nnz = a.nnz;
@@ -19,7 +19,7 @@ TilePattern make_tile_pattern(const DeviceCsr<T>& a, cudaStream_t stream) {
   return p;  // the tile values and offsets are freed here: the SpMM reads A's CSR values
 }
 
-template TilePattern make_tile_pattern<double>(const DeviceCsr<double>&, cudaStream_t);
-template TilePattern make_tile_pattern<float>(const DeviceCsr<float>&, cudaStream_t);
+template CsrTilePattern make_tile_pattern<double>(const DeviceCsr<double>&, cudaStream_t);
+template CsrTilePattern make_tile_pattern<float>(const DeviceCsr<float>&, cudaStream_t);
 
 }  // namespace tessera::cuda

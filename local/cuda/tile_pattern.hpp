@@ -16,8 +16,9 @@
 
 namespace tessera::cuda {
 
-/// The 8x8 tile pattern of a CSR matrix: a CSR of tiles with a bitmap per tile, no values.
-struct TilePattern {
+/// The 8x8 tile pattern of a CSR matrix: a CSR of tiles with a bitmap per tile, no values; it owns
+/// its arrays (tile_device.cuh's TilePattern is the kernels' by-value view of a tile matrix's).
+struct CsrTilePattern {
   std::int64_t rows = 0, cols = 0, nnz = 0, num_tiles = 0;
   DeviceBuffer<std::int64_t> tile_row_ptr;  // tile_rows + 1
   DeviceBuffer<std::int32_t> tile_col;      // num_tiles, sorted within a tile-row
@@ -28,6 +29,6 @@ struct TilePattern {
 
 /// The tile pattern of `a` (device conversion, one synchronisation).
 template <class T>
-TilePattern make_tile_pattern(const DeviceCsr<T>& a, cudaStream_t stream = nullptr);
+CsrTilePattern make_tile_pattern(const DeviceCsr<T>& a, cudaStream_t stream = nullptr);
 
 }  // namespace tessera::cuda

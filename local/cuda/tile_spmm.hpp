@@ -29,7 +29,7 @@ namespace tessera::cuda {
 
 /// Y = alpha*A*X + beta*Y with X (a.cols x k) and Y (a.rows x k) in `layout`, 1 <= k <= 128;
 /// `pattern` from make_tile_pattern on a's pattern. beta == 0 never reads Y.
-void tile_spmm(const TilePattern& pattern, double alpha, const DeviceCsr<double>& a, const double* x, double beta,
+void tile_spmm(const CsrTilePattern& pattern, double alpha, const DeviceCsr<double>& a, const double* x, double beta,
                double* y, std::int64_t k, Layout layout, cudaStream_t stream = nullptr);
 
 }  // namespace tessera::cuda
