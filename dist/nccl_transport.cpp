@@ -76,9 +76,11 @@ NcclTransport::NcclTransport(const Communicator& comm, cudaStream_t stream)
   MPI_Bcast(&id, sizeof(id), MPI_BYTE, 0, comm.mpi());
   TESSERA_NCCL_CHECK(ncclCommInitRank(&nccl_, comm.size(), id, comm.rank()));
   TESSERA_CUDA_CHECK(cudaEventCreateWithFlags(&done_, cudaEventDisableTiming));
+  TESSERA_CUDA_CHECK(cudaMallocHost(&pinned_sum_, sizeof(double)));
 }
 
 NcclTransport::~NcclTransport() {
+  if (pinned_sum_) cudaFreeHost(pinned_sum_);
   if (done_) cudaEventDestroy(done_);
   if (nccl_) ncclCommDestroy(nccl_);
 }
@@ -126,6 +128,13 @@ void NcclTransport::finish_exchange() { TESSERA_CUDA_CHECK(cudaEventRecord(done_
 void NcclTransport::allreduce(double* data, std::int64_t count, ReduceOp op) {
   TESSERA_NCCL_CHECK(ncclAllReduce(data, data, static_cast<std::size_t>(count), ncclFloat64, to_nccl(op), nccl_, stream_));
   TESSERA_CUDA_CHECK(cudaStreamSynchronize(stream_));
+}
+
+double NcclTransport::allreduce_sum_to_host(double* value) {
+  TESSERA_NCCL_CHECK(ncclAllReduce(value, value, 1, ncclFloat64, ncclSum, nccl_, stream_));
+  TESSERA_CUDA_CHECK(cudaMemcpyAsync(pinned_sum_, value, sizeof(double), cudaMemcpyDeviceToHost, stream_));
+  TESSERA_CUDA_CHECK(cudaStreamSynchronize(stream_));
+  return *pinned_sum_;
 }
 
 void NcclTransport::allreduce(std::int64_t* data, std::int64_t count, ReduceOp op) {

@@ -34,6 +34,10 @@ class NcclTransport final : public Transport {
   /// In place on device data, blocking (the host reads the result next in every caller).
   void allreduce(double* data, std::int64_t count, ReduceOp op) override;
   void allreduce(std::int64_t* data, std::int64_t count, ReduceOp op) override;
+  /// The sum over ranks of one device double, returned to the host: the allreduce and the copy
+  /// to pinned memory enqueued together, one synchronisation (a dot product of the solvers,
+  /// three an iteration of PCG: a second blocking cudaMemcpy would add its latency to each).
+  double allreduce_sum_to_host(double* value);
 
   /// recv[offsets[r] .. offsets[r+1]) = rank r's `send` (offsets[me+1] - offsets[me] doubles),
   /// on every rank: one grouped ncclBroadcast per rank with a nonempty block (NCCL runs the group
@@ -52,6 +56,7 @@ class NcclTransport final : public Transport {
   int rank_ = 0, ranks_ = 1;
   cudaStream_t stream_ = nullptr;
   cudaEvent_t done_ = nullptr;
+  double* pinned_sum_ = nullptr;  // page-locked: the target of allreduce_sum_to_host's copy
   int device_ = 0;
 };
 

@@ -87,6 +87,8 @@ struct SolvePhase {
   double device_relative_residual = 0;  // the device PCG's own recomputed residual
   std::int64_t hierarchy_bytes_max = 0, hierarchy_bytes_sum = 0, peak_bytes_max = 0;  // over ranks
   std::string coarse_method;  // how the device cycle solves the coarsest level (GPU solve only)
+  int first_replicated = -1;  // the first level replicated on every GPU, -1 when none is
+  std::string cuda_graph;     // DistDeviceAmgPreconditioner::cuda_graph_state() after the solve
 };
 
 SolvePhase solve_on_host(const dist::Communicator& comm, const amg::DistAmg& m, const dist::DistMatrix& a,
@@ -103,13 +105,16 @@ SolvePhase solve_on_host(const dist::Communicator& comm, const amg::DistAmg& m, 
 /// One GPU per rank: uploads the hierarchy, A, b and x (timed apart, as the single-GPU path
 /// does), then times the device PCG alone; x comes back and its residual is recomputed here.
 SolvePhase solve_on_devices(const dist::Communicator& comm, const amg::DistAmg& m, const dist::DistMatrix& a,
-                            const std::vector<double>& b, std::vector<double>& x, const amg::KrylovOptions& ko) {
+                            const std::vector<double>& b, std::vector<double>& x, const amg::KrylovOptions& ko,
+                            const DistributedAmgOptions& o) {
   SolvePhase s;
   dist::gpu::DeviceContext ctx(comm);  // NCCL setup: neither upload nor solve
   cuda::DeviceMemory::reset_peak();
   comm.barrier();
   Stopwatch upload_clock;
-  amg::gpu::DistDeviceAmgPreconditioner pm(ctx, m.hierarchy());
+  amg::gpu::DistDeviceAmgPreconditioner pm(ctx, m.hierarchy(),
+                                           o.replicate_rows < 0 ? amg::gpu::kReplicateBelowRows : o.replicate_rows);
+  pm.set_cuda_graph(o.cuda_graph);
   dist::gpu::DeviceDistMatrix& da = pm.fine_operator();  // level 0 is A: no second upload
   cuda::DeviceBuffer<double> db, dx;
   db.upload(b, ctx.compute());
@@ -121,6 +126,7 @@ SolvePhase solve_on_devices(const dist::Communicator& comm, const amg::DistAmg& 
   pm.connect_peers();  // NCCL's lazy peer connections, timed apart from the solve
   s.warmup_seconds = slowest(comm, warmup_clock.seconds());
   s.coarse_method = pm.coarse_method();
+  if (pm.first_replicated() < m.hierarchy().levels.size()) s.first_replicated = int(pm.first_replicated());
   s.hierarchy_bytes_max = comm.allreduce(pm.device_bytes(), dist::ReduceOp::max);
   s.hierarchy_bytes_sum = comm.allreduce(pm.device_bytes(), dist::ReduceOp::sum);
 
@@ -131,6 +137,7 @@ SolvePhase solve_on_devices(const dist::Communicator& comm, const amg::DistAmg& 
   TESSERA_CUDA_CHECK(cudaStreamSynchronize(ctx.compute()));
   s.seconds = slowest(comm, solve_clock.seconds());
   s.peak_bytes_max = comm.allreduce(cuda::DeviceMemory::peak(), dist::ReduceOp::max);
+  s.cuda_graph = pm.cuda_graph_state();
   x = dx.download(ctx.compute());
   s.device_relative_residual = s.res.relative_residual;
   s.res.relative_residual = host_relative_residual(comm, a, b, x);
@@ -138,11 +145,12 @@ SolvePhase solve_on_devices(const dist::Communicator& comm, const amg::DistAmg& 
 }
 #endif
 
-SolvePhase solve(const dist::Communicator& comm, Backend backend, const amg::DistAmg& m, const dist::DistMatrix& a,
-                 const std::vector<double>& b, std::vector<double>& x, const amg::KrylovOptions& ko) {
-  if (backend == Backend::host) return solve_on_host(comm, m, a, b, x, ko);
+SolvePhase solve(const dist::Communicator& comm, const DistributedAmgOptions& o, const amg::DistAmg& m,
+                 const dist::DistMatrix& a, const std::vector<double>& b, std::vector<double>& x,
+                 const amg::KrylovOptions& ko) {
+  if (o.backend == Backend::host) return solve_on_host(comm, m, a, b, x, ko);
 #if TESSERA_HAVE_CUDA
-  return solve_on_devices(comm, m, a, b, x, ko);
+  return solve_on_devices(comm, m, a, b, x, ko, o);
 #else
   throw InputError("--backend gpu: this build has no CUDA backend");
 #endif
@@ -164,6 +172,10 @@ void print_device_solve(const SolvePhase& s, int ranks) {
               "%.1f MiB (largest rank)\n",
               ranks, double(s.hierarchy_bytes_max) / mib, double(s.hierarchy_bytes_sum) / mib, s.upload_seconds,
               s.warmup_seconds, double(s.peak_bytes_max) / mib);
+  if (s.first_replicated >= 0)
+    std::printf("levels %d and coarser replicated on every GPU (one allgather a cycle, no halo exchanges there)\n",
+                s.first_replicated);
+  std::printf("cycle as a CUDA graph: %s\n", s.cuda_graph.c_str());
 }
 
 }  // namespace
@@ -215,7 +227,7 @@ int run_distributed_amg(const dist::Communicator& comm, const DistributedAmgOpti
   if (o.stagnation_window) ko.stagnation_window = o.stagnation_window;
   std::vector<double> x(b.size(), 0.0);
   const bool gpu = o.backend == Backend::gpu;
-  const SolvePhase phase = solve(comm, o.backend, m, a, b, x, ko);
+  const SolvePhase phase = solve(comm, o, m, a, b, x, ko);
   const amg::SolveResult& res = phase.res;
   const double solve_s = phase.seconds;
 
@@ -249,7 +261,9 @@ int run_distributed_amg(const dist::Communicator& comm, const DistributedAmgOpti
                      {"hierarchy_bytes_total", phase.hierarchy_bytes_sum},
                      {"peak_bytes_max_rank", phase.peak_bytes_max},
                      {"device_relative_residual", phase.device_relative_residual},
-                     {"coarse_method", phase.coarse_method}};
+                     {"coarse_method", phase.coarse_method},
+                     {"first_replicated_level", phase.first_replicated},
+                     {"cuda_graph", phase.cuda_graph}};
   if (o.history) out["history"] = res.history;
 
   if (!o.compare.empty()) {

@@ -32,11 +32,19 @@ std::string smoother_error(const DistHierarchy& h, std::size_t l) {
 
 }  // namespace
 
-DistDeviceAmgPreconditioner::DistDeviceAmgPreconditioner(dist::gpu::DeviceContext& ctx, const DistHierarchy& h)
-    : ctx_(ctx), h_(h) {
+DistDeviceAmgPreconditioner::DistDeviceAmgPreconditioner(dist::gpu::DeviceContext& ctx, const DistHierarchy& h,
+                                                         std::int64_t replicate_rows)
+    : ctx_(ctx), h_(h), first_replicated_(first_replicated_level(h, replicate_rows)) {
   TESSERA_REQUIRE_INPUT(!h.levels.empty(), "distributed device AMG: the hierarchy was never set up");
   for (std::size_t l = 0; l < h.levels.size(); ++l) dist::throw_if_any_rank_failed(ctx.comm(), smoother_error(h, l));
-  levels_.resize(h.levels.size());
+  levels_.resize(distributed_levels());
+  // The replicated levels solve the coarsest level themselves, on whole vectors: the device
+  // factor (or its own host fallback) with no gather of its rhs.
+  if (replicated())
+    replicated_levels_ = std::make_unique<ReplicatedLevels>(
+        ctx, h, first_replicated_,
+        h.coarse_direct ? DeviceCoarseSolve([this](const double* b, double* x) { device_coarse_.solve(b, x, ctx_.compute()); })
+                        : DeviceCoarseSolve());
   // Uploads can fail on one rank only (out of memory): agree before the first collective (a
   // cycle's exchange) so every rank throws the same error instead of waiting in NCCL.
   dist::call_collectively(ctx.comm(), "distributed device AMG: upload", [&] {
@@ -47,10 +55,12 @@ DistDeviceAmgPreconditioner::DistDeviceAmgPreconditioner(dist::gpu::DeviceContex
 }
 
 void DistDeviceAmgPreconditioner::upload_levels() {
-  std::vector<DeviceCycleLevel> cycle_levels(h_.levels.size());
-  for (std::size_t l = 0; l < h_.levels.size(); ++l) upload_level(l, cycle_levels[l]);
+  std::vector<DeviceCycleLevel> cycle_levels(distributed_levels());
+  for (std::size_t l = 0; l < cycle_levels.size(); ++l) upload_level(l, cycle_levels[l]);
   DeviceCoarseSolve coarse;
-  if (h_.coarse_direct) {
+  if (replicated()) {
+    coarse = [this](const double* b, double* x) { replicated_levels_->solve(b, x); };
+  } else if (h_.coarse_direct) {
     coarse_b_.assign(std::size_t(h_.levels.back().a.owned_rows()), 0.0);
     coarse_x_.assign(coarse_b_.size(), 0.0);
     coarse = [this](const double* b, double* x) { coarse_solve(b, x); };
@@ -66,7 +76,8 @@ void DistDeviceAmgPreconditioner::upload_level(std::size_t l, DeviceCycleLevel& 
   v.a = std::make_unique<DeviceDistMatrix>(host.a, stream);
   v.a_op = std::make_unique<DistDeviceOperator>(ctx_, *v.a);
   c.a = v.a_op.get();
-  if (l + 1 < h_.levels.size()) {
+  const bool last = l + 1 == distributed_levels();  // the coarsest, or the first replicated level
+  if (!last) {
     // The hook for a device setup: P and R could come from device products without the host
     // copies; the cycle only needs DeviceDistMatrix operands.
     v.p = std::make_unique<DeviceDistMatrix>(host.p, stream);
@@ -77,7 +88,7 @@ void DistDeviceAmgPreconditioner::upload_level(std::size_t l, DeviceCycleLevel& 
   }
   c.smoother = host.smoother;
   c.smoother.inv_diag.clear();
-  if (l + 1 < h_.levels.size() || !h_.coarse_direct) {
+  if (!last || (!replicated() && !h_.coarse_direct)) {
     v.inv_diag.upload(host.smoother.inv_diag, stream);
     c.inv_diag = v.inv_diag.data();
   }
@@ -96,6 +107,7 @@ void DistDeviceAmgPreconditioner::factor_coarse_on_device() {
     device_coarse_ = DeviceCoarseSolver();  // too large for cuSOLVER's int sizes: the host path
   }
   // The gathered vectors hold rank r's rows at [rows.begin(r), rows.end(r)), as the matrix does.
+  if (replicated()) return;  // solved on whole vectors: nothing to gather
   coarse_offsets_.resize(std::size_t(rows.num_ranks()) + 1);
   for (int r = 0; r < rows.num_ranks(); ++r) coarse_offsets_[std::size_t(r)] = rows.begin(r);
   coarse_offsets_.back() = rows.global_rows();
@@ -108,15 +120,59 @@ void DistDeviceAmgPreconditioner::choose_coarse_path() {
   // same one, so one rank's host fallback sends them all to the host.
   const std::int64_t on_device = device_coarse_.on_device() ? 1 : 0;
   coarse_on_device_ = ctx_.comm().allreduce(on_device, dist::ReduceOp::min) == 1;
-  if (coarse_on_device_) return;
+  // The replicated levels call each rank's solver alone (a host fallback there needs no MPI).
+  if (coarse_on_device_ || replicated()) return;
   device_coarse_ = DeviceCoarseSolver();
   whole_b_.release(), whole_x_.release();
 }
 
 std::string DistDeviceAmgPreconditioner::coarse_method() const {
   if (!h_.coarse_direct) return "smoothed";
-  if (coarse_on_device_) return device_coarse_.method();
+  if (coarse_on_device_ || replicated()) return device_coarse_.method();  // this rank's
   return h_.coarse.method() + " (host, DistHierarchy)";
+}
+
+void DistDeviceAmgPreconditioner::apply(const double* r, double* z) {
+  // A host coarse solve synchronises each visit; coarse_on_device_ is global, like the options.
+  const bool capturable = graph_wanted_ && graph_failure_.empty() && (!h_.coarse_direct || coarse_on_device_);
+  if (!capturable) return cycle_.apply(r, z);
+  // The graph bakes in this rank's addresses: it replays only for the vectors it was captured
+  // on. The first call on a pair of vectors runs eagerly (NCCL connects peers on first use and
+  // exchange buffers grow, neither of which a capture may do), the second captures. Addresses
+  // differ between ranks (a pool may hand one rank the same block again and not another), and
+  // a rank capturing while another runs eagerly would leave their NCCL calls unpaired: the
+  // ranks agree on both conditions first (one small MPI allreduce a call).
+  std::vector<std::int64_t> agreed{graph_.ready() && r == graph_r_ && z == graph_z_, r == last_r_ && z == last_z_};
+  ctx_.comm().allreduce_in_place(agreed, dist::ReduceOp::min);
+  last_r_ = r, last_z_ = z;
+  const bool replay = agreed[0] == 1, capture = !replay && agreed[1] == 1;
+  if (capture) capture_cycle(r, z);
+  if (replay || (capture && graph_.ready())) return graph_.launch(ctx_.compute());
+  cycle_.apply(r, z);
+}
+
+void DistDeviceAmgPreconditioner::capture_cycle(const double* r, double* z) {
+  std::string why;
+  const bool captured = graph_.capture(ctx_.compute(), [&] { cycle_.apply(r, z); }, why);
+  // Replayed on every rank or on none: the ranks' NCCL calls must pair up.
+  if (ctx_.comm().allreduce(std::int64_t(captured), dist::ReduceOp::min) == 1) {
+    graph_r_ = r, graph_z_ = z;
+    return;
+  }
+  graph_.reset();
+  graph_failure_ = captured ? "another rank could not capture the cycle" : why;
+}
+
+void DistDeviceAmgPreconditioner::set_cuda_graph(bool on) {
+  graph_wanted_ = on;
+  if (!on) graph_.reset();
+}
+
+std::string DistDeviceAmgPreconditioner::cuda_graph_state() const {
+  if (!graph_wanted_) return "off";
+  if (!graph_failure_.empty()) return "capture failed: " + graph_failure_;
+  if (h_.coarse_direct && !coarse_on_device_) return "off (host coarse solve)";
+  return graph_.ready() ? "replayed" : "not yet captured";
 }
 
 void DistDeviceAmgPreconditioner::connect_peers() {
@@ -131,6 +187,7 @@ void DistDeviceAmgPreconditioner::connect_peers() {
 std::int64_t DistDeviceAmgPreconditioner::device_bytes() const {
   std::int64_t bytes = cycle_.vector_bytes() + device_coarse_.device_bytes() +
                       std::int64_t(whole_b_.bytes() + whole_x_.bytes());
+  if (replicated_levels_) bytes += replicated_levels_->device_bytes();
   for (const DeviceLevel& v : levels_)
     bytes += matrix_bytes(v.a) + matrix_bytes(v.p) + matrix_bytes(v.r) + std::int64_t(v.inv_diag.bytes());
   return bytes;

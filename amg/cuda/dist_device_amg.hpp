@@ -11,6 +11,9 @@
 // and keeps the rank's rows -- no host synchronisation, no MPI. Where cuSOLVER cannot factor
 // it on some rank (DeviceCoarseSolver's host fallback: singular to working precision), every
 // rank keeps DistHierarchy's host solve (rhs down, owned solution up through MPI).
+// Coarse levels below `replicate_rows` global rows are not cycled across ranks but replicated
+// on every GPU (replicated_levels.hpp): one allgather a cycle instead of six halo exchanges a
+// level; the coarsest direct solve is then part of them.
 // dist_device_pcg is the shared device PCG on the distributed operator.
 #include <memory>
 #include <string>
@@ -20,9 +23,11 @@
 #include "amg/cuda/device_operator.hpp"
 #include "amg/cuda/device_pcg.hpp"
 #include "amg/cuda/device_vcycle.hpp"
+#include "amg/cuda/replicated_levels.hpp"
 #include "amg/dist/dist_hierarchy.hpp"
 #include "dist/cuda/device_context.hpp"
 #include "dist/cuda/device_dist_matrix.hpp"
+#include "local/cuda/stream_graph.hpp"
 
 namespace tessera::amg::gpu {
 
@@ -31,13 +36,23 @@ class DistDeviceAmgPreconditioner {
   /// Collective. Uploads this rank's parts of every level of `h`; a failure on any rank (out
   /// of device memory) throws the same error on every rank. Keeps references to `ctx` and `h`
   /// (the coarse solve and the DeviceDistMatrix plans): both must outlive it. After a
-  /// re-setup of `h` build a new one (the values changed).
-  DistDeviceAmgPreconditioner(dist::gpu::DeviceContext& ctx, const DistHierarchy& h);
+  /// re-setup of `h` build a new one (the values changed). Levels from
+  /// first_replicated_level(h, replicate_rows) on are replicated (0: none).
+  DistDeviceAmgPreconditioner(dist::gpu::DeviceContext& ctx, const DistHierarchy& h,
+                              std::int64_t replicate_rows = kReplicateBelowRows);
   DistDeviceAmgPreconditioner(const DistDeviceAmgPreconditioner&) = delete;
   DistDeviceAmgPreconditioner& operator=(const DistDeviceAmgPreconditioner&) = delete;
 
   /// Collective. z = M^-1 r on device vectors of rows() (owned) entries, ordered on ctx.compute().
-  void apply(const double* r, double* z) { cycle_.apply(r, z); }
+  /// The second call in a row on the same two vectors (a solver's loop) captures the cycle
+  /// into a CUDA graph on every rank, and later calls on them replay it: one launch instead of
+  /// some 150 kernel launches and a dozen NCCL calls (whose host side, tens of microseconds
+  /// each, set the pace of the coarse levels). If some rank cannot capture, none replays.
+  void apply(const double* r, double* z);
+  /// Collective in effect (call it alike on every rank): off runs every step from the host.
+  void set_cuda_graph(bool on);
+  /// "replayed" (a graph runs the cycle), "not yet captured", "off" or why capture failed.
+  std::string cuda_graph_state() const;
 
   std::int64_t rows() const { return cycle_.rows(); }
   /// Collective. One cycle and one dot on zeros, synchronised: NCCL connects a peer pair at its
@@ -52,6 +67,8 @@ class DistDeviceAmgPreconditioner {
   std::int64_t device_bytes() const;
   /// True when the coarsest level is solved on the GPUs (the same on every rank).
   bool coarse_on_device() const { return coarse_on_device_; }
+  /// The first level replicated on every GPU; levels().size() of the hierarchy when none is.
+  std::size_t first_replicated() const { return first_replicated_; }
   /// How the coarsest level is solved: DeviceCoarseSolver::method() on the GPUs, the host
   /// solver's method with " (host, DistHierarchy)", or "smoothed" (no direct solve).
   std::string coarse_method() const;
@@ -63,17 +80,30 @@ class DistDeviceAmgPreconditioner {
     std::unique_ptr<DeviceOperator> a_op, p_op, r_op;
   };
   void upload_levels();  // rank-local: the constructor agrees on its outcome
+  bool replicated() const { return first_replicated_ < h_.levels.size(); }
+  std::size_t distributed_levels() const { return replicated() ? first_replicated_ + 1 : h_.levels.size(); }
   void upload_level(std::size_t l, DeviceCycleLevel& c);
   void factor_coarse_on_device();  // rank-local, like upload_levels
   void choose_coarse_path();       // collective: one path on every rank
   void coarse_solve(const double* b, double* x);
   void coarse_solve_on_device(const double* b, double* x);
   void coarse_solve_on_host(const double* b, double* x);
+  void capture_cycle(const double* r, double* z);  // collective
 
   dist::gpu::DeviceContext& ctx_;
   const DistHierarchy& h_;
   std::vector<DeviceLevel> levels_;  // sized once: the operators point into it
   DeviceCycle cycle_;
+  std::size_t first_replicated_;
+  std::unique_ptr<ReplicatedLevels> replicated_levels_;  // levels [first_replicated_, end), if any
+  // CUDA graph of the cycle for one pair of vectors (graph_r_, graph_z_).
+  bool graph_wanted_ = true;
+  std::string graph_failure_;  // why capture failed on some rank ("" if it did not)
+  tessera::cuda::StreamGraph graph_;
+  const double* graph_r_ = nullptr;
+  double* graph_z_ = nullptr;
+  const double* last_r_ = nullptr;  // the previous apply's vectors
+  double* last_z_ = nullptr;
   // Device coarse solve: the factor, the coarsest level's row offsets per rank (offsets of the
   // gathered vectors), and the gathered rhs / solution (all coarse rows).
   bool coarse_on_device_ = false;

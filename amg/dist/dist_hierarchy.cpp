@@ -46,7 +46,8 @@ RowBlock smoothed_rows(const RowBlock& p_tent, const RowBlock& ap, const Vector&
   return p;
 }
 
-/// The whole operator on every rank (the coarsest level only: it is small).
+}  // namespace
+
 Csr<double> allgather_operator(const dist::Communicator& comm, const dist::DistMatrix& a) {
   const RowBlock mine = dist::owned_row_block(a);
   std::vector<std::int64_t> lengths(static_cast<std::size_t>(mine.local_rows()));
@@ -61,8 +62,6 @@ Csr<double> allgather_operator(const dist::Communicator& comm, const dist::DistM
   whole.values = allgatherv(comm, mine.values);
   return to_csr(whole);
 }
-
-}  // namespace
 
 DistHierarchy::DistHierarchy(const dist::Communicator& comm, const dist::DistMatrix& a, const NearNullSpace& near_null,
                              const AmgOptions& o, dist::LocalSpgemm local)

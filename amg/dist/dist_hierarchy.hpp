@@ -10,9 +10,11 @@
 // dist::device_local_spgemm): every product of the setup goes through it.
 // Coarsest level: gathered onto EVERY rank (one allgatherv at setup) and factored redundantly
 // by the serial dense solver; each cycle then allgathers the coarse rhs and every rank solves
-// and keeps its own rows -- no broadcast of the solution. Redistributing small coarse levels
-// onto fewer ranks (GAMG's -pc_gamg_process_eq_limit, hypre's agglomeration) is left for later:
-// levels below coarse_size are small enough that their latency, not their work, dominates.
+// and keeps its own rows -- no broadcast of the solution. The host cycle keeps every other level
+// distributed; the device solve replicates the levels below 10^5 rows whole on every GPU
+// (amg/cuda/replicated_levels.hpp), where their halo exchanges cost more than their work.
+// Redistributing onto a subset of ranks (GAMG's -pc_gamg_process_eq_limit, hypre's
+// agglomeration) is not done.
 #include <memory>
 #include <string>
 #include <vector>
@@ -41,6 +43,10 @@ struct DistLevel {
   double omega = 0;
   SetupTimes times;        // this rank's
 };
+
+/// Collective: every rank's rows of `a` on every rank, rows in rank order, global columns (a
+/// small level: the coarsest operator, the device solve's replicated levels).
+Csr<double> allgather_operator(const dist::Communicator& comm, const dist::DistMatrix& a);
 
 class DistHierarchy {
  public:

@@ -65,10 +65,7 @@ double DeviceContext::dot(std::int64_t n, const double* x, const double* y) {
   TESSERA_REQUIRE_INPUT(n >= 0, "dot: negative length ", n);
   double* sum = local_dot_.device_sum(n, x, y, compute_);
   exchange_after_compute();  // NCCL runs on the exchange stream: it must see the partial sum
-  transport_->allreduce(sum, 1, ReduceOp::sum);  // synchronises the exchange stream
-  double total = 0;
-  TESSERA_CUDA_CHECK(cudaMemcpy(&total, sum, sizeof(double), cudaMemcpyDeviceToHost));
-  return total;
+  return transport_->allreduce_sum_to_host(sum);  // synchronises the exchange stream
 }
 
 double DeviceContext::norm2(std::int64_t n, const double* x) { return std::sqrt(dot(n, x, x)); }

@@ -32,7 +32,7 @@ DeviceDistMatrix::DeviceDistMatrix(const DistMatrix& a, cudaStream_t stream)
                         " send indices");
   send_local.upload(a.halo.send_local, stream);
   local_plan = tessera::cuda::make_spmv_plan(local, {}, stream);
-  nonlocal_plan = tessera::cuda::make_spmv_plan(nonlocal, {}, stream);
+  boundary_rows = tessera::cuda::make_row_subset(a.nonlocal, stream);
   // The exchange stream reads send_local: once the constructor returns, every upload is
   // complete and usable from any stream (the plans skip their sync for empty blocks).
   TESSERA_CUDA_CHECK(cudaStreamSynchronize(stream));

@@ -1,6 +1,7 @@
 #pragma once
 // DeviceDistMatrix: a DistMatrix's rank-local parts on the rank's GPU (built only with CUDA).
-// Both blocks as DeviceCsr with their SpMV plans, the halo plan's send indices, and the
+// Both blocks as DeviceCsr (the local one with its SpMV plan, the non-local one with the list of
+// its non-empty rows, the only rows its products touch), the halo plan's send indices, and the
 // send/ghost work buffers of the exchange (grown on demand for k right-hand sides). The host
 // DistMatrix stays the source of truth for the plan (pattern and neighbour lists are host data).
 //
@@ -13,6 +14,7 @@
 
 #include "dist/dist_matrix.hpp"
 #include "local/cuda/device_matrix.hpp"
+#include "local/cuda/row_subset_product.hpp"
 #include "local/cuda/spmm.hpp"
 #include "local/cuda/spmv_plan.hpp"
 
@@ -24,8 +26,10 @@ struct DeviceDistMatrix {
 
   const DistMatrix* host = nullptr;
   tessera::cuda::DeviceCsr<double> local, nonlocal;
-  tessera::cuda::SpmvPlan local_plan, nonlocal_plan;
-  tessera::cuda::SpmmPlan local_spmm_plan, nonlocal_spmm_plan;  // for the last k > 1 (k == 0: none yet)
+  tessera::cuda::SpmvPlan local_plan;
+  tessera::cuda::SpmmPlan local_spmm_plan;  // for the last k > 1 (k == 0: none yet)
+  tessera::cuda::RowSubset boundary_rows;   // the rows with ghost columns
+
   tessera::cuda::DeviceBuffer<std::int64_t> send_local;  // owned index of each sent item
   tessera::cuda::DeviceBuffer<double> send, ghosts;        // exchange buffers (items x k)
 

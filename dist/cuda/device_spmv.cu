@@ -6,6 +6,7 @@
 #include "local/core/error.hpp"
 #include "local/cuda/check.hpp"
 #include "local/cuda/fused_smoother.hpp"
+#include "local/cuda/row_subset_product.hpp"
 #include "local/cuda/spmm.hpp"
 #include "local/cuda/spmv.hpp"
 #include "local/cuda/vector_ops.hpp"
@@ -94,7 +95,9 @@ void check_operands(const DeviceDistMatrix& a, std::int64_t k) {
 
 /// The overlap schedule: pack and exchange on the exchange stream once x is ready on compute;
 /// `local(stream)` meanwhile on compute; then compute waits for the ghosts and runs
-/// `nonlocal(stream)`. The non-local block is skipped when it holds no entries.
+/// `nonlocal(stream)`, which touches only the rows with ghost columns (row_subset_product.hpp:
+/// a full pass over y would cost a quarter of the local block on a 3D grid). The non-local
+/// block is skipped when it holds no entries.
 /// Host order matters: the local block is queued right after the pack kernel and before the
 /// NCCL calls, whose host side (group start/end, send/recv descriptors) takes tens of
 /// microseconds; queued after them, the GPU would idle for that long on every product. The
@@ -144,12 +147,10 @@ void overlapped_product(DeviceContext& ctx, DeviceDistMatrix& a, const double* x
   stats->halo_bytes += a.num_ghosts() * k * static_cast<std::int64_t>(sizeof(double));
 }
 
-/// SpMM plans for k columns, remade (with one synchronisation) only when k changes.
-void ensure_spmm_plans(DeviceContext& ctx, DeviceDistMatrix& a, std::int64_t k) {
+/// The local block's SpMM plan for k columns, remade (with one synchronisation) only when k changes.
+void ensure_spmm_plan(DeviceContext& ctx, DeviceDistMatrix& a, std::int64_t k) {
   if (a.local_spmm_plan.k == k) return;
   a.local_spmm_plan = tessera::cuda::make_spmm_plan(a.local, k, tessera::cuda::SpmmAlgorithm::automatic, ctx.compute());
-  a.nonlocal_spmm_plan =
-      tessera::cuda::make_spmm_plan(a.nonlocal, k, tessera::cuda::SpmmAlgorithm::automatic, ctx.compute());
 }
 
 }  // namespace
@@ -159,7 +160,7 @@ void spmv(DeviceContext& ctx, DeviceDistMatrix& a, double alpha, const double* x
   overlapped_product(
       ctx, a, x, 1,
       [&](cudaStream_t s) { tessera::cuda::spmv(a.local_plan, alpha, a.local, x, beta, y, s); },
-      [&](cudaStream_t s) { tessera::cuda::spmv(a.nonlocal_plan, alpha, a.nonlocal, a.ghosts.data(), 1.0, y, s); },
+      [&](cudaStream_t s) { tessera::cuda::spmv_add_on_rows(a.boundary_rows, alpha, a.nonlocal, a.ghosts.data(), y, s); },
       stats);
 }
 
@@ -174,21 +175,19 @@ void residual(DeviceContext& ctx, DeviceDistMatrix& a, const double* x, const do
           tessera::cuda::spmv(a.local_plan, -1.0, a.local, x, 1.0, r, s);
         }
       },
-      [&](cudaStream_t s) { tessera::cuda::spmv(a.nonlocal_plan, -1.0, a.nonlocal, a.ghosts.data(), 1.0, r, s); },
+      [&](cudaStream_t s) { tessera::cuda::spmv_add_on_rows(a.boundary_rows, -1.0, a.nonlocal, a.ghosts.data(), r, s); },
       nullptr);
 }
 
 void spmm(DeviceContext& ctx, DeviceDistMatrix& a, const double* x, std::int64_t k, double* y, DistStats* stats) {
   check_operands(a, k);
   if (k == 1) return spmv(ctx, a, 1.0, x, 0.0, y, stats);  // one column: the SpMV kernels and plans
-  ensure_spmm_plans(ctx, a, k);
+  ensure_spmm_plan(ctx, a, k);
   const auto row_major = tessera::Layout::row_major;
   overlapped_product(
       ctx, a, x, k,
       [&](cudaStream_t s) { tessera::cuda::spmm(a.local_spmm_plan, 1.0, a.local, x, 0.0, y, row_major, s); },
-      [&](cudaStream_t s) {
-        tessera::cuda::spmm(a.nonlocal_spmm_plan, 1.0, a.nonlocal, a.ghosts.data(), 1.0, y, row_major, s);
-      },
+      [&](cudaStream_t s) { tessera::cuda::spmm_add_on_rows(a.boundary_rows, 1.0, a.nonlocal, a.ghosts.data(), k, y, s); },
       stats);
 }
 

@@ -32,10 +32,10 @@
 // Like the tile and cuSPARSE paths, the first call keeps freed memory in the device's default
 // pool for the rest of the process (retain_pool_memory: the phases synchronise several times).
 // FP64 only (the AMG setup's products). The structural pattern is kept (entries that cancel to
-// zero stay), as ref::spgemm with keep_zeros does. Summation order: each c_ij is a sum of its
-// products in an order that depends on thread scheduling (atomics), so two runs may differ in
-// the last bits; every run is within the bound of tests/gpu/spgemm_test_support.hpp
-// (2 n u (|A||B|)_ij). The cuSPARSE ALG1 engine is the deterministic choice.
+// zero stay), as ref::spgemm with keep_zeros does. Summation order: each c_ij is summed in
+// A's CSR order, a_ik1 b_k1j + a_ik2 b_k2j + ... (k1 < k2 < ...), every product rounded on its
+// own: the same bits on every run (the numeric walk takes A's entries one at a time, a group
+// barrier between them; see for_each_product_in_order).
 #include <cuda_runtime_api.h>
 
 #include <array>

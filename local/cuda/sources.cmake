@@ -23,6 +23,7 @@ target_sources(tessera_local PUBLIC FILE_SET HEADERS BASE_DIRS ${PROJECT_SOURCE_
   ${CMAKE_CURRENT_LIST_DIR}/spmv_plan.hpp
   ${CMAKE_CURRENT_LIST_DIR}/spmv.hpp
   ${CMAKE_CURRENT_LIST_DIR}/spmm.hpp
+  ${CMAKE_CURRENT_LIST_DIR}/row_subset_product.hpp
   ${CMAKE_CURRENT_LIST_DIR}/tile_pattern.hpp
   ${CMAKE_CURRENT_LIST_DIR}/tile_spmm.hpp
   ${CMAKE_CURRENT_LIST_DIR}/dense_layout.hpp
@@ -34,6 +35,7 @@ target_sources(tessera_local PRIVATE
   ${CMAKE_CURRENT_LIST_DIR}/spmv_plan.cu
   ${CMAKE_CURRENT_LIST_DIR}/spmv.cu
   ${CMAKE_CURRENT_LIST_DIR}/spmm.cu
+  ${CMAKE_CURRENT_LIST_DIR}/row_subset_product.cu
   ${CMAKE_CURRENT_LIST_DIR}/tile_pattern.cu
   ${CMAKE_CURRENT_LIST_DIR}/tile_spmm.cu
   ${CMAKE_CURRENT_LIST_DIR}/dense_layout.cu
@@ -53,3 +55,7 @@ target_sources(tessera_local PRIVATE
   ${CMAKE_CURRENT_LIST_DIR}/hash_spgemm.cu
   ${CMAKE_CURRENT_LIST_DIR}/spgemm_engine_choice.cu
   ${CMAKE_CURRENT_LIST_DIR}/offload_spgemm.cpp)
+# CUDA graphs of fixed stream work (the distributed AMG cycle).
+target_sources(tessera_local PUBLIC FILE_SET HEADERS BASE_DIRS ${PROJECT_SOURCE_DIR} FILES
+  ${CMAKE_CURRENT_LIST_DIR}/stream_graph.hpp)
+target_sources(tessera_local PRIVATE ${CMAKE_CURRENT_LIST_DIR}/stream_graph.cpp)

@@ -71,6 +71,13 @@ TEST(NcclTransport, HaloExchangeAndAllreduceMatchTheHostTransport) {
   transport.allreduce(d_counts, 1, ReduceOp::max);
   TESSERA_CUDA_CHECK(cudaMemcpy(counts.data(), d_counts, sizeof(std::int64_t), cudaMemcpyDeviceToHost));
   EXPECT_EQ(counts[0], comm.size() + 4);
+  // The solvers' dot: one device double summed over ranks, read on the host (repeated: the
+  // pinned slot is reused; the device value is summed in place).
+  std::vector<double> one{0.25 * (comm.rank() + 1)};
+  double* d_one = device_copy(one);
+  EXPECT_EQ(transport.allreduce_sum_to_host(d_one), 0.125 * ranks * (ranks + 1));
+  EXPECT_EQ(transport.allreduce_sum_to_host(d_one), 0.125 * ranks * ranks * (ranks + 1));
+  cudaFree(d_one);
   for (void* ptr : {static_cast<void*>(d_send), static_cast<void*>(d_ghosts), static_cast<void*>(d_values),
                     static_cast<void*>(d_counts)})
     cudaFree(ptr);

@@ -418,6 +418,27 @@ TEST(HashSpgemm, ValuesAreSummedInCsrOrderBitForBit) {
   }
 }
 
+// A few B rows 100x longer than the others: a numeric walk that splits A's row by B's mean
+// row length (sub-groups, products held in registers) must still add every column in CSR
+// order, including the columns of those long rows. Rows of A of 0..56 entries (several bins,
+// groups of 4 to 1024 lanes) and one row over all of B (every long row, a whole block).
+TEST(HashSpgemm, LongBRowsAmongShortOnesAreSummedInCsrOrderBitForBit) {
+  const std::uint64_t seed = testing::fresh_seed();
+  SCOPED_TRACE(seeded("B rows of 2..6 and of 600 entries", seed));
+  std::vector<std::int64_t> b_lengths(200), a_lengths(65);
+  for (std::size_t k = 0; k < b_lengths.size(); ++k) b_lengths[k] = k % 50 == 0 ? 600 : 2 + std::int64_t(k % 5);
+  for (std::size_t r = 0; r < a_lengths.size(); ++r) a_lengths[r] = std::int64_t(r % 9) * 7;
+  a_lengths.back() = 200;
+  const Csr<double> a = rows_of_lengths(200, a_lengths, seed), b = rows_of_lengths(1500, b_lengths, seed + 1);
+  const DeviceCsr<double> da = upload(a), db = upload(b);
+  HashSpgemm plan;
+  const Csr<double> c = poisoned_product(plan, da, db);
+  const Csr<double> want = product_in_csr_order(a, b);
+  ASSERT_EQ(c.row_ptr, want.row_ptr);
+  ASSERT_EQ(c.col_idx, want.col_idx);
+  EXPECT_EQ(bitwise_differences(c.values, want.values), 0);
+}
+
 void check_range(const Csr<double>& a, const Csr<double>& b, RowRange range, const std::string& what) {
   const std::int64_t end = range.end < 0 ? a.rows : range.end;
   SCOPED_TRACE(what + ", rows [" + std::to_string(range.begin) + ", " + std::to_string(range.end) + ")");

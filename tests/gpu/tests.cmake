@@ -2,6 +2,7 @@
 tessera_add_gpu_test(test_spmv SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_spmv.cpp)
 tessera_add_gpu_test(test_spmv_smoother SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_spmv_smoother.cpp)
 tessera_add_gpu_test(test_spmm SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_spmm.cpp)
+tessera_add_gpu_test(test_row_subset_product SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_row_subset_product.cpp)
 tessera_add_gpu_test(test_spgemm_gpu SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_spgemm_gpu.cpp)
 tessera_add_gpu_test(test_spgemm_convert_gpu SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_spgemm_convert_gpu.cpp)
 tessera_add_gpu_test(test_amg_gpu SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_amg_gpu.cpp LIBS tessera_amg)

@@ -14,6 +14,10 @@
 // against the host at 1e-10 on a 343-row 27-point operator); on these coarsest levels (3 to
 // 114 rows, cond(A_c) well below 1e3) that is < 1e-12, far inside the tolerance. The uneven partition
 // leaves a rank with no rows on every level: it owns no coarse rows and still joins the gather.
+// Each case runs twice: every level cycled across the ranks, each step launched from the host;
+// and levels 1 and coarser replicated on every GPU (replicated_levels.hpp; W-cycles never
+// replicate) with the cycle replayed as a CUDA graph from the PCG's second iteration on. Both
+// are held to the same host application and convergence.
 #include <cmath>
 #include <random>
 #include <string>
@@ -166,12 +170,23 @@ void check_problem(const std::string& spec, const AmgOptions& options, bool expe
                        options);
     ASSERT_GE(host.hierarchy().levels.size(), 3u) << "the test wants a real hierarchy";
     ASSERT_EQ(host.hierarchy().coarse_direct, expect_direct_coarse);
-    gpu::DistDeviceAmgPreconditioner device(ctx, host.hierarchy());
-    EXPECT_EQ(device.rows(), a.owned_rows());
-    expect_coarse_path(comm, host.hierarchy(), device, uneven);
-    EXPECT_GT(comm.allreduce(device.device_bytes(), dist::ReduceOp::sum), 0);
-    expect_same_application(comm, ctx, host, device, a, seed);
-    expect_same_convergence(comm, ctx, host, device, pb, a, seed);
+    // Every level cycled across the ranks with each step launched from the host, then levels 1
+    // and coarser replicated on every GPU with the cycle replayed as a CUDA graph.
+    for (const bool replicate_and_graph : {false, true}) {
+      const std::int64_t replicate_rows = replicate_and_graph ? pb.a.rows : 0;
+      SCOPED_TRACE(replicate_and_graph ? "replicated levels, CUDA graph" : "all levels distributed, no graph");
+      gpu::DistDeviceAmgPreconditioner device(ctx, host.hierarchy(), replicate_rows);
+      device.set_cuda_graph(replicate_and_graph);
+      const bool w_cycle = options.cycle == CycleKind::w;
+      EXPECT_EQ(device.first_replicated(), replicate_rows == 0 || w_cycle ? host.hierarchy().levels.size() : 1u);
+      EXPECT_EQ(device.rows(), a.owned_rows());
+      expect_coarse_path(comm, host.hierarchy(), device, uneven);
+      EXPECT_GT(comm.allreduce(device.device_bytes(), dist::ReduceOp::sum), 0);
+      expect_same_application(comm, ctx, host, device, a, seed);
+      expect_same_convergence(comm, ctx, host, device, pb, a, seed);
+      // Every case here solves its coarsest level on the GPUs (or smooths it): capturable.
+      EXPECT_EQ(device.cuda_graph_state(), replicate_and_graph ? "replayed" : "off");
+    }
   }
 }
 

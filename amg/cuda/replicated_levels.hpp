@@ -1,0 +1,69 @@
+#pragma once
+// The coarse levels of a distributed device cycle, replicated: levels [first, end) of a
+// DistHierarchy gathered whole onto every rank once (host, MPI, at construction) and uploaded
+// to each rank's GPU, where a single-GPU DeviceCycle runs them with no communication at all.
+// A visit allgathers the level-`first` rhs (one NCCL call), cycles, and keeps the rank's rows.
+//
+// Why: a distributed level costs about six halo exchanges a V-cycle visit (smoothing,
+// residual, restriction, prolongation), each 15-30 us of latency on NVLink whatever its size;
+// below some 10^5 rows the whole level's work on one GPU is shorter than that. Four GPUs on
+// poisson3d:96 per GPU spent 0.62 -> 1.38 ms an iteration, mostly in those exchanges (the
+// redundancy of PETSc's PCREDUNDANT / telescope and of GAMG's coarse-grid agglomeration, taken
+// all the way: every rank holds the same coarse levels, so nothing is sent back).
+// The operators, smoothers and cycle are the same as those of the distributed levels, so the
+// preconditioner is unchanged up to rounding (rows are summed in another order).
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+#include "amg/cuda/device_coarse_solver.hpp"
+#include "amg/cuda/device_operator.hpp"
+#include "amg/cuda/device_vcycle.hpp"
+#include "amg/dist/dist_hierarchy.hpp"
+#include "dist/cuda/device_context.hpp"
+
+namespace tessera::amg::gpu {
+
+/// Global rows at or below which a level (other than the finest) is replicated by default.
+inline constexpr std::int64_t kReplicateBelowRows = 100000;
+
+/// The first level of `h` (>= 1) with at most `max_rows` global rows, or h.levels.size() when
+/// none is (max_rows <= 0 turns replication off). W-cycles are never replicated (a replicated
+/// tail would be visited once where the W-cycle visits twice). Global data: the same on every rank.
+std::size_t first_replicated_level(const DistHierarchy& h, std::int64_t max_rows);
+
+class ReplicatedLevels {
+ public:
+  /// Collective (MPI): gathers levels [first, end) of `h` onto every rank. Then, rank-local,
+  /// uploads them on ctx.compute(). `coarse` solves the coarsest level on whole vectors (no
+  /// communication); empty when it is smoothed. Keeps a reference to `ctx`.
+  ReplicatedLevels(dist::gpu::DeviceContext& ctx, const DistHierarchy& h, std::size_t first, DeviceCoarseSolve coarse);
+  ReplicatedLevels(const ReplicatedLevels&) = delete;
+  ReplicatedLevels& operator=(const ReplicatedLevels&) = delete;
+
+  /// Collective (NCCL): x = M_tail^-1 b on the rank's owned rows of level `first`.
+  void solve(const double* b, double* x);
+
+  std::size_t first() const { return first_; }
+  std::int64_t device_bytes() const;
+
+ private:
+  struct Level {
+    tessera::cuda::DeviceCsr<double> a, p, r;
+    tessera::cuda::SpmvPlan a_plan, p_plan, r_plan;
+    tessera::cuda::DeviceBuffer<double> inv_diag;
+    std::unique_ptr<CsrDeviceOperator> a_op, p_op, r_op;
+  };
+  struct Gathered;  // a level whole on the host, before its upload
+  static Gathered gather(const dist::Communicator& comm, const DistHierarchy& h, std::size_t l);
+  static void upload(const Gathered& g, cudaStream_t stream, Level& v, DeviceCycleLevel& c);
+
+  dist::gpu::DeviceContext& ctx_;
+  std::size_t first_;
+  std::vector<Level> levels_;  // sized once: the operators point into it
+  DeviceCycle cycle_;
+  std::vector<std::int64_t> offsets_;  // level first's rows per rank: rank r owns [offsets_[r], offsets_[r+1])
+  tessera::cuda::DeviceBuffer<double> whole_b_, whole_x_;
+};
+
+}  // namespace tessera::amg::gpu
