@@ -71,12 +71,13 @@ NcclTransport::NcclTransport(const Communicator& comm, cudaStream_t stream)
     : rank_(comm.rank()), ranks_(comm.size()), stream_(stream) {
   device_ = node_local_device(comm);
   TESSERA_CUDA_CHECK(cudaSetDevice(device_));
+  // Before the communicator: a throw past its creation would leak it (no destructor runs).
+  TESSERA_CUDA_CHECK(cudaMallocHost(&pinned_sum_, sizeof(double)));
   ncclUniqueId id{};
   if (comm.rank() == 0) TESSERA_NCCL_CHECK(ncclGetUniqueId(&id));
   MPI_Bcast(&id, sizeof(id), MPI_BYTE, 0, comm.mpi());
   TESSERA_NCCL_CHECK(ncclCommInitRank(&nccl_, comm.size(), id, comm.rank()));
   TESSERA_CUDA_CHECK(cudaEventCreateWithFlags(&done_, cudaEventDisableTiming));
-  TESSERA_CUDA_CHECK(cudaMallocHost(&pinned_sum_, sizeof(double)));
 }
 
 NcclTransport::~NcclTransport() {

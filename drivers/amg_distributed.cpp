@@ -113,7 +113,7 @@ SolvePhase solve_on_devices(const dist::Communicator& comm, const amg::DistAmg& 
   comm.barrier();
   Stopwatch upload_clock;
   amg::gpu::DistDeviceAmgPreconditioner pm(ctx, m.hierarchy(),
-                                           o.replicate_rows < 0 ? amg::gpu::kReplicateBelowRows : o.replicate_rows);
+                                           o.replicate_nnz < 0 ? amg::gpu::kReplicateBelowNonzeros : o.replicate_nnz);
   pm.set_cuda_graph(o.cuda_graph);
   dist::gpu::DeviceDistMatrix& da = pm.fine_operator();  // level 0 is A: no second upload
   cuda::DeviceBuffer<double> db, dx;

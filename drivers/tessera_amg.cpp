@@ -51,7 +51,7 @@ struct Options {
   double tol = 1e-8;
   int max_it = 500, block_size = 0, stagnation = 0;
   bool history = false, resetup = false, distributed = false;
-  std::int64_t replicate_rows = -1;  // distributed GPU solve (-1: the library default)
+  std::int64_t replicate_nnz = -1;  // distributed GPU solve (-1: the library default)
   bool no_cuda_graph = false;
   amg::AmgOptions amg;
 };
@@ -117,9 +117,9 @@ void add_options(CLI::App& app, Options& opt) {
   app.add_flag("--resetup", opt.resetup, "also time a re-setup with the same pattern (the repeated setup); the device setup keeps its "
                  "re-setup plans (device memory) only with this flag");
   app.add_flag("--history", opt.history, "print the residual of every iteration");
-  app.add_option("--replicate-rows", opt.replicate_rows,
-                 "distributed GPU solve: coarse levels of at most this many rows are replicated on every GPU "
-                 "instead of cycled across ranks (default 100000; 0: never)")
+  app.add_option("--replicate-nnz", opt.replicate_nnz,
+                 "distributed GPU solve: coarse levels of at most this many nonzeros are replicated on every GPU "
+                 "instead of cycled across ranks (default 4000000; 0: never; V-cycles only)")
       ->check(CLI::NonNegativeNumber);
   app.add_flag("--no-cuda-graph", opt.no_cuda_graph,
                "distributed GPU solve: launch every step of the cycle from the host instead of replaying a CUDA graph");
@@ -188,7 +188,7 @@ int run_distributed(const dist::Communicator& comm, const Options& opt, const st
   d.compare = compare;
   d.backend = dist::resolve_distributed_backend(comm, opt.backend);
   d.spgemm = opt.spgemm;
-  d.replicate_rows = opt.replicate_rows;
+  d.replicate_nnz = opt.replicate_nnz;
   d.cuda_graph = !opt.no_cuda_graph;
   nlohmann::json out;
   const int status = run_distributed_amg(comm, d, out);

@@ -16,7 +16,7 @@ using dist::gpu::DeviceDistMatrix;
 
 std::int64_t matrix_bytes(const std::unique_ptr<DeviceDistMatrix>& m) {
   if (!m) return 0;
-  return m->local.bytes() + m->nonlocal.bytes() +
+  return m->local.bytes() + m->nonlocal.bytes() + m->local_plan.bytes() + m->boundary_rows.bytes() +
          std::int64_t(m->send_local.bytes() + m->send.bytes() + m->ghosts.bytes());
 }
 
@@ -33,17 +33,17 @@ std::string smoother_error(const DistHierarchy& h, std::size_t l) {
 }  // namespace
 
 DistDeviceAmgPreconditioner::DistDeviceAmgPreconditioner(dist::gpu::DeviceContext& ctx, const DistHierarchy& h,
-                                                         std::int64_t replicate_rows)
-    : ctx_(ctx), h_(h), first_replicated_(first_replicated_level(h, replicate_rows)) {
+                                                         std::int64_t replicate_nnz)
+    : ctx_(ctx), h_(h), first_replicated_(first_replicated_level(ctx.comm(), h, replicate_nnz)) {
   TESSERA_REQUIRE_INPUT(!h.levels.empty(), "distributed device AMG: the hierarchy was never set up");
   for (std::size_t l = 0; l < h.levels.size(); ++l) dist::throw_if_any_rank_failed(ctx.comm(), smoother_error(h, l));
   levels_.resize(distributed_levels());
-  // The replicated levels solve the coarsest level themselves, on whole vectors: the device
-  // factor (or its own host fallback) with no gather of its rhs.
+  // The replicated levels solve the coarsest level themselves, on whole vectors and without
+  // communication: the device factor, or a host solve where the device refused it.
   if (replicated())
     replicated_levels_ = std::make_unique<ReplicatedLevels>(
         ctx, h, first_replicated_,
-        h.coarse_direct ? DeviceCoarseSolve([this](const double* b, double* x) { device_coarse_.solve(b, x, ctx_.compute()); })
+        h.coarse_direct ? DeviceCoarseSolve([this](const double* b, double* x) { replicated_coarse_solve(b, x); })
                         : DeviceCoarseSolve());
   // Uploads can fail on one rank only (out of memory): agree before the first collective (a
   // cycle's exchange) so every rank throws the same error instead of waiting in NCCL.
@@ -128,8 +128,23 @@ void DistDeviceAmgPreconditioner::choose_coarse_path() {
 
 std::string DistDeviceAmgPreconditioner::coarse_method() const {
   if (!h_.coarse_direct) return "smoothed";
-  if (coarse_on_device_ || replicated()) return device_coarse_.method();  // this rank's
-  return h_.coarse.method() + " (host, DistHierarchy)";
+  if (coarse_on_device_) return device_coarse_.method();
+  if (replicated() && device_coarse_.rows() > 0) return device_coarse_.method();  // its own host fallback
+  return h_.coarse.method() + (replicated() ? " (host, on every rank)" : " (host, DistHierarchy)");
+}
+
+void DistDeviceAmgPreconditioner::replicated_coarse_solve(const double* b, double* x) {
+  const cudaStream_t stream = ctx_.compute();
+  if (device_coarse_.rows() > 0) return device_coarse_.solve(b, x, stream);  // factored (device or fallback)
+  // cuSOLVER refused the size (int dimensions): every rank holds the host factor of the same
+  // whole operator (DistHierarchy::coarse), so each solves alone, no MPI.
+  const std::size_t n = std::size_t(h_.coarse_operator.rows), bytes = n * sizeof(double);
+  whole_host_b_.resize(n);
+  TESSERA_CUDA_CHECK(cudaMemcpyAsync(whole_host_b_.data(), b, bytes, cudaMemcpyDeviceToHost, stream));
+  TESSERA_CUDA_CHECK(cudaStreamSynchronize(stream));
+  h_.coarse.solve(whole_host_b_, whole_host_x_);
+  TESSERA_CUDA_CHECK(cudaMemcpyAsync(x, whole_host_x_.data(), bytes, cudaMemcpyHostToDevice, stream));
+  TESSERA_CUDA_CHECK(cudaStreamSynchronize(stream));  // whole_host_x_ is pageable and reused
 }
 
 void DistDeviceAmgPreconditioner::apply(const double* r, double* z) {
@@ -142,7 +157,10 @@ void DistDeviceAmgPreconditioner::apply(const double* r, double* z) {
   // differ between ranks (a pool may hand one rank the same block again and not another), and
   // a rank capturing while another runs eagerly would leave their NCCL calls unpaired: the
   // ranks agree on both conditions first (one small MPI allreduce a call).
-  std::vector<std::int64_t> agreed{graph_.ready() && r == graph_r_ && z == graph_z_, r == last_r_ && z == last_z_};
+  // The graph also holds the levels' exchange buffers: a product with more columns on one of
+  // them (e.g. an SpMM on fine_operator()) reallocates them, and the graph is captured again.
+  const bool valid = graph_.ready() && r == graph_r_ && z == graph_z_ && exchange_generation() == graph_generation_;
+  std::vector<std::int64_t> agreed{valid, r == last_r_ && z == last_z_};
   ctx_.comm().allreduce_in_place(agreed, dist::ReduceOp::min);
   last_r_ = r, last_z_ = z;
   const bool replay = agreed[0] == 1, capture = !replay && agreed[1] == 1;
@@ -154,13 +172,31 @@ void DistDeviceAmgPreconditioner::apply(const double* r, double* z) {
 void DistDeviceAmgPreconditioner::capture_cycle(const double* r, double* z) {
   std::string why;
   const bool captured = graph_.capture(ctx_.compute(), [&] { cycle_.apply(r, z); }, why);
+  // A capture that failed after forking the exchange stream may leave it capturing: the NCCL
+  // calls of an eager cycle would then fail on this rank alone.
+  cudaStreamCaptureStatus exchange_status = cudaStreamCaptureStatusNone;
+  const bool exchange_free = cudaStreamIsCapturing(ctx_.exchange(), &exchange_status) == cudaSuccess &&
+                             exchange_status == cudaStreamCaptureStatusNone;
   // Replayed on every rank or on none: the ranks' NCCL calls must pair up.
-  if (ctx_.comm().allreduce(std::int64_t(captured), dist::ReduceOp::min) == 1) {
-    graph_r_ = r, graph_z_ = z;
+  std::vector<std::int64_t> agreed{captured && exchange_free, exchange_free};
+  ctx_.comm().allreduce_in_place(agreed, dist::ReduceOp::min);
+  if (agreed[1] == 0)
+    throw DeviceError("distributed device AMG: a failed CUDA graph capture left a rank's exchange stream capturing (" +
+                      why + ")");
+  if (agreed[0] == 1) {
+    graph_r_ = r, graph_z_ = z, graph_generation_ = exchange_generation();
     return;
   }
   graph_.reset();
   graph_failure_ = captured ? "another rank could not capture the cycle" : why;
+}
+
+std::uint64_t DistDeviceAmgPreconditioner::exchange_generation() const {
+  std::uint64_t sum = 0;  // generations only grow: an unchanged sum means no buffer moved
+  for (const DeviceLevel& v : levels_)
+    for (const auto* m : {v.a.get(), v.p.get(), v.r.get()})
+      if (m) sum += m->exchange_generation;
+  return sum;
 }
 
 void DistDeviceAmgPreconditioner::set_cuda_graph(bool on) {

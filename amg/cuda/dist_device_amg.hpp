@@ -11,7 +11,7 @@
 // and keeps the rank's rows -- no host synchronisation, no MPI. Where cuSOLVER cannot factor
 // it on some rank (DeviceCoarseSolver's host fallback: singular to working precision), every
 // rank keeps DistHierarchy's host solve (rhs down, owned solution up through MPI).
-// Coarse levels below `replicate_rows` global rows are not cycled across ranks but replicated
+// Coarse levels of at most `replicate_nnz` nonzeros are not cycled across ranks but replicated
 // on every GPU (replicated_levels.hpp): one allgather a cycle instead of six halo exchanges a
 // level; the coarsest direct solve is then part of them.
 // dist_device_pcg is the shared device PCG on the distributed operator.
@@ -37,9 +37,9 @@ class DistDeviceAmgPreconditioner {
   /// of device memory) throws the same error on every rank. Keeps references to `ctx` and `h`
   /// (the coarse solve and the DeviceDistMatrix plans): both must outlive it. After a
   /// re-setup of `h` build a new one (the values changed). Levels from
-  /// first_replicated_level(h, replicate_rows) on are replicated (0: none).
+  /// first_replicated_level(comm, h, replicate_nnz) on are replicated (0: none).
   DistDeviceAmgPreconditioner(dist::gpu::DeviceContext& ctx, const DistHierarchy& h,
-                              std::int64_t replicate_rows = kReplicateBelowRows);
+                              std::int64_t replicate_nnz = kReplicateBelowNonzeros);
   DistDeviceAmgPreconditioner(const DistDeviceAmgPreconditioner&) = delete;
   DistDeviceAmgPreconditioner& operator=(const DistDeviceAmgPreconditioner&) = delete;
 
@@ -48,6 +48,8 @@ class DistDeviceAmgPreconditioner {
   /// into a CUDA graph on every rank, and later calls on them replay it: one launch instead of
   /// some 150 kernel launches and a dozen NCCL calls (whose host side, tens of microseconds
   /// each, set the pace of the coarse levels). If some rank cannot capture, none replays.
+  /// Replays and the solver's eager NCCL calls (its dot products) share one communicator,
+  /// which NCCL allows by default (NCCL_GRAPH_MIXING_SUPPORT=1; do not set it to 0).
   void apply(const double* r, double* z);
   /// Collective in effect (call it alike on every rank): off runs every step from the host.
   void set_cuda_graph(bool on);
@@ -89,6 +91,8 @@ class DistDeviceAmgPreconditioner {
   void coarse_solve_on_device(const double* b, double* x);
   void coarse_solve_on_host(const double* b, double* x);
   void capture_cycle(const double* r, double* z);  // collective
+  std::uint64_t exchange_generation() const;        // sum over the levels' DeviceDistMatrix
+  void replicated_coarse_solve(const double* b, double* x);  // whole vectors, no communication
 
   dist::gpu::DeviceContext& ctx_;
   const DistHierarchy& h_;
@@ -96,12 +100,14 @@ class DistDeviceAmgPreconditioner {
   DeviceCycle cycle_;
   std::size_t first_replicated_;
   std::unique_ptr<ReplicatedLevels> replicated_levels_;  // levels [first_replicated_, end), if any
-  // CUDA graph of the cycle for one pair of vectors (graph_r_, graph_z_).
+  // CUDA graph of the cycle for one pair of vectors (graph_r_, graph_z_) and the exchange
+  // buffers of exchange_generation() at capture (graph_ itself is the last member: destroyed
+  // first, before the buffers its nodes refer to).
   bool graph_wanted_ = true;
   std::string graph_failure_;  // why capture failed on some rank ("" if it did not)
-  tessera::cuda::StreamGraph graph_;
   const double* graph_r_ = nullptr;
   double* graph_z_ = nullptr;
+  std::uint64_t graph_generation_ = 0;
   const double* last_r_ = nullptr;  // the previous apply's vectors
   double* last_z_ = nullptr;
   // Device coarse solve: the factor, the coarsest level's row offsets per rank (offsets of the
@@ -111,6 +117,8 @@ class DistDeviceAmgPreconditioner {
   std::vector<std::int64_t> coarse_offsets_;
   tessera::cuda::DeviceBuffer<double> whole_b_, whole_x_;
   Vector coarse_b_, coarse_x_;  // host staging of the host coarse solve (owned rows)
+  Vector whole_host_b_, whole_host_x_;  // host staging of the replicated levels' host coarse solve
+  tessera::cuda::StreamGraph graph_;
 };
 
 /// Collective PCG on the distributed device operator: b and x are device vectors of

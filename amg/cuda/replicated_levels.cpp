@@ -9,11 +9,14 @@
 #include "local/cuda/device_matrix.hpp"
 
 namespace tessera::amg::gpu {
-std::size_t first_replicated_level(const DistHierarchy& h, std::int64_t max_rows) {
+std::size_t first_replicated_level(const dist::Communicator& comm, const DistHierarchy& h, std::int64_t max_nnz) {
   const std::size_t none = h.levels.size();
-  if (max_rows <= 0 || h.options.cycle == CycleKind::w) return none;
+  if (max_nnz <= 0 || h.options.cycle == CycleKind::w) return none;
+  std::vector<std::int64_t> nnz;
+  for (const DistLevel& level : h.levels) nnz.push_back(level.a.nnz());
+  comm.allreduce_in_place(nnz, dist::ReduceOp::sum);
   for (std::size_t l = 1; l < h.levels.size(); ++l)
-    if (h.levels[l].a.global_rows() <= max_rows) return l;
+    if (nnz[l] <= max_nnz) return l;
   return none;
 }
 

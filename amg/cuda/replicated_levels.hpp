@@ -5,11 +5,14 @@
 // A visit allgathers the level-`first` rhs (one NCCL call), cycles, and keeps the rank's rows.
 //
 // Why: a distributed level costs about six halo exchanges a V-cycle visit (smoothing,
-// residual, restriction, prolongation), each 15-30 us of latency on NVLink whatever its size;
-// below some 10^5 rows the whole level's work on one GPU is shorter than that. Four GPUs on
-// poisson3d:96 per GPU spent 0.62 -> 1.38 ms an iteration, mostly in those exchanges (the
-// redundancy of PETSc's PCREDUNDANT / telescope and of GAMG's coarse-grid agglomeration, taken
-// all the way: every rank holds the same coarse levels, so nothing is sent back).
+// residual, restriction, prolongation), each tens of microseconds on NVLink however small the
+// level; below a few million nonzeros the whole level's work on one GPU is shorter than that
+// (the redundancy of PETSc's PCREDUNDANT, taken all the way down: every rank holds the same
+// coarse levels, so nothing is sent back). Measured on 4 H200s (docs/performance.md, fifth
+// session): 7% off an iteration at poisson3d:96 per GPU (1.03 -> 0.96 ms); replicating a
+// 25M-nonzero level made it 46% slower, hence the threshold in nonzeros, not rows: coarse
+// operators of 27-point or elasticity problems carry 30-100 nonzeros a row. W-cycles are not
+// replicated (the distributed cycle visits its last level once).
 // The operators, smoothers and cycle are the same as those of the distributed levels, so the
 // preconditioner is unchanged up to rounding (rows are summed in another order).
 #include <cstdint>
@@ -20,17 +23,18 @@
 #include "amg/cuda/device_operator.hpp"
 #include "amg/cuda/device_vcycle.hpp"
 #include "amg/dist/dist_hierarchy.hpp"
+#include "dist/communicator.hpp"
 #include "dist/cuda/device_context.hpp"
 
 namespace tessera::amg::gpu {
 
-/// Global rows at or below which a level (other than the finest) is replicated by default.
-inline constexpr std::int64_t kReplicateBelowRows = 100000;
+/// Global nonzeros at or below which a level (other than the finest) is replicated by default.
+inline constexpr std::int64_t kReplicateBelowNonzeros = 4'000'000;
 
-/// The first level of `h` (>= 1) with at most `max_rows` global rows, or h.levels.size() when
-/// none is (max_rows <= 0 turns replication off). W-cycles are never replicated (a replicated
-/// tail would be visited once where the W-cycle visits twice). Global data: the same on every rank.
-std::size_t first_replicated_level(const DistHierarchy& h, std::int64_t max_rows);
+/// Collective (MPI): the first level of `h` (>= 1) with at most `max_nnz` nonzeros over all
+/// ranks, or h.levels.size() when none is (max_nnz <= 0 turns replication off). W-cycles are
+/// never replicated (a replicated tail would be visited once where the W-cycle visits twice).
+std::size_t first_replicated_level(const dist::Communicator& comm, const DistHierarchy& h, std::int64_t max_nnz);
 
 class ReplicatedLevels {
  public:

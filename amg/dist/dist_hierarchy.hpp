@@ -11,7 +11,7 @@
 // Coarsest level: gathered onto EVERY rank (one allgatherv at setup) and factored redundantly
 // by the serial dense solver; each cycle then allgathers the coarse rhs and every rank solves
 // and keeps its own rows -- no broadcast of the solution. The host cycle keeps every other level
-// distributed; the device solve replicates the levels below 10^5 rows whole on every GPU
+// distributed; the device solve replicates the levels below 4M nonzeros whole on every GPU
 // (amg/cuda/replicated_levels.hpp), where their halo exchanges cost more than their work.
 // Redistributing onto a subset of ranks (GAMG's -pc_gamg_process_eq_limit, hypre's
 // agglomeration) is not done.

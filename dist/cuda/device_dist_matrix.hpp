@@ -32,6 +32,9 @@ struct DeviceDistMatrix {
 
   tessera::cuda::DeviceBuffer<std::int64_t> send_local;  // owned index of each sent item
   tessera::cuda::DeviceBuffer<double> send, ghosts;        // exchange buffers (items x k)
+  /// Bumped whenever send/ghosts are reallocated (a product with a larger k): a CUDA graph that
+  /// captured products on this matrix holds their old addresses and must be captured again.
+  std::uint64_t exchange_generation = 0;
 
   std::int64_t owned_rows() const { return local.rows; }
   std::int64_t owned_cols() const { return local.cols; }

@@ -85,6 +85,7 @@ void reserve_exchange_buffers(DeviceContext& ctx, DeviceDistMatrix& a, std::int6
   // may write them at once.
   if (a.send.size() < sent) a.send.allocate(sent, ctx.compute());
   if (a.ghosts.size() < ghosts) a.ghosts.allocate(ghosts, ctx.compute());
+  ++a.exchange_generation;
   TESSERA_CUDA_CHECK(cudaStreamSynchronize(ctx.compute()));
 }
 

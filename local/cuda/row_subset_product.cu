@@ -63,8 +63,10 @@ int power_of_two_lanes(std::int64_t want) {
 unsigned blocks_for(std::int64_t threads) { return static_cast<unsigned>((threads + kBlock - 1) / kBlock); }
 
 void check_shape(const RowSubset& subset, const DeviceCsr<double>& a) {
-  TESSERA_REQUIRE_INPUT(subset.count <= a.rows && static_cast<std::int64_t>(subset.rows.size()) == subset.count,
-                        "row-subset product: the subset lists ", subset.count, " rows of a matrix with ", a.rows);
+  TESSERA_REQUIRE_INPUT(subset.matrix_rows == a.rows && subset.matrix_nnz == a.nnz &&
+                            static_cast<std::int64_t>(subset.rows.size()) == subset.count,
+                        "row-subset product: the subset was listed from a matrix of ", subset.matrix_rows, " rows and ",
+                        subset.matrix_nnz, " entries, not this one (", a.rows, " rows, ", a.nnz, " entries)");
 }
 
 }  // namespace
@@ -75,6 +77,8 @@ RowSubset make_row_subset(const Csr<double>& a, cudaStream_t stream) {
     if (a.row_ptr[i + 1] > a.row_ptr[i]) rows.push_back(i);
   RowSubset subset;
   subset.count = static_cast<std::int64_t>(rows.size());
+  subset.matrix_rows = a.rows;
+  subset.matrix_nnz = a.nnz();
   // Lanes at the mean rounded down to a power of two (as the CSR-vector kernels do): a
   // boundary row of a 7-point stencil has 1 ghost, of elasticity up to 27.
   const std::int64_t mean = subset.count ? a.nnz() / subset.count : 0;

@@ -24,12 +24,17 @@ struct RowSubset {
   DeviceBuffer<std::int64_t> rows;  // ascending
   std::int64_t count = 0;
   int lanes = 1;  // per row for SpMV: a power of two (<= 32) near the mean entries of a listed row
+  std::int64_t matrix_rows = 0, matrix_nnz = 0;  // the shape it was listed from (checked at use)
+  std::int64_t bytes() const { return std::int64_t(rows.bytes()); }
 };
 
 /// Lists `a`'s non-empty rows (a host pass over row_ptr; the matrix is uploaded from it).
 RowSubset make_row_subset(const Csr<double>& a, cudaStream_t stream = nullptr);
 
-/// y[i] += alpha * (A x)[i] for the rows of `subset`; x has a.cols entries, y a.rows.
+/// y[i] += alpha * (A x)[i] for the rows of `subset`; x has a.cols entries, y a.rows. The
+/// listed rows equal a full SpMV with beta = 1 (Inf/NaN in x propagate alike); the other rows
+/// are left as they are, bit for bit (a full pass with a finite alpha would only turn -0.0 into
+/// +0.0 there). InputError when `a` is not the matrix (rows, nnz) the subset was listed from.
 void spmv_add_on_rows(const RowSubset& subset, double alpha, const DeviceCsr<double>& a, const double* x, double* y,
                       cudaStream_t stream = nullptr);
 

@@ -163,6 +163,10 @@ struct SpmvPlan {
   int rows_per_group = 4;
   NnzChunks chunks;            // nnz_split only
   StreamBlocks stream_blocks;  // stream only
+  /// Device bytes the plan holds (its chunk or block tables).
+  std::int64_t bytes() const {
+    return std::int64_t(chunks.first_row.bytes() + stream_blocks.start.bytes() + stream_blocks.local_offset.bytes());
+  }
 };
 
 /// Smallest power of two >= the mean row length (>= half of it past 16), clamped to [2, 32]:

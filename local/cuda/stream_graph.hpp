@@ -20,9 +20,11 @@ class StreamGraph {
   StreamGraph(const StreamGraph&) = delete;
   StreamGraph& operator=(const StreamGraph&) = delete;
 
-  /// Records what `work` enqueues on `stream` (nothing runs) and instantiates it, replacing any
-  /// previous graph. False, with the reason in `why`, the stream out of capture and the CUDA
-  /// error state cleared, when some step could not be captured (or work threw).
+  /// Records what `work` enqueues on `stream` (nothing runs) and instantiates it (keeping the
+  /// priorities of the streams the kernels were queued on), replacing any previous graph. Never
+  /// throws: false, with the reason in `why` and the CUDA error state cleared, when some step
+  /// could not be captured or work threw (then check that streams work forked are not left
+  /// capturing: cudaStreamIsCapturing).
   bool capture(cudaStream_t stream, const std::function<void()>& work, std::string& why);
   /// Runs the captured work on `stream` (ordered after what is already queued there).
   void launch(cudaStream_t stream) const;

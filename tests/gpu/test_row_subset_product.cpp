@@ -102,8 +102,43 @@ TEST(RowSubsetProduct, RefusesASubsetOfAnotherMatrix) {
   cuda::DeviceBuffer<double> x(216), y(216);
   EXPECT_THROW(cuda::spmv_add_on_rows(subset, 1.0, smaller, x.data(), y.data()), InputError);
   EXPECT_THROW(cuda::spmm_add_on_rows(subset, 1.0, smaller, x.data(), 1, y.data()), InputError);
+  const cuda::DeviceCsr<double> same_rows = cuda::upload(gen::generate(gen::parse_spec("poisson3d27:6")));
+  EXPECT_THROW(cuda::spmv_add_on_rows(subset, 1.0, same_rows, x.data(), y.data()), InputError);  // other nnz
   const cuda::DeviceCsr<double> same = cuda::upload(gen::generate(gen::parse_spec("poisson3d:6")));
   EXPECT_THROW(cuda::spmm_add_on_rows(subset, 1.0, same, x.data(), 0, y.data()), InputError);
+}
+
+// Inf and NaN in x reach the listed rows that use them as in a full SpMV with beta = 1.
+TEST(RowSubsetProduct, NonFiniteXPropagatesLikeAFullSpmv) {
+  const std::uint64_t seed = fresh_seed();
+  SCOPED_TRACE("seed " + std::to_string(seed));
+  const Csr<double> a = slab_boundary_block(2000, 150, 90, seed);
+  for (std::int64_t k : {1, 3}) {
+    SCOPED_TRACE("k " + std::to_string(k));
+    DenseMatrix x(a.cols, k, Layout::row_major), y(a.rows, k, Layout::row_major);
+    x.data = random_values<double>(a.cols * k, seed + 1);
+    y.data = random_values<double>(a.rows * k, seed + 2);
+    x.data[x.index(3, 0)] = std::numeric_limits<double>::infinity();
+    x.data[x.index(40, k - 1)] = std::numeric_limits<double>::quiet_NaN();
+    const std::vector<double> y0 = y.data;
+    ref::spmm(-1.0, a, x, 1.0, y);
+    const cuda::DeviceCsr<double> da = cuda::upload(a);
+    const cuda::RowSubset subset = cuda::make_row_subset(a);
+    cuda::DeviceBuffer<double> dx = to_device<double>(x.data), dy = to_device<double>(y0);
+    if (k == 1) cuda::spmv_add_on_rows(subset, -1.0, da, dx.data(), dy.data());
+    else cuda::spmm_add_on_rows(subset, -1.0, da, dx.data(), k, dy.data());
+    const std::vector<double> got = to_host(dy);
+    std::int64_t non_finite = 0, wrong = 0;
+    for (std::size_t i = 0; i < got.size(); ++i) {
+      const double w = y.data[i];
+      non_finite += !std::isfinite(w);
+      if (std::isnan(w)) wrong += !std::isnan(got[i]);
+      else if (std::isinf(w)) wrong += got[i] != w;
+      else wrong += !(std::abs(got[i] - w) <= 1e-12 * (1 + std::abs(w)));
+    }
+    EXPECT_GT(non_finite, 0);  // the case is real
+    EXPECT_EQ(wrong, 0);
+  }
 }
 
 }  // namespace

@@ -27,6 +27,7 @@
 #include "amg/dist/dist_hierarchy.hpp"
 #include "dist/cuda/device_context.hpp"
 #include "dist/cuda/device_dist_matrix.hpp"
+#include "dist/cuda/device_spmv.hpp"
 #include "dist/dist_matrix.hpp"
 #include "dist/spmv.hpp"
 #include "dist_amg_test_util.hpp"
@@ -173,12 +174,12 @@ void check_problem(const std::string& spec, const AmgOptions& options, bool expe
     // Every level cycled across the ranks with each step launched from the host, then levels 1
     // and coarser replicated on every GPU with the cycle replayed as a CUDA graph.
     for (const bool replicate_and_graph : {false, true}) {
-      const std::int64_t replicate_rows = replicate_and_graph ? pb.a.rows : 0;
+      const std::int64_t replicate_nnz = replicate_and_graph ? pb.a.nnz() : 0;  // from level 1 on, or none
       SCOPED_TRACE(replicate_and_graph ? "replicated levels, CUDA graph" : "all levels distributed, no graph");
-      gpu::DistDeviceAmgPreconditioner device(ctx, host.hierarchy(), replicate_rows);
+      gpu::DistDeviceAmgPreconditioner device(ctx, host.hierarchy(), replicate_nnz);
       device.set_cuda_graph(replicate_and_graph);
       const bool w_cycle = options.cycle == CycleKind::w;
-      EXPECT_EQ(device.first_replicated(), replicate_rows == 0 || w_cycle ? host.hierarchy().levels.size() : 1u);
+      EXPECT_EQ(device.first_replicated(), replicate_nnz == 0 || w_cycle ? host.hierarchy().levels.size() : 1u);
       EXPECT_EQ(device.rows(), a.owned_rows());
       expect_coarse_path(comm, host.hierarchy(), device, uneven);
       EXPECT_GT(comm.allreduce(device.device_bytes(), dist::ReduceOp::sum), 0);
@@ -206,6 +207,63 @@ TEST(DistDeviceAmgSolve, HundredRowCoarsestLevelMatchesHost) {
   AmgOptions o = small_coarse();
   o.max_levels = 3;  // stops above coarse_size: 114 coarse rows spread over the ranks, factored
   check_problem("poisson3d:32", o);
+}
+
+// The graph replays what the eager cycle computes, call after call, from a deeper replicated
+// level; and when a product with more columns reallocates the fine level's exchange buffers
+// (held by the graph), the next call captures again instead of replaying on freed memory.
+TEST(DistDeviceAmgSolve, GraphReplaysMatchTheHostAndFollowReallocatedBuffers) {
+  const dist::Communicator comm;
+  const std::uint64_t seed = dist::testing::shared_seed(comm);
+  SCOPED_TRACE("poisson3d:14, seed " + std::to_string(seed));
+  const Problem pb = testing::make_problem("poisson3d:14");
+  dist::gpu::DeviceContext ctx(comm);
+  // Balanced: every rank has neighbours, so the SpMM below moves exchange buffers on 2+ ranks.
+  const dist::RowPartition rows = testing::aligned_partition(comm, pb.a.rows, 1, false, seed);
+  const dist::DistMatrix a = dist::testing::distribute(comm, pb.a, rows, rows);
+  const DistAmg host(comm, a, testing::owned_rows(pb.near_null, rows.begin(comm.rank()), rows.end(comm.rank())),
+                     small_coarse());
+  const DistHierarchy& h = host.hierarchy();
+  ASSERT_GE(h.levels.size(), 3u);
+  // Replicate from level 2 on: level 1 stays distributed between the graph's two halves.
+  std::int64_t level2_nnz = h.levels[2].a.nnz(), level1_nnz = h.levels[1].a.nnz();
+  level2_nnz = comm.allreduce(level2_nnz, dist::ReduceOp::sum), level1_nnz = comm.allreduce(level1_nnz, dist::ReduceOp::sum);
+  ASSERT_LT(level2_nnz, level1_nnz);
+  gpu::DistDeviceAmgPreconditioner device(ctx, h, level2_nnz);
+  EXPECT_EQ(device.first_replicated(), 2u);
+
+  const Vector r = owned_slice(random_vector(std::size_t(a.global_rows()), seed), a);
+  Vector z_host;
+  host.apply(r, z_host);
+  const double scale = global_max_abs(comm, z_host);
+  DeviceBuffer<double> dr(r.size(), ctx.compute()), dz(r.size(), ctx.compute());
+  dr.upload(r, ctx.compute());
+  const auto expect_host_result = [&](const std::string& when) {
+    dz.fill_bytes(0xff, ctx.compute());  // NaN: every call must write all of z
+    device.apply(dr.data(), dz.data());
+    const Vector z = dz.download(ctx.compute());
+    std::int64_t off = 0;  // NaN counts: !(NaN <= bound)
+    for (std::size_t i = 0; i < z.size(); ++i) off += !(std::fabs(z[i] - z_host[i]) <= 1e-10 * scale);
+    EXPECT_EQ(comm.allreduce(off, dist::ReduceOp::sum), 0) << when << ": entries off the host application";
+  };
+  expect_host_result("first call (eager)");
+  EXPECT_EQ(device.cuda_graph_state(), "not yet captured");
+  expect_host_result("second call (captured, then replayed)");
+  EXPECT_EQ(device.cuda_graph_state(), "replayed");
+  expect_host_result("third call (replayed)");
+
+  // An SpMM on the fine operator grows its exchange buffers (k = 5 columns).
+  dist::gpu::DeviceDistMatrix& fine = device.fine_operator();
+  const std::uint64_t generation = fine.exchange_generation;
+  const std::int64_t k = 5;
+  DeviceBuffer<double> x(std::size_t(fine.owned_cols() * k), ctx.compute()), y(std::size_t(fine.owned_rows() * k), ctx.compute());
+  x.fill_bytes(0, ctx.compute());
+  dist::gpu::spmm(ctx, fine, x.data(), k, y.data());
+  const bool moved = comm.allreduce(std::int64_t(fine.exchange_generation != generation), dist::ReduceOp::max) == 1;
+  if (comm.size() > 1) EXPECT_TRUE(moved) << "the case is not exercised: no exchange buffer grew";
+  expect_host_result("after the buffers moved (captured again)");
+  expect_host_result("replayed again");
+  EXPECT_EQ(device.cuda_graph_state(), "replayed");
 }
 
 TEST(DistDeviceAmgSolve, SmoothedCoarsestLevelMatchesHost) {
