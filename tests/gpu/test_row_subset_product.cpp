@@ -127,17 +127,9 @@ TEST(RowSubsetProduct, NonFiniteXPropagatesLikeAFullSpmv) {
     cuda::DeviceBuffer<double> dx = to_device<double>(x.data), dy = to_device<double>(y0);
     if (k == 1) cuda::spmv_add_on_rows(subset, -1.0, da, dx.data(), dy.data());
     else cuda::spmm_add_on_rows(subset, -1.0, da, dx.data(), k, dy.data());
-    const std::vector<double> got = to_host(dy);
-    std::int64_t non_finite = 0, wrong = 0;
-    for (std::size_t i = 0; i < got.size(); ++i) {
-      const double w = y.data[i];
-      non_finite += !std::isfinite(w);
-      if (std::isnan(w)) wrong += !std::isnan(got[i]);
-      else if (std::isinf(w)) wrong += got[i] != w;
-      else wrong += !(std::abs(got[i] - w) <= 1e-12 * (1 + std::abs(w)));
-    }
-    EXPECT_GT(non_finite, 0);  // the case is real
-    EXPECT_EQ(wrong, 0);
+    const NonFiniteComparison c = compare_with_non_finite(to_host(dy), y.data);
+    EXPECT_GT(c.non_finite, 0);  // the case is real
+    EXPECT_EQ(c.wrong, 0);
   }
 }
 

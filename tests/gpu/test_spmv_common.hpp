@@ -110,4 +110,24 @@ struct BoundCheck {
 
 inline bool within(double got, double want, double bound) { return std::abs(got - want) <= bound; }
 
+/// A result against a reference that holds Inf/NaN: `wrong` counts entries that are not NaN
+/// where the reference is, not the same infinity where it is infinite, or off by more than
+/// 1e-12 relative elsewhere; `non_finite` counts the reference's non-finite entries (a test
+/// asserts it is > 0, else the case is not exercised).
+struct NonFiniteComparison {
+  std::int64_t wrong = 0, non_finite = 0;
+};
+
+inline NonFiniteComparison compare_with_non_finite(const std::vector<double>& got, const std::vector<double>& want) {
+  NonFiniteComparison c;
+  for (std::size_t i = 0; i < got.size(); ++i) {
+    const double w = want[i];
+    c.non_finite += !std::isfinite(w);
+    if (std::isnan(w)) c.wrong += !std::isnan(got[i]);
+    else if (std::isinf(w)) c.wrong += got[i] != w;
+    else c.wrong += !(std::abs(got[i] - w) <= 1e-12 * (1 + std::abs(w)));
+  }
+  return c;
+}
+
 }  // namespace tessera::testing
