@@ -9,6 +9,7 @@
 #include "local/cuda/device_matrix.hpp"
 
 namespace tessera::amg::gpu {
+
 std::size_t first_replicated_level(const dist::Communicator& comm, const DistHierarchy& h, std::int64_t max_nnz) {
   const std::size_t none = h.levels.size();
   if (max_nnz <= 0 || h.options.cycle == CycleKind::w) return none;
@@ -107,7 +108,9 @@ void ReplicatedLevels::upload(const Gathered& g, cudaStream_t stream, Level& v, 
 
 std::int64_t ReplicatedLevels::device_bytes() const {
   std::int64_t bytes = cycle_.vector_bytes() + std::int64_t(whole_b_.bytes() + whole_x_.bytes());
-  for (const Level& v : levels_) bytes += v.a.bytes() + v.p.bytes() + v.r.bytes() + std::int64_t(v.inv_diag.bytes());
+  for (const Level& v : levels_)
+    bytes += v.a.bytes() + v.p.bytes() + v.r.bytes() + v.a_plan.bytes() + v.p_plan.bytes() + v.r_plan.bytes() +
+             std::int64_t(v.inv_diag.bytes());
   return bytes;
 }
 
