@@ -46,8 +46,7 @@ class DistDeviceAmgPreconditioner {
   /// Collective. z = M^-1 r on device vectors of rows() (owned) entries, ordered on ctx.compute().
   /// The second call in a row on the same two vectors (a solver's loop) captures the cycle
   /// into a CUDA graph on every rank, and later calls on them replay it: one launch instead of
-  /// some 150 kernel launches and a dozen NCCL calls (whose host side, tens of microseconds
-  /// each, set the pace of the coarse levels). If some rank cannot capture, none replays.
+  /// one per kernel and per NCCL call (whose host side takes tens of microseconds each). If some rank cannot capture, none replays.
   /// Replays and the solver's eager NCCL calls (its dot products) share one communicator,
   /// which NCCL allows by default (NCCL_GRAPH_MIXING_SUPPORT=1; do not set it to 0).
   void apply(const double* r, double* z);

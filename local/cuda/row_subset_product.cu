@@ -79,8 +79,8 @@ RowSubset make_row_subset(const Csr<double>& a, cudaStream_t stream) {
   subset.count = static_cast<std::int64_t>(rows.size());
   subset.matrix_rows = a.rows;
   subset.matrix_nnz = a.nnz();
-  // Lanes at the mean rounded down to a power of two (as the CSR-vector kernels do): a
-  // boundary row of a 7-point stencil has 1 ghost, of elasticity up to 27.
+  // Lanes at the mean rounded down to a power of two, so short rows do not leave most lanes
+  // idle: a boundary row of a 7-point stencil has 1 ghost (one lane), of elasticity up to 27.
   const std::int64_t mean = subset.count ? a.nnz() / subset.count : 0;
   subset.lanes = 1;
   while (subset.lanes < 32 && 2 * subset.lanes <= mean) subset.lanes *= 2;

@@ -1,8 +1,8 @@
 #pragma once
 // StreamGraph: the work a callable enqueues on a stream, captured once into a CUDA graph and
-// replayed by one launch. For fixed sequences of many small steps -- an AMG cycle is some 150
-// kernels and, across ranks, a dozen NCCL calls whose host side (group start/end, plan
-// building) costs tens of microseconds each -- where the host, not the GPU, would set the pace.
+// replayed by one launch. For fixed sequences of many small steps -- an AMG cycle's kernels
+// and, across ranks, its NCCL calls, whose host side (group start/end, plan building) costs
+// tens of microseconds each -- where the host, not the GPU, would set the pace.
 // What the callable enqueues must not synchronise or depend on host values that change between
 // replays, and must read and write the same buffers every time. Streams it forks from the
 // captured stream (an event recorded there, waited on elsewhere) must join back before it returns.
