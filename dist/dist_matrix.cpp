@@ -46,6 +46,43 @@ std::string block_size_error(std::int64_t owned_cols, std::int64_t ghosts) {
   return "";
 }
 
+void check_rank_counts(const Communicator& comm, const RowPartition& row_partition, const RowPartition& col_partition) {
+  if (row_partition.num_ranks() != comm.size() || col_partition.num_ranks() != comm.size())
+    throw InputError(detail::concat("assemble: partitions over ", row_partition.num_ranks(), " and ",
+                                    col_partition.num_ranks(), " ranks on a communicator of ", comm.size()));
+}
+
+// "" when `b` (columns: indices into global_of) is a well-formed block of `rows` rows.
+std::string compact_block_error(const Csr<double>& b, const std::vector<std::int64_t>& global_of, std::int64_t rows,
+                                std::int64_t global_cols) {
+  const auto fail = [&](auto&&... parts) { return detail::concat(parts...); };
+  const auto n = static_cast<std::int64_t>(global_of.size());
+  if (b.rows != rows || b.cols != n || static_cast<std::int64_t>(b.row_ptr.size()) != rows + 1 ||
+      b.row_ptr.front() != 0 || b.row_ptr.back() != b.nnz() || b.values.size() != b.col_idx.size())
+    return fail("compact block of ", b.rows, "x", b.cols, " (", b.nnz(), " entries) for ", rows, " rows and ", n,
+                " columns");
+  for (std::int64_t c = 0; c < n; ++c)
+    if (global_of[c] < 0 || global_of[c] >= global_cols || (c > 0 && global_of[c] <= global_of[c - 1]))
+      return fail("compact column map is not increasing within [0, ", global_cols, ") at ", c);
+  for (std::int64_t r = 0; r < rows; ++r) {
+    if (b.row_ptr[r + 1] < b.row_ptr[r] || b.row_ptr[r + 1] > b.nnz()) return fail("row_ptr is broken at row ", r);
+    for (std::int64_t k = b.row_ptr[r]; k < b.row_ptr[r + 1]; ++k) {
+      if (b.col_idx[k] < 0 || b.col_idx[k] >= n) return fail("row ", r, " has compact column ", b.col_idx[k]);
+      if (k > b.row_ptr[r] && b.col_idx[k] <= b.col_idx[k - 1])
+        return fail("row ", r, " columns are not strictly increasing at compact column ", b.col_idx[k]);
+    }
+  }
+  return "";
+}
+
+// A rows x cols Csr with room for `entries` (reserved, not touched: the fill pushes once).
+Csr<double> empty_block(std::int64_t rows, std::int64_t cols, std::int64_t entries) {
+  Csr<double> m = Csr<double>::empty(rows, cols);
+  m.col_idx.reserve(static_cast<std::size_t>(entries));
+  m.values.reserve(static_cast<std::size_t>(entries));
+  return m;
+}
+
 // Calls f(global_col, value_position) for every entry of owned row r in global column order.
 template <class F>
 void for_each_in_row_order(const DistMatrix& a, std::int64_t r, F&& f) {
@@ -63,9 +100,7 @@ void for_each_in_row_order(const DistMatrix& a, std::int64_t r, F&& f) {
 DistMatrix assemble(const Communicator& comm, const RowBlock& rows, const RowPartition& row_partition,
                     const RowPartition& col_partition) {
   const int me = comm.rank();
-  if (row_partition.num_ranks() != comm.size() || col_partition.num_ranks() != comm.size())
-    throw InputError(detail::concat("assemble: partitions over ", row_partition.num_ranks(), " and ",
-                                    col_partition.num_ranks(), " ranks on a communicator of ", comm.size()));
+  check_rank_counts(comm, row_partition, col_partition);
   const std::string error = row_block_error(rows, row_partition.global_rows(), col_partition.global_rows(),
                                             row_partition.begin(me), row_partition.end(me));
   throw_if_any_rank_failed(comm, error.empty() ? error : detail::concat("assemble: rank ", me, ": ", error));
@@ -80,21 +115,85 @@ DistMatrix assemble(const Communicator& comm, const RowBlock& rows, const RowPar
   a.ghost_cols.erase(std::unique(a.ghost_cols.begin(), a.ghost_cols.end()), a.ghost_cols.end());
   throw_if_any_rank_failed(comm, block_size_error(ce - cb, static_cast<std::int64_t>(a.ghost_cols.size())));
 
-  a.local = Csr<double>::empty(n, ce - cb);
-  a.nonlocal = Csr<double>::empty(n, static_cast<std::int64_t>(a.ghost_cols.size()));
+  const auto owned = static_cast<std::int64_t>(
+      std::count_if(rows.col.begin(), rows.col.end(), [&](std::int64_t c) { return c >= cb && c < ce; }));
+  a.local = empty_block(n, ce - cb, owned);
+  a.nonlocal = empty_block(n, static_cast<std::int64_t>(a.ghost_cols.size()), rows.nnz() - owned);
   for (std::int64_t r = 0; r < n; ++r) {
     for (std::int64_t k = rows.row_ptr[r]; k < rows.row_ptr[r + 1]; ++k) {
       const std::int64_t c = rows.col[k];
-      Csr<double>& block = (c >= cb && c < ce) ? a.local : a.nonlocal;
-      const std::int64_t j = (c >= cb && c < ce)
-                                 ? c - cb
-                                 : std::lower_bound(a.ghost_cols.begin(), a.ghost_cols.end(), c) - a.ghost_cols.begin();
-      block.col_idx.push_back(static_cast<std::int32_t>(j));
-      block.values.push_back(rows.values[k]);
+      if (c >= cb && c < ce) {
+        a.local.col_idx.push_back(static_cast<std::int32_t>(c - cb));
+        a.local.values.push_back(rows.values[k]);
+      } else {
+        const auto g = std::lower_bound(a.ghost_cols.begin(), a.ghost_cols.end(), c) - a.ghost_cols.begin();
+        a.nonlocal.col_idx.push_back(static_cast<std::int32_t>(g));
+        a.nonlocal.values.push_back(rows.values[k]);
+      }
     }
     a.local.row_ptr[r + 1] = a.local.nnz();
     a.nonlocal.row_ptr[r + 1] = a.nonlocal.nnz();
   }
+  a.halo = HaloPlan::build(comm, col_partition, a.ghost_cols);
+  return a;
+}
+
+DistMatrix assemble_compact(const Communicator& comm, Csr<double> rows,
+                            const std::vector<std::int64_t>& global_of, const RowPartition& row_partition,
+                            const RowPartition& col_partition) {
+  const int me = comm.rank();
+  check_rank_counts(comm, row_partition, col_partition);
+  const std::string error = compact_block_error(rows, global_of, row_partition.end(me) - row_partition.begin(me),
+                                                col_partition.global_rows());
+  throw_if_any_rank_failed(comm, error.empty() ? error : detail::concat("assemble: rank ", me, ": ", error));
+  DistMatrix a;
+  a.row_partition = row_partition;
+  a.col_partition = col_partition;
+  a.rank = me;
+  const std::int64_t cb = col_partition.begin(me), ce = col_partition.end(me);
+  // global_of is increasing: the owned columns are one index range [first_owned, end_owned).
+  const auto first_owned = std::lower_bound(global_of.begin(), global_of.end(), cb) - global_of.begin();
+  const auto end_owned = std::lower_bound(global_of.begin(), global_of.end(), ce) - global_of.begin();
+  const auto is_owned = [&](std::int32_t c) { return c >= first_owned && c < end_owned; };
+  // Ghosts: the outside columns some entry uses, numbered in (sorted) index order.
+  std::vector<std::int32_t> ghost_of(global_of.size(), 0);
+  std::int64_t owned = 0;
+  for (std::int32_t c : rows.col_idx) {
+    if (is_owned(c))
+      ++owned;
+    else
+      ghost_of[c] = 1;
+  }
+  for (std::size_t c = 0; c < global_of.size(); ++c) {
+    if (!ghost_of[c]) continue;
+    ghost_of[c] = static_cast<std::int32_t>(a.ghost_cols.size());
+    a.ghost_cols.push_back(global_of[c]);
+  }
+  throw_if_any_rank_failed(comm, block_size_error(ce - cb, static_cast<std::int64_t>(a.ghost_cols.size())));
+  // Split in place: owned entries move to the front of rows' own arrays (the write position
+  // never passes the read position), which become the local block; ghost entries are copied.
+  a.nonlocal = empty_block(rows.rows, static_cast<std::int64_t>(a.ghost_cols.size()), rows.nnz() - owned);
+  std::int64_t kept = 0, row_start = 0;
+  for (std::int64_t r = 0; r < rows.rows; ++r) {
+    const std::int64_t row_end = rows.row_ptr[r + 1];
+    for (std::int64_t k = row_start; k < row_end; ++k) {
+      const std::int32_t c = rows.col_idx[k];
+      if (is_owned(c)) {
+        rows.col_idx[kept] = static_cast<std::int32_t>(global_of[c] - cb);
+        rows.values[kept++] = rows.values[k];
+      } else {
+        a.nonlocal.col_idx.push_back(ghost_of[c]);
+        a.nonlocal.values.push_back(rows.values[k]);
+      }
+    }
+    rows.row_ptr[r + 1] = kept;
+    a.nonlocal.row_ptr[r + 1] = a.nonlocal.nnz();
+    row_start = row_end;
+  }
+  rows.col_idx.resize(static_cast<std::size_t>(kept));
+  rows.values.resize(static_cast<std::size_t>(kept));
+  rows.cols = ce - cb;
+  a.local = std::move(rows);
   a.halo = HaloPlan::build(comm, col_partition, a.ghost_cols);
   return a;
 }
@@ -123,13 +222,28 @@ RowBlock owned_row_block(const DistMatrix& a) {
 }
 
 std::vector<double> values_in_row_order(const DistMatrix& a) {
-  std::vector<double> v;
-  v.reserve(static_cast<std::size_t>(a.nnz()));
+  std::vector<double> v(static_cast<std::size_t>(a.nnz()));
+  copy_values_in_row_order(a, v.data());
+  return v;
+}
+
+void copy_values_in_row_order(const DistMatrix& a, double* out) {
   for (std::int64_t r = 0; r < a.owned_rows(); ++r)
     for_each_in_row_order(a, r, [&](std::int64_t, bool is_local, std::int64_t k) {
-      v.push_back(is_local ? a.local.values[k] : a.nonlocal.values[k]);
+      *out++ = is_local ? a.local.values[k] : a.nonlocal.values[k];
     });
-  return v;
+}
+
+std::int64_t row_order_offset(const DistMatrix& a, std::int64_t r) {
+  return a.local.row_ptr[r] + a.nonlocal.row_ptr[r];
+}
+
+void append_row_in_row_order(const DistMatrix& a, std::int64_t r, std::vector<std::int64_t>* cols,
+                             std::vector<double>* values) {
+  for_each_in_row_order(a, r, [&](std::int64_t c, bool is_local, std::int64_t k) {
+    if (cols) cols->push_back(c);
+    if (values) values->push_back(is_local ? a.local.values[k] : a.nonlocal.values[k]);
+  });
 }
 
 void set_values_in_row_order(DistMatrix& a, const std::vector<double>& values) {
@@ -144,25 +258,34 @@ void set_values_in_row_order(DistMatrix& a, const std::vector<double>& values) {
 
 Csr<double> extended_block(const DistMatrix& a) {
   Csr<double> ext = Csr<double>::empty(a.owned_rows(), a.local.cols + a.nonlocal.cols);
+  if (a.nonlocal.nnz() == 0) {  // one rank, or no coupling: the owned block is the extended block
+    ext.row_ptr = a.local.row_ptr;
+    ext.col_idx = a.local.col_idx;
+    ext.values = a.local.values;
+    return ext;
+  }
   ext.col_idx.reserve(static_cast<std::size_t>(a.nnz()));
+  ext.values.reserve(static_cast<std::size_t>(a.nnz()));
+  const auto shift = static_cast<std::int32_t>(a.local.cols);
   for (std::int64_t r = 0; r < a.owned_rows(); ++r) {
-    for (std::int64_t k = a.local.row_ptr[r]; k < a.local.row_ptr[r + 1]; ++k) ext.col_idx.push_back(a.local.col_idx[k]);
-    for (std::int64_t k = a.nonlocal.row_ptr[r]; k < a.nonlocal.row_ptr[r + 1]; ++k)
-      ext.col_idx.push_back(static_cast<std::int32_t>(a.local.cols + a.nonlocal.col_idx[k]));
+    const std::int64_t lb = a.local.row_ptr[r], le = a.local.row_ptr[r + 1];
+    const std::int64_t nb = a.nonlocal.row_ptr[r], ne = a.nonlocal.row_ptr[r + 1];
+    ext.col_idx.insert(ext.col_idx.end(), a.local.col_idx.begin() + lb, a.local.col_idx.begin() + le);
+    for (std::int64_t k = nb; k < ne; ++k) ext.col_idx.push_back(shift + a.nonlocal.col_idx[k]);
+    ext.values.insert(ext.values.end(), a.local.values.begin() + lb, a.local.values.begin() + le);
+    ext.values.insert(ext.values.end(), a.nonlocal.values.begin() + nb, a.nonlocal.values.begin() + ne);
     ext.row_ptr[r + 1] = ext.nnz();
   }
-  ext.values.resize(ext.col_idx.size());
-  fill_extended_values(a, ext);
   return ext;
 }
 
 void fill_extended_values(const DistMatrix& a, Csr<double>& ext) {
   TESSERA_ASSERT(ext.nnz() == a.nnz(), "extended block of ", ext.nnz(), " entries for a matrix of ", a.nnz());
-  std::size_t i = 0;
+  double* out = ext.values.data();
   for (std::int64_t r = 0; r < a.owned_rows(); ++r) {
-    for (std::int64_t k = a.local.row_ptr[r]; k < a.local.row_ptr[r + 1]; ++k) ext.values[i++] = a.local.values[k];
-    for (std::int64_t k = a.nonlocal.row_ptr[r]; k < a.nonlocal.row_ptr[r + 1]; ++k)
-      ext.values[i++] = a.nonlocal.values[k];
+    out = std::copy(a.local.values.begin() + a.local.row_ptr[r], a.local.values.begin() + a.local.row_ptr[r + 1], out);
+    out = std::copy(a.nonlocal.values.begin() + a.nonlocal.row_ptr[r],
+                    a.nonlocal.values.begin() + a.nonlocal.row_ptr[r + 1], out);
   }
 }
 

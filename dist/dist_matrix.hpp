@@ -44,6 +44,13 @@ struct DistMatrix {
 /// unsorted or out-of-range columns) throws the same InputError on every rank.
 DistMatrix assemble(const Communicator& comm, const RowBlock& rows, const RowPartition& row_partition,
                     const RowPartition& col_partition);
+/// Collective. As assemble(), for rows whose columns index `global_of` (sorted, unique global
+/// columns): the compact output of a rank-local product, split without a detour through
+/// global indices; `rows`' storage becomes the local block (move it in). Ghosts are the outside
+/// columns some entry uses.
+DistMatrix assemble_compact(const Communicator& comm, Csr<double> rows,
+                            const std::vector<std::int64_t>& global_of, const RowPartition& row_partition,
+                            const RowPartition& col_partition);
 /// Square operator: columns partitioned like rows.
 DistMatrix assemble(const Communicator& comm, const RowBlock& rows, const RowPartition& row_partition);
 
@@ -52,6 +59,13 @@ RowBlock owned_row_block(const DistMatrix& a);
 
 /// Stored values in row order (global column order within each row).
 std::vector<double> values_in_row_order(const DistMatrix& a);
+/// The same into out[0, a.nnz()) (no temporary).
+void copy_values_in_row_order(const DistMatrix& a, double* out);
+/// Row order of one owned row r: the position of its first entry among all entries; its global
+/// columns and/or values appended (a null vector is skipped).
+std::int64_t row_order_offset(const DistMatrix& a, std::int64_t r);
+void append_row_in_row_order(const DistMatrix& a, std::int64_t r, std::vector<std::int64_t>* cols,
+                             std::vector<double>* values);
 /// Numeric refresh: new values for the same pattern, in row order.
 void set_values_in_row_order(DistMatrix& a, const std::vector<double>& values);
 

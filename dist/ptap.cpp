@@ -26,6 +26,9 @@ struct RowBuckets {
   std::vector<Contribution> items;
 };
 
+// Without ghost columns a matrix's owned block is its extended block: no copy is made.
+bool has_ghosts(const DistMatrix& m) { return m.nonlocal.cols > 0; }
+
 }  // namespace
 
 DistPtap::DistPtap(const Communicator& comm, const DistMatrix& a, const DistMatrix& p, LocalSpgemm local)
@@ -33,9 +36,9 @@ DistPtap::DistPtap(const Communicator& comm, const DistMatrix& a, const DistMatr
   TESSERA_REQUIRE_INPUT(a.row_partition == p.row_partition, "ptap: A's row partition differs from P's");
   const auto t0 = Clock::now();
   const DistMatrix& ap = ap_.result();
-  p_ext_ = extended_block(p);
-  ap_ext_ = extended_block(ap);
-  const Csr<double> t = outer_product(comm);
+  if (has_ghosts(p)) p_ext_ = extended_block(p);
+  if (has_ghosts(ap)) ap_ext_ = extended_block(ap);
+  const Csr<double> t = outer_product(comm, p, ap);
   const std::int64_t n_own = p.local.cols;
   owned_partial_ = t.row_ptr[n_own];
 
@@ -77,11 +80,14 @@ DistPtap::DistPtap(const Communicator& comm, const DistMatrix& a, const DistMatr
   rows.row_end = p.col_partition.end(me);
   rows.row_ptr.assign(static_cast<std::size_t>(n_own) + 1, 0);
   target_.assign(buckets.items.size(), 0);
+  rows.col.reserve(buckets.items.size());  // an upper bound; C's entries are fewer
   for (std::int64_t r = 0; r < n_own; ++r) {
     const auto first = buckets.items.begin() + buckets.row_ptr[r], last = buckets.items.begin() + buckets.row_ptr[r + 1];
-    std::sort(first, last, [](const Contribution& x, const Contribution& y) {
+    const auto before = [](const Contribution& x, const Contribution& y) {
       return x.col != y.col ? x.col < y.col : x.index < y.index;
-    });
+    };
+    // Most rows hold one sorted partial row (interior rows, no ghost columns): nothing to sort.
+    if (!std::is_sorted(first, last, before)) std::sort(first, last, before);
     for (auto it = first; it != last; ++it) {
       if (it == first || it->col != (it - 1)->col) rows.col.push_back(it->col);
       target_[it->index] = rows.nnz() - 1;
@@ -89,7 +95,7 @@ DistPtap::DistPtap(const Communicator& comm, const DistMatrix& a, const DistMatr
     rows.row_ptr[r + 1] = rows.nnz();
   }
   entries_ = rows.nnz();
-  rows.values = sum_contributions(contributions(comm, t));
+  rows.values = sum_contributions(t, received_contributions(comm, t));
   c_ = assemble(comm, rows, p.col_partition, p.col_partition);
 
   stats_ = ap_.stats();
@@ -101,32 +107,37 @@ DistPtap::DistPtap(const Communicator& comm, const DistMatrix& a, const DistMatr
 }
 
 // As DistSpgemm::multiply: a local failure on one rank is agreed before the return exchanges.
-Csr<double> DistPtap::outer_product(const Communicator& comm) const {
-  return call_collectively(comm, "ptap: local outer product", [&] { return local_(ref::transpose(p_ext_), ap_ext_); });
+Csr<double> DistPtap::outer_product(const Communicator& comm, const DistMatrix& p, const DistMatrix& ap) const {
+  const Csr<double>& p_ext = has_ghosts(p) ? p_ext_ : p.local;
+  const Csr<double>& ap_ext = has_ghosts(ap) ? ap_ext_ : ap.local;
+  return call_collectively(comm, "ptap: local outer product", [&] { return local_(ref::transpose(p_ext), ap_ext); });
 }
 
-std::vector<double> DistPtap::contributions(const Communicator& comm, const Csr<double>& t) {
-  std::vector<double> all(t.values.begin(), t.values.begin() + owned_partial_);
-  all.resize(static_cast<std::size_t>(owned_partial_ + return_entries_.recv_count()));
-  exchange(comm, return_entries_, sizeof(double), t.values.data() + owned_partial_, all.data() + owned_partial_);
-  return all;
+std::vector<double> DistPtap::received_contributions(const Communicator& comm, const Csr<double>& t) const {
+  std::vector<double> received(static_cast<std::size_t>(return_entries_.recv_count()));
+  exchange(comm, return_entries_, sizeof(double), t.values.data() + owned_partial_, received.data());
+  return received;
 }
 
-std::vector<double> DistPtap::sum_contributions(const std::vector<double>& contributions) const {
+// Contribution i is T's entry i for i < owned_partial_, then received entry i - owned_partial_;
+// they are added in i order (the summation order DeviceDistPtap reproduces).
+std::vector<double> DistPtap::sum_contributions(const Csr<double>& t, const std::vector<double>& received) const {
   std::vector<double> values(static_cast<std::size_t>(entries_), 0.0);
-  for (std::size_t i = 0; i < contributions.size(); ++i) values[target_[i]] += contributions[i];
+  for (std::int64_t i = 0; i < owned_partial_; ++i) values[target_[i]] += t.values[i];
+  const std::int64_t* received_target = target_.data() + owned_partial_;
+  for (std::size_t e = 0; e < received.size(); ++e) values[received_target[e]] += received[e];
   return values;
 }
 
 void DistPtap::recompute(const Communicator& comm, const DistMatrix& a, const DistMatrix& p) {
   ap_.recompute(comm, a, p);  // checks (collectively) that A's and P's entry counts are unchanged
   const auto t0 = Clock::now();
-  fill_extended_values(p, p_ext_);
-  fill_extended_values(ap_.result(), ap_ext_);
-  const Csr<double> t = outer_product(comm);
+  if (has_ghosts(p)) fill_extended_values(p, p_ext_);
+  if (has_ghosts(ap_.result())) fill_extended_values(ap_.result(), ap_ext_);
+  const Csr<double> t = outer_product(comm, p, ap_.result());
   TESSERA_ASSERT(t.row_ptr[p.local.cols] == owned_partial_ && t.nnz() - owned_partial_ == return_entries_.send_count(),
                  "the local outer product changed pattern between symbolic and numeric");
-  set_values_in_row_order(c_, sum_contributions(contributions(comm, t)));
+  set_values_in_row_order(c_, sum_contributions(t, received_contributions(comm, t)));
   stats_ = ap_.stats();
   stats_.remote_row_bytes += return_entries_.recv_count() * static_cast<std::int64_t>(sizeof(double));
   stats_.compute_seconds += seconds_since(t0);

@@ -35,14 +35,15 @@ class DistPtap {
   const std::vector<std::int64_t>& contribution_targets() const { return target_; }
 
  private:
-  Csr<double> outer_product(const Communicator& comm) const;  // collective: throws on every rank if one fails
-  std::vector<double> contributions(const Communicator& comm, const Csr<double>& partial);
-  std::vector<double> sum_contributions(const std::vector<double>& contributions) const;
+  // Collective: throws on every rank if one fails.
+  Csr<double> outer_product(const Communicator& comm, const DistMatrix& p, const DistMatrix& ap) const;
+  std::vector<double> received_contributions(const Communicator& comm, const Csr<double>& t) const;
+  std::vector<double> sum_contributions(const Csr<double>& t, const std::vector<double>& received) const;
 
   LocalSpgemm local_;
   DistSpgemm ap_;
-  Csr<double> p_ext_;             // P's owned rows over [owned | ghost] columns
-  Csr<double> ap_ext_;            // AP's owned rows over [owned | ghost] columns
+  Csr<double> p_ext_;             // P's owned rows over [owned | ghost] columns (if P has ghosts)
+  Csr<double> ap_ext_;            // AP's owned rows over [owned | ghost] columns (if AP has ghosts)
   std::int64_t owned_partial_ = 0;  // entries of T in rows this rank owns
   ExchangePattern return_entries_;  // ghost-row entries back to their owners
   std::vector<std::int64_t> target_;  // contribution -> index into C's row-order values

@@ -5,13 +5,14 @@
 
 namespace tessera::dist {
 
+// B's owned rows are read in place (row order), never copied whole: only the sent rows matter.
 RemoteRows::RemoteRows(const Communicator& comm, const DistMatrix& b, const HaloPlan& requests)
     : send_rows_(requests.send_local) {
-  const RowBlock mine = owned_row_block(b);
-  b_row_ptr_ = mine.row_ptr;
+  b_row_ptr_.resize(static_cast<std::size_t>(b.owned_rows()) + 1);
+  for (std::int64_t r = 0; r <= b.owned_rows(); ++r) b_row_ptr_[r] = row_order_offset(b, r);
   std::vector<std::int64_t> send_lengths(send_rows_.size());
   for (std::size_t i = 0; i < send_rows_.size(); ++i)
-    send_lengths[i] = mine.row_ptr[send_rows_[i] + 1] - mine.row_ptr[send_rows_[i]];
+    send_lengths[i] = b_row_ptr_[send_rows_[i] + 1] - b_row_ptr_[send_rows_[i]];
   std::vector<std::int64_t> recv_lengths(static_cast<std::size_t>(requests.num_ghosts()));
   exchange(comm, requests.pattern, sizeof(std::int64_t), send_lengths.data(), recv_lengths.data());
 
@@ -21,19 +22,16 @@ RemoteRows::RemoteRows(const Communicator& comm, const DistMatrix& b, const Halo
 
   std::vector<std::int64_t> send_cols;
   send_cols.reserve(static_cast<std::size_t>(entries_.send_count()));
-  for (std::int64_t row : send_rows_)
-    send_cols.insert(send_cols.end(), mine.col.begin() + mine.row_ptr[row], mine.col.begin() + mine.row_ptr[row + 1]);
+  for (std::int64_t row : send_rows_) append_row_in_row_order(b, row, &send_cols, nullptr);
   cols_.resize(static_cast<std::size_t>(entries_.recv_count()));
   exchange(comm, entries_, sizeof(std::int64_t), send_cols.data(), cols_.data());
   refresh_values(comm, b);
 }
 
 std::vector<double> RemoteRows::pack_values(const DistMatrix& b) const {
-  const std::vector<double> all = values_in_row_order(b);
   std::vector<double> send;
   send.reserve(static_cast<std::size_t>(entries_.send_count()));
-  for (std::int64_t row : send_rows_)
-    send.insert(send.end(), all.begin() + b_row_ptr_[row], all.begin() + b_row_ptr_[row + 1]);
+  for (std::int64_t row : send_rows_) append_row_in_row_order(b, row, nullptr, &send);
   return send;
 }
 

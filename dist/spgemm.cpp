@@ -16,6 +16,81 @@ namespace {
 using Clock = std::chrono::steady_clock;
 double seconds_since(Clock::time_point t0) { return std::chrono::duration<double>(Clock::now() - t0).count(); }
 
+// The columns of B this rank touches (its owned rows and the received rows), sorted: the compact
+// column space of the local product. The owned column range is marked in a direct index; only
+// the few columns outside it (B's ghosts, received columns) are sorted and searched.
+class CompactColumns {
+ public:
+  CompactColumns(const DistMatrix& b, const std::vector<std::int64_t>& remote_cols)
+      : begin_(b.col_begin()),
+        end_(b.col_begin() + b.local.cols),
+        of_owned_(static_cast<std::size_t>(b.local.cols), -1) {
+    for (std::int32_t c : b.local.col_idx) of_owned_[c] = 0;
+    // Outside columns: B's ghosts that an entry uses, and received columns outside the range.
+    std::vector<char> ghost_used(b.ghost_cols.size(), 0);
+    for (std::int32_t g : b.nonlocal.col_idx) ghost_used[g] = 1;
+    for (std::size_t g = 0; g < ghost_used.size(); ++g)
+      if (ghost_used[g]) outside_.push_back(b.ghost_cols[g]);
+    for (std::int64_t c : remote_cols) {
+      if (c >= begin_ && c < end_)
+        of_owned_[c - begin_] = 0;
+      else
+        outside_.push_back(c);
+    }
+    std::sort(outside_.begin(), outside_.end());
+    outside_.erase(std::unique(outside_.begin(), outside_.end()), outside_.end());
+    left_ = std::lower_bound(outside_.begin(), outside_.end(), begin_) - outside_.begin();
+    global_.reserve(outside_.size() + of_owned_.size());
+    global_.insert(global_.end(), outside_.begin(), outside_.begin() + left_);
+    for (std::size_t j = 0; j < of_owned_.size(); ++j) {
+      if (of_owned_[j] < 0) continue;
+      of_owned_[j] = static_cast<std::int32_t>(global_.size());
+      global_.push_back(begin_ + static_cast<std::int64_t>(j));
+    }
+    touched_owned_ = static_cast<std::int64_t>(global_.size()) - left_;
+    global_.insert(global_.end(), outside_.begin() + left_, outside_.end());
+  }
+
+  /// Compact index -> global column, increasing.
+  std::vector<std::int64_t>& global() { return global_; }
+  /// Global column (one this rank touches) -> compact index.
+  std::int32_t operator()(std::int64_t c) const {
+    if (c >= begin_ && c < end_) return of_owned_[c - begin_];
+    const std::int64_t i = std::lower_bound(outside_.begin(), outside_.end(), c) - outside_.begin();
+    return static_cast<std::int32_t>(i < left_ ? i : i + touched_owned_);
+  }
+  std::int32_t owned(std::int32_t local_col) const { return of_owned_[local_col]; }
+
+ private:
+  std::int64_t begin_, end_;               // B's owned column range
+  std::vector<std::int32_t> of_owned_;     // owned column - begin_ -> compact (-1: untouched)
+  std::vector<std::int64_t> outside_;      // touched columns outside [begin_, end_), sorted
+  std::int64_t left_ = 0;                  // outside_ entries left of begin_
+  std::int64_t touched_owned_ = 0;
+  std::vector<std::int64_t> global_;
+};
+
+// B's owned rows then the received rows, over compact columns (B's row order is global column
+// order, and the compact numbering is monotone, so each row stays sorted).
+std::vector<std::int32_t> compact_b_columns(const DistMatrix& b, const RemoteRows& remote,
+                                            const CompactColumns& compact) {
+  std::vector<std::int32_t> cols;
+  cols.reserve(static_cast<std::size_t>(b.nnz()) + remote.cols().size());
+  std::vector<std::int32_t> ghost(b.ghost_cols.size());
+  for (std::size_t g = 0; g < ghost.size(); ++g) ghost[g] = compact(b.ghost_cols[g]);
+  for (std::int64_t r = 0; r < b.owned_rows(); ++r) {
+    std::int64_t k = b.nonlocal.row_ptr[r];
+    const std::int64_t nonlocal_end = b.nonlocal.row_ptr[r + 1];
+    for (; k < nonlocal_end && b.ghost_cols[b.nonlocal.col_idx[k]] < b.col_begin(); ++k)
+      cols.push_back(ghost[b.nonlocal.col_idx[k]]);
+    for (std::int64_t j = b.local.row_ptr[r]; j < b.local.row_ptr[r + 1]; ++j)
+      cols.push_back(compact.owned(b.local.col_idx[j]));
+    for (; k < nonlocal_end; ++k) cols.push_back(ghost[b.nonlocal.col_idx[k]]);
+  }
+  for (std::int64_t c : remote.cols()) cols.push_back(compact(c));
+  return cols;
+}
+
 }  // namespace
 
 Csr<double> host_local_spgemm(const Csr<double>& a, const Csr<double>& b) {
@@ -34,40 +109,22 @@ DistSpgemm::DistSpgemm(const Communicator& comm, const DistMatrix& a, const Dist
   stats_.exchange_seconds = seconds_since(t0);
 
   t0 = Clock::now();
-  const RowBlock owned = owned_row_block(b);
-  compact_to_global_ = owned.col;
-  compact_to_global_.insert(compact_to_global_.end(), remote_.cols().begin(), remote_.cols().end());
-  std::sort(compact_to_global_.begin(), compact_to_global_.end());
-  compact_to_global_.erase(std::unique(compact_to_global_.begin(), compact_to_global_.end()), compact_to_global_.end());
+  CompactColumns compact(b, remote_.cols());
+  compact_to_global_ = std::move(compact.global());
   throw_if_any_rank_failed(comm, compact_to_global_.size() <= INT32_MAX
                                      ? ""
                                      : detail::concat("spgemm: rank ", comm.rank(), " touches ", compact_to_global_.size(),
                                                       " columns of B, beyond the int32 local index; use more ranks"));
-  const auto compact = [&](std::int64_t global) {
-    return static_cast<std::int32_t>(std::lower_bound(compact_to_global_.begin(), compact_to_global_.end(), global) -
-                                     compact_to_global_.begin());
-  };
-  b_ext_ = Csr<double>::empty(owned.local_rows() + remote_.rows(), static_cast<std::int64_t>(compact_to_global_.size()));
-  for (std::int64_t r = 0; r < owned.local_rows(); ++r) b_ext_.row_ptr[r + 1] = owned.row_ptr[r + 1];
+  b_ext_ = Csr<double>::empty(b.owned_rows() + remote_.rows(), static_cast<std::int64_t>(compact_to_global_.size()));
+  for (std::int64_t r = 0; r < b.owned_rows(); ++r) b_ext_.row_ptr[r + 1] = row_order_offset(b, r + 1);
   for (std::int64_t r = 0; r < remote_.rows(); ++r)
-    b_ext_.row_ptr[owned.local_rows() + r + 1] = owned.nnz() + remote_.row_ptr()[r + 1];
-  b_ext_.col_idx.reserve(static_cast<std::size_t>(b_ext_.row_ptr.back()));
-  for (std::int64_t c : owned.col) b_ext_.col_idx.push_back(compact(c));
-  for (std::int64_t c : remote_.cols()) b_ext_.col_idx.push_back(compact(c));
+    b_ext_.row_ptr[b.owned_rows() + r + 1] = b.nnz() + remote_.row_ptr()[r + 1];
+  b_ext_.col_idx = compact_b_columns(b, remote_, compact);
   a_ext_ = extended_block(a);
   fill_b_values(b);
 
-  const Csr<double> product = multiply(comm);
-  RowBlock rows;
-  rows.global_rows = a.global_rows();
-  rows.global_cols = b.global_cols();
-  rows.row_begin = a.row_begin();
-  rows.row_end = a.row_begin() + a.owned_rows();
-  rows.row_ptr = product.row_ptr;
-  rows.col.reserve(product.col_idx.size());
-  for (std::int32_t c : product.col_idx) rows.col.push_back(compact_to_global_[c]);
-  rows.values = product.values;
-  c_ = assemble(comm, rows, a.row_partition, b.col_partition);
+  Csr<double> product = multiply(comm);
+  c_ = assemble_compact(comm, std::move(product), compact_to_global_, a.row_partition, b.col_partition);
   stats_.compute_seconds = seconds_since(t0);
   stats_.rows = c_.owned_rows();
   stats_.nnz = c_.nnz();
@@ -75,8 +132,9 @@ DistSpgemm::DistSpgemm(const Communicator& comm, const DistMatrix& a, const Dist
 
 void DistSpgemm::fill_b_values(const DistMatrix& b) {
   // The compact renumbering is monotone, so row order of B is B_ext's entry order.
-  b_ext_.values = values_in_row_order(b);
-  b_ext_.values.insert(b_ext_.values.end(), remote_.values().begin(), remote_.values().end());
+  b_ext_.values.resize(static_cast<std::size_t>(b.nnz()) + remote_.values().size());
+  copy_values_in_row_order(b, b_ext_.values.data());
+  std::copy(remote_.values().begin(), remote_.values().end(), b_ext_.values.begin() + b.nnz());
 }
 
 // The local kernel may throw on this rank alone (device out of memory, cuSPARSE failure):
