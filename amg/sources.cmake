@@ -68,6 +68,7 @@ if(TESSERA_HAVE_CUDA)
     ${CMAKE_CURRENT_LIST_DIR}/cuda/dist_device_operator.hpp
     ${CMAKE_CURRENT_LIST_DIR}/cuda/dist_device_amg.hpp
     ${CMAKE_CURRENT_LIST_DIR}/cuda/replicated_levels.hpp
+    ${CMAKE_CURRENT_LIST_DIR}/cuda/timed_operator.hpp
     ${CMAKE_CURRENT_LIST_DIR}/cuda/device_setup_phases.hpp)
   target_sources(tessera_amg PRIVATE
     ${CMAKE_CURRENT_LIST_DIR}/cuda/device_level_ops.cpp
@@ -78,6 +79,7 @@ if(TESSERA_HAVE_CUDA)
     ${CMAKE_CURRENT_LIST_DIR}/cuda/dist_device_operator.cpp
     ${CMAKE_CURRENT_LIST_DIR}/cuda/dist_device_amg.cpp
     ${CMAKE_CURRENT_LIST_DIR}/cuda/replicated_levels.cpp
+    ${CMAKE_CURRENT_LIST_DIR}/cuda/timed_operator.cpp
     ${CMAKE_CURRENT_LIST_DIR}/cuda/device_strength.cu
     ${CMAKE_CURRENT_LIST_DIR}/cuda/device_aggregation.cu
     ${CMAKE_CURRENT_LIST_DIR}/cuda/device_tentative.cu)

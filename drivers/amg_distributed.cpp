@@ -89,19 +89,73 @@ struct SolvePhase {
   std::string coarse_method;  // how the device cycle solves the coarsest level (GPU solve only)
   int first_replicated = -1;  // the first level replicated on every GPU, -1 when none is
   std::string cuda_graph;     // DistDeviceAmgPreconditioner::cuda_graph_state() after the solve
+  std::vector<double> repeated_seconds;  // --solves N: solves 2..N from the same initial guess
+  std::vector<int> repeated_iterations;
+  nlohmann::json timeline;  // --timeline: device time per part of the cycle, slowest rank
 };
 
+/// Solves 2..`solves`, each from the same initial guess (the first solve's x is the one
+/// reported): the steady state of a solver used again with the same preconditioner (time
+/// stepping, nonlinear iterations), without the first solve's one-time costs (the capture of
+/// the cycle's CUDA graph). `reset()` restores the initial guess, outside the timed region (an
+/// upload of x costs more than an iteration); `solve_once()` runs one solve and returns its
+/// iterations. The time kept is the slowest rank's.
+template <class Reset, class SolveOnce>
+void time_repeated_solves(const dist::Communicator& comm, int solves, Reset&& reset, SolveOnce&& solve_once,
+                          SolvePhase& s) {
+  for (int k = 1; k < solves; ++k) {
+    reset();
+    comm.barrier();
+    Stopwatch clock;
+    const int iterations = solve_once();
+    s.repeated_seconds.push_back(slowest(comm, clock.seconds()));
+    s.repeated_iterations.push_back(iterations);
+  }
+}
+
 SolvePhase solve_on_host(const dist::Communicator& comm, const amg::DistAmg& m, const dist::DistMatrix& a,
-                         const std::vector<double>& b, std::vector<double>& x, const amg::KrylovOptions& ko) {
+                         const std::vector<double>& b, std::vector<double>& x, const amg::KrylovOptions& ko,
+                         int solves) {
   SolvePhase s;
   comm.barrier();
+  const std::vector<double> x0 = x;
   Stopwatch solve_clock;
   s.res = amg::dist_pcg(comm, a, b, x, m, ko);
   s.seconds = slowest(comm, solve_clock.seconds());
+  std::vector<double> again;
+  time_repeated_solves(
+      comm, solves, [&] { again = x0; }, [&] { return amg::dist_pcg(comm, a, b, again, m, ko).iterations; }, s);
   return s;
 }
 
 #if TESSERA_HAVE_CUDA
+/// The preconditioner's timeline over all timed solves, per iteration, slowest rank per part.
+nlohmann::json timeline_json(const dist::Communicator& comm, amg::gpu::DistDeviceAmgPreconditioner& pm,
+                             const SolvePhase& s) {
+  int iterations = s.res.iterations;
+  for (int i : s.repeated_iterations) iterations += i;
+  nlohmann::json parts = nlohmann::json::array();
+  for (const auto& e : pm.timeline()) {
+    const double seconds = slowest(comm, e.seconds);
+    parts.push_back({{"part", e.part}, {"calls", e.calls}, {"seconds", seconds},
+                     {"ms_per_iteration", iterations ? 1e3 * seconds / iterations : 0.0}});
+  }
+  return parts;
+}
+
+void print_timeline(const nlohmann::json& parts) {
+  std::printf("timeline of the cycle (CUDA events, eager launches, slowest rank per part):\n"
+              "  %-24s %8s %14s\n", "part", "calls", "ms/iteration");
+  double sum = 0;
+  for (const auto& p : parts) {
+    std::printf("  %-24s %8lld %14.4f\n", p["part"].get<std::string>().c_str(), p["calls"].get<long long>(),
+                p["ms_per_iteration"].get<double>());
+    sum += p["ms_per_iteration"].get<double>();
+  }
+  std::printf("  %-24s %8s %14.4f (the rest of an iteration: PCG's product, dots and vector updates)\n", "sum", "",
+              sum);
+}
+
 /// One GPU per rank: uploads the hierarchy, A, b and x (timed apart, as the single-GPU path
 /// does), then times the device PCG alone; x comes back and its residual is recomputed here.
 SolvePhase solve_on_devices(const dist::Communicator& comm, const amg::DistAmg& m, const dist::DistMatrix& a,
@@ -119,6 +173,7 @@ SolvePhase solve_on_devices(const dist::Communicator& comm, const amg::DistAmg& 
   cuda::DeviceBuffer<double> db, dx;
   db.upload(b, ctx.compute());
   dx.upload(x, ctx.compute());
+  const std::vector<double> x0 = x;
   TESSERA_CUDA_CHECK(cudaStreamSynchronize(ctx.compute()));
   s.upload_seconds = slowest(comm, upload_clock.seconds());
   comm.barrier();
@@ -130,6 +185,7 @@ SolvePhase solve_on_devices(const dist::Communicator& comm, const amg::DistAmg& 
   s.hierarchy_bytes_max = comm.allreduce(pm.device_bytes(), dist::ReduceOp::max);
   s.hierarchy_bytes_sum = comm.allreduce(pm.device_bytes(), dist::ReduceOp::sum);
 
+  if (o.timeline) pm.enable_timeline();
   comm.barrier();
   Stopwatch solve_clock;
   const auto apply = [&pm](const double* r, double* z) { pm.apply(r, z); };
@@ -141,6 +197,17 @@ SolvePhase solve_on_devices(const dist::Communicator& comm, const amg::DistAmg& 
   x = dx.download(ctx.compute());
   s.device_relative_residual = s.res.relative_residual;
   s.res.relative_residual = host_relative_residual(comm, a, b, x);
+  const auto reset = [&] {
+    dx.upload(x0, ctx.compute());
+    TESSERA_CUDA_CHECK(cudaStreamSynchronize(ctx.compute()));
+  };
+  const auto solve_once = [&] {
+    const int iterations = amg::gpu::dist_device_pcg(ctx, da, db.data(), dx.data(), apply, ko).iterations;
+    TESSERA_CUDA_CHECK(cudaStreamSynchronize(ctx.compute()));
+    return iterations;
+  };
+  time_repeated_solves(comm, o.solves, reset, solve_once, s);
+  if (o.timeline) s.timeline = timeline_json(comm, pm, s);
   return s;
 }
 #endif
@@ -148,7 +215,7 @@ SolvePhase solve_on_devices(const dist::Communicator& comm, const amg::DistAmg& 
 SolvePhase solve(const dist::Communicator& comm, const DistributedAmgOptions& o, const amg::DistAmg& m,
                  const dist::DistMatrix& a, const std::vector<double>& b, std::vector<double>& x,
                  const amg::KrylovOptions& ko) {
-  if (o.backend == Backend::host) return solve_on_host(comm, m, a, b, x, ko);
+  if (o.backend == Backend::host) return solve_on_host(comm, m, a, b, x, ko, o.solves);
 #if TESSERA_HAVE_CUDA
   return solve_on_devices(comm, m, a, b, x, ko, o);
 #else
@@ -184,6 +251,7 @@ int run_distributed_amg(const dist::Communicator& comm, const DistributedAmgOpti
   const bool root = comm.rank() == 0;
   const auto [rows, cols] = global_shape(o.a);
   TESSERA_REQUIRE_INPUT(rows == cols, "A must be square, it is ", rows, "x", cols);
+  TESSERA_REQUIRE_INPUT(!o.timeline || o.backend == Backend::gpu, "--timeline times the GPU solve (--backend gpu)");
   const int block_size = o.block_size ? o.block_size : !o.a.spec.empty() ? gen::block_size(gen::parse_spec(o.a.spec)) : 1;
   const RowPartition part = node_aligned_partition(comm, rows, block_size);
   const dist::DistMatrix a = load_distributed(comm, o.a, part, part);
@@ -239,10 +307,18 @@ int run_distributed_amg(const dist::Communicator& comm, const DistributedAmgOpti
       for (std::size_t i = 0; i < res.history.size(); ++i) std::printf("  it %4zu  %.3e\n", i + 1, res.history[i]);
     std::printf("%s: %s\n", res.converged() ? "converged" : "NOT converged", res.message.c_str());
     if (gpu) print_device_solve(phase, comm.size());
+#if TESSERA_HAVE_CUDA
+    if (!phase.timeline.is_null()) print_timeline(phase.timeline);
+#endif
     std::printf("iterations %d, true relative residual %.3e%s\n", res.iterations, res.relative_residual,
                 gpu ? " (recomputed on the host from the device solution)" : "");
     std::printf("setup %.4f s, solve %.4f s (%.2f ms/iteration), slowest rank\n", setup_s, solve_s,
                 res.iterations ? 1e3 * solve_s / res.iterations : 0.0);
+    if (!phase.repeated_seconds.empty())
+      std::printf("repeated solves (%zu, same initial guess): median %.4f s (%.3f ms/iteration), iterations %s\n",
+                  phase.repeated_seconds.size(), median(phase.repeated_seconds),
+                  res.iterations ? 1e3 * median(phase.repeated_seconds) / res.iterations : 0.0,
+                  nlohmann::json(phase.repeated_iterations).dump().c_str());
     std::printf("FOM: setup %.4e nnz/s, solve %.4e nnz*it/s\n", setup_fom, solve_fom);
   }
   out = {{"driver", "tessera-amg"}, {"tol", o.tol}, {"matrix", o.a.describe()}, {"rows", rows}, {"nnz", nnz}, {"ranks", comm.size()}, {"solver", "cg"},
@@ -253,6 +329,11 @@ int run_distributed_amg(const dist::Communicator& comm, const DistributedAmgOpti
          {"nnz_ap", stats.nnz_ap}, {"setup_fom", setup_fom}, {"solve_fom", solve_fom},
          {"levels", static_cast<int>(stats.levels.size())}};
   if (o.resetup) out["resetup_seconds"] = resetup_s;
+  if (!phase.timeline.is_null()) out["timeline"] = phase.timeline;
+  if (!phase.repeated_seconds.empty()) {
+    out["repeated_solve_seconds"] = median(phase.repeated_seconds);
+    out["repeated_solves"] = {{"seconds", phase.repeated_seconds}, {"iterations", phase.repeated_iterations}};
+  }
   if (product_stats) out["device_setup_products"] = setup_products_json;
   if (gpu)
     out["device"] = {{"upload_seconds", phase.upload_seconds},

@@ -31,6 +31,8 @@ struct DistributedAmgOptions {
   std::string spgemm = "tile";        // the GPU setup products: tile | cusparse
   std::int64_t replicate_nnz = -1;    // GPU solve: replicate coarse levels of up to this many nonzeros (-1: default, 0: off)
   bool cuda_graph = true;             // GPU solve: replay the cycle as a CUDA graph
+  int solves = 1;                     // timed solves from the same initial guess (first, then repeats)
+  bool timeline = false;              // GPU solve: time the cycle's parts with CUDA events (no graph)
   std::vector<baselines::Baseline> compare;
 };
 

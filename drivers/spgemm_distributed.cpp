@@ -53,12 +53,6 @@ RowBlock aggregation_prolongator_rows(std::int64_t n, std::int64_t begin, std::i
 
 double timed_max(const dist::Communicator& comm, double seconds) { return comm.allreduce(seconds, dist::ReduceOp::max); }
 
-double median(std::vector<double> v) {
-  if (v.empty()) return 0.0;
-  std::sort(v.begin(), v.end());
-  return v[v.size() / 2];
-}
-
 /// Times `reps` numeric-only recomputations (median of the slowest rank per repetition).
 template <class Product, class... Operands>
 double time_recompute(const dist::Communicator& comm, Product& product, int reps, const Operands&... operands) {

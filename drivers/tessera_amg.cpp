@@ -49,10 +49,10 @@ struct Options {
   std::string b_file, json, compare, smoother = "chebyshev", cycle = "V", null_space = "auto", solver = "auto";
   std::string backend = "auto", spgemm = "auto", setup = "auto";
   double tol = 1e-8;
-  int max_it = 500, block_size = 0, stagnation = 0;
+  int max_it = 500, block_size = 0, stagnation = 0, solves = 1;
   bool history = false, resetup = false, distributed = false;
   std::int64_t replicate_nnz = -1;  // distributed GPU solve (-1: the library default)
-  bool no_cuda_graph = false;
+  bool no_cuda_graph = false, timeline = false;
   amg::AmgOptions amg;
 };
 
@@ -123,6 +123,14 @@ void add_options(CLI::App& app, Options& opt) {
       ->check(CLI::NonNegativeNumber);
   app.add_flag("--no-cuda-graph", opt.no_cuda_graph,
                "distributed GPU solve: launch every step of the cycle from the host instead of replaying a CUDA graph");
+  app.add_option("--solves", opt.solves,
+                 "distributed AMG: timed solves from the same initial guess; the first is solve_seconds, the "
+                 "median of the others repeated_solve_seconds (the steady state: the first solve also captures "
+                 "the cycle's CUDA graph)")
+      ->check(CLI::PositiveNumber);
+  app.add_flag("--timeline", opt.timeline,
+               "distributed GPU solve: time each level's products (A, R, P) and the replicated levels with CUDA "
+               "events and print the device time per iteration of each (runs the cycle without a CUDA graph)");
   app.add_flag("--distributed", opt.distributed, "run the distributed AMG even on one rank (always on several)");
   app.add_option("--compare", opt.compare,
                  "also solve with these baselines in the same run and print them side by side: hypre, gamg "
@@ -190,6 +198,8 @@ int run_distributed(const dist::Communicator& comm, const Options& opt, const st
   d.spgemm = opt.spgemm;
   d.replicate_nnz = opt.replicate_nnz;
   d.cuda_graph = !opt.no_cuda_graph;
+  d.solves = opt.solves;
+  d.timeline = opt.timeline;
   nlohmann::json out;
   const int status = run_distributed_amg(comm, d, out);
   out["smoother"] = opt.smoother;
@@ -346,6 +356,8 @@ int run(int argc, char** argv) {
   const std::vector<baselines::Baseline> compare = baselines::parse_baseline_list(opt.compare);  // fail fast
   const dist::Communicator comm;
   if (comm.size() > 1 || opt.distributed) return run_distributed(comm, opt, compare);
+  TESSERA_REQUIRE_INPUT(opt.solves == 1 && !opt.timeline,
+                        "--solves and --timeline apply to the distributed AMG (--distributed or several ranks)");
 
   const Problem p = load_problem(opt, compare);
   const Backend backend = choose_backend(opt, p.use_cg);

@@ -65,8 +65,50 @@ void DistDeviceAmgPreconditioner::upload_levels() {
     coarse_x_.assign(coarse_b_.size(), 0.0);
     coarse = [this](const double* b, double* x) { coarse_solve(b, x); };
   }
+  cycle_levels_ = cycle_levels, cycle_coarse_ = coarse;
   cycle_ = DeviceCycle(std::move(cycle_levels), h_.options.cycle, std::move(coarse));
   TESSERA_CUDA_CHECK(cudaStreamSynchronize(ctx_.compute()));  // asynchronous failures surface here
+}
+
+void DistDeviceAmgPreconditioner::enable_timeline() {
+  graph_.reset();  // before the cycle's work vectors, which its nodes refer to, are replaced
+  graph_wanted_ = false;
+  timed_.clear(), timed_parts_.clear();
+  std::vector<DeviceCycleLevel> levels = cycle_levels_;
+  for (std::size_t l = 0; l < levels.size(); ++l) {
+    for (auto [op, name] : {std::pair{&levels[l].a, "A"}, {&levels[l].r, "R"}, {&levels[l].p, "P"}}) {
+      if (*op == nullptr) continue;
+      timed_.push_back(std::make_unique<TimedOperator>(**op));
+      timed_parts_.push_back(tessera::detail::concat("level ", l, " ", name));
+      *op = timed_.back().get();
+    }
+  }
+  DeviceCoarseSolve coarse = cycle_coarse_;
+  if (coarse) {
+    coarse_timer_ = std::make_unique<StreamTimer>(ctx_.compute());
+    coarse = [this, inner = cycle_coarse_](const double* b, double* x) {
+      coarse_timer_->begin();
+      inner(b, x);
+      coarse_timer_->end();
+    };
+  }
+  cycle_ = DeviceCycle(std::move(levels), h_.options.cycle, std::move(coarse));
+}
+
+std::vector<DistDeviceAmgPreconditioner::TimelineEntry> DistDeviceAmgPreconditioner::timeline() {
+  std::vector<TimelineEntry> entries;
+  for (std::size_t i = 0; i < timed_.size(); ++i) {
+    StreamTimer& t = timed_[i]->timer();
+    const double seconds = t.seconds();
+    entries.push_back({timed_parts_[i], t.sections(), seconds});
+  }
+  if (coarse_timer_) {
+    const double seconds = coarse_timer_->seconds();
+    const std::string part = replicated() ? tessera::detail::concat("levels ", first_replicated_, "- replicated")
+                                          : std::string("coarsest solve");
+    entries.push_back({part, coarse_timer_->sections(), seconds});
+  }
+  return entries;
 }
 
 void DistDeviceAmgPreconditioner::upload_level(std::size_t l, DeviceCycleLevel& c) {
@@ -82,7 +124,15 @@ void DistDeviceAmgPreconditioner::upload_level(std::size_t l, DeviceCycleLevel& 
     // copies; the cycle only needs DeviceDistMatrix operands.
     v.p = std::make_unique<DeviceDistMatrix>(host.p, stream);
     v.r = std::make_unique<DeviceDistMatrix>(host.r, stream);
-    v.p_op = std::make_unique<DistDeviceOperator>(ctx_, *v.p);
+    // Into the last distributed level from replicated ones: P's ghosts are gathered from the
+    // replicated solution every GPU holds, no exchange.
+    if (replicated() && l + 2 == distributed_levels()) {
+      auto p = std::make_unique<ReplicatedProlongation>(ctx_, *v.p, *replicated_levels_);
+      replicated_prolongation_ = p.get();
+      v.p_op = std::move(p);
+    } else {
+      v.p_op = std::make_unique<DistDeviceOperator>(ctx_, *v.p);
+    }
     v.r_op = std::make_unique<DistDeviceOperator>(ctx_, *v.r);
     c.p = v.p_op.get(), c.r = v.r_op.get();
   }
@@ -224,6 +274,7 @@ std::int64_t DistDeviceAmgPreconditioner::device_bytes() const {
   std::int64_t bytes = cycle_.vector_bytes() + device_coarse_.device_bytes() +
                       std::int64_t(whole_b_.bytes() + whole_x_.bytes());
   if (replicated_levels_) bytes += replicated_levels_->device_bytes();
+  if (replicated_prolongation_) bytes += replicated_prolongation_->bytes();
   for (const DeviceLevel& v : levels_)
     bytes += matrix_bytes(v.a) + matrix_bytes(v.p) + matrix_bytes(v.r) + std::int64_t(v.inv_diag.bytes());
   return bytes;

@@ -13,7 +13,8 @@
 // rank keeps DistHierarchy's host solve (rhs down, owned solution up through MPI).
 // Coarse levels of at most `replicate_nnz` nonzeros are not cycled across ranks but replicated
 // on every GPU (replicated_levels.hpp): one allgather a cycle instead of six halo exchanges a
-// level; the coarsest direct solve is then part of them.
+// level; the coarsest direct solve is then part of them, and the prolongation out of them
+// gathers its ghosts from the replicated solution instead of exchanging them.
 // dist_device_pcg is the shared device PCG on the distributed operator.
 #include <memory>
 #include <string>
@@ -24,6 +25,7 @@
 #include "amg/cuda/device_pcg.hpp"
 #include "amg/cuda/device_vcycle.hpp"
 #include "amg/cuda/replicated_levels.hpp"
+#include "amg/cuda/timed_operator.hpp"
 #include "amg/dist/dist_hierarchy.hpp"
 #include "dist/cuda/device_context.hpp"
 #include "dist/cuda/device_dist_matrix.hpp"
@@ -54,6 +56,20 @@ class DistDeviceAmgPreconditioner {
   void set_cuda_graph(bool on);
   /// "replayed" (a graph runs the cycle), "not yet captured", "off" or why capture failed.
   std::string cuda_graph_state() const;
+
+  /// One timed part of the cycle: its products' device time summed over the applies since
+  /// enable_timeline() (timed_operator.hpp says what a section includes).
+  struct TimelineEntry {
+    std::string part;  // e.g. "level 0 A", "level 0 R", "level 0 P", "levels 2- replicated"
+    std::int64_t calls = 0;
+    double seconds = 0;
+  };
+  /// Call alike on every rank, before the applies to time: from now on each distributed level's
+  /// A, R and P products and the replicated levels' visit are timed with CUDA events, and the
+  /// cycle runs without a CUDA graph (the timeline is of eager launches).
+  void enable_timeline();
+  /// This rank's timeline so far (synchronises); empty without enable_timeline().
+  std::vector<TimelineEntry> timeline();
 
   std::int64_t rows() const { return cycle_.rows(); }
   /// Collective. One cycle and one dot on zeros, synchronised: NCCL connects a peer pair at its
@@ -96,9 +112,16 @@ class DistDeviceAmgPreconditioner {
   dist::gpu::DeviceContext& ctx_;
   const DistHierarchy& h_;
   std::vector<DeviceLevel> levels_;  // sized once: the operators point into it
+  std::vector<DeviceCycleLevel> cycle_levels_;  // cycle_'s untimed parts (enable_timeline wraps them)
+  DeviceCoarseSolve cycle_coarse_;
   DeviceCycle cycle_;
+  // enable_timeline(): wrappers of levels_' operators (with their names) and of the coarse visit.
+  std::vector<std::unique_ptr<TimedOperator>> timed_;
+  std::vector<std::string> timed_parts_;
+  std::unique_ptr<StreamTimer> coarse_timer_;
   std::size_t first_replicated_;
   std::unique_ptr<ReplicatedLevels> replicated_levels_;  // levels [first_replicated_, end), if any
+  const ReplicatedProlongation* replicated_prolongation_ = nullptr;  // P into the last distributed level
   // CUDA graph of the cycle for one pair of vectors (graph_r_, graph_z_) and the exchange
   // buffers of exchange_generation() at capture (graph_ itself is the last member: destroyed
   // first, before the buffers its nodes refer to).

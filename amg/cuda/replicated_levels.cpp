@@ -7,6 +7,7 @@
 #include "local/core/error.hpp"
 #include "local/cuda/check.hpp"
 #include "local/cuda/device_matrix.hpp"
+#include "local/cuda/vector_ops.hpp"
 
 namespace tessera::amg::gpu {
 
@@ -85,6 +86,23 @@ void ReplicatedLevels::solve(const double* b, double* x) {
   if (owned > 0)
     TESSERA_CUDA_CHECK(cudaMemcpyAsync(x, whole_x_.data() + begin, std::size_t(owned) * sizeof(double),
                                        cudaMemcpyDeviceToDevice, compute));
+  last_x_ = x;
+}
+
+ReplicatedProlongation::ReplicatedProlongation(dist::gpu::DeviceContext& ctx, dist::gpu::DeviceDistMatrix& p,
+                                               const ReplicatedLevels& levels)
+    : ctx_(ctx), p_(p), levels_(levels), spmv_(p, ctx.compute()) {}
+
+void ReplicatedProlongation::apply(double alpha, const double* x, double beta, double* y) {
+  if (x != levels_.last_solution())
+    throw DeviceError("replicated prolongation: x is not the replicated levels' last solution (the cycle must "
+                      "prolongate right after their visit)");
+  spmv_.apply(alpha, levels_.whole_solution(), beta, y, ctx_.compute());
+}
+
+void ReplicatedProlongation::residual(const double* x, const double* b, double* r) {
+  tessera::cuda::copy(rows(), b, r, ctx_.compute());
+  apply(-1.0, x, 1.0, r);
 }
 
 void ReplicatedLevels::upload(const Gathered& g, cudaStream_t stream, Level& v, DeviceCycleLevel& c) {

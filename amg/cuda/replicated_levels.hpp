@@ -25,6 +25,8 @@
 #include "amg/dist/dist_hierarchy.hpp"
 #include "dist/communicator.hpp"
 #include "dist/cuda/device_context.hpp"
+#include "dist/cuda/device_dist_matrix.hpp"
+#include "dist/cuda/device_spmv.hpp"
 
 namespace tessera::amg::gpu {
 
@@ -47,6 +49,10 @@ class ReplicatedLevels {
 
   /// Collective (NCCL): x = M_tail^-1 b on the rank's owned rows of level `first`.
   void solve(const double* b, double* x);
+  /// All of level `first`'s solution of the last solve() (every rank holds it), and the owned
+  /// slice that solve() wrote it to.
+  const double* whole_solution() const { return whole_x_.data(); }
+  const double* last_solution() const { return last_x_; }
 
   std::size_t first() const { return first_; }
   std::int64_t device_bytes() const;
@@ -68,6 +74,32 @@ class ReplicatedLevels {
   DeviceCycle cycle_;
   std::vector<std::int64_t> offsets_;  // level first's rows per rank: rank r owns [offsets_[r], offsets_[r+1])
   tessera::cuda::DeviceBuffer<double> whole_b_, whole_x_;
+  const double* last_x_ = nullptr;
+};
+
+/// The prolongation into the last distributed level, x_f += P x_c, from the replicated levels'
+/// whole solution: every rank already holds all of x_c, so P's ghost values are gathered on the
+/// GPU (dist::gpu::ReplicatedInputSpmv) instead of brought by a halo exchange -- one exchange
+/// fewer per cycle. Valid only for x = levels.last_solution() (the cycle prolongates right
+/// after the visit); another x is a logic error (DeviceError), not a silent wrong product.
+class ReplicatedProlongation final : public DeviceOperator {
+ public:
+  /// Keeps references to `ctx`, `p` and `levels`, which must outlive it.
+  ReplicatedProlongation(dist::gpu::DeviceContext& ctx, dist::gpu::DeviceDistMatrix& p, const ReplicatedLevels& levels);
+
+  std::int64_t rows() const override { return p_.owned_rows(); }
+  std::int64_t cols() const override { return p_.owned_cols(); }
+  void apply(double alpha, const double* x, double beta, double* y) override;
+  void residual(const double* x, const double* b, double* r) override;
+  double dot(std::int64_t n, const double* x, const double* y) override { return ctx_.dot(n, x, y); }
+  cudaStream_t stream() const override { return ctx_.compute(); }
+  std::int64_t bytes() const { return spmv_.bytes(); }
+
+ private:
+  dist::gpu::DeviceContext& ctx_;
+  dist::gpu::DeviceDistMatrix& p_;
+  const ReplicatedLevels& levels_;
+  dist::gpu::ReplicatedInputSpmv spmv_;
 };
 
 }  // namespace tessera::amg::gpu

@@ -17,23 +17,19 @@ namespace {
 
 constexpr int kPackThreads = 256;
 
-// send[i, :] = x[send_local[i], :] for items of k doubles (the host HaloPlan::pack).
-__global__ void pack_kernel(std::int64_t items, std::int64_t k, const std::int64_t* __restrict__ send_local,
-                            const double* __restrict__ x, double* __restrict__ send) {
+// out[i, :] = x[index[i], :] for items of k doubles (the host HaloPlan::pack).
+__global__ void gather_rows_kernel(std::int64_t items, std::int64_t k, const std::int64_t* __restrict__ index,
+                                   const double* __restrict__ x, double* __restrict__ out) {
   const std::int64_t total = items * k;
   for (std::int64_t i = blockIdx.x * std::int64_t(blockDim.x) + threadIdx.x; i < total;
        i += std::int64_t(gridDim.x) * blockDim.x) {
     const std::int64_t item = i / k;
-    send[i] = x[send_local[item] * k + (i - item * k)];
+    out[i] = x[index[item] * k + (i - item * k)];
   }
 }
 
 void pack(const DeviceDistMatrix& a, const double* x, std::int64_t k, double* send, cudaStream_t stream) {
-  const std::int64_t items = static_cast<std::int64_t>(a.send_local.size());
-  if (items == 0) return;
-  const std::int64_t blocks = std::min<std::int64_t>((items * k + kPackThreads - 1) / kPackThreads, 65535);
-  pack_kernel<<<static_cast<int>(blocks), kPackThreads, 0, stream>>>(items, k, a.send_local.data(), x, send);
-  TESSERA_CHECK_LAUNCH();
+  gather_rows(static_cast<std::int64_t>(a.send_local.size()), k, a.send_local.data(), x, send, stream);
 }
 
 /// One timing event, destroyed with the scope (a pending event is released once it completes);
@@ -190,6 +186,30 @@ void spmm(DeviceContext& ctx, DeviceDistMatrix& a, const double* x, std::int64_t
       [&](cudaStream_t s) { tessera::cuda::spmm(a.local_spmm_plan, 1.0, a.local, x, 0.0, y, row_major, s); },
       [&](cudaStream_t s) { tessera::cuda::spmm_add_on_rows(a.boundary_rows, 1.0, a.nonlocal, a.ghosts.data(), k, y, s); },
       stats);
+}
+
+void gather_rows(std::int64_t items, std::int64_t k, const std::int64_t* index, const double* x, double* out,
+                 cudaStream_t stream) {
+  if (items == 0 || k == 0) return;
+  const std::int64_t blocks = std::min<std::int64_t>((items * k + kPackThreads - 1) / kPackThreads, 65535);
+  gather_rows_kernel<<<static_cast<int>(blocks), kPackThreads, 0, stream>>>(items, k, index, x, out);
+  TESSERA_CHECK_LAUNCH();
+}
+
+ReplicatedInputSpmv::ReplicatedInputSpmv(DeviceDistMatrix& a, cudaStream_t stream) : a_(a) {
+  check_operands(a, 1);
+  first_col_ = a.host->col_begin();
+  ghost_cols_.upload(a.host->ghost_cols, stream);
+  ghosts_.allocate(a.host->ghost_cols.size(), stream);
+}
+
+void ReplicatedInputSpmv::apply(double alpha, const double* x_whole, double beta, double* y, cudaStream_t stream) {
+  // The same two passes as spmv() (local block, then the boundary rows' ghost columns), with
+  // the ghosts gathered on this GPU: the same sums in the same order.
+  tessera::cuda::spmv(a_.local_plan, alpha, a_.local, x_whole + first_col_, beta, y, stream);
+  if (a_.nonlocal.nnz == 0) return;
+  gather_rows(a_.num_ghosts(), 1, ghost_cols_.data(), x_whole, ghosts_.data(), stream);
+  tessera::cuda::spmv_add_on_rows(a_.boundary_rows, alpha, a_.nonlocal, ghosts_.data(), y, stream);
 }
 
 }  // namespace tessera::dist::gpu

@@ -11,6 +11,7 @@
 #include "dist/cuda/device_context.hpp"
 #include "dist/cuda/device_dist_matrix.hpp"
 #include "dist/stats.hpp"
+#include "local/cuda/device_buffer.hpp"
 
 namespace tessera::dist::gpu {
 
@@ -25,5 +26,28 @@ void residual(DeviceContext& ctx, DeviceDistMatrix& a, const double* x, const do
 /// Y = A X for k right-hand sides, row-major (X: owned_cols x k, Y: owned_rows x k).
 void spmm(DeviceContext& ctx, DeviceDistMatrix& a, const double* x, std::int64_t k, double* y,
           DistStats* stats = nullptr);
+
+/// out[i, :] = x[index[i], :] for `items` rows of k doubles (the halo pack; also the local
+/// gather of ghost values from a vector every rank holds whole).
+void gather_rows(std::int64_t items, std::int64_t k, const std::int64_t* index, const double* x, double* out,
+                 cudaStream_t stream);
+
+/// y = alpha * A x + beta * y where this rank holds all of x (`x_whole`, indexed by A's global
+/// columns, e.g. the solution of replicated coarse levels): the ghost values are gathered from
+/// x_whole on the GPU instead of exchanged, and the local block reads x_whole at A's first
+/// owned column. Rank-local, no communication; ordered on `stream`.
+class ReplicatedInputSpmv {
+ public:
+  /// Uploads A's ghost column list; keeps a reference to `a` (which must outlive it).
+  ReplicatedInputSpmv(DeviceDistMatrix& a, cudaStream_t stream);
+  void apply(double alpha, const double* x_whole, double beta, double* y, cudaStream_t stream);
+  std::int64_t bytes() const { return std::int64_t(ghost_cols_.bytes() + ghosts_.bytes()); }
+
+ private:
+  DeviceDistMatrix& a_;
+  std::int64_t first_col_ = 0;                             // A's first owned global column
+  tessera::cuda::DeviceBuffer<std::int64_t> ghost_cols_;  // global column of each ghost
+  tessera::cuda::DeviceBuffer<double> ghosts_;            // their values, gathered per product
+};
 
 }  // namespace tessera::dist::gpu

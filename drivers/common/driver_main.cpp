@@ -2,11 +2,12 @@
 
 #include <mpi.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
-#include <thread>
 #include <exception>
 #include <fstream>
+#include <thread>
 
 #include "dist/mpi_env.hpp"
 #include "local/core/error.hpp"
@@ -62,6 +63,13 @@ int run_driver(int argc, char** argv, const char* name, const std::function<int(
   end_failed_rank(agree, kExitError);
   MPI_Comm_free(&agree);
   return kExitError;
+}
+
+double median(std::vector<double> samples) {
+  if (samples.empty()) return 0.0;
+  std::sort(samples.begin(), samples.end());
+  const std::size_t n = samples.size();
+  return n % 2 ? samples[n / 2] : 0.5 * (samples[n / 2 - 1] + samples[n / 2]);
 }
 
 void write_json(const std::string& path, const nlohmann::json& j) {

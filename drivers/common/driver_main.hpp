@@ -5,6 +5,7 @@
 #include <chrono>
 #include <functional>
 #include <string>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
@@ -27,6 +28,9 @@ class Stopwatch {
  private:
   std::chrono::steady_clock::time_point start_;
 };
+
+/// The median of repeated timings (the mean of the two middle ones for an even count; 0 for none).
+double median(std::vector<double> samples);
 
 /// Writes `j` to `path` (pretty-printed); an unwritable path is an InputError.
 void write_json(const std::string& path, const nlohmann::json& j);

@@ -19,6 +19,7 @@
 // replicate) with the cycle replayed as a CUDA graph from the PCG's second iteration on. Both
 // are held to the same host application and convergence.
 #include <cmath>
+#include <map>
 #include <random>
 #include <string>
 
@@ -264,6 +265,62 @@ TEST(DistDeviceAmgSolve, GraphReplaysMatchTheHostAndFollowReallocatedBuffers) {
   expect_host_result("after the buffers moved (captured again)");
   expect_host_result("replayed again");
   EXPECT_EQ(device.cuda_graph_state(), "replayed");
+}
+
+// The timeline wraps every product of the cycle without changing what it computes, and counts
+// each one: per V-cycle a distributed level above the last smooths with steps - 1 residuals
+// before (x starts at zero) and steps after, takes one residual, one restriction and one
+// prolongation; the replicated levels are visited once.
+TEST(DistDeviceAmgSolve, TimelineCountsEveryProductAndChangesNoResult) {
+  const dist::Communicator comm;
+  const std::uint64_t seed = dist::testing::shared_seed(comm);
+  SCOPED_TRACE("poisson3d:14, seed " + std::to_string(seed));
+  const Problem pb = testing::make_problem("poisson3d:14");
+  dist::gpu::DeviceContext ctx(comm);
+  const dist::RowPartition rows = testing::aligned_partition(comm, pb.a.rows, 1, true, seed);
+  const dist::DistMatrix a = dist::testing::distribute(comm, pb.a, rows, rows);
+  const DistAmg host(comm, a, testing::owned_rows(pb.near_null, rows.begin(comm.rank()), rows.end(comm.rank())),
+                     small_coarse());
+  const DistHierarchy& h = host.hierarchy();
+  ASSERT_GE(h.levels.size(), 3u);
+  const std::int64_t level2_nnz = comm.allreduce(h.levels[2].a.nnz(), dist::ReduceOp::sum);
+  gpu::DistDeviceAmgPreconditioner device(ctx, h, level2_nnz);
+  ASSERT_EQ(device.first_replicated(), 2u);
+  device.enable_timeline();
+
+  const Vector r = owned_slice(random_vector(std::size_t(a.global_rows()), seed), a);
+  Vector z_host;
+  host.apply(r, z_host);
+  const double scale = global_max_abs(comm, z_host);
+  DeviceBuffer<double> dr(r.size(), ctx.compute()), dz(r.size(), ctx.compute());
+  dr.upload(r, ctx.compute());
+  const int applies = 3;
+  for (int call = 0; call < applies; ++call) {
+    dz.fill_bytes(0xff, ctx.compute());
+    device.apply(dr.data(), dz.data());
+    const Vector z = dz.download(ctx.compute());
+    std::int64_t off = 0;
+    for (std::size_t i = 0; i < z.size(); ++i) off += !(std::fabs(z[i] - z_host[i]) <= 1e-10 * scale);
+    EXPECT_EQ(comm.allreduce(off, dist::ReduceOp::sum), 0) << "call " << call << ": entries off the host application";
+  }
+  EXPECT_EQ(device.cuda_graph_state(), "off");
+
+  std::map<std::string, std::int64_t> expected;
+  for (std::size_t l = 0; l < 2; ++l) {
+    const std::int64_t steps = h.levels[l].smoother.steps;
+    expected["level " + std::to_string(l) + " A"] = applies * 2 * steps;
+    expected["level " + std::to_string(l) + " R"] = applies;
+    expected["level " + std::to_string(l) + " P"] = applies;
+  }
+  expected["level 2 A"] = 0;  // the replicated levels' own operators run inside their visit
+  expected["levels 2- replicated"] = applies;
+  std::map<std::string, std::int64_t> counted;
+  for (const auto& e : device.timeline()) {
+    counted[e.part] = e.calls;
+    EXPECT_GE(e.seconds, 0.0) << e.part;
+    if (e.calls > 0) EXPECT_GT(e.seconds, 0.0) << e.part << ": timed calls took no time";
+  }
+  EXPECT_EQ(counted, expected);
 }
 
 TEST(DistDeviceAmgSolve, SmoothedCoarsestLevelMatchesHost) {
