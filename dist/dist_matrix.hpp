@@ -47,10 +47,12 @@ DistMatrix assemble(const Communicator& comm, const RowBlock& rows, const RowPar
 /// Collective. As assemble(), for rows whose columns index `global_of` (sorted, unique global
 /// columns): the compact output of a rank-local product, split without a detour through
 /// global indices; `rows`' storage becomes the local block (move it in). Ghosts are the outside
-/// columns some entry uses.
+/// columns some entry uses. With `extended`, and when the result has ghost columns, also
+/// *extended = extended_block(result), built in the same pass (left untouched without ghosts,
+/// where extended_block(result) is the local block).
 DistMatrix assemble_compact(const Communicator& comm, Csr<double> rows,
                             const std::vector<std::int64_t>& global_of, const RowPartition& row_partition,
-                            const RowPartition& col_partition);
+                            const RowPartition& col_partition, Csr<double>* extended = nullptr);
 /// Square operator: columns partitioned like rows.
 DistMatrix assemble(const Communicator& comm, const RowBlock& rows, const RowPartition& row_partition);
 

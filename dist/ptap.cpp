@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <climits>
 
 #include "dist/collective_call.hpp"
 #include "dist/communicator.hpp"
@@ -32,13 +33,12 @@ bool has_ghosts(const DistMatrix& m) { return m.nonlocal.cols > 0; }
 }  // namespace
 
 DistPtap::DistPtap(const Communicator& comm, const DistMatrix& a, const DistMatrix& p, LocalSpgemm local)
-    : local_(std::move(local)), ap_(comm, a, p, local_) {
+    : local_(std::move(local)), ap_(comm, a, p, local_, /*keep_extended_result=*/true) {
   TESSERA_REQUIRE_INPUT(a.row_partition == p.row_partition, "ptap: A's row partition differs from P's");
   const auto t0 = Clock::now();
   const DistMatrix& ap = ap_.result();
-  if (has_ghosts(p)) p_ext_ = extended_block(p);
-  if (has_ghosts(ap)) ap_ext_ = extended_block(ap);
-  const Csr<double> t = outer_product(comm, p, ap);
+  transpose_p_once(p);
+  const Csr<double> t = outer_product(comm, ap);
   const std::int64_t n_own = p.local.cols;
   owned_partial_ = t.row_ptr[n_own];
 
@@ -107,10 +107,48 @@ DistPtap::DistPtap(const Communicator& comm, const DistMatrix& a, const DistMatr
 }
 
 // As DistSpgemm::multiply: a local failure on one rank is agreed before the return exchanges.
-Csr<double> DistPtap::outer_product(const Communicator& comm, const DistMatrix& p, const DistMatrix& ap) const {
-  const Csr<double>& p_ext = has_ghosts(p) ? p_ext_ : p.local;
-  const Csr<double>& ap_ext = has_ghosts(ap) ? ap_ext_ : ap.local;
-  return call_collectively(comm, "ptap: local outer product", [&] { return local_(ref::transpose(p_ext), ap_ext); });
+Csr<double> DistPtap::outer_product(const Communicator& comm, const DistMatrix& ap) const {
+  const Csr<double>& ap_ext = has_ghosts(ap) ? ap_.extended_result() : ap.local;
+  return call_collectively(comm, "ptap: local outer product", [&] { return local_(p_transposed_, ap_ext); });
+}
+
+// (P's owned rows over [owned | ghost] columns)^T once, by the counting sort of ref::transpose
+// (rows of P in increasing order, so every row of P^T comes out sorted and the result is
+// exactly ref::transpose(extended_block(p))), keeping each entry's source among P's
+// [local | nonlocal] values: a refresh gathers values instead of transposing again.
+void DistPtap::transpose_p_once(const DistMatrix& p) {
+  const std::int64_t local_entries = p.local.nnz(), shift = p.local.cols;
+  TESSERA_ASSERT(p.owned_rows() <= INT32_MAX, "ptap: ", p.owned_rows(), " rows of P beyond the int32 index of P^T");
+  p_transposed_ = Csr<double>::empty(p.local.cols + p.nonlocal.cols, p.owned_rows());
+  std::vector<std::int64_t>& next = p_transposed_.row_ptr;  // counts, then offsets, then next free slots
+  for (std::int32_t c : p.local.col_idx) ++next[c + 1];
+  for (std::int32_t g : p.nonlocal.col_idx) ++next[shift + g + 1];
+  for (std::int64_t r = 0; r < p_transposed_.rows; ++r) next[r + 1] += next[r];
+  p_transposed_.col_idx.resize(static_cast<std::size_t>(p.nnz()));
+  p_transposed_source_.resize(static_cast<std::size_t>(p.nnz()));
+  const auto place = [&](std::int64_t ext_col, std::int64_t row, std::int64_t source) {
+    const std::int64_t dst = next[ext_col]++;
+    p_transposed_.col_idx[dst] = static_cast<std::int32_t>(row);
+    p_transposed_source_[dst] = source;
+  };
+  for (std::int64_t r = 0; r < p.owned_rows(); ++r) {
+    for (std::int64_t k = p.local.row_ptr[r]; k < p.local.row_ptr[r + 1]; ++k) place(p.local.col_idx[k], r, k);
+    for (std::int64_t k = p.nonlocal.row_ptr[r]; k < p.nonlocal.row_ptr[r + 1]; ++k)
+      place(shift + p.nonlocal.col_idx[k], r, local_entries + k);
+  }
+  // Each row's next slot is now the following row's start: shift back into offsets.
+  for (std::int64_t r = p_transposed_.rows; r > 0; --r) next[r] = next[r - 1];
+  next[0] = 0;
+  p_transposed_.values.resize(static_cast<std::size_t>(p.nnz()));
+  refresh_p_transposed(p);
+}
+
+void DistPtap::refresh_p_transposed(const DistMatrix& p) {
+  const std::int64_t local_entries = p.local.nnz();
+  for (std::size_t k = 0; k < p_transposed_source_.size(); ++k) {
+    const std::int64_t source = p_transposed_source_[k];
+    p_transposed_.values[k] = source < local_entries ? p.local.values[source] : p.nonlocal.values[source - local_entries];
+  }
 }
 
 std::vector<double> DistPtap::received_contributions(const Communicator& comm, const Csr<double>& t) const {
@@ -132,9 +170,8 @@ std::vector<double> DistPtap::sum_contributions(const Csr<double>& t, const std:
 void DistPtap::recompute(const Communicator& comm, const DistMatrix& a, const DistMatrix& p) {
   ap_.recompute(comm, a, p);  // checks (collectively) that A's and P's entry counts are unchanged
   const auto t0 = Clock::now();
-  if (has_ghosts(p)) fill_extended_values(p, p_ext_);
-  if (has_ghosts(ap_.result())) fill_extended_values(ap_.result(), ap_ext_);
-  const Csr<double> t = outer_product(comm, p, ap_.result());
+  refresh_p_transposed(p);  // P's entry count was checked (collectively) by ap_.recompute
+  const Csr<double> t = outer_product(comm, ap_.result());
   TESSERA_ASSERT(t.row_ptr[p.local.cols] == owned_partial_ && t.nnz() - owned_partial_ == return_entries_.send_count(),
                  "the local outer product changed pattern between symbolic and numeric");
   set_values_in_row_order(c_, sum_contributions(t, received_contributions(comm, t)));

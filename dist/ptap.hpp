@@ -36,14 +36,16 @@ class DistPtap {
 
  private:
   // Collective: throws on every rank if one fails.
-  Csr<double> outer_product(const Communicator& comm, const DistMatrix& p, const DistMatrix& ap) const;
+  void transpose_p_once(const DistMatrix& p);
+  void refresh_p_transposed(const DistMatrix& p);
+  Csr<double> outer_product(const Communicator& comm, const DistMatrix& ap) const;
   std::vector<double> received_contributions(const Communicator& comm, const Csr<double>& t) const;
   std::vector<double> sum_contributions(const Csr<double>& t, const std::vector<double>& received) const;
 
   LocalSpgemm local_;
   DistSpgemm ap_;
-  Csr<double> p_ext_;             // P's owned rows over [owned | ghost] columns (if P has ghosts)
-  Csr<double> ap_ext_;            // AP's owned rows over [owned | ghost] columns (if AP has ghosts)
+  Csr<double> p_transposed_;      // (P's owned rows over [owned | ghost] columns)^T
+  std::vector<std::int64_t> p_transposed_source_;  // its entry k <- P's value k of [local | nonlocal]
   std::int64_t owned_partial_ = 0;  // entries of T in rows this rank owns
   ExchangePattern return_entries_;  // ghost-row entries back to their owners
   std::vector<std::int64_t> target_;  // contribution -> index into C's row-order values

@@ -97,7 +97,8 @@ Csr<double> host_local_spgemm(const Csr<double>& a, const Csr<double>& b) {
   return ref::spgemm(a, b, ref::SpgemmOptions{true});
 }
 
-DistSpgemm::DistSpgemm(const Communicator& comm, const DistMatrix& a, const DistMatrix& b, LocalSpgemm local)
+DistSpgemm::DistSpgemm(const Communicator& comm, const DistMatrix& a, const DistMatrix& b, LocalSpgemm local,
+                       bool keep_extended_result)
     : local_(std::move(local)) {
   // Partitions are replicated, so this check fails on every rank alike.
   TESSERA_REQUIRE_INPUT(a.col_partition == b.row_partition, "spgemm: A's column partition (", a.global_cols(),
@@ -124,7 +125,8 @@ DistSpgemm::DistSpgemm(const Communicator& comm, const DistMatrix& a, const Dist
   fill_b_values(b);
 
   Csr<double> product = multiply(comm);
-  c_ = assemble_compact(comm, std::move(product), compact_to_global_, a.row_partition, b.col_partition);
+  c_ = assemble_compact(comm, std::move(product), compact_to_global_, a.row_partition, b.col_partition,
+                        keep_extended_result ? &c_ext_ : nullptr);
   stats_.compute_seconds = seconds_since(t0);
   stats_.rows = c_.owned_rows();
   stats_.nnz = c_.nnz();
@@ -159,6 +161,7 @@ void DistSpgemm::recompute(const Communicator& comm, const DistMatrix& a, const 
   const Csr<double> product = multiply(comm);
   TESSERA_ASSERT(product.nnz() == c_.nnz(), "the local product changed pattern between symbolic and numeric");
   set_values_in_row_order(c_, product.values);
+  if (c_ext_.nnz() > 0) fill_extended_values(c_, c_ext_);
   stats_.compute_seconds = seconds_since(t0);
   stats_.rows = c_.owned_rows();
   stats_.nnz = c_.nnz();

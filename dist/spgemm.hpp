@@ -25,8 +25,9 @@ Csr<double> host_local_spgemm(const Csr<double>& a, const Csr<double>& b);
 class DistSpgemm {
  public:
   /// Collective: symbolic and first numeric phase.
+  /// keep_extended_result: also keep extended_result() (for PtAP's outer product).
   DistSpgemm(const Communicator& comm, const DistMatrix& a, const DistMatrix& b,
-             LocalSpgemm local = host_local_spgemm);
+             LocalSpgemm local = host_local_spgemm, bool keep_extended_result = false);
   /// Collective: new values of A and B (same patterns) -> new values of C.
   void recompute(const Communicator& comm, const DistMatrix& a, const DistMatrix& b);
 
@@ -39,6 +40,10 @@ class DistSpgemm {
   const RemoteRows& remote_rows() const { return remote_; }
   const Csr<double>& a_extended() const { return a_ext_; }
   const Csr<double>& b_extended() const { return b_ext_; }
+  /// extended_block(result()), kept up to date by recompute(), when asked for and result() has
+  /// ghost columns (otherwise empty: the extended block is result().local). Built while C is
+  /// split into owned and ghost columns, not copied from it afterwards.
+  const Csr<double>& extended_result() const { return c_ext_; }
 
  private:
   void fill_b_values(const DistMatrix& b);
@@ -50,6 +55,7 @@ class DistSpgemm {
   Csr<double> a_ext_;  // A's rows; columns: B's owned rows, then received rows
   Csr<double> b_ext_;  // B's owned rows, then received rows; compact columns
   DistMatrix c_;
+  Csr<double> c_ext_;  // extended_block(c_), if kept and c_ has ghosts
   DistStats stats_;
 };
 
