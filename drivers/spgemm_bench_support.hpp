@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "drivers/common/driver_main.hpp"  // median
 #include "local/core/error.hpp"
 #include "local/formats/csr.hpp"
 #include "local/reference/kernels.hpp"
@@ -42,13 +43,6 @@ struct Events {
   }
 };
 #endif
-
-/// Median of the timed repetitions (0 when none ran).
-inline double median(std::vector<double> v) {
-  if (v.empty()) return 0;
-  std::sort(v.begin(), v.end());
-  return v.size() % 2 ? v[v.size() / 2] : 0.5 * (v[v.size() / 2 - 1] + v[v.size() / 2]);
-}
 
 /// Entries of A's longest row (0 when A has no rows): the n of the rounding bound 2 n u.
 inline std::int64_t longest_row(const Csr<double>& m) {

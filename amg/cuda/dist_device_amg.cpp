@@ -71,28 +71,35 @@ void DistDeviceAmgPreconditioner::upload_levels() {
 }
 
 void DistDeviceAmgPreconditioner::enable_timeline() {
-  graph_.reset();  // before the cycle's work vectors, which its nodes refer to, are replaced
-  graph_wanted_ = false;
-  timed_.clear(), timed_parts_.clear();
+  // New wrappers and cycle first, swapped in at the end: a failure leaves the old cycle intact.
+  std::vector<std::unique_ptr<TimedOperator>> timed;
+  std::vector<std::string> parts;
   std::vector<DeviceCycleLevel> levels = cycle_levels_;
   for (std::size_t l = 0; l < levels.size(); ++l) {
+    // The last level's A is never applied when a coarse solve (or the replicated levels) takes it.
+    const bool applied = l + 1 < levels.size() || !cycle_coarse_;
     for (auto [op, name] : {std::pair{&levels[l].a, "A"}, {&levels[l].r, "R"}, {&levels[l].p, "P"}}) {
-      if (*op == nullptr) continue;
-      timed_.push_back(std::make_unique<TimedOperator>(**op));
-      timed_parts_.push_back(tessera::detail::concat("level ", l, " ", name));
-      *op = timed_.back().get();
+      if (*op == nullptr || (name[0] == 'A' && !applied)) continue;
+      timed.push_back(std::make_unique<TimedOperator>(**op));
+      parts.push_back(tessera::detail::concat("level ", l, " ", name));
+      *op = timed.back().get();
     }
   }
+  std::unique_ptr<StreamTimer> coarse_timer;
   DeviceCoarseSolve coarse = cycle_coarse_;
   if (coarse) {
-    coarse_timer_ = std::make_unique<StreamTimer>(ctx_.compute());
-    coarse = [this, inner = cycle_coarse_](const double* b, double* x) {
-      coarse_timer_->begin();
+    coarse_timer = std::make_unique<StreamTimer>(ctx_.compute());
+    coarse = [timer = coarse_timer.get(), inner = cycle_coarse_](const double* b, double* x) {
+      const StreamTimer::Section timed(*timer);
       inner(b, x);
-      coarse_timer_->end();
     };
   }
-  cycle_ = DeviceCycle(std::move(levels), h_.options.cycle, std::move(coarse));
+  DeviceCycle cycle(std::move(levels), h_.options.cycle, std::move(coarse));
+  graph_.reset();  // before the cycle's work vectors, which its nodes refer to, are replaced
+  graph_wanted_ = false;
+  timeline_ = true;
+  cycle_ = std::move(cycle);
+  timed_ = std::move(timed), timed_parts_ = std::move(parts), coarse_timer_ = std::move(coarse_timer);
 }
 
 std::vector<DistDeviceAmgPreconditioner::TimelineEntry> DistDeviceAmgPreconditioner::timeline() {
@@ -235,6 +242,7 @@ void DistDeviceAmgPreconditioner::capture_cycle(const double* r, double* z) {
                       why + ")");
   if (agreed[0] == 1) {
     graph_r_ = r, graph_z_ = z, graph_generation_ = exchange_generation();
+    ++graph_captures_;
     return;
   }
   graph_.reset();
@@ -250,8 +258,8 @@ std::uint64_t DistDeviceAmgPreconditioner::exchange_generation() const {
 }
 
 void DistDeviceAmgPreconditioner::set_cuda_graph(bool on) {
-  graph_wanted_ = on;
-  if (!on) graph_.reset();
+  graph_wanted_ = on && !timeline_;  // the timeline's events would be captured, and time nothing
+  if (!graph_wanted_) graph_.reset();
 }
 
 std::string DistDeviceAmgPreconditioner::cuda_graph_state() const {

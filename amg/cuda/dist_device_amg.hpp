@@ -56,6 +56,8 @@ class DistDeviceAmgPreconditioner {
   void set_cuda_graph(bool on);
   /// "replayed" (a graph runs the cycle), "not yet captured", "off" or why capture failed.
   std::string cuda_graph_state() const;
+  /// How many times the cycle was captured (again when the vectors or exchange buffers change).
+  std::int64_t cuda_graph_captures() const { return graph_captures_; }
 
   /// One timed part of the cycle: its products' device time summed over the applies since
   /// enable_timeline() (timed_operator.hpp says what a section includes).
@@ -66,7 +68,8 @@ class DistDeviceAmgPreconditioner {
   };
   /// Call alike on every rank, before the applies to time: from now on each distributed level's
   /// A, R and P products and the replicated levels' visit are timed with CUDA events, and the
-  /// cycle runs without a CUDA graph (the timeline is of eager launches).
+  /// cycle runs without a CUDA graph (the timeline is of eager launches; set_cuda_graph(true)
+  /// no longer turns it on).
   void enable_timeline();
   /// This rank's timeline so far (synchronises); empty without enable_timeline().
   std::vector<TimelineEntry> timeline();
@@ -114,11 +117,13 @@ class DistDeviceAmgPreconditioner {
   std::vector<DeviceLevel> levels_;  // sized once: the operators point into it
   std::vector<DeviceCycleLevel> cycle_levels_;  // cycle_'s untimed parts (enable_timeline wraps them)
   DeviceCoarseSolve cycle_coarse_;
-  DeviceCycle cycle_;
-  // enable_timeline(): wrappers of levels_' operators (with their names) and of the coarse visit.
+  // enable_timeline(): wrappers of levels_' operators (with their names) and of the coarse
+  // visit; declared before cycle_, which refers to them, so they outlive it.
+  bool timeline_ = false;
   std::vector<std::unique_ptr<TimedOperator>> timed_;
   std::vector<std::string> timed_parts_;
   std::unique_ptr<StreamTimer> coarse_timer_;
+  DeviceCycle cycle_;
   std::size_t first_replicated_;
   std::unique_ptr<ReplicatedLevels> replicated_levels_;  // levels [first_replicated_, end), if any
   const ReplicatedProlongation* replicated_prolongation_ = nullptr;  // P into the last distributed level
@@ -130,6 +135,7 @@ class DistDeviceAmgPreconditioner {
   const double* graph_r_ = nullptr;
   double* graph_z_ = nullptr;
   std::uint64_t graph_generation_ = 0;
+  std::int64_t graph_captures_ = 0;
   const double* last_r_ = nullptr;  // the previous apply's vectors
   double* last_z_ = nullptr;
   // Device coarse solve: the factor, the coarsest level's row offsets per rank (offsets of the

@@ -91,13 +91,20 @@ void ReplicatedLevels::solve(const double* b, double* x) {
 
 ReplicatedProlongation::ReplicatedProlongation(dist::gpu::DeviceContext& ctx, dist::gpu::DeviceDistMatrix& p,
                                                const ReplicatedLevels& levels)
-    : ctx_(ctx), p_(p), levels_(levels), spmv_(p, ctx.compute()) {}
+    : ctx_(ctx), p_(p), levels_(levels), spmv_(p, ctx.compute()) {
+  // The whole solution is indexed like level `first`'s rows: P's global columns must be too.
+  const dist::RowPartition& cols = p.host->col_partition;
+  const std::vector<std::int64_t>& rows = levels.offsets();
+  bool same = cols.num_ranks() + 1 == std::int64_t(rows.size()) && cols.global_rows() == rows.back();
+  for (int r = 0; same && r < cols.num_ranks(); ++r) same = cols.begin(r) == rows[std::size_t(r)];
+  TESSERA_ASSERT(same, "replicated prolongation: P's columns are not partitioned like the replicated level's rows");
+}
 
 void ReplicatedProlongation::apply(double alpha, const double* x, double beta, double* y) {
   if (x != levels_.last_solution())
     throw DeviceError("replicated prolongation: x is not the replicated levels' last solution (the cycle must "
                       "prolongate right after their visit)");
-  spmv_.apply(alpha, levels_.whole_solution(), beta, y, ctx_.compute());
+  spmv_.apply(alpha, levels_.whole_solution(), beta, y);
 }
 
 void ReplicatedProlongation::residual(const double* x, const double* b, double* r) {

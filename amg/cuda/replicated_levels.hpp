@@ -53,6 +53,8 @@ class ReplicatedLevels {
   /// slice that solve() wrote it to.
   const double* whole_solution() const { return whole_x_.data(); }
   const double* last_solution() const { return last_x_; }
+  /// Level `first`'s rows per rank: rank r owns [offsets()[r], offsets()[r+1]) of the whole vectors.
+  const std::vector<std::int64_t>& offsets() const { return offsets_; }
 
   std::size_t first() const { return first_; }
   std::int64_t device_bytes() const;

@@ -18,8 +18,16 @@ void StreamTimer::record() {
   ++recorded_;
 }
 
+void StreamTimer::record_noexcept() noexcept {
+  try {
+    record();
+  } catch (...) {
+    if (recorded_ % 2) --recorded_;  // drop the begin: the pairs stay aligned
+  }
+}
+
 double StreamTimer::seconds() {
-  const std::size_t pairs = recorded_ / 2;  // an unmatched begin (a product that threw) is dropped
+  const std::size_t pairs = recorded_ / 2;
   if (pairs > 0) TESSERA_CUDA_CHECK(cudaEventSynchronize(events_[2 * pairs - 1]));
   for (std::size_t i = 0; i < pairs; ++i) {
     float ms = 0;
@@ -32,15 +40,13 @@ double StreamTimer::seconds() {
 }
 
 void TimedOperator::apply(double alpha, const double* x, double beta, double* y) {
-  timer_.begin();
+  const StreamTimer::Section timed(timer_);
   inner_.apply(alpha, x, beta, y);
-  timer_.end();
 }
 
 void TimedOperator::residual(const double* x, const double* b, double* r) {
-  timer_.begin();
+  const StreamTimer::Section timed(timer_);
   inner_.residual(x, b, r);
-  timer_.end();
 }
 
 }  // namespace tessera::amg::gpu

@@ -6,8 +6,9 @@
 // the time of an iteration goes to, on one GPU and on many.
 // A section lasts from the moment its stream reaches the begin event to the end of its last
 // work on that stream: a distributed product's wait for its halo exchange is inside; on a GPU
-// that waits for the host, so is the host's launch time. Events inside a CUDA graph would be
-// graph nodes: time eager launches only.
+// that waits for the host, so is the host's launch time. Events recorded while a stream is
+// captured into a CUDA graph time nothing (the replays do not record them): time eager
+// launches only.
 #include <cuda_runtime_api.h>
 
 #include <cstdint>
@@ -24,14 +25,25 @@ class StreamTimer {
   StreamTimer(const StreamTimer&) = delete;
   StreamTimer& operator=(const StreamTimer&) = delete;
 
-  void begin() { record(); }
-  void end() { record(); }
+  /// Times its scope: a begin event now, the end event when it ends (also on an exception,
+  /// so that every later section stays paired).
+  class Section {
+   public:
+    explicit Section(StreamTimer& timer) : timer_(timer) { timer_.record(); }
+    ~Section() { timer_.record_noexcept(); }
+    Section(const Section&) = delete;
+    Section& operator=(const Section&) = delete;
+
+   private:
+    StreamTimer& timer_;
+  };
   /// Synchronises with the last section; its events are then reused. Total seconds so far.
   double seconds();
   std::int64_t sections() const { return sections_; }
 
  private:
   void record();
+  void record_noexcept() noexcept;  // a failed record leaves the section unpaired: seconds() drops it
 
   cudaStream_t stream_;
   std::vector<cudaEvent_t> events_;  // begin, end, begin, end, ... of the sections not yet summed

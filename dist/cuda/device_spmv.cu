@@ -196,14 +196,15 @@ void gather_rows(std::int64_t items, std::int64_t k, const std::int64_t* index, 
   TESSERA_CHECK_LAUNCH();
 }
 
-ReplicatedInputSpmv::ReplicatedInputSpmv(DeviceDistMatrix& a, cudaStream_t stream) : a_(a) {
+ReplicatedInputSpmv::ReplicatedInputSpmv(DeviceDistMatrix& a, cudaStream_t stream) : a_(a), stream_(stream) {
   check_operands(a, 1);
   first_col_ = a.host->col_begin();
   ghost_cols_.upload(a.host->ghost_cols, stream);
   ghosts_.allocate(a.host->ghost_cols.size(), stream);
 }
 
-void ReplicatedInputSpmv::apply(double alpha, const double* x_whole, double beta, double* y, cudaStream_t stream) {
+void ReplicatedInputSpmv::apply(double alpha, const double* x_whole, double beta, double* y) {
+  const cudaStream_t stream = stream_;
   // The same two passes as spmv() (local block, then the boundary rows' ghost columns), with
   // the ghosts gathered on this GPU: the same sums in the same order.
   tessera::cuda::spmv(a_.local_plan, alpha, a_.local, x_whole + first_col_, beta, y, stream);

@@ -35,16 +35,18 @@ void gather_rows(std::int64_t items, std::int64_t k, const std::int64_t* index, 
 /// y = alpha * A x + beta * y where this rank holds all of x (`x_whole`, indexed by A's global
 /// columns, e.g. the solution of replicated coarse levels): the ghost values are gathered from
 /// x_whole on the GPU instead of exchanged, and the local block reads x_whole at A's first
-/// owned column. Rank-local, no communication; ordered on `stream`.
+/// owned column. Rank-local, no communication; every call ordered on `stream` (the gathered
+/// ghosts are one buffer, reused by each call).
 class ReplicatedInputSpmv {
  public:
   /// Uploads A's ghost column list; keeps a reference to `a` (which must outlive it).
   ReplicatedInputSpmv(DeviceDistMatrix& a, cudaStream_t stream);
-  void apply(double alpha, const double* x_whole, double beta, double* y, cudaStream_t stream);
+  void apply(double alpha, const double* x_whole, double beta, double* y);
   std::int64_t bytes() const { return std::int64_t(ghost_cols_.bytes() + ghosts_.bytes()); }
 
  private:
   DeviceDistMatrix& a_;
+  cudaStream_t stream_;
   std::int64_t first_col_ = 0;                             // A's first owned global column
   tessera::cuda::DeviceBuffer<std::int64_t> ghost_cols_;  // global column of each ghost
   tessera::cuda::DeviceBuffer<double> ghosts_;            // their values, gathered per product

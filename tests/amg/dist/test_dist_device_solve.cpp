@@ -270,7 +270,7 @@ TEST(DistDeviceAmgSolve, GraphReplaysMatchTheHostAndFollowReallocatedBuffers) {
 // The timeline wraps every product of the cycle without changing what it computes, and counts
 // each one: per V-cycle a distributed level above the last smooths with steps - 1 residuals
 // before (x starts at zero) and steps after, takes one residual, one restriction and one
-// prolongation; the replicated levels are visited once.
+// prolongation; the replicated levels are visited once; the graph stays off.
 TEST(DistDeviceAmgSolve, TimelineCountsEveryProductAndChangesNoResult) {
   const dist::Communicator comm;
   const std::uint64_t seed = dist::testing::shared_seed(comm);
@@ -304,6 +304,8 @@ TEST(DistDeviceAmgSolve, TimelineCountsEveryProductAndChangesNoResult) {
     EXPECT_EQ(comm.allreduce(off, dist::ReduceOp::sum), 0) << "call " << call << ": entries off the host application";
   }
   EXPECT_EQ(device.cuda_graph_state(), "off");
+  device.set_cuda_graph(true);  // the timeline keeps it off: its events would be captured
+  EXPECT_EQ(device.cuda_graph_state(), "off");
 
   std::map<std::string, std::int64_t> expected;
   for (std::size_t l = 0; l < 2; ++l) {
@@ -312,13 +314,14 @@ TEST(DistDeviceAmgSolve, TimelineCountsEveryProductAndChangesNoResult) {
     expected["level " + std::to_string(l) + " R"] = applies;
     expected["level " + std::to_string(l) + " P"] = applies;
   }
-  expected["level 2 A"] = 0;  // the replicated levels' own operators run inside their visit
-  expected["levels 2- replicated"] = applies;
+  expected["levels 2- replicated"] = applies;  // level 2's own operators run inside that visit
   std::map<std::string, std::int64_t> counted;
   for (const auto& e : device.timeline()) {
     counted[e.part] = e.calls;
-    EXPECT_GE(e.seconds, 0.0) << e.part;
-    if (e.calls > 0) EXPECT_GT(e.seconds, 0.0) << e.part << ": timed calls took no time";
+    // A rank owning no rows launches nothing for a product: its sections may be below the
+    // events' resolution. Some rank does the work of each.
+    const double slowest = comm.allreduce(e.seconds, dist::ReduceOp::max);
+    EXPECT_GT(slowest, 0.0) << e.part << ": timed calls took no time on any rank";
   }
   EXPECT_EQ(counted, expected);
 }
