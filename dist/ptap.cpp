@@ -118,6 +118,7 @@ Csr<double> DistPtap::outer_product(const Communicator& comm, const DistMatrix& 
 // [local | nonlocal] values: a refresh gathers values instead of transposing again.
 void DistPtap::transpose_p_once(const DistMatrix& p) {
   const std::int64_t local_entries = p.local.nnz(), shift = p.local.cols;
+  p_local_entries_ = local_entries;
   TESSERA_ASSERT(p.owned_rows() <= INT32_MAX, "ptap: ", p.owned_rows(), " rows of P beyond the int32 index of P^T");
   p_transposed_ = Csr<double>::empty(p.local.cols + p.nonlocal.cols, p.owned_rows());
   std::vector<std::int64_t>& next = p_transposed_.row_ptr;  // counts, then offsets, then next free slots
@@ -168,9 +169,17 @@ std::vector<double> DistPtap::sum_contributions(const Csr<double>& t, const std:
 }
 
 void DistPtap::recompute(const Communicator& comm, const DistMatrix& a, const DistMatrix& p) {
-  ap_.recompute(comm, a, p);  // checks (collectively) that A's and P's entry counts are unchanged
+  // P^T's value map reads P's [local | nonlocal] values by position: both blocks' counts must
+  // be the symbolic phase's (ap_.recompute then checks A's, collectively too).
+  const std::int64_t p_entries = std::int64_t(p_transposed_source_.size());
+  throw_if_any_rank_failed(comm, p.local.nnz() == p_local_entries_ && p.nnz() == p_entries
+                                     ? ""
+                                     : detail::concat("ptap recompute: rank ", p.rank, " holds ", p.local.nnz(), " + ",
+                                                      p.nonlocal.nnz(), " entries of P, the symbolic phase saw ",
+                                                      p_local_entries_, " + ", p_entries - p_local_entries_));
+  ap_.recompute(comm, a, p);
   const auto t0 = Clock::now();
-  refresh_p_transposed(p);  // P's entry count was checked (collectively) by ap_.recompute
+  refresh_p_transposed(p);
   const Csr<double> t = outer_product(comm, ap_.result());
   TESSERA_ASSERT(t.row_ptr[p.local.cols] == owned_partial_ && t.nnz() - owned_partial_ == return_entries_.send_count(),
                  "the local outer product changed pattern between symbolic and numeric");

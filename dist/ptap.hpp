@@ -46,6 +46,7 @@ class DistPtap {
   DistSpgemm ap_;
   Csr<double> p_transposed_;      // (P's owned rows over [owned | ghost] columns)^T
   std::vector<std::int64_t> p_transposed_source_;  // its entry k <- P's value k of [local | nonlocal]
+  std::int64_t p_local_entries_ = 0;                // P's local-block entries at the symbolic phase
   std::int64_t owned_partial_ = 0;  // entries of T in rows this rank owns
   ExchangePattern return_entries_;  // ghost-row entries back to their owners
   std::vector<std::int64_t> target_;  // contribution -> index into C's row-order values

@@ -124,6 +124,7 @@ DistSpgemm::DistSpgemm(const Communicator& comm, const DistMatrix& a, const Dist
   a_ext_ = extended_block(a);
   fill_b_values(b);
 
+  b_entries_ = b.nnz();
   Csr<double> product = multiply(comm);
   c_ = assemble_compact(comm, std::move(product), compact_to_global_, a.row_partition, b.col_partition,
                         keep_extended_result ? &c_ext_ : nullptr);
@@ -146,10 +147,14 @@ Csr<double> DistSpgemm::multiply(const Communicator& comm) {
 }
 
 void DistSpgemm::recompute(const Communicator& comm, const DistMatrix& a, const DistMatrix& b) {
-  throw_if_any_rank_failed(comm, a.nnz() == a_ext_.nnz()
-                                     ? ""
-                                     : detail::concat("spgemm recompute: rank ", a.rank, " holds ", a.nnz(),
-                                                      " entries of A, the symbolic phase saw ", a_ext_.nnz()));
+  std::string changed;
+  if (a.nnz() != a_ext_.nnz())
+    changed = detail::concat("spgemm recompute: rank ", a.rank, " holds ", a.nnz(), " entries of A, the symbolic phase saw ",
+                             a_ext_.nnz());
+  else if (b.nnz() != b_entries_)
+    changed = detail::concat("spgemm recompute: rank ", b.rank, " holds ", b.nnz(), " entries of B, the symbolic phase saw ",
+                             b_entries_);
+  throw_if_any_rank_failed(comm, changed);
   stats_ = DistStats{};
   auto t0 = Clock::now();
   remote_.refresh_values(comm, b);

@@ -56,6 +56,7 @@ class DistSpgemm {
   Csr<double> b_ext_;  // B's owned rows, then received rows; compact columns
   DistMatrix c_;
   Csr<double> c_ext_;  // extended_block(c_), if kept and c_ has ghosts
+  std::int64_t b_entries_ = 0;  // B's entries on this rank at the symbolic phase
   DistStats stats_;
 };
 

@@ -264,6 +264,45 @@ TEST(DistPtap, AggregationProlongatorWithEmptyAndBlockDiagonalParts) {
   check_ptap(comm, block_diagonal(a, rows, rows), p, rows, coarse, seed + 3);
 }
 
+// A numeric refresh with operands of another pattern (here P with one more entry, on the last
+// rank only) is refused on every rank with the same message, not a read past P's values.
+TEST(DistPtap, RecomputeOnAnotherPatternThrowsOnEveryRank) {
+  const Communicator comm;
+  const std::uint64_t seed = testing::shared_seed(comm);
+  SCOPED_TRACE("seed " + std::to_string(seed));
+  const std::int64_t n = 8 * 3 * comm.size() + 5, nc = (n + 3) / 4;
+  std::vector<std::int64_t> r, c;
+  std::vector<double> v;
+  for (std::int64_t i = 0; i < n; ++i) r.push_back(i), c.push_back(i / 4), v.push_back(1.0);
+  const Csr<double> p = csr_from_triplets<double>(n, nc, r, c, v);
+  r.push_back(n - 1), c.push_back(0), v.push_back(0.5);  // the last row also joins aggregate 0
+  const Csr<double> p_more = csr_from_triplets<double>(n, nc, r, c, v);
+  const Csr<double> a = random_csr(RandomSpec{n, n, 0.05, 0.1, 0, false}, seed);
+  const RowPartition rows = RowPartition::balanced_rows(n, comm.size());
+  const RowPartition coarse = RowPartition::balanced_rows(nc, comm.size());
+  const DistMatrix da = testing::distribute(comm, a, rows, rows);
+  const DistMatrix dp = testing::distribute(comm, p, rows, coarse);
+  const DistMatrix dp_more = testing::distribute(comm, p_more, rows, coarse);
+  const auto expect_refused = [&](auto&& refresh, const std::string& expected) {
+    std::string text;
+    try {
+      refresh();
+      ADD_FAILURE() << "no exception on rank " << comm.rank();
+    } catch (const InputError& e) {
+      text = e.what();
+    }
+    EXPECT_EQ(text, comm.broadcast(text, 0));
+    EXPECT_NE(text.find(expected), std::string::npos) << text;
+  };
+  DistPtap galerkin(comm, da, dp);
+  expect_refused([&] { galerkin.recompute(comm, da, dp_more); }, "entries of P, the symbolic phase saw");
+  DistSpgemm ap(comm, da, dp);
+  expect_refused([&] { ap.recompute(comm, da, dp_more); }, "entries of B, the symbolic phase saw");
+  // Still usable with the pattern it was built for.
+  galerkin.recompute(comm, da, dp);
+  expect_ptap_matches(comm, galerkin.result(), a, p);
+}
+
 TEST(DistPtap, GeneratedPoissonWithEachRankGeneratingItsRows) {
   const Communicator comm;
   for (const char* spec_text : {"poisson3d:6", "elasticity3d:3"}) {
