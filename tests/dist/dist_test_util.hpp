@@ -14,6 +14,7 @@
 #include "dist/communicator.hpp"
 #include "dist/dist_matrix.hpp"
 #include "dist/partition.hpp"
+#include "local/core/error.hpp"
 #include "local/formats/row_block.hpp"
 #include "local/reference/kernels.hpp"
 #include "support/random_matrix.hpp"
@@ -148,6 +149,21 @@ inline void expect_matches_reference(const Communicator& comm, const Csr<double>
 /// Agreement across ranks: the same value everywhere.
 inline bool same_on_every_rank(const Communicator& comm, std::int64_t value) {
   return comm.allreduce(value, ReduceOp::min) == comm.allreduce(value, ReduceOp::max);
+}
+
+/// Runs `make`, which must throw InputError on every rank (a failure is recorded on each rank
+/// that did not), and returns its text after checking that every rank holds rank 0's text.
+template <class Make>
+std::string input_error_on_every_rank(const Communicator& comm, Make&& make) {
+  std::string text;
+  try {
+    make();
+    ADD_FAILURE() << "no InputError on rank " << comm.rank();
+  } catch (const InputError& e) {
+    text = e.what();
+  }
+  EXPECT_EQ(text, comm.broadcast(text, 0)) << "rank " << comm.rank() << " disagrees with rank 0";
+  return text;
 }
 
 }  // namespace tessera::dist::testing

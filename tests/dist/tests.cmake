@@ -8,3 +8,4 @@ tessera_add_mpi_test(test_dist_unaligned_partition SOURCES ${CMAKE_CURRENT_LIST_
 tessera_add_mpi_test(test_dist_device_spgemm GPU RANKS 1 2 3 4 SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_device_spgemm.cpp LIBS tessera_dist)
 tessera_add_mpi_test(test_dist_device_spmv GPU RANKS 1 2 3 4 SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_device_spmv.cpp LIBS tessera_dist)
 tessera_add_mpi_test(test_dist_device_numeric GPU RANKS 1 2 3 4 SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_device_dist_numeric.cpp LIBS tessera_dist)
+tessera_add_mpi_test(test_dist_matrix_assembly SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_dist_matrix_assembly.cpp LIBS tessera_dist)
