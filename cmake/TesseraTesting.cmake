@@ -60,3 +60,30 @@ function(tessera_add_mpi_test name)
                          SKIP_RETURN_CODE ${TESSERA_SKIP_CODE} ENVIRONMENT "${TESSERA_TEST_ENV}")
   endforeach()
 endfunction()
+
+# tessera_add_mpi_test_variant(NAME VARIANT ENV VAR=value... [RANKS ...] [GPU]): more ctest
+# entries, NAME.VARIANT.npN, of the executable tessera_add_mpi_test(NAME ...) made, run with an
+# extra environment (e.g. the NCCL halo route where the default would be the peer route).
+function(tessera_add_mpi_test_variant name variant)
+  cmake_parse_arguments(T "GPU" "" "ENV;RANKS" ${ARGN})
+  if(NOT T_RANKS)
+    set(T_RANKS 1 2 3 4)
+  endif()
+  foreach(n IN LISTS T_RANKS)
+    set(test ${name}.${variant}.np${n})
+    if(T_GPU AND NOT TESSERA_HAVE_CUDA)
+      add_test(NAME ${test} COMMAND sh -c "echo 'SKIPPED: needs the CUDA backend'; exit ${TESSERA_SKIP_CODE}")
+      set_tests_properties(${test} PROPERTIES LABELS "gpu;mpi" SKIP_RETURN_CODE ${TESSERA_SKIP_CODE})
+      continue()
+    endif()
+    add_test(NAME ${test}
+             COMMAND ${MPIEXEC_EXECUTABLE} ${MPIEXEC_NUMPROC_FLAG} ${n} --oversubscribe ${MPIEXEC_PREFLAGS}
+                     $<TARGET_FILE:${name}> ${MPIEXEC_POSTFLAGS})
+    set(labels "host;mpi")
+    if(T_GPU)
+      set(labels "gpu;mpi")
+    endif()
+    set_tests_properties(${test} PROPERTIES LABELS "${labels}" PROCESSORS ${n} TIMEOUT 600
+                         SKIP_RETURN_CODE ${TESSERA_SKIP_CODE} ENVIRONMENT "${TESSERA_TEST_ENV};${T_ENV}")
+  endforeach()
+endfunction()

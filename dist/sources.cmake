@@ -38,6 +38,9 @@ if(TESSERA_HAVE_CUDA)
     # overlapped with the local block.
     ${CMAKE_CURRENT_LIST_DIR}/cuda/device_context.hpp
     ${CMAKE_CURRENT_LIST_DIR}/cuda/device_dist_matrix.hpp
+    # The intra-node halo route: CUDA IPC mappings and device flags instead of NCCL.
+    ${CMAKE_CURRENT_LIST_DIR}/cuda/halo_route.hpp
+    ${CMAKE_CURRENT_LIST_DIR}/cuda/peer_halo_exchange.hpp
     ${CMAKE_CURRENT_LIST_DIR}/cuda/device_spmv.hpp
     # Rank-local products of DistSpgemm / DistPtap on the rank's GPU (tile SpGEMM or cuSPARSE).
     ${CMAKE_CURRENT_LIST_DIR}/cuda/device_local_spgemm.hpp
@@ -51,6 +54,8 @@ if(TESSERA_HAVE_CUDA)
     # The .cu files hold the pack and value-map kernels; cudart as tessera_local links it.
     ${CMAKE_CURRENT_LIST_DIR}/cuda/device_context.cpp
     ${CMAKE_CURRENT_LIST_DIR}/cuda/device_dist_matrix.cpp
+    ${CMAKE_CURRENT_LIST_DIR}/cuda/halo_route.cpp
+    ${CMAKE_CURRENT_LIST_DIR}/cuda/peer_halo_exchange.cu
     ${CMAKE_CURRENT_LIST_DIR}/cuda/device_spmv.cu
     ${CMAKE_CURRENT_LIST_DIR}/cuda/device_local_spgemm.cpp
     ${CMAKE_CURRENT_LIST_DIR}/cuda/value_maps.cu

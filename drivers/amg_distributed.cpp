@@ -93,6 +93,9 @@ struct SolvePhase {
   std::vector<int> repeated_iterations;
   std::int64_t graph_captures = 0, repeated_graph_captures = 0;  // in the first solve, in the others
   nlohmann::json timeline;  // --timeline: device time per part of the cycle, slowest rank
+  std::string halo_route;     // the route of the solves above (GPU solve only)
+  nlohmann::json halo_routes;  // --halo both: repeated solves through each route
+  bool routes_agree = true;    // --halo both: the same iterations and bitwise the same x
 };
 
 /// The median over the repeated solves of each one's time per iteration.
@@ -165,6 +168,89 @@ void print_timeline(const nlohmann::json& parts) {
               "  %-24s %8s %14s  PCG's product and dots)\n", "sum of the parts", "", sum, "", "", "");
 }
 
+/// --halo both: the same solve through the NCCL and the peer halo route, in legs nccl, peer,
+/// peer, nccl (neither route always first). Each leg runs one untimed solve (after the switch
+/// the cycle runs eagerly once, mapping the route's buffers, and is captured again), then
+/// `solves` timed ones; a route's figure is the median ms per iteration over its legs' solves.
+/// Every leg must take the same iterations and end at the same x up to last-bit differences
+/// (the device solve is not bitwise reproducible even on one route: two NCCL legs differed by
+/// 2e-15 relative on 4 H200s; a ghost from the wrong round would show at 1e-10 or far above);
+/// bitwise equality per leg is reported too. The cycle must be a replayed CUDA graph
+/// (`graph_state`, reported per leg), or the comparison would time eager launches.
+template <class Reset, class SolveOnce, class Solution, class GraphState>
+nlohmann::json compare_halo_routes(const dist::Communicator& comm, dist::gpu::DeviceContext& ctx, Reset&& reset,
+                                   SolveOnce&& solve_once, Solution&& solution, GraphState&& graph_state, int solves,
+                                   bool& agree) {
+  using dist::gpu::HaloRoute;
+  constexpr double kSameSolution = 1e-10;  // max |x - x_first| / max |x_first|
+  const HaloRoute keep = ctx.halo_route();
+  const HaloRoute legs[4] = {HaloRoute::nccl, HaloRoute::peer, HaloRoute::peer, HaloRoute::nccl};
+  SolvePhase timed[2];
+  std::vector<double> first_x;
+  std::vector<int> first_iterations;
+  std::vector<std::string> graphs;
+  std::vector<bool> leg_identical;
+  std::vector<double> leg_difference;
+  std::int64_t same = 1;
+  for (int leg = 0; leg < 4; ++leg) {
+    const int r = legs[leg] == HaloRoute::peer ? 1 : 0;
+    ctx.set_halo_route(legs[leg]);
+    reset();
+    solve_once();
+    SolvePhase one;
+    time_repeated_solves(comm, solves + 1, reset, solve_once, one);
+    timed[r].repeated_seconds.insert(timed[r].repeated_seconds.end(), one.repeated_seconds.begin(),
+                                     one.repeated_seconds.end());
+    timed[r].repeated_iterations.insert(timed[r].repeated_iterations.end(), one.repeated_iterations.begin(),
+                                        one.repeated_iterations.end());
+    graphs.push_back(graph_state());
+    const std::vector<double> x = solution();
+    if (leg == 0) {
+      first_x = x;
+      first_iterations = one.repeated_iterations;
+    }
+    // Per leg, against the first (an NCCL leg): bitwise equality, and the largest difference
+    // relative to the largest |x| (which tells a last-bit difference from a wrong ghost).
+    double diff = 0, scale = 0;
+    for (std::size_t i = 0; i < x.size() && i < first_x.size(); ++i) {
+      diff = std::max(diff, std::fabs(x[i] - first_x[i]));
+      scale = std::max(scale, std::fabs(first_x[i]));
+    }
+    const std::int64_t bitwise = comm.allreduce(std::int64_t(x == first_x ? 1 : 0), dist::ReduceOp::min);
+    const double relative = comm.allreduce(diff, dist::ReduceOp::max) /
+                            std::max(comm.allreduce(scale, dist::ReduceOp::max), 1e-300);
+    const bool same_iterations = one.repeated_iterations == first_iterations;  // the same on every rank
+    same &= same_iterations && relative <= kSameSolution ? 1 : 0;
+    leg_identical.push_back(bitwise == 1);
+    leg_difference.push_back(relative);
+  }
+  ctx.set_halo_route(keep);
+  agree = same == 1;
+  const double ms[2] = {repeated_ms_per_iteration(timed[0]), repeated_ms_per_iteration(timed[1])};
+  nlohmann::json routes = nlohmann::json::object();
+  for (int r = 0; r < 2; ++r)
+    routes[r ? "peer" : "nccl"] = {{"repeated_ms_per_iteration", ms[r]},
+                                   {"seconds", timed[r].repeated_seconds},
+                                   {"iterations", timed[r].repeated_iterations}};
+  routes["nccl_over_peer"] = ms[0] / ms[1];
+  routes["agree"] = agree;
+  routes["agree_means"] = "same iterations and max|x - x_first|/max|x_first| <= 1e-10 in every leg";
+  routes["cuda_graph_per_leg"] = graphs;
+  routes["identical_to_first_leg"] = leg_identical;
+  routes["relative_difference_to_first_leg"] = leg_difference;
+  routes["order"] = "nccl, peer, peer, nccl";
+  if (comm.rank() == 0)
+    std::printf("--halo both: %d repeated solves per leg, legs nccl, peer, peer, nccl (cycle graph: %s / %s / %s / "
+                "%s): nccl %.3f ms/iteration, peer %.3f ms/iteration, nccl/peer %.2fx; iterations and solution %s\n",
+                solves, graphs[0].c_str(), graphs[1].c_str(), graphs[2].c_str(), graphs[3].c_str(), ms[0], ms[1],
+                ms[0] / ms[1], agree ? "agree" : "DIFFER (FAIL)");
+  if (comm.rank() == 0)
+    std::printf("  legs vs the first: max |x - x_first| / max |x_first| = %.1e, %.1e, %.1e, %.1e (bitwise: %d %d %d %d)\n",
+                leg_difference[0], leg_difference[1], leg_difference[2], leg_difference[3], int(leg_identical[0]),
+                int(leg_identical[1]), int(leg_identical[2]), int(leg_identical[3]));
+  return routes;
+}
+
 /// One GPU per rank: uploads the hierarchy, A, b and x (timed apart, as the single-GPU path
 /// does), then times the device PCG alone; x comes back and its residual is recomputed here.
 SolvePhase solve_on_devices(const dist::Communicator& comm, const amg::DistAmg& m, const dist::DistMatrix& a,
@@ -172,6 +258,8 @@ SolvePhase solve_on_devices(const dist::Communicator& comm, const amg::DistAmg& 
                             const DistributedAmgOptions& o) {
   SolvePhase s;
   dist::gpu::DeviceContext ctx(comm);  // NCCL setup: neither upload nor solve
+  if (o.halo == "nccl" || o.halo == "peer") ctx.set_halo_route(dist::gpu::parse_halo_route(o.halo));
+  s.halo_route = dist::gpu::halo_route_name(ctx.halo_route());
   cuda::DeviceMemory::reset_peak();
   comm.barrier();
   Stopwatch upload_clock;
@@ -221,6 +309,10 @@ SolvePhase solve_on_devices(const dist::Communicator& comm, const amg::DistAmg& 
   // captured the cycle again inside its timed region.
   s.repeated_graph_captures = pm.cuda_graph_captures() - s.graph_captures;
   if (o.timeline) s.timeline = timeline_json(comm, pm, s);
+  if (o.halo == "both")
+    s.halo_routes = compare_halo_routes(
+        comm, ctx, reset, solve_once, [&] { return dx.download(ctx.compute()); },
+        [&] { return pm.cuda_graph_state(); }, std::max(o.solves, 3), s.routes_agree);
   return s;
 }
 #endif
@@ -255,7 +347,7 @@ void print_device_solve(const SolvePhase& s, int ranks) {
   if (s.first_replicated >= 0)
     std::printf("levels %d and coarser replicated on every GPU (one allgather a cycle, no halo exchanges there)\n",
                 s.first_replicated);
-  std::printf("cycle as a CUDA graph: %s\n", s.cuda_graph.c_str());
+  std::printf("cycle as a CUDA graph: %s; halo route: %s\n", s.cuda_graph.c_str(), s.halo_route.c_str());
 }
 
 }  // namespace
@@ -265,6 +357,8 @@ int run_distributed_amg(const dist::Communicator& comm, const DistributedAmgOpti
   const auto [rows, cols] = global_shape(o.a);
   TESSERA_REQUIRE_INPUT(rows == cols, "A must be square, it is ", rows, "x", cols);
   TESSERA_REQUIRE_INPUT(!o.timeline || o.backend == Backend::gpu, "--timeline times the GPU solve (--backend gpu)");
+  TESSERA_REQUIRE_INPUT(o.halo == "auto" || o.backend == Backend::gpu, "--halo ", o.halo,
+                        " chooses how GPUs exchange halos (--backend gpu)");
   const int block_size = o.block_size ? o.block_size : !o.a.spec.empty() ? gen::block_size(gen::parse_spec(o.a.spec)) : 1;
   const RowPartition part = node_aligned_partition(comm, rows, block_size);
   const dist::DistMatrix a = load_distributed(comm, o.a, part, part);
@@ -359,9 +453,11 @@ int run_distributed_amg(const dist::Communicator& comm, const DistributedAmgOpti
                      {"coarse_method", phase.coarse_method},
                      {"first_replicated_level", phase.first_replicated},
                      {"cuda_graph", phase.cuda_graph},
+                     {"halo_route", phase.halo_route},
                      {"cuda_graph_captures", {{"first_solve", phase.graph_captures},
                                               {"repeated_solves", phase.repeated_graph_captures}}}};
   if (o.history) out["history"] = res.history;
+  if (!phase.halo_routes.is_null()) out["halo_routes"] = phase.halo_routes;
 
   if (!o.compare.empty()) {
     baselines::BaselineOptions bo;
@@ -380,6 +476,7 @@ int run_distributed_amg(const dist::Communicator& comm, const DistributedAmgOpti
     if (root) baselines::print_comparison(stdout, o.tol, mine, results);
     out["compare"] = baselines::comparison_json(mine, results);
   }
+  if (!phase.routes_agree) return kExitCheckFailed;  // a route that changes the solve is a bug
   return res.converged() ? 0 : kExitCheckFailed;
 }
 

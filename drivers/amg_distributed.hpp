@@ -33,6 +33,7 @@ struct DistributedAmgOptions {
   bool cuda_graph = true;             // GPU solve: replay the cycle as a CUDA graph
   int solves = 1;                     // timed solves from the same initial guess (first, then repeats)
   bool timeline = false;              // GPU solve: time the cycle's parts with CUDA events (no graph)
+  std::string halo = "auto";          // GPU solve: halo route auto | nccl | peer | both (time each)
   std::vector<baselines::Baseline> compare;
 };
 

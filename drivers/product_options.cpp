@@ -18,6 +18,10 @@ void add_product_options(CLI::App& app, ProductOptions& o) {
   app.add_option("--partition", o.partition, "distributed: row partition over ranks, rows or nnz")
       ->check(CLI::IsMember({"rows", "nnz"}));
   app.add_flag("--distributed", o.distributed, "run the distributed product even on one rank");
+  app.add_option("--halo", o.halo,
+                 "distributed GPU halo exchange: auto (peer within a node, else nccl), nccl, peer, or both "
+                 "(times both routes side by side and checks that they give the same result)")
+      ->check(CLI::IsMember({"auto", "nccl", "peer", "both"}));
   app.add_option("--algorithm", o.algorithm, "GPU SpMV kernel (tessera-spmv only): auto, vector, nnz-split, stream")
       ->check(CLI::IsMember({"auto", "vector", "nnz-split", "stream"}));
 }
@@ -33,6 +37,7 @@ DistributedSpmvOptions distributed_options(const ProductOptions& o) {
   d.reps = o.reps;
   d.warmup = o.warmup;
   d.check = o.check;
+  d.halo = o.halo;
   return d;
 }
 

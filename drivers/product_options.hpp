@@ -19,12 +19,13 @@ struct ProductOptions {
   MatrixSource a;
   std::string precision = "fp64", backend = "auto", compare, json, partition = "rows";
   std::string algorithm = "auto";  // GPU SpMV kernel: auto, vector, nnz-split, stream
+  std::string halo = "auto";       // distributed GPU halo route: auto, nccl, peer, both
   bool check = false, sweep = false, distributed = false;
   int reps = 20, warmup = 3;
 };
 
 /// --A --gen --precision --backend --compare --reps --warmup --sweep --check --json
-/// --partition --distributed --algorithm.
+/// --partition --distributed --algorithm --halo.
 void add_product_options(CLI::App& app, ProductOptions& o);
 
 /// The distributed driver's options with the shared fields filled in.

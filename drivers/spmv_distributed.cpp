@@ -6,6 +6,7 @@
 #include <cmath>
 #include <cstdio>
 #include <exception>
+#include <functional>
 #include <limits>
 #include <string>
 #include <vector>
@@ -54,12 +55,15 @@ void require_supported(const DistributedSpmvOptions& o) {
   TESSERA_REQUIRE_INPUT(o.a.file.empty() || o.a.spec.empty(),
                         "both a file and a generator were given for A; choose one");
   TESSERA_REQUIRE_INPUT(o.k >= 1, "X needs at least one column, got k = ", o.k);
+  TESSERA_REQUIRE_INPUT(o.halo == "auto" || o.backend != "host", "--halo ", o.halo,
+                        " chooses how GPUs exchange halos; it needs --backend gpu");
 }
 
 /// "gpu" or "host", the same on every rank (dist::resolve_distributed_backend).
 std::string choose_backend(const dist::Communicator& comm, const DistributedSpmvOptions& o) {
   const Backend b = dist::resolve_distributed_backend(comm, o.backend);
   TESSERA_REQUIRE_INPUT(b == Backend::gpu || o.compare.empty(), "--compare cusparse needs a GPU of its own on every rank");
+  TESSERA_REQUIRE_INPUT(b == Backend::gpu || o.halo == "auto", "--halo ", o.halo, " needs a GPU on every rank");
   return to_string(b);
 }
 
@@ -191,6 +195,8 @@ struct ProductRun {
   Timing timing;
   std::vector<double> y;   // this rank's rows of Y (row-major)
   nlohmann::json compare;  // --compare cusparse (rank 0), else null
+  nlohmann::json halo_routes;  // --halo both (rank 0), else null
+  bool routes_agree = true;    // --halo both: the two routes gave bitwise the same Y
 };
 
 ProductRun run_host(const dist::Communicator& comm, const DistributedSpmvOptions& o, const DistMatrix& a,
@@ -268,6 +274,68 @@ nlohmann::json compare_local_blocks(const dist::Communicator& comm, gpu::DeviceC
   return ranks;
 }
 
+/// Seconds per product of `count` back-to-back products, queued without waiting in between
+/// (as a solver's iterations are), from a barrier to the slowest rank's end.
+template <class Queue>
+double stream_seconds_per_product(const dist::Communicator& comm, cudaStream_t s, int count, Queue&& queue) {
+  comm.barrier();
+  Stopwatch clock;
+  for (int i = 0; i < count; ++i) queue();
+  TESSERA_CUDA_CHECK(cudaStreamSynchronize(s));
+  return comm.allreduce(clock.seconds(), dist::ReduceOp::max) / count;
+}
+
+/// --halo both: the same product through each route, timed alike, in the order nccl, peer,
+/// peer, nccl (so neither route always runs first); each route's figures are the mean of its
+/// two legs. Before each leg's check, Y is poisoned and x changes: both routes must give
+/// bitwise the same Y (they deliver the same ghosts to the same kernels). The route is left as
+/// it was.
+nlohmann::json compare_halo_routes(const dist::Communicator& comm, gpu::DeviceContext& ctx,
+                                   const DistributedSpmvOptions& o, const std::function<void(DistStats*)>& multiply,
+                                   const std::function<std::vector<double>(int)>& checked_product, bool& agree) {
+  constexpr int kStreamProducts = 200;
+  const gpu::HaloRoute keep = ctx.halo_route();
+  const gpu::HaloRoute legs[4] = {gpu::HaloRoute::nccl, gpu::HaloRoute::peer, gpu::HaloRoute::peer,
+                                  gpu::HaloRoute::nccl};
+  double per_product[2] = {0, 0}, exchange[2] = {0, 0}, streamed[2] = {0, 0};
+  std::vector<double> reference[2];  // Y of the two check vectors, from the first leg
+  std::int64_t same = 1;
+  for (int leg = 0; leg < 4; ++leg) {
+    const int r = legs[leg] == gpu::HaloRoute::peer ? 1 : 0;
+    ctx.set_halo_route(legs[leg]);
+    multiply(nullptr);  // the route's first product maps its buffers
+    const Timing t = time_product(comm, o.warmup, o.reps, multiply);
+    per_product[r] += t.median_seconds / 2;
+    exchange[r] += comm.allreduce(t.stats.exchange_seconds, dist::ReduceOp::max) / 2;
+    streamed[r] += stream_seconds_per_product(comm, ctx.compute(), kStreamProducts, [&] { multiply(nullptr); }) / 2;
+    for (int v = 0; v < 2; ++v) {
+      const std::vector<double> y = checked_product(v);
+      if (leg == 0) reference[v] = y;
+      else same &= y == reference[v] ? 1 : 0;
+    }
+  }
+  ctx.set_halo_route(keep);
+  agree = comm.allreduce(same, dist::ReduceOp::min) == 1;
+  nlohmann::json routes = nlohmann::json::object();
+  for (int r = 0; r < 2; ++r)
+    routes[r ? "peer" : "nccl"] = {
+        {"median_s", per_product[r]}, {"exchange_s", exchange[r]}, {"stream_s_per_product", streamed[r]}};
+  routes["nccl_over_peer_stream"] = streamed[0] / streamed[1];
+  routes["bitwise_identical"] = agree;
+  routes["order"] = "nccl, peer, peer, nccl; mean of each route's two legs";
+  if (comm.rank() == 0) {
+    std::printf("--halo both: the same product through each halo route (slowest rank; legs nccl, peer, peer, "
+                "nccl; exchange = from the exchange's start to its last arrival, waits for late ranks included)\n");
+    std::printf("%6s %14s %14s %22s\n", "route", "product ms", "exchange ms", "stream ms/product");
+    for (int r = 0; r < 2; ++r)
+      std::printf("%6s %14.4f %14.4f %22.4f\n", r ? "peer" : "nccl", 1e3 * per_product[r], 1e3 * exchange[r],
+                  1e3 * streamed[r]);
+    std::printf("nccl / peer, back-to-back products: %.2fx; results %s\n", streamed[0] / streamed[1],
+                agree ? "bitwise identical" : "DIFFER (FAIL)");
+  }
+  return routes;
+}
+
 /// The device product: upload, one untimed product (exchange buffers, SpMM plans), then the
 /// host path's timing loop; each repetition ends when the compute stream is idle.
 ProductRun run_device(const dist::Communicator& comm, gpu::DeviceContext& ctx, const DistributedSpmvOptions& o,
@@ -276,12 +344,15 @@ ProductRun run_device(const dist::Communicator& comm, gpu::DeviceContext& ctx, c
   gpu::DeviceDistMatrix dev(a, s);
   cuda::DeviceBuffer<double> x, y(static_cast<std::size_t>(a.owned_rows() * o.k), s);
   x.upload(x_owned, s);
-  auto multiply = [&](DistStats* stats) {
+  auto queue = [&](DistStats* stats) {
     if (o.multi_vector) {
       gpu::spmm(ctx, dev, x.data(), o.k, y.data(), stats);
     } else {
       gpu::spmv(ctx, dev, 1.0, x.data(), 0.0, y.data(), stats);
     }
+  };
+  auto multiply = [&](DistStats* stats) {
+    queue(stats);
     TESSERA_CUDA_CHECK(cudaStreamSynchronize(s));
   };
   multiply(nullptr);
@@ -289,6 +360,27 @@ ProductRun run_device(const dist::Communicator& comm, gpu::DeviceContext& ctx, c
   run.timing = time_product(comm, o.warmup, o.reps, multiply);
   run.y = y.download(s);
   if (o.compare == "cusparse") run.compare = compare_local_blocks(comm, ctx, dev, o, x.data(), y.data());
+  if (o.halo == "both") {
+    // The check products: y poisoned, x = the fill (v = 0) or its negation (v = 1), so a route
+    // that left rows unwritten or kept the previous ghosts shows. x is restored after.
+    const std::vector<double> minus_x = [&] {
+      std::vector<double> m = x_owned;
+      for (double& e : m) e = -e;
+      return m;
+    }();
+    const auto checked_product = [&](int v) {
+      x.upload(v ? minus_x : x_owned, s);
+      y.fill_bytes(0xff, s);
+      multiply(nullptr);
+      std::vector<double> out = y.download(s);
+      x.upload(x_owned, s);
+      return out;
+    };
+    // The stream timing queues products without synchronising (stats == nullptr).
+    run.halo_routes = compare_halo_routes(
+        comm, ctx, o, [&](DistStats* stats) { stats ? multiply(stats) : queue(nullptr); }, checked_product,
+        run.routes_agree);
+  }
   return run;
 }
 
@@ -324,6 +416,9 @@ int run_distributed_spmv(const dist::Communicator& comm, const DistributedSpmvOp
 #if defined(TESSERA_HAVE_CUDA)
   if (backend == "gpu") {
     gpu::DeviceContext ctx(comm);
+    if (o.halo == "nccl" || o.halo == "peer") ctx.set_halo_route(gpu::parse_halo_route(o.halo));
+    out["halo_route"] = gpu::halo_route_name(ctx.halo_route());
+    if (comm.rank() == 0) std::printf("halo route: %s\n", gpu::halo_route_name(ctx.halo_route()));
     run = run_device(comm, ctx, o, a, x_owned);
   }
 #endif
@@ -354,6 +449,8 @@ int run_distributed_spmv(const dist::Communicator& comm, const DistributedSpmvOp
   out["gbs"] = gbs;
   out["stats"] = report_dist_stats(comm, o.multi_vector ? "Y = A X" : "y = A x", t.stats);
   if (!run.compare.is_null()) out["compare_cusparse_local_block"] = run.compare;
+  if (!run.halo_routes.is_null()) out["halo_routes"] = run.halo_routes;
+  if (!run.routes_agree) return kExitCheckFailed;  // a route that changes the result is a bug
 
   if (!o.check) return 0;
   return check_against_reference(comm, o, a, run.y, out) ? 0 : kExitCheckFailed;

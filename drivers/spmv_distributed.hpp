@@ -6,6 +6,8 @@
 // block; --backend gpu, or auto when every rank has a GPU) or dist::spmv / spmm on the host
 // backend, and --check gathers A and y to rank 0 and compares with the serial reference.
 // --compare cusparse (GPU) times cuSPARSE and Tessera's kernel on each rank's local block.
+// --halo both (GPU) times the NCCL and the peer halo routes side by side on the same data, one
+// product at a time and as a stream of back-to-back products, and requires identical results.
 #include <cstdint>
 #include <string>
 
@@ -28,6 +30,7 @@ struct DistributedSpmvOptions {
   bool column_major_requested = false;   // --layout col: reported; dist::spmm stores X row-major
   int reps = 20, warmup = 3;
   bool check = false;
+  std::string halo = "auto";             // GPU halo route: auto | nccl | peer | both (compare the two)
 };
 
 /// The value of x(row, col) for global row `row` of X with k columns: uniform in [-1, 1), a

@@ -53,6 +53,7 @@ struct Options {
   bool history = false, resetup = false, distributed = false;
   std::int64_t replicate_nnz = -1;  // distributed GPU solve (-1: the library default)
   bool no_cuda_graph = false, timeline = false;
+  std::string halo = "auto";
   amg::AmgOptions amg;
 };
 
@@ -131,6 +132,10 @@ void add_options(CLI::App& app, Options& opt) {
   app.add_flag("--timeline", opt.timeline,
                "distributed GPU solve: time each level's products (A, R, P) and the replicated levels with CUDA "
                "events and print the device time per iteration of each (runs the cycle without a CUDA graph)");
+  app.add_option("--halo", opt.halo,
+                 "distributed GPU solve: halo exchange route, auto (peer within a node, else nccl), nccl, peer, or "
+                 "both (also times the repeated solves through each route side by side)")
+      ->check(CLI::IsMember({"auto", "nccl", "peer", "both"}));
   app.add_flag("--distributed", opt.distributed, "run the distributed AMG even on one rank (always on several)");
   app.add_option("--compare", opt.compare,
                  "also solve with these baselines in the same run and print them side by side: hypre, gamg "
@@ -200,6 +205,7 @@ int run_distributed(const dist::Communicator& comm, const Options& opt, const st
   d.cuda_graph = !opt.no_cuda_graph;
   d.solves = opt.solves;
   d.timeline = opt.timeline;
+  d.halo = opt.halo;
   nlohmann::json out;
   const int status = run_distributed_amg(comm, d, out);
   out["smoother"] = opt.smoother;

@@ -19,7 +19,7 @@ BUILD=${BUILD:-build-gpu}
 OUT=${OUT:-$PWD/gpu-dist-out}
 PARTS=${PARTS:-tests memcheck sweeps petsc main}
 SWEEPS=${SWEEPS:-weak-spmv weak-ptap weak-amg strong-spgemm}
-TESTS=${TESTS:-test_dist_nccl_transport test_dist_device_spmv test_dist_device_spgemm test_dist_device_numeric test_dist_amg_device test_dist_device_solve}
+TESTS=${TESTS:-test_dist_nccl_transport test_dist_peer_halo test_dist_device_spmv test_dist_device_spgemm test_dist_device_numeric test_dist_amg_device test_dist_device_solve}
 WEAK_LOCAL_N=${WEAK_LOCAL_N:-128}       # poisson3d:128 per GPU: 2.1M rows, 14.6M nnz
 AMG_LOCAL_N=${AMG_LOCAL_N:-96}          # the AMG setup still runs its graph phases on the host
 STRONG_PROBLEM=${STRONG_PROBLEM:-poisson3d27:96}
@@ -46,13 +46,19 @@ part tests && for t in $TESTS; do
     [ "$rc" -ne 0 ] && grep -E "Failure|Expected|Which is|error|SKIPPED" "$OUT/sweeps/$t.np$n.log" | head -n 12
   done
 done
+# The distributed solve through the NCCL halo route too (the default within a node is peer).
+part tests && [ -x "$BUILD/tests/test_dist_device_solve" ] && for n in 2 $max_ranks; do
+  TESSERA_HALO_ROUTE=nccl timeout 300 mpirun -np "$n" -x TESSERA_HALO_ROUTE "$BUILD/tests/test_dist_device_solve" \
+    --gtest_color=no >"$OUT/sweeps/test_dist_device_solve.nccl.np$n.log" 2>&1
+  echo "test_dist_device_solve (nccl route) np$n rc=$?"
+done
 if part tests && [ -x "$BUILD/tests/test_amg_gpu" ]; then
   "$BUILD/tests/test_amg_gpu" --gtest_color=no >"$OUT/sweeps/test_amg_gpu.log" 2>&1
   echo "test_amg_gpu rc=$? $(grep -E '^\[  (PASSED|FAILED)  \]' "$OUT/sweeps/test_amg_gpu.log" | tr '\n' ' ')"
 fi
 
 part memcheck && echo "===== memcheck (2 ranks)"
-part memcheck && for t in test_dist_device_spmv test_dist_device_spgemm test_dist_device_numeric test_dist_device_solve; do
+part memcheck && for t in test_dist_peer_halo test_dist_device_spmv test_dist_device_spgemm test_dist_device_numeric test_dist_device_solve; do
   [ -x "$BUILD/tests/$t" ] || continue
   timeout 150 mpirun -np 2 compute-sanitizer --tool memcheck --error-exitcode 9 --report-api-errors no \
     "$BUILD/tests/$t" --gtest_color=no \

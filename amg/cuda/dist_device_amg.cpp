@@ -17,7 +17,8 @@ using dist::gpu::DeviceDistMatrix;
 std::int64_t matrix_bytes(const std::unique_ptr<DeviceDistMatrix>& m) {
   if (!m) return 0;
   return m->local.bytes() + m->nonlocal.bytes() + m->local_plan.bytes() + m->boundary_rows.bytes() +
-         std::int64_t(m->send_local.bytes() + m->send.bytes() + m->ghosts.bytes());
+         std::int64_t(m->send_local.bytes() + m->send.bytes() + m->ghosts.bytes()) +
+         (m->peer_halo ? m->peer_halo->bytes() : 0);
 }
 
 /// "" when level `l`'s smoother fits its owned rows (or the level is never smoothed).
@@ -215,15 +216,20 @@ void DistDeviceAmgPreconditioner::apply(const double* r, double* z) {
   // a rank capturing while another runs eagerly would leave their NCCL calls unpaired: the
   // ranks agree on both conditions first (one small MPI allreduce a call).
   // The graph also holds the levels' exchange buffers: a product with more columns on one of
-  // them (e.g. an SpMM on fine_operator()) reallocates them, and the graph is captured again.
-  const bool valid = graph_.ready() && r == graph_r_ && z == graph_z_ && exchange_generation() == graph_generation_;
-  std::vector<std::int64_t> agreed{valid, r == last_r_ && z == last_z_};
+  // them (e.g. an SpMM on fine_operator()) reallocates them, and the graph is captured again;
+  // so does a change of the context's halo route (the graph holds one route's kernels).
+  // A capture follows an eager call on the same vectors with nothing changed since (so a route
+  // switch, too, runs one cycle eagerly: it maps the peer buffers or grows NCCL's).
+  const std::uint64_t generation = exchange_generation();
+  const bool valid = graph_.ready() && r == graph_r_ && z == graph_z_ && generation == graph_generation_;
+  std::vector<std::int64_t> agreed{valid, r == last_r_ && z == last_z_ && generation == last_generation_};
   ctx_.comm().allreduce_in_place(agreed, dist::ReduceOp::min);
   last_r_ = r, last_z_ = z;
   const bool replay = agreed[0] == 1, capture = !replay && agreed[1] == 1;
   if (capture) capture_cycle(r, z);
   if (replay || (capture && graph_.ready())) return graph_.launch(ctx_.compute());
   cycle_.apply(r, z);
+  last_generation_ = exchange_generation();  // after the eager cycle, which may move buffers
 }
 
 void DistDeviceAmgPreconditioner::capture_cycle(const double* r, double* z) {
@@ -250,7 +256,8 @@ void DistDeviceAmgPreconditioner::capture_cycle(const double* r, double* z) {
 }
 
 std::uint64_t DistDeviceAmgPreconditioner::exchange_generation() const {
-  std::uint64_t sum = 0;  // generations only grow: an unchanged sum means no buffer moved
+  // Generations only grow: an unchanged sum means no buffer moved and the route is the same.
+  std::uint64_t sum = ctx_.halo_route_changes();
   for (const DeviceLevel& v : levels_)
     for (const auto* m : {v.a.get(), v.p.get(), v.r.get()})
       if (m) sum += m->exchange_generation;

@@ -135,6 +135,7 @@ class DistDeviceAmgPreconditioner {
   const double* graph_r_ = nullptr;
   double* graph_z_ = nullptr;
   std::uint64_t graph_generation_ = 0;
+  std::uint64_t last_generation_ = ~std::uint64_t(0);  // exchange_generation() after the last eager apply
   std::int64_t graph_captures_ = 0;
   const double* last_r_ = nullptr;  // the previous apply's vectors
   double* last_z_ = nullptr;

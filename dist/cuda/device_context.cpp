@@ -3,6 +3,8 @@
 #include <cmath>
 
 #include "dist/communicator.hpp"
+#include "dist/transport.hpp"
+#include "local/core/error.hpp"
 #include "local/cuda/check.hpp"
 
 namespace tessera::dist::gpu {
@@ -32,7 +34,10 @@ DeviceContext::DeviceContext(const Communicator& comm) : comm_(comm) {
     TESSERA_CUDA_CHECK(cudaStreamCreateWithPriority(&exchange_, cudaStreamNonBlocking, greatest));
     TESSERA_CUDA_CHECK(cudaEventCreateWithFlags(&compute_mark_, cudaEventDisableTiming));
     transport_ = std::make_unique<NcclTransport>(comm, exchange_);
+    peer_available_ = tessera::dist::gpu::peer_route_available(comm, transport_->device());
+    halo_route_ = initial_halo_route(comm, peer_available_);
   } catch (...) {
+    transport_.reset();
     if (compute_mark_) cudaEventDestroy(compute_mark_);
     destroy_stream(exchange_);
     destroy_stream(compute_);
@@ -49,6 +54,17 @@ DeviceContext::~DeviceContext() {
   cudaEventDestroy(compute_mark_);
   destroy_stream(exchange_);
   destroy_stream(compute_);
+}
+
+void DeviceContext::set_halo_route(HaloRoute route) {
+  const std::int64_t asked = route == HaloRoute::peer ? 1 : 0;
+  TESSERA_REQUIRE_INPUT(comm_.allreduce(asked, ReduceOp::min) == comm_.allreduce(asked, ReduceOp::max),
+                        "set_halo_route: the ranks asked for different routes");
+  TESSERA_REQUIRE_INPUT(route == HaloRoute::nccl || peer_available_,
+                        "halo route peer: the ranks' GPUs cannot map each other's memory (several nodes, or no peer "
+                        "access between them)");
+  if (route != halo_route_) ++halo_route_changes_;
+  halo_route_ = route;
 }
 
 void DeviceContext::exchange_after_compute() {

@@ -3,7 +3,9 @@
 //   - its GPU: the node-local rank among the visible devices (node_local_device), so Slurm's
 //     per-task CUDA_VISIBLE_DEVICES binding and a plain mpirun both work;
 //   - an exchange stream, owned by the NcclTransport, that carries packing and NCCL traffic;
-//   - a compute stream for the local multiplies and vector updates.
+//   - a compute stream for the local multiplies and vector updates;
+//   - the route of the products' halo exchanges (halo_route.hpp): peer where every rank's GPU
+//     can map the others', NCCL otherwise, or as TESSERA_HALO_ROUTE / set_halo_route say.
 // Every operation of dist/cuda is ordered on compute(); an exchange joins it through events
 // (exchange_after_compute / compute_after_exchange), so callers see one stream and never
 // synchronise by hand.
@@ -17,6 +19,8 @@
 #include <cstdint>
 #include <memory>
 
+#include "dist/cuda/halo_route.hpp"
+#include "dist/cuda/peer_halo_exchange.hpp"
 #include "dist/nccl_transport.hpp"
 #include "local/cuda/vector_ops.hpp"
 
@@ -29,7 +33,7 @@ namespace tessera::dist::gpu {
 class DeviceContext {
  public:
   /// Collective over `comm` (which must outlive the context): selects the rank's device,
-  /// creates both streams and the NCCL communicator.
+  /// creates both streams and the NCCL communicator, and chooses the halo route.
   explicit DeviceContext(const Communicator& comm);
   ~DeviceContext();
   DeviceContext(const DeviceContext&) = delete;
@@ -40,6 +44,16 @@ class DeviceContext {
   int device() const { return transport_->device(); }
   cudaStream_t compute() const { return compute_; }
   cudaStream_t exchange() const { return transport_->stream(); }
+
+  HaloRoute halo_route() const { return halo_route_; }
+  bool peer_route_available() const { return peer_available_; }
+  /// Collective: every rank must ask for the same route (checked: a disagreement, or peer where
+  /// it is not available, is an InputError on every rank).
+  void set_halo_route(HaloRoute route);
+  /// Bumped by every change of route: CUDA graphs of products hold one route's kernels.
+  std::uint64_t halo_route_changes() const { return halo_route_changes_; }
+  /// Where the peer route's exchanges leave their regions for a collective free.
+  RetiredPeerRegions& retired_peer_regions() { return retired_peer_regions_; }
 
   /// The exchange stream waits for the work queued so far on compute (a pack or an NCCL call
   /// must see values written on compute). One persistent event: nothing is created per call.
@@ -58,6 +72,10 @@ class DeviceContext {
   cudaStream_t exchange_ = nullptr;  // created here on the rank's device, driven by transport_
   cudaEvent_t compute_mark_ = nullptr;  // recorded on compute_, waited on by exchange_
   std::unique_ptr<NcclTransport> transport_;
+  bool peer_available_ = false;
+  HaloRoute halo_route_ = HaloRoute::nccl;
+  std::uint64_t halo_route_changes_ = 0;
+  RetiredPeerRegions retired_peer_regions_;
   tessera::cuda::DeviceDot local_dot_;
 };
 

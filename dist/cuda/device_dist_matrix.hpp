@@ -11,7 +11,9 @@
 #include <cuda_runtime_api.h>
 
 #include <cstdint>
+#include <memory>
 
+#include "dist/cuda/peer_halo_exchange.hpp"
 #include "dist/dist_matrix.hpp"
 #include "local/cuda/device_matrix.hpp"
 #include "local/cuda/row_subset_product.hpp"
@@ -31,8 +33,11 @@ struct DeviceDistMatrix {
   tessera::cuda::RowSubset boundary_rows;   // the rows with ghost columns
 
   tessera::cuda::DeviceBuffer<std::int64_t> send_local;  // owned index of each sent item
-  tessera::cuda::DeviceBuffer<double> send, ghosts;        // exchange buffers (items x k)
-  /// Bumped whenever send/ghosts are reallocated (a product with a larger k): a CUDA graph that
+  tessera::cuda::DeviceBuffer<double> send, ghosts;        // NCCL route's exchange buffers (items x k)
+  /// The peer route's exchange (its own mapped ghost buffer), made by the first product that
+  /// uses the route and remade for a larger k.
+  std::unique_ptr<PeerHaloExchange> peer_halo;
+  /// Bumped whenever send/ghosts or peer_halo are reallocated (a product with a larger k): a CUDA graph that
   /// captured products on this matrix holds their old addresses and must be captured again.
   std::uint64_t exchange_generation = 0;
 

@@ -90,24 +90,50 @@ void check_operands(const DeviceDistMatrix& a, std::int64_t k) {
   TESSERA_REQUIRE_INPUT(k >= 1, "distributed device spmm: X needs at least one column, got k = ", k);
 }
 
-/// The overlap schedule: pack and exchange on the exchange stream once x is ready on compute;
+/// The peer route's exchange of `a` for k columns, made (collectively: every rank calls the
+/// product) on first use and remade for a larger k (at least twice the old capacity, so a sweep
+/// over k remaps a few times only). Not inside a CUDA graph capture: mapping memory is not a
+/// stream operation, so a captured cycle must have run once eagerly.
+PeerHaloExchange& ensure_peer_halo(DeviceContext& ctx, DeviceDistMatrix& a, std::int64_t k) {
+  if (a.peer_halo && a.peer_halo->k_capacity() >= k) return *a.peer_halo;
+  cudaStreamCaptureStatus capturing = cudaStreamCaptureStatusNone;
+  TESSERA_CUDA_CHECK(cudaStreamIsCapturing(ctx.compute(), &capturing));
+  TESSERA_REQUIRE_INPUT(capturing == cudaStreamCaptureStatusNone,
+                        "the first product on a matrix with the peer halo route (or a larger k) is being "
+                        "captured into a CUDA graph: run it once before capturing");
+  TESSERA_CUDA_CHECK(cudaStreamSynchronize(ctx.compute()));
+  TESSERA_CUDA_CHECK(cudaStreamSynchronize(ctx.exchange()));
+  const std::int64_t capacity = a.peer_halo ? std::max(k, 2 * a.peer_halo->k_capacity()) : k;
+  a.peer_halo.reset();  // unmaps, retires its region; the constructor frees it after a barrier
+  a.peer_halo =
+      std::make_unique<PeerHaloExchange>(ctx.comm(), a.host->halo.pattern, capacity, ctx.retired_peer_regions());
+  ++a.exchange_generation;
+  return *a.peer_halo;
+}
+
+/// The overlap schedule: the exchange on the exchange stream once x is ready on compute;
 /// `local(stream)` meanwhile on compute; then compute waits for the ghosts and runs
-/// `nonlocal(stream)`, which touches only the rows with ghost columns (row_subset_product.hpp:
-/// a full pass over y would cost a quarter of the local block on a 3D grid). The non-local
-/// block is skipped when it holds no entries.
-/// Host order matters: the local block is queued right after the pack kernel and before the
-/// NCCL calls, whose host side (group start/end, send/recv descriptors) takes tens of
+/// `nonlocal(stream, ghosts)`, which touches only the rows with ghost columns
+/// (row_subset_product.hpp: a full pass over y would cost a quarter of the local block on a 3D
+/// grid). The non-local block is skipped when it holds no entries.
+/// The exchange is the context's halo route: NCCL (a pack kernel, then grouped send/recv) or
+/// peer (one kernel that stores into the neighbours' ghost buffers and waits for its own).
+/// Host order matters: the local block is queued right after the pack (or peer) kernel and
+/// before the NCCL calls, whose host side (group start/end, send/recv descriptors) takes tens of
 /// microseconds; queued after them, the GPU would idle for that long on every product. The
-/// exchange stream's priority (DeviceContext) still lets the pack and NCCL kernels start
-/// ahead of the local block's pending thread blocks.
+/// exchange stream's priority (DeviceContext) still lets the exchange kernels start ahead of
+/// the local block's pending thread blocks.
 template <class Local, class Nonlocal>
 void overlapped_product(DeviceContext& ctx, DeviceDistMatrix& a, const double* x, std::int64_t k, Local&& local,
                         Nonlocal&& nonlocal, DistStats* stats) {
   check_operands(a, k);
   const cudaStream_t compute = ctx.compute(), exchange = ctx.exchange();
+  const bool peer = ctx.halo_route() == HaloRoute::peer;
+  if (peer) ensure_peer_halo(ctx, a, k);  // collective: before any rank may skip the exchange
   // A rank that neither sends nor receives takes no part in the (point-to-point) exchange.
   const bool exchanges = a.send_local.size() > 0 || a.num_ghosts() > 0;
-  if (exchanges) reserve_exchange_buffers(ctx, a, k);
+  if (exchanges && !peer) reserve_exchange_buffers(ctx, a, k);
+  const double* ghosts = peer ? a.peer_halo->ghosts() : a.ghosts.data();
   std::unique_ptr<PhaseEvents> events = stats ? std::make_unique<PhaseEvents>() : nullptr;
 
   if (exchanges) {
@@ -115,20 +141,24 @@ void overlapped_product(DeviceContext& ctx, DeviceDistMatrix& a, const double* x
     // still read the ghosts there: the exchange stream starts after both.
     ctx.exchange_after_compute();
     record_if(events.get(), &PhaseEvents::exchange_begin, exchange);
-    pack(a, x, k, a.send.data(), exchange);
+    if (peer)
+      a.peer_halo->exchange(a.send_local.data(), x, k, exchange);
+    else
+      pack(a, x, k, a.send.data(), exchange);
   }
   record_if(events.get(), &PhaseEvents::local_begin, compute);
   local(compute);
   record_if(events.get(), &PhaseEvents::local_end, compute);
   if (exchanges) {
-    ctx.transport().start_exchange(a.host->halo.pattern, sizeof(double) * static_cast<std::size_t>(k), a.send.data(),
-                                   a.ghosts.data());
-    ctx.transport().finish_exchange();
+    if (!peer)
+      ctx.transport().start_exchange(a.host->halo.pattern, sizeof(double) * static_cast<std::size_t>(k),
+                                     a.send.data(), a.ghosts.data());
+    ctx.transport().finish_exchange();  // marks the exchange stream's position for compute
     record_if(events.get(), &PhaseEvents::exchange_end, exchange);
     ctx.compute_after_exchange();
   }
   record_if(events.get(), &PhaseEvents::nonlocal_begin, compute);
-  if (a.nonlocal.nnz > 0) nonlocal(compute);
+  if (a.nonlocal.nnz > 0) nonlocal(compute, ghosts);
   record_if(events.get(), &PhaseEvents::nonlocal_end, compute);
 
   if (!stats) return;
@@ -157,7 +187,9 @@ void spmv(DeviceContext& ctx, DeviceDistMatrix& a, double alpha, const double* x
   overlapped_product(
       ctx, a, x, 1,
       [&](cudaStream_t s) { tessera::cuda::spmv(a.local_plan, alpha, a.local, x, beta, y, s); },
-      [&](cudaStream_t s) { tessera::cuda::spmv_add_on_rows(a.boundary_rows, alpha, a.nonlocal, a.ghosts.data(), y, s); },
+      [&](cudaStream_t s, const double* ghosts) {
+        tessera::cuda::spmv_add_on_rows(a.boundary_rows, alpha, a.nonlocal, ghosts, y, s);
+      },
       stats);
 }
 
@@ -172,7 +204,9 @@ void residual(DeviceContext& ctx, DeviceDistMatrix& a, const double* x, const do
           tessera::cuda::spmv(a.local_plan, -1.0, a.local, x, 1.0, r, s);
         }
       },
-      [&](cudaStream_t s) { tessera::cuda::spmv_add_on_rows(a.boundary_rows, -1.0, a.nonlocal, a.ghosts.data(), r, s); },
+      [&](cudaStream_t s, const double* ghosts) {
+        tessera::cuda::spmv_add_on_rows(a.boundary_rows, -1.0, a.nonlocal, ghosts, r, s);
+      },
       nullptr);
 }
 
@@ -184,7 +218,9 @@ void spmm(DeviceContext& ctx, DeviceDistMatrix& a, const double* x, std::int64_t
   overlapped_product(
       ctx, a, x, k,
       [&](cudaStream_t s) { tessera::cuda::spmm(a.local_spmm_plan, 1.0, a.local, x, 0.0, y, row_major, s); },
-      [&](cudaStream_t s) { tessera::cuda::spmm_add_on_rows(a.boundary_rows, 1.0, a.nonlocal, a.ghosts.data(), k, y, s); },
+      [&](cudaStream_t s, const double* ghosts) {
+        tessera::cuda::spmm_add_on_rows(a.boundary_rows, 1.0, a.nonlocal, ghosts, k, y, s);
+      },
       stats);
 }
 

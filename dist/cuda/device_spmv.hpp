@@ -1,11 +1,15 @@
 #pragma once
 // Distributed products with every vector on the device (built only with CUDA):
-//   pack x's sent entries and post the grouped NCCL exchange on the exchange stream,
+//   exchange x's sent entries on the exchange stream (the context's halo route: a pack kernel
+//   and grouped NCCL send/recv, or one peer kernel storing into the neighbours' ghost buffers),
 //   multiply the local block on the compute stream meanwhile, then -- once the ghosts arrived
 //   (an event joins the streams) -- add the non-local block's product.
-// The same order as the host dist::spmv; only the summation order inside a row differs.
-// All calls are ordered on ctx.compute() and return without synchronising, unless `stats` is
-// given (then each phase is timed with events and the call waits for its end).
+// The same order as the host dist::spmv; only the summation order inside a row differs, and
+// both routes deliver the same ghosts, so results do not depend on the route.
+// Every product is collective over ctx.comm() (every rank calls it, in the same order; the
+// first one with the peer route also maps the neighbours' buffers). All calls are ordered on
+// ctx.compute() and return without synchronising, unless `stats` is given (then each phase is
+// timed with events and the call waits for its end).
 #include <cstdint>
 
 #include "dist/cuda/device_context.hpp"

@@ -23,3 +23,5 @@ tessera_add_mpi_test(test_dist_amg_device GPU RANKS 1 2 3 4 SOURCES ${CMAKE_CURR
 # Distributed AMG solve phase on GPUs (one per rank) against the host distributed solve.
 tessera_add_mpi_test(test_dist_device_solve SOURCES ${CMAKE_CURRENT_LIST_DIR}/dist/test_dist_device_solve.cpp
                      LIBS tessera_amg GPU RANKS 1 2 3 4)
+# The same solves through the NCCL halo route (within one node the default is the peer route).
+tessera_add_mpi_test_variant(test_dist_device_solve nccl GPU ENV TESSERA_HALO_ROUTE=nccl RANKS 2 4)

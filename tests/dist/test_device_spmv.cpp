@@ -1,4 +1,5 @@
-// Distributed device products (NCCL halo exchange, local block overlapped) against the host
+// Distributed device products (halo exchange through NCCL and, within a node, the peer route;
+// local block overlapped) against the host
 // dist::spmv / dist::spmm on the same DistMatrix: random matrices over balanced, uneven (one
 // rank owns no rows) and nnz-balanced partitions, a block-diagonal matrix (no rank has a
 // ghost), a rectangular operator, Poisson; outputs poisoned with NaN before every product.
@@ -156,15 +157,23 @@ void check_residual(const Communicator& comm, gpu::DeviceContext& ctx, const Dis
 
 /// Every product on one device matrix; k goes up and down so the exchange buffers grow and
 /// the SpMM plans are remade between calls.
+/// Through each halo route the ranks' GPUs allow (NCCL always; peer within one node).
 void check_all_products(const Communicator& comm, gpu::DeviceContext& ctx, const DistMatrix& da, std::uint64_t seed,
                         bool square) {
-  gpu::DeviceDistMatrix dev(da, ctx.compute());
-  EXPECT_EQ(dev.owned_rows(), da.owned_rows());
-  EXPECT_EQ(dev.num_ghosts(), da.halo.num_ghosts());
-  for (std::int64_t k : {1, 3, 8, 3, 1}) check_product(comm, ctx, da, dev, k, seed++);
-  check_alpha_beta(comm, ctx, da, dev, -0.75, 1.25, seed++);
-  check_alpha_beta(comm, ctx, da, dev, 2.0, 0.0, seed++);
-  if (square) check_residual(comm, ctx, da, dev, seed++);
+  std::vector<gpu::HaloRoute> routes{gpu::HaloRoute::nccl};
+  if (ctx.peer_route_available()) routes.push_back(gpu::HaloRoute::peer);
+  for (gpu::HaloRoute route : routes) {
+    SCOPED_TRACE(std::string("halo route ") + gpu::halo_route_name(route));
+    ctx.set_halo_route(route);
+    gpu::DeviceDistMatrix dev(da, ctx.compute());
+    EXPECT_EQ(dev.owned_rows(), da.owned_rows());
+    EXPECT_EQ(dev.num_ghosts(), da.halo.num_ghosts());
+    std::uint64_t s = seed;
+    for (std::int64_t k : {1, 3, 8, 3, 1}) check_product(comm, ctx, da, dev, k, s++);
+    check_alpha_beta(comm, ctx, da, dev, -0.75, 1.25, s++);
+    check_alpha_beta(comm, ctx, da, dev, 2.0, 0.0, s++);
+    if (square) check_residual(comm, ctx, da, dev, s++);
+  }
 }
 
 TEST(DeviceDistSpmv, MatchesTheHostProductsOnEveryPartition) {

@@ -85,6 +85,13 @@ tessera_driver_test(driver.spmv.gpu_without_device.np2 RANKS 2 EXPECT_EXIT 2
 tessera_driver_test(driver.spmm.fp32_refused.np2 RANKS 2 EXPECT_EXIT 2
                     COMMAND ${_spmm} --gen poisson3d:8 --precision fp32 --backend host
                     EXPECT_OUTPUT "distributed path runs in fp64.*exit code 2")
+# --halo picks how GPUs exchange halos: refused with the host backend, on every rank.
+tessera_driver_test(driver.spmv.halo_needs_gpu.np2 RANKS 2 EXPECT_EXIT 2
+                    COMMAND ${_spmv} --gen poisson3d:8 --backend host --halo peer
+                    EXPECT_OUTPUT "--halo peer chooses how GPUs exchange halos.*exit code 2")
+tessera_driver_test(driver.amg.halo_needs_gpu.np2 RANKS 2 EXPECT_EXIT 2
+                    COMMAND $<TARGET_FILE:tessera-amg> --gen poisson3d:8 --backend host --halo both
+                    EXPECT_OUTPUT "--halo both chooses how GPUs exchange halos.*exit code 2")
 tessera_driver_test(driver.spmv.missing.np3 RANKS 3 EXPECT_EXIT 2 COMMAND ${_spmv} --A /nonexistent.mtx --backend host
                     EXPECT_OUTPUT "cannot open.*exit code 2")
 
