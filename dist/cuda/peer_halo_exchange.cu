@@ -52,15 +52,16 @@ __device__ void post(unsigned long long* flag, unsigned long long round) {
   SystemFlag(*flag).store(round, ::cuda::memory_order_release);
 }
 
-/// Spins until *flag >= round; past `timeout_ns` (0: never) block 0 reports and the kernel traps.
+/// Spins until *flag >= round; past `timeout_ns` (0: never) the kernel traps, after a message
+/// when `report` (one block reports, not every block that waits).
 __device__ void wait_until(unsigned long long* flag, unsigned long long round, int peer, const char* what,
-                           unsigned long long timeout_ns) {
+                           unsigned long long timeout_ns, bool report) {
   SystemFlag f(*flag);
   if (f.load(::cuda::memory_order_acquire) >= round) return;
   const unsigned long long start = global_nanoseconds();
   while (f.load(::cuda::memory_order_acquire) < round) {
     if (timeout_ns && global_nanoseconds() - start > timeout_ns) {
-      if (blockIdx.x == 0)
+      if (report)
         printf("tessera: peer halo exchange: waited %llu s for rank %d's %s flag of round %llu (a rank failed, "
                "or the ranks ran their products in different orders; TESSERA_PEER_TIMEOUT_S sets the limit)\n",
                timeout_ns / 1000000000ull, peer, what, round);
@@ -97,7 +98,8 @@ __global__ void __launch_bounds__(kThreads) peer_round_kernel(RoundArgs a) {
     if (blockIdx.x == 0)
       for (int s = 0; s < a.num_sources; ++s) post(a.sources[s].ready, round);
     for (int d = 0; d < a.num_destinations; ++d)
-      wait_until(&a.ready[a.destinations[d].rank], round, a.destinations[d].rank, "ready", a.timeout_ns);
+      wait_until(&a.ready[a.destinations[d].rank], round, a.destinations[d].rank, "ready", a.timeout_ns,
+                 blockIdx.x == 0);
   }
   __syncthreads();
   const std::int64_t total = a.items * a.k;
@@ -118,7 +120,7 @@ __global__ void __launch_bounds__(kThreads) peer_round_kernel(RoundArgs a) {
   a.counters[1] = 0;
   for (int d = 0; d < a.num_destinations; ++d) post(a.destinations[d].arrival, round);
   for (int s = 0; s < a.num_sources; ++s)
-    wait_until(&a.arrived[a.sources[s].rank], round, a.sources[s].rank, "arrival", a.timeout_ns);
+    wait_until(&a.arrived[a.sources[s].rank], round, a.sources[s].rank, "arrival", a.timeout_ns, true);
   a.counters[0] = round;
 }
 
