@@ -76,11 +76,6 @@ std::vector<double> fill_rows(std::int64_t begin, std::int64_t end, std::int64_t
   return x;
 }
 
-double median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  return v.empty() ? 0.0 : v[v.size() / 2];
-}
-
 struct Timing {
   double median_seconds = 0;  // median over repetitions of the slowest rank's time
   DistStats stats;            // this rank, one product; times are medians over repetitions

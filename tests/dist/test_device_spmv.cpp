@@ -21,13 +21,7 @@ using tessera::cuda::DeviceBuffer;
 using tessera::testing::RandomSpec;
 using tessera::testing::random_csr;
 
-std::vector<double> random_values(std::int64_t n, std::uint64_t seed) {
-  std::mt19937_64 rng(seed);
-  std::uniform_real_distribution<double> u(-1, 1);
-  std::vector<double> v(static_cast<std::size_t>(n));
-  for (double& x : v) x = u(rng);
-  return v;
-}
+using tessera::testing::random_values;
 
 std::vector<double> slice(const std::vector<double>& v, std::int64_t begin, std::int64_t end, std::int64_t k) {
   return std::vector<double>(v.begin() + begin * k, v.begin() + end * k);

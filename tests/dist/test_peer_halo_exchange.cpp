@@ -12,7 +12,6 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
-#include <random>
 
 #include "dist/cuda/device_spmv.hpp"
 #include "dist_test_util.hpp"
@@ -28,6 +27,7 @@ using gpu::HaloRoute;
 using tessera::cuda::DeviceBuffer;
 using tessera::testing::RandomSpec;
 using tessera::testing::random_csr;
+using tessera::testing::random_values;
 
 /// Rows couple to themselves and to the row `shift` ahead, so with balanced partitions rank r
 /// needs ghosts from rank r + 1 only (and rank r + 1 never needs any from r).
@@ -104,14 +104,6 @@ struct Chain {
   }
 };
 
-std::vector<double> start_vector(std::int64_t n, std::uint64_t seed) {
-  std::mt19937_64 rng(seed);
-  std::uniform_real_distribution<double> u(-1, 1);
-  std::vector<double> v(static_cast<std::size_t>(n));
-  for (double& e : v) e = u(rng);
-  return v;
-}
-
 /// The chain's end through `route`, from the same start.
 std::vector<double> run_chain(gpu::DeviceContext& ctx, HaloRoute route, const std::vector<DistMatrix>& mats,
                               std::vector<gpu::DeviceDistMatrix>& devs, const std::vector<double>& start, int steps) {
@@ -136,7 +128,7 @@ void expect_routes_agree(const Communicator& comm, gpu::DeviceContext& ctx, cons
   std::vector<gpu::DeviceDistMatrix> devs;
   devs.reserve(mats.size());
   for (const DistMatrix& m : mats) devs.emplace_back(m, ctx.compute());
-  const std::vector<double> start = start_vector(mats[0].owned_rows(), seed + comm.rank());
+  const std::vector<double> start = random_values(mats[0].owned_rows(), seed + comm.rank());
   const int steps = 40;
   const std::vector<double> by_nccl = run_chain(ctx, HaloRoute::nccl, mats, devs, start, steps);
   const std::vector<double> by_peer = run_chain(ctx, HaloRoute::peer, mats, devs, start, steps);
@@ -218,7 +210,7 @@ TEST_F(PeerHaloRoute, SpmmWithGrowingColumnCountsMatchesTheNcclRoute) {
     SCOPED_TRACE("k = " + std::to_string(k));
     DeviceBuffer<double> x, y_nccl(static_cast<std::size_t>(da.owned_rows() * k), s),
         y_peer(static_cast<std::size_t>(da.owned_rows() * k), s);
-    x.upload(start_vector(da.local.cols * k, seed + k + comm_.rank()), s);
+    x.upload(random_values(da.local.cols * k, seed + k + comm_.rank()), s);
     y_peer.fill_bytes(0xff, s);
     ctx_->set_halo_route(HaloRoute::nccl);
     gpu::spmm(*ctx_, dev, x.data(), k, y_nccl.data());
@@ -239,7 +231,7 @@ TEST_F(PeerHaloRoute, CapturedGraphReplaysMatchEagerProducts) {
   std::vector<gpu::DeviceDistMatrix> devs;
   devs.reserve(mats.size());
   for (const DistMatrix& m : mats) devs.emplace_back(m, ctx_->compute());
-  const std::vector<double> start = start_vector(mats[0].owned_rows(), seed + 2 + comm_.rank());
+  const std::vector<double> start = random_values(mats[0].owned_rows(), seed + 2 + comm_.rank());
   const int steps_per_graph = 5, replays = 4;
   const std::vector<double> eager = run_chain(*ctx_, HaloRoute::nccl, mats, devs, start, steps_per_graph * replays);
 

@@ -14,13 +14,7 @@ namespace {
 using tessera::testing::RandomSpec;
 using tessera::testing::random_csr;
 
-std::vector<double> random_values(std::int64_t n, std::uint64_t seed) {
-  std::mt19937_64 rng(seed);
-  std::uniform_real_distribution<double> u(-1, 1);
-  std::vector<double> v(static_cast<std::size_t>(n));
-  for (double& x : v) x = u(rng);
-  return v;
-}
+using tessera::testing::random_values;
 
 // |y - y_ref| <= 2 gamma_{len+2} (|A||x|)_i: two summation orders of one row.
 void expect_rows_close(const Csr<double>& a, const std::vector<double>& x, const std::vector<double>& got,

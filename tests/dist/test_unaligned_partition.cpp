@@ -15,6 +15,7 @@ namespace {
 
 using tessera::testing::RandomSpec;
 using tessera::testing::random_csr;
+using tessera::testing::random_values;
 
 /// Random cuts strictly inside (0, n) and off the tile grid (for n >= 2); with 3+
 /// ranks two cuts coincide (a rank owning no rows).
@@ -98,14 +99,6 @@ TEST(UnalignedPartition, AlignmentAnyKeepsEveryOtherCheck) {
   std::vector<std::int64_t> per_rank = good;
   if (comm.rank() == ranks - 1) per_rank[ranks] = n + 1;
   EXPECT_NE(error_of(per_rank), "");
-}
-
-std::vector<double> random_values(std::int64_t n, std::uint64_t seed) {
-  std::mt19937_64 rng(seed);
-  std::uniform_real_distribution<double> u(-1, 1);
-  std::vector<double> v(static_cast<std::size_t>(n));
-  for (double& x : v) x = u(rng);
-  return v;
 }
 
 TEST(UnalignedPartition, SpmvMatchesReference) {

@@ -21,6 +21,9 @@ struct RandomSpec {
 /// Random matrix with values in [-1, 1] (or small integers), reproducible from `seed`.
 Csr<double> random_csr(const RandomSpec& spec, std::uint64_t seed);
 
+/// n values uniform in [-1, 1), reproducible from `seed` (mt19937_64): vectors for products.
+std::vector<double> random_values(std::int64_t n, std::uint64_t seed);
+
 /// Dense row-major copy (rows*cols doubles).
 template <class T>
 std::vector<double> to_dense(const Csr<T>& a);

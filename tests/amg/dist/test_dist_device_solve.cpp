@@ -50,13 +50,6 @@ AmgOptions small_coarse(SmootherKind smoother = SmootherKind::chebyshev, CycleKi
   return o;
 }
 
-Vector random_vector(std::size_t n, std::uint64_t seed) {
-  std::mt19937_64 rng(seed);
-  std::uniform_real_distribution<double> u(-1.0, 1.0);
-  Vector v(n);
-  for (double& x : v) x = u(rng);
-  return v;
-}
 
 Vector owned_slice(const Vector& global, const dist::DistMatrix& a) {
   const auto first = global.begin() + a.row_begin();
@@ -83,7 +76,7 @@ double host_relative_residual(const dist::Communicator& comm, const dist::DistMa
 
 void expect_same_application(const dist::Communicator& comm, dist::gpu::DeviceContext& ctx, const DistAmg& host,
                              gpu::DistDeviceAmgPreconditioner& device, const dist::DistMatrix& a, std::uint64_t seed) {
-  const Vector r = owned_slice(random_vector(std::size_t(a.global_rows()), seed), a);
+  const Vector r = owned_slice(tessera::testing::random_values(a.global_rows(), seed), a);
   Vector z_host;
   host.apply(r, z_host);
   DeviceBuffer<double> dr(r.size(), ctx.compute()), dz(r.size(), ctx.compute());
@@ -102,7 +95,7 @@ void expect_same_convergence(const dist::Communicator& comm, dist::gpu::DeviceCo
                              gpu::DistDeviceAmgPreconditioner& device, const Problem& pb, const dist::DistMatrix& a,
                              std::uint64_t seed) {
   Vector b_global(std::size_t(pb.a.rows));
-  ref::spmv(1.0, pb.a, random_vector(b_global.size(), seed + 1), 0.0, b_global);
+  ref::spmv(1.0, pb.a, tessera::testing::random_values(std::int64_t(b_global.size()), seed + 1), 0.0, b_global);
   const Vector b = owned_slice(b_global, a);
   Vector x_host(b.size(), 0.0);
   const SolveResult want = dist_pcg(comm, a, b, x_host, host, KrylovOptions{});
@@ -210,6 +203,52 @@ TEST(DistDeviceAmgSolve, HundredRowCoarsestLevelMatchesHost) {
   check_problem("poisson3d:32", o);
 }
 
+/// poisson3d:14 on a balanced or uneven partition, its host hierarchy, a random r and the host's
+/// z = M r; device buffers for r and z that stay the same call after call (a captured graph
+/// replays only on the vectors it was captured on). The graph and timeline tests run device
+/// preconditioners that replicate from level 2 on against it.
+struct Level2Case {
+  Level2Case(const dist::Communicator& comm, dist::gpu::DeviceContext& ctx, bool uneven, std::uint64_t seed)
+      : comm(comm),
+        ctx(ctx),
+        pb(testing::make_problem("poisson3d:14")),
+        rows(testing::aligned_partition(comm, pb.a.rows, 1, uneven, seed)),
+        a(dist::testing::distribute(comm, pb.a, rows, rows)),
+        host(comm, a, testing::owned_rows(pb.near_null, rows.begin(comm.rank()), rows.end(comm.rank())),
+             small_coarse()),
+        r(owned_slice(tessera::testing::random_values(a.global_rows(), seed), a)),
+        dr(r.size(), ctx.compute()),
+        dz(r.size(), ctx.compute()) {
+    host.apply(r, z_host);
+    scale = global_max_abs(comm, z_host);
+    dr.upload(r, ctx.compute());
+  }
+
+  std::int64_t level_nnz(std::size_t l) const { return comm.allreduce(host.hierarchy().levels[l].a.nnz(), dist::ReduceOp::sum); }
+
+  /// z = device(r), z poisoned first (every call must write all of it); the entries off the
+  /// host's z over all ranks (NaN counts: !(NaN <= bound)).
+  std::int64_t entries_off(gpu::DistDeviceAmgPreconditioner& device) {
+    dz.fill_bytes(0xff, ctx.compute());
+    device.apply(dr.data(), dz.data());
+    const Vector z = dz.download(ctx.compute());
+    std::int64_t off = 0;
+    for (std::size_t i = 0; i < z.size(); ++i) off += !(std::fabs(z[i] - z_host[i]) <= 1e-10 * scale);
+    return comm.allreduce(off, dist::ReduceOp::sum);
+  }
+
+  const dist::Communicator& comm;
+  dist::gpu::DeviceContext& ctx;
+  const Problem pb;
+  const dist::RowPartition rows;
+  const dist::DistMatrix a;
+  const DistAmg host;
+  const Vector r;
+  Vector z_host;
+  double scale = 0;
+  DeviceBuffer<double> dr, dz;
+};
+
 // The graph replays what the eager cycle computes, call after call, from a deeper replicated
 // level; and when a product with more columns reallocates the fine level's exchange buffers
 // (held by the graph), the next call captures again instead of replaying on freed memory.
@@ -217,41 +256,20 @@ TEST(DistDeviceAmgSolve, GraphReplaysMatchTheHostAndFollowReallocatedBuffers) {
   const dist::Communicator comm;
   const std::uint64_t seed = dist::testing::shared_seed(comm);
   SCOPED_TRACE("poisson3d:14, seed " + std::to_string(seed));
-  const Problem pb = testing::make_problem("poisson3d:14");
   dist::gpu::DeviceContext ctx(comm);
   // Balanced: every rank has neighbours, so the SpMM below moves exchange buffers on 2+ ranks.
-  const dist::RowPartition rows = testing::aligned_partition(comm, pb.a.rows, 1, false, seed);
-  const dist::DistMatrix a = dist::testing::distribute(comm, pb.a, rows, rows);
-  const DistAmg host(comm, a, testing::owned_rows(pb.near_null, rows.begin(comm.rank()), rows.end(comm.rank())),
-                     small_coarse());
-  const DistHierarchy& h = host.hierarchy();
-  ASSERT_GE(h.levels.size(), 3u);
+  Level2Case c(comm, ctx, false, seed);
+  ASSERT_GE(c.host.hierarchy().levels.size(), 3u);
   // Replicate from level 2 on: level 1 stays distributed between the graph's two halves.
-  std::int64_t level2_nnz = h.levels[2].a.nnz(), level1_nnz = h.levels[1].a.nnz();
-  level2_nnz = comm.allreduce(level2_nnz, dist::ReduceOp::sum), level1_nnz = comm.allreduce(level1_nnz, dist::ReduceOp::sum);
-  ASSERT_LT(level2_nnz, level1_nnz);
-  gpu::DistDeviceAmgPreconditioner device(ctx, h, level2_nnz);
+  ASSERT_LT(c.level_nnz(2), c.level_nnz(1));
+  gpu::DistDeviceAmgPreconditioner device(ctx, c.host.hierarchy(), c.level_nnz(2));
   EXPECT_EQ(device.first_replicated(), 2u);
 
-  const Vector r = owned_slice(random_vector(std::size_t(a.global_rows()), seed), a);
-  Vector z_host;
-  host.apply(r, z_host);
-  const double scale = global_max_abs(comm, z_host);
-  DeviceBuffer<double> dr(r.size(), ctx.compute()), dz(r.size(), ctx.compute());
-  dr.upload(r, ctx.compute());
-  const auto expect_host_result = [&](const std::string& when) {
-    dz.fill_bytes(0xff, ctx.compute());  // NaN: every call must write all of z
-    device.apply(dr.data(), dz.data());
-    const Vector z = dz.download(ctx.compute());
-    std::int64_t off = 0;  // NaN counts: !(NaN <= bound)
-    for (std::size_t i = 0; i < z.size(); ++i) off += !(std::fabs(z[i] - z_host[i]) <= 1e-10 * scale);
-    EXPECT_EQ(comm.allreduce(off, dist::ReduceOp::sum), 0) << when << ": entries off the host application";
-  };
-  expect_host_result("first call (eager)");
+  EXPECT_EQ(c.entries_off(device), 0) << "first call (eager): entries off the host application";
   EXPECT_EQ(device.cuda_graph_state(), "not yet captured");
-  expect_host_result("second call (captured, then replayed)");
+  EXPECT_EQ(c.entries_off(device), 0) << "second call (captured, then replayed): entries off the host application";
   EXPECT_EQ(device.cuda_graph_state(), "replayed");
-  expect_host_result("third call (replayed)");
+  EXPECT_EQ(c.entries_off(device), 0) << "third call (replayed): entries off the host application";
 
   // An SpMM on the fine operator grows its exchange buffers (k = 5 columns).
   dist::gpu::DeviceDistMatrix& fine = device.fine_operator();
@@ -262,8 +280,8 @@ TEST(DistDeviceAmgSolve, GraphReplaysMatchTheHostAndFollowReallocatedBuffers) {
   dist::gpu::spmm(ctx, fine, x.data(), k, y.data());
   const bool moved = comm.allreduce(std::int64_t(fine.exchange_generation != generation), dist::ReduceOp::max) == 1;
   if (comm.size() > 1) EXPECT_TRUE(moved) << "the case is not exercised: no exchange buffer grew";
-  expect_host_result("after the buffers moved (captured again)");
-  expect_host_result("replayed again");
+  EXPECT_EQ(c.entries_off(device), 0) << "after the buffers moved (captured again): entries off the host application";
+  EXPECT_EQ(c.entries_off(device), 0) << "replayed again: entries off the host application";
   EXPECT_EQ(device.cuda_graph_state(), "replayed");
 }
 
@@ -275,34 +293,17 @@ TEST(DistDeviceAmgSolve, TimelineCountsEveryProductAndChangesNoResult) {
   const dist::Communicator comm;
   const std::uint64_t seed = dist::testing::shared_seed(comm);
   SCOPED_TRACE("poisson3d:14, seed " + std::to_string(seed));
-  const Problem pb = testing::make_problem("poisson3d:14");
   dist::gpu::DeviceContext ctx(comm);
-  const dist::RowPartition rows = testing::aligned_partition(comm, pb.a.rows, 1, true, seed);
-  const dist::DistMatrix a = dist::testing::distribute(comm, pb.a, rows, rows);
-  const DistAmg host(comm, a, testing::owned_rows(pb.near_null, rows.begin(comm.rank()), rows.end(comm.rank())),
-                     small_coarse());
-  const DistHierarchy& h = host.hierarchy();
+  Level2Case c(comm, ctx, true, seed);
+  const DistHierarchy& h = c.host.hierarchy();
   ASSERT_GE(h.levels.size(), 3u);
-  const std::int64_t level2_nnz = comm.allreduce(h.levels[2].a.nnz(), dist::ReduceOp::sum);
-  gpu::DistDeviceAmgPreconditioner device(ctx, h, level2_nnz);
+  gpu::DistDeviceAmgPreconditioner device(ctx, h, c.level_nnz(2));
   ASSERT_EQ(device.first_replicated(), 2u);
   device.enable_timeline();
 
-  const Vector r = owned_slice(random_vector(std::size_t(a.global_rows()), seed), a);
-  Vector z_host;
-  host.apply(r, z_host);
-  const double scale = global_max_abs(comm, z_host);
-  DeviceBuffer<double> dr(r.size(), ctx.compute()), dz(r.size(), ctx.compute());
-  dr.upload(r, ctx.compute());
   const int applies = 3;
-  for (int call = 0; call < applies; ++call) {
-    dz.fill_bytes(0xff, ctx.compute());
-    device.apply(dr.data(), dz.data());
-    const Vector z = dz.download(ctx.compute());
-    std::int64_t off = 0;
-    for (std::size_t i = 0; i < z.size(); ++i) off += !(std::fabs(z[i] - z_host[i]) <= 1e-10 * scale);
-    EXPECT_EQ(comm.allreduce(off, dist::ReduceOp::sum), 0) << "call " << call << ": entries off the host application";
-  }
+  for (int call = 0; call < applies; ++call)
+    EXPECT_EQ(c.entries_off(device), 0) << "call " << call << ": entries off the host application";
   EXPECT_EQ(device.cuda_graph_state(), "off");
   device.set_cuda_graph(true);  // the timeline keeps it off: its events would be captured
   EXPECT_EQ(device.cuda_graph_state(), "off");
