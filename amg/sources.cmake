@@ -40,6 +40,7 @@ target_sources(tessera_amg PUBLIC FILE_SET HEADERS BASE_DIRS ${PROJECT_SOURCE_DI
   ${CMAKE_CURRENT_LIST_DIR}/dist/dist_level_ops.hpp
   ${CMAKE_CURRENT_LIST_DIR}/dist/dist_strength.hpp
   ${CMAKE_CURRENT_LIST_DIR}/dist/dist_aggregation.hpp
+  ${CMAKE_CURRENT_LIST_DIR}/dist/dist_graph_phases.hpp
   ${CMAKE_CURRENT_LIST_DIR}/dist/dist_tentative.hpp
   ${CMAKE_CURRENT_LIST_DIR}/dist/dist_eigen_estimate.hpp
   ${CMAKE_CURRENT_LIST_DIR}/dist/dist_hierarchy.hpp
@@ -49,6 +50,7 @@ target_sources(tessera_amg PRIVATE
   ${CMAKE_CURRENT_LIST_DIR}/dist/dist_level_ops.cpp
   ${CMAKE_CURRENT_LIST_DIR}/dist/dist_strength.cpp
   ${CMAKE_CURRENT_LIST_DIR}/dist/dist_aggregation.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/dist/dist_graph_phases.cpp
   ${CMAKE_CURRENT_LIST_DIR}/dist/dist_tentative.cpp
   ${CMAKE_CURRENT_LIST_DIR}/dist/dist_eigen_estimate.cpp
   ${CMAKE_CURRENT_LIST_DIR}/dist/dist_hierarchy.cpp
@@ -69,7 +71,8 @@ if(TESSERA_HAVE_CUDA)
     ${CMAKE_CURRENT_LIST_DIR}/cuda/dist_device_amg.hpp
     ${CMAKE_CURRENT_LIST_DIR}/cuda/replicated_levels.hpp
     ${CMAKE_CURRENT_LIST_DIR}/cuda/timed_operator.hpp
-    ${CMAKE_CURRENT_LIST_DIR}/cuda/device_setup_phases.hpp)
+    ${CMAKE_CURRENT_LIST_DIR}/cuda/device_setup_phases.hpp
+    ${CMAKE_CURRENT_LIST_DIR}/cuda/dist_device_graph_phases.hpp)
   target_sources(tessera_amg PRIVATE
     ${CMAKE_CURRENT_LIST_DIR}/cuda/device_level_ops.cpp
     ${CMAKE_CURRENT_LIST_DIR}/cuda/device_operator.cpp
@@ -82,7 +85,8 @@ if(TESSERA_HAVE_CUDA)
     ${CMAKE_CURRENT_LIST_DIR}/cuda/timed_operator.cpp
     ${CMAKE_CURRENT_LIST_DIR}/cuda/device_strength.cu
     ${CMAKE_CURRENT_LIST_DIR}/cuda/device_aggregation.cu
-    ${CMAKE_CURRENT_LIST_DIR}/cuda/device_tentative.cu)
+    ${CMAKE_CURRENT_LIST_DIR}/cuda/device_tentative.cu
+    ${CMAKE_CURRENT_LIST_DIR}/cuda/dist_device_graph_phases.cu)
   # Device setup (device_hierarchy.hpp): the whole hierarchy built and kept on the GPU.
   target_sources(tessera_amg PUBLIC FILE_SET HEADERS BASE_DIRS ${PROJECT_SOURCE_DIR} FILES
     ${CMAKE_CURRENT_LIST_DIR}/cuda/device_row_kernels.hpp
@@ -99,12 +103,15 @@ if(TESSERA_HAVE_CUDA)
   # The coarsest level's dense Cholesky / LU (device_coarse_solver.hpp).
   target_link_libraries(tessera_amg PRIVATE CUDA::cusolver)
 endif()
-# The device twins (amg/cuda/device_strength.cu, device_tentative.cu) reproduce these two host
-# phases bit for bit: they spell every product and sum as __dmul_rn/__dadd_rn so nvcc cannot
-# fuse them. The host must not fuse either: a compiler that contracts a*b+c into an FMA (g++'s
-# default -ffp-contract=fast, on targets with FMA) changes the strength values and QR factors in
-# the last bit, and the device-vs-host level-by-level comparison would no longer be exact.
+# The device twins (amg/cuda/device_strength.cu, device_tentative.cu) reproduce these host phases
+# bit for bit: they spell every product and sum as __dmul_rn/__dadd_rn so nvcc cannot fuse them.
+# The host must not fuse either: a compiler that contracts a*b+c into an FMA (g++'s default
+# -ffp-contract=fast, on targets with FMA) changes the strength values and QR factors in the last
+# bit, and the device-vs-host level-by-level comparison would no longer be exact. The distributed
+# strength (dist/dist_strength.cpp) is one graph with its owned block from the device kernels and
+# its cross-rank edges from the host, so it follows the same rule.
 if(CMAKE_CXX_COMPILER_ID MATCHES "GNU|Clang")
   set_source_files_properties(${CMAKE_CURRENT_LIST_DIR}/strength.cpp ${CMAKE_CURRENT_LIST_DIR}/tentative_prolongator.cpp
+                              ${CMAKE_CURRENT_LIST_DIR}/dist/dist_strength.cpp
                               PROPERTIES COMPILE_OPTIONS -ffp-contract=off)
 endif()

@@ -54,6 +54,13 @@ RowPartition RowPartition::from_offsets(const Communicator& comm, std::int64_t g
   return RowPartition(std::move(offsets));
 }
 
+RowPartition RowPartition::from_counts(const Communicator& comm, std::int64_t mine) {
+  std::vector<std::int64_t> offsets{0};
+  for (std::int64_t c : comm.allgather(mine)) offsets.push_back(offsets.back() + c);
+  const std::int64_t total = offsets.back();
+  return from_offsets(comm, total, std::move(offsets), Alignment::any);
+}
+
 RowPartition RowPartition::balanced_rows(std::int64_t global_rows, int num_ranks) {
   TESSERA_REQUIRE_INPUT(global_rows >= 0 && num_ranks >= 1, "cannot partition ", global_rows, " rows over ",
                         num_ranks, " ranks");

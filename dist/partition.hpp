@@ -26,6 +26,9 @@ class RowPartition {
   /// tile-aligned, or differing between ranks) throws the same InputError on every rank.
   static RowPartition from_offsets(const Communicator& comm, std::int64_t global_rows,
                                    std::vector<std::int64_t> offsets, Alignment alignment = Alignment::tile_rows);
+  /// Collective: rank r owns the `mine` rows that rank r passes, ranks in order, any boundaries
+  /// (Alignment::any): the partition of things counted per rank, e.g. AMG nodes or aggregates.
+  static RowPartition from_counts(const Communicator& comm, std::int64_t mine);
   /// Whole tile-rows dealt out evenly (first ranks take the remainder).
   static RowPartition balanced_rows(std::int64_t global_rows, int num_ranks);
   /// Boundaries placed so each rank holds about nnz/ranks entries. Collective: each rank passes

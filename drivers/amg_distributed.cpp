@@ -21,6 +21,7 @@
 
 #if TESSERA_HAVE_CUDA
 #include "amg/cuda/dist_device_amg.hpp"
+#include "amg/cuda/dist_device_graph_phases.hpp"
 #include "dist/cuda/device_context.hpp"
 #include "dist/cuda/device_dist_matrix.hpp"
 #include "local/cuda/device_buffer.hpp"
@@ -328,6 +329,22 @@ SolvePhase solve(const dist::Communicator& comm, const DistributedAmgOptions& o,
 #endif
 }
 
+/// Whether the graph phases run on the ranks' GPUs: with the gpu backend unless --setup host.
+bool graph_phases_on_gpus(const DistributedAmgOptions& o) {
+  TESSERA_REQUIRE_INPUT(o.backend == Backend::gpu || o.setup != "device",
+                        "--setup device runs the graph phases on the GPUs: it needs --backend gpu");
+  return o.backend == Backend::gpu && o.setup != "host";
+}
+
+amg::DistGraphPhases graph_phases(bool on_gpus) {
+#if TESSERA_HAVE_CUDA
+  if (on_gpus) return amg::gpu::device_graph_phases;
+#else
+  TESSERA_REQUIRE_INPUT(!on_gpus, "--backend gpu: this build has no CUDA backend");
+#endif
+  return amg::host_graph_phases;
+}
+
 /// Slowest rank's time in each part of the device setup products (seconds).
 nlohmann::json product_times(const dist::Communicator& comm, const cuda::OffloadStats& s) {
   return {{"products", comm.allreduce(std::int64_t(s.products), dist::ReduceOp::max)},
@@ -370,22 +387,24 @@ int run_distributed_amg(const dist::Communicator& comm, const DistributedAmgOpti
                 o.a.describe().c_str(), (long long)rows, (long long)nnz, comm.size(), (long long)nns.vectors.cols,
                 block_size);
 
-  // The setup's products (A P_tent, P^T A P) on the ranks' GPUs with the gpu backend; the graph
-  // phases (strength, aggregation, P_tent) stay on the host.
+  // The setup's products (A P_tent, P^T A P) on the ranks' GPUs with the gpu backend, and its
+  // graph phases (strength, aggregation) too unless --setup host; P_tent, the smoothers'
+  // coefficients and the symbolic phases of the products stay on the host.
   std::shared_ptr<cuda::OffloadStats> product_stats;
   if (o.backend == Backend::gpu) product_stats = std::make_shared<cuda::OffloadStats>();
   const dist::LocalSpgemm local_product = dist::local_spgemm_for(comm, o.backend, o.spgemm, product_stats);
+  const bool graph_on_gpus = graph_phases_on_gpus(o);
   comm.barrier();
   Stopwatch setup_clock;
-  amg::DistAmg m(comm, a, nns, o.amg, local_product);
+  amg::DistAmg m(comm, a, nns, o.amg, local_product, graph_phases(graph_on_gpus));
   const double setup_s = slowest(comm, setup_clock.seconds());
   const amg::HierarchyStats stats = m.statistics();
   const std::vector<int> active = m.active_ranks();  // collective
   if (root) amg::print(stdout, stats, active);
   const nlohmann::json setup_products_json = product_stats ? product_times(comm, *product_stats) : nlohmann::json();
   if (root && product_stats)
-    std::printf("setup products on the GPUs (%s, slowest rank): %s\n", o.spgemm.c_str(),
-                setup_products_json.dump().c_str());
+    std::printf("setup products on the GPUs (%s, slowest rank): %s; graph phases on the %s\n", o.spgemm.c_str(),
+                setup_products_json.dump().c_str(), graph_on_gpus ? "GPUs" : "host");
   double resetup_s = 0;
   if (o.resetup) {
     comm.barrier();
@@ -443,6 +462,7 @@ int run_distributed_amg(const dist::Communicator& comm, const DistributedAmgOpti
     out["repeated_solves"] = {{"seconds", phase.repeated_seconds}, {"iterations", phase.repeated_iterations}};
   }
   if (product_stats) out["device_setup_products"] = setup_products_json;
+  out["graph_phases"] = graph_on_gpus ? "device" : "host";
   if (gpu)
     out["device"] = {{"upload_seconds", phase.upload_seconds},
                      {"first_cycle_seconds", phase.warmup_seconds},

@@ -29,6 +29,7 @@ struct DistributedAmgOptions {
   amg::AmgOptions amg;
   Backend backend = Backend::host;    // gpu: setup products and the solve on the ranks' GPUs
   std::string spgemm = "tile";        // the GPU setup products: tile | cusparse
+  std::string setup = "auto";         // GPU: the graph phases (strength, aggregation) on auto|device | host
   std::int64_t replicate_nnz = -1;    // GPU solve: replicate coarse levels of up to this many nonzeros (-1: default, 0: off)
   bool cuda_graph = true;             // GPU solve: replay the cycle as a CUDA graph
   int solves = 1;                     // timed solves from the same initial guess (first, then repeats)

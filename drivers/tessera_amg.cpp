@@ -13,7 +13,9 @@
 // per product on the offloaded host setup; --spgemm tile|hash|cusparse force one, the
 // ablation); the cycle and CG on the device. Several
 // ranks with --backend gpu (auto: when every rank has a GPU of its own): the distributed setup
-// on the host, then the cycle and CG on the GPUs (NCCL halo exchanges). Prints the level table, the setup phases, iterations, the true final
+// with its graph phases and products on the GPUs (--setup host: graph phases on the host) and
+// its other phases on the host, then the cycle and CG on the GPUs (NCCL or peer halo
+// exchanges). Prints the level table, the setup phases, iterations, the true final
 // relative residual, setup and solve times, complexities and AMG2023's figures of merit.
 // Exit codes: 0 converged, 1 not converged, 2 bad input.
 #include <CLI/CLI.hpp>
@@ -113,7 +115,9 @@ void add_options(CLI::App& app, Options& opt) {
       ->check(CLI::IsMember({"auto", "tile", "hash", "cusparse"}));
   app.add_option("--setup", opt.setup,
                  "where one GPU builds the hierarchy: device (the whole setup on the GPU, the hierarchy stays "
-                 "there; the default with --backend gpu) or host (host phases, products offloaded)")
+                 "there; the default with --backend gpu) or host (host phases, products offloaded); "
+                 "--distributed on GPUs: where the graph phases (strength, aggregation) run, device (the default) "
+                 "or host")
       ->check(CLI::IsMember({"auto", "device", "host"}));
   app.add_flag("--resetup", opt.resetup, "also time a re-setup with the same pattern (the repeated setup); the device setup keeps its "
                  "re-setup plans (device memory) only with this flag");
@@ -201,6 +205,7 @@ int run_distributed(const dist::Communicator& comm, const Options& opt, const st
   d.compare = compare;
   d.backend = dist::resolve_distributed_backend(comm, opt.backend);
   d.spgemm = opt.spgemm;
+  d.setup = opt.setup;
   d.replicate_nnz = opt.replicate_nnz;
   d.cuda_graph = !opt.no_cuda_graph;
   d.solves = opt.solves;

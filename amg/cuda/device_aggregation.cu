@@ -10,8 +10,8 @@
 //  3. Leftovers read a copy of the phase-2 result and join their strongest placed neighbour,
 //     ties to the lowest aggregate.
 #include "amg/cuda/device_setup_phases.hpp"
+#include "amg/cuda/mis2_rules.cuh"
 #include "amg/cuda/setup_phase_kernels.cuh"
-#include "amg/node_hashes.hpp"
 #include "local/core/error.hpp"
 
 namespace tessera::amg::gpu {
@@ -21,12 +21,12 @@ using detail::kBlock;
 using detail::thread_index;
 using tessera::cuda::DeviceBuffer;
 using tessera::cuda::grid_for;
-using Key = std::uint64_t;
+using mis2::Key;
+using mis2::kInSetKey;
+using mis2::kMaxRounds;
+using mis2::kOutKey;
 
-constexpr Key kOutKey = 0;
-constexpr Key kInSetKey = ~Key{0};
 constexpr std::int32_t kNotAggregated = -1;
-constexpr int kMaxRounds = 1000;  // MIS-2 needs a few tens of rounds on meshes; far beyond is a bug
 
 struct GraphView {
   const std::int64_t* row_ptr;
@@ -37,7 +37,7 @@ struct GraphView {
 __global__ void initial_keys(GraphView g, std::int64_t n, Key* key) {
   const std::int64_t i = thread_index();
   if (i >= n) return;
-  key[i] = g.row_ptr[i + 1] == g.row_ptr[i] ? kOutKey : mis_priority(static_cast<Key>(i));
+  key[i] = mis2::initial_key(g.row_ptr[i + 1] == g.row_ptr[i], static_cast<Key>(i));
 }
 
 __global__ void neighbour_max(GraphView g, std::int64_t n, const Key* in, Key* out) {
@@ -57,9 +57,8 @@ __global__ void decide(GraphView g, std::int64_t n, const Key* reach1, Key* key,
   if (own == kOutKey || own == kInSetKey) return;
   Key reach = reach1[i];
   for (std::int64_t p = g.row_ptr[i]; p < g.row_ptr[i + 1]; ++p) reach = max(reach, reach1[g.col[p]]);
-  if (reach == own) key[i] = kInSetKey;
-  else if (reach == kInSetKey) key[i] = kOutKey;
-  else atomicAdd(undecided, 1ull);
+  key[i] = mis2::decided_key(own, reach);
+  if (key[i] == own) atomicAdd(undecided, 1ull);
 }
 
 __global__ void root_flags(const Key* key, std::int64_t n, std::int32_t* flag) {
@@ -86,7 +85,7 @@ __global__ void place_leftovers(GraphView g, std::int64_t n, const std::int32_t*
   for (std::int64_t p = g.row_ptr[i]; p < g.row_ptr[i + 1]; ++p) {
     const std::int32_t a = placed[g.col[p]];
     if (a == kNotAggregated) continue;
-    if (g.val[p] > best_strength || (g.val[p] == best_strength && a < best)) {
+    if (mis2::better_leftover_home(g.val[p], a, best_strength, best)) {
       best_strength = g.val[p];
       best = a;
     }

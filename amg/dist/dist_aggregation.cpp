@@ -73,11 +73,6 @@ std::vector<std::int64_t> distributed_mis2(const dist::Communicator& comm, const
   return roots;
 }
 
-dist::RowPartition partition_of_counts(const dist::Communicator& comm, std::int64_t mine) {
-  std::vector<std::int64_t> offsets{0};
-  for (std::int64_t c : comm.allgather(mine)) offsets.push_back(offsets.back() + c);
-  return dist::RowPartition::from_offsets(comm, offsets.back(), offsets, dist::Alignment::any);
-}
 
 }  // namespace
 
@@ -85,7 +80,7 @@ DistAggregates dist_aggregate(const dist::Communicator& comm, const dist::DistMa
   TESSERA_ASSERT(g.row_partition == g.col_partition, "strength graph must be square");
   DistAggregates agg;
   agg.roots = distributed_mis2(comm, g, agg.mis_rounds);
-  agg.partition = partition_of_counts(comm, static_cast<std::int64_t>(agg.roots.size()));
+  agg.partition = dist::RowPartition::from_counts(comm, static_cast<std::int64_t>(agg.roots.size()));
   agg.count = agg.partition.global_rows();
   const std::int64_t n = g.owned_rows(), first = g.row_begin();
   const std::int64_t first_aggregate = agg.partition.begin(comm.rank());

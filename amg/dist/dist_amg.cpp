@@ -40,9 +40,10 @@ std::string system_error(const dist::DistMatrix& a, const std::vector<double>& b
 }  // namespace
 
 DistAmg::DistAmg(const dist::Communicator& comm, const dist::DistMatrix& a, const NearNullSpace& near_null,
-                 const AmgOptions& options, dist::LocalSpgemm local)
+                 const AmgOptions& options, dist::LocalSpgemm local, DistGraphPhases graph_phases)
     : comm_(&comm),
-      hierarchy_(std::make_unique<DistHierarchy>(comm, a, near_null, options, std::move(local))),
+      hierarchy_(std::make_unique<DistHierarchy>(comm, a, near_null, options, std::move(local),
+                                                 std::move(graph_phases))),
       cycle_(std::make_unique<DistCycle>(comm, *hierarchy_)) {}
 
 DistAmg::~DistAmg() = default;

@@ -7,6 +7,7 @@
 #include <memory>
 #include <vector>
 
+#include "amg/dist/dist_graph_phases.hpp"
 #include "amg/hierarchy_stats.hpp"
 #include "amg/krylov.hpp"
 #include "amg/near_null_space.hpp"
@@ -24,9 +25,11 @@ class DistAmg {
  public:
   /// Collective setup. `near_null` holds this rank's owned rows of the near-null space
   /// (owned_rows x k); InputError (on every rank) for a bad operator or options. `local` is the
-  /// rank-local product of the setup's DistSpgemm/DistPtap (dist::device_local_spgemm on a GPU).
+  /// rank-local product of the setup's DistSpgemm/DistPtap (dist::device_local_spgemm on a GPU),
+  /// `graph_phases` its strength and aggregation (amg::gpu::device_graph_phases on a GPU).
   DistAmg(const dist::Communicator& comm, const dist::DistMatrix& a, const NearNullSpace& near_null,
-          const AmgOptions& options = {}, dist::LocalSpgemm local = dist::host_local_spgemm);
+          const AmgOptions& options = {}, dist::LocalSpgemm local = dist::host_local_spgemm,
+          DistGraphPhases graph_phases = host_graph_phases);
   ~DistAmg();
   DistAmg(DistAmg&&) noexcept;
   DistAmg& operator=(DistAmg&&) noexcept;

@@ -64,8 +64,8 @@ Csr<double> allgather_operator(const dist::Communicator& comm, const dist::DistM
 }
 
 DistHierarchy::DistHierarchy(const dist::Communicator& comm, const dist::DistMatrix& a, const NearNullSpace& near_null,
-                             const AmgOptions& o, dist::LocalSpgemm local)
-    : options(o), local_(std::move(local)) {
+                             const AmgOptions& o, dist::LocalSpgemm local, DistGraphPhases graph_phases)
+    : options(o), local_(std::move(local)), graph_phases_(std::move(graph_phases)) {
   validate(options);  // options are the same on every rank: every rank throws alike
   check_dist_operator(comm, a, "A");
   dist::throw_if_any_rank_failed(comm, near_null.vectors.rows == a.owned_rows()
@@ -88,10 +88,7 @@ DistHierarchy::DistHierarchy(const dist::Communicator& comm, const dist::DistMat
       stop_reason = "max levels reached";
       break;
     }
-    const dist::DistMatrix graph = timed(fine.times.strength, [&] {
-      return dist_strength_graph(comm, fine.a, fine.nodes, options.strength_threshold);
-    });
-    DistAggregates agg = timed(fine.times.aggregation, [&] { return dist_aggregate(comm, graph); });
+    DistAggregates agg = graph_phases_(comm, fine.a, fine.nodes, options.strength_threshold, fine.times);
     if (agg.count == 0) {
       stop_reason = "no strong connections left to aggregate";
       break;

@@ -7,7 +7,9 @@
 //   (dist::transpose) -> A_c = P^T A P (DistPtap).
 // The DistSpgemm and DistPtap objects are kept: resetup() runs their recompute() only.
 // Their rank-local products are `local` (the host ref::spgemm by default; on a GPU,
-// dist::device_local_spgemm): every product of the setup goes through it.
+// dist::device_local_spgemm): every product of the setup goes through it. The graph phases
+// (strength, aggregation) are `graph_phases`: the host's by default, on a GPU
+// amg::gpu::device_graph_phases.
 // Coarsest level: gathered onto EVERY rank (one allgatherv at setup) and factored redundantly
 // by the serial dense solver; each cycle then allgathers the coarse rhs and every rank solves
 // and keeps its own rows -- no broadcast of the solution. The host cycle keeps every other level
@@ -20,8 +22,7 @@
 #include <vector>
 
 #include "amg/coarse_solver.hpp"
-#include "amg/dist/dist_aggregation.hpp"
-#include "amg/dist/dist_strength.hpp"
+#include "amg/dist/dist_graph_phases.hpp"
 #include "amg/hierarchy.hpp"
 #include "dist/ptap.hpp"
 #include "dist/spgemm.hpp"
@@ -62,7 +63,8 @@ class DistHierarchy {
 
   /// Collective; throws InputError on every rank for bad input.
   DistHierarchy(const dist::Communicator& comm, const dist::DistMatrix& a, const NearNullSpace& near_null,
-                const AmgOptions& options, dist::LocalSpgemm local = dist::host_local_spgemm);
+                const AmgOptions& options, dist::LocalSpgemm local = dist::host_local_spgemm,
+                DistGraphPhases graph_phases = host_graph_phases);
   void resetup(const dist::Communicator& comm, const dist::DistMatrix& a);
 
   /// The coarsest level's direct solve: owned rhs in, owned solution out. Collective.
@@ -74,6 +76,7 @@ class DistHierarchy {
   void setup_coarsest(const dist::Communicator& comm);
 
   dist::LocalSpgemm local_;            // the rank-local product of every DistSpgemm / DistPtap
+  DistGraphPhases graph_phases_;       // strength and aggregation of each level
   std::int64_t coarse_row_begin_ = 0;  // this rank's rows within the gathered coarsest operator
 };
 

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <tuple>
 
 #include "amg/dist/dist_exchange.hpp"
 #include "dist/transpose.hpp"
@@ -13,14 +14,6 @@ struct NodeNorm {
   std::int64_t node;    // global node of a dof
   double diagonal_norm; // ||A_II|| of that node
 };
-
-dist::RowPartition node_partition(const dist::Communicator& comm, std::int64_t count) {
-  const std::vector<std::int64_t> counts = comm.allgather(count);
-  std::vector<std::int64_t> offsets{0};
-  for (std::int64_t c : counts) offsets.push_back(offsets.back() + c);
-  // Node counts per rank are whatever aggregation produced: no tile alignment (dist/partition.hpp).
-  return dist::RowPartition::from_offsets(comm, offsets.back(), offsets, dist::Alignment::any);
-}
 
 /// Node id and diagonal block norm of every column of A: owned columns from this rank's
 /// table, ghost columns from the halo exchange.
@@ -44,8 +37,20 @@ struct BlockNorm {
   double sum_sq, diagonal_norm;  // ||A_IJ||^2 and ||A_JJ||
 };
 
-/// The blocks of node row n, sorted by column node. Squares are summed per column node in
-/// global column order, as strength_graph() does (same summation order, same rounding).
+/// Squares summed per column node, nodes increasing. `entries` are in the serial order (the
+/// node row's dofs, each row in global column order); the stable sort keeps that order within a
+/// node, so the sums round as strength_graph()'s do.
+std::vector<BlockNorm> sum_per_node(std::vector<BlockNorm> entries) {
+  std::stable_sort(entries.begin(), entries.end(), [](auto& x, auto& y) { return x.node < y.node; });
+  std::vector<BlockNorm> sums;
+  for (const BlockNorm& e : entries) {
+    if (sums.empty() || sums.back().node != e.node) sums.push_back({e.node, 0.0, e.diagonal_norm});
+    sums.back().sum_sq += e.sum_sq;
+  }
+  return sums;
+}
+
+/// The blocks of node row n, sorted by column node.
 std::vector<BlockNorm> block_row(const RowBlock& rows, const DistNodes& nodes, const ColumnNodes& columns,
                                  std::int64_t n) {
   std::vector<BlockNorm> entries;
@@ -54,30 +59,41 @@ std::vector<BlockNorm> block_row(const RowBlock& rows, const DistNodes& nodes, c
       const NodeNorm& c = columns.of(rows.col[p]);
       entries.push_back({c.node, rows.values[p] * rows.values[p], c.diagonal_norm});
     }
-  std::stable_sort(entries.begin(), entries.end(), [](auto& x, auto& y) { return x.node < y.node; });
-  std::vector<BlockNorm> sums;
-  for (const BlockNorm& e : entries) {  // stable sort: per node, the serial order
-    if (sums.empty() || sums.back().node != e.node) sums.push_back({e.node, 0.0, e.diagonal_norm});
-    sums.back().sum_sq += e.sum_sq;
-  }
-  return sums;
+  return sum_per_node(std::move(entries));
 }
 
-/// ||A_II|| of every owned node, attached to each of its dofs.
-std::vector<NodeNorm> owned_node_norms(const RowBlock& rows, const DistNodes& nodes, const dist::DistMatrix& a) {
+/// ||A_II|| of every owned node, attached to each of its dofs. The node's own block lies in the
+/// local block (a node never spans ranks), whose rows are in global column order: the serial
+/// summation order (dofs, then row order).
+std::vector<NodeNorm> owned_node_norms(const dist::DistMatrix& a, const DistNodes& nodes) {
+  const Csr<double>& local = a.local;
   std::vector<NodeNorm> owned(static_cast<std::size_t>(a.owned_rows()), NodeNorm{0, 0.0});
-  for (std::int64_t n = 0; n < nodes.count(); ++n)
-    for (std::int64_t i = nodes.ptr[n]; i < nodes.ptr[n + 1]; ++i) owned[i].node = nodes.first + n;
   for (std::int64_t n = 0; n < nodes.count(); ++n) {
-    double sum_sq = 0.0;  // node n's own block, summed in the serial order (dofs, then row order)
+    double sum_sq = 0.0;
     for (std::int64_t i = nodes.ptr[n]; i < nodes.ptr[n + 1]; ++i)
-      for (std::int64_t p = rows.row_ptr[i]; p < rows.row_ptr[i + 1]; ++p) {
-        const std::int64_t local = rows.col[p] - a.col_begin();
-        if (local >= nodes.ptr[n] && local < nodes.ptr[n + 1]) sum_sq += rows.values[p] * rows.values[p];
-      }
-    for (std::int64_t i = nodes.ptr[n]; i < nodes.ptr[n + 1]; ++i) owned[i].diagonal_norm = std::sqrt(sum_sq);
+      for (std::int64_t p = local.row_ptr[i]; p < local.row_ptr[i + 1]; ++p)
+        if (local.col_idx[p] >= nodes.ptr[n] && local.col_idx[p] < nodes.ptr[n + 1])
+          sum_sq += local.values[p] * local.values[p];
+    for (std::int64_t i = nodes.ptr[n]; i < nodes.ptr[n + 1]; ++i) owned[i] = {nodes.first + n, std::sqrt(sum_sq)};
   }
   return owned;
+}
+
+/// The serial rule: the scaled strength of block (I, J), or 0 where the edge is not strong.
+double strong_value(double block_sum_sq, double own_norm, double other_norm, double theta) {
+  const double scale = std::sqrt(own_norm * other_norm);
+  const double strength = scale > 0 ? std::sqrt(block_sum_sq) / scale : 0.0;
+  return strength > 0 && strength >= theta ? strength : 0.0;
+}
+
+/// An empty row block over this rank's nodes (rows to be filled in order).
+RowBlock node_rows(const DistNodes& nodes) {
+  RowBlock rows;
+  rows.global_rows = rows.global_cols = nodes.partition.global_rows();
+  rows.row_begin = nodes.first;
+  rows.row_end = nodes.first + nodes.count();
+  rows.row_ptr.assign(static_cast<std::size_t>(nodes.count()) + 1, 0);
+  return rows;
 }
 
 /// Row-wise union of two row blocks with the larger value (the serial union_max).
@@ -113,14 +129,14 @@ DistNodes uniform_dist_nodes(const dist::Communicator& comm, const dist::DistMat
   DistNodes nodes;
   nodes.first = a.row_begin() / block_size;
   nodes.ptr = uniform_nodes(a.owned_rows(), block_size);
-  nodes.partition = node_partition(comm, nodes.count());
+  nodes.partition = dist::RowPartition::from_counts(comm, nodes.count());
   return nodes;
 }
 
 DistNodes dist_nodes_from_sizes(const dist::Communicator& comm, const std::vector<std::int64_t>& sizes) {
   DistNodes nodes;
   for (std::int64_t s : sizes) nodes.ptr.push_back(nodes.ptr.back() + s);
-  nodes.partition = node_partition(comm, nodes.count());
+  nodes.partition = dist::RowPartition::from_counts(comm, nodes.count());
   nodes.first = nodes.partition.begin(comm.rank());
   return nodes;
 }
@@ -128,15 +144,11 @@ DistNodes dist_nodes_from_sizes(const dist::Communicator& comm, const std::vecto
 dist::DistMatrix dist_strength_graph(const dist::Communicator& comm, const dist::DistMatrix& a, const DistNodes& nodes,
                                      double theta) {
   const RowBlock rows = dist::owned_row_block(a);
-  std::vector<NodeNorm> owned = owned_node_norms(rows, nodes, a);
+  std::vector<NodeNorm> owned = owned_node_norms(a, nodes);
   std::vector<NodeNorm> ghost = halo_values(comm, a, owned);  // the one halo exchange
   const ColumnNodes columns(a, std::move(owned), std::move(ghost));
 
-  RowBlock s;
-  s.global_rows = s.global_cols = nodes.partition.global_rows();
-  s.row_begin = nodes.first;
-  s.row_end = nodes.first + nodes.count();
-  s.row_ptr.assign(static_cast<std::size_t>(nodes.count()) + 1, 0);
+  RowBlock s = node_rows(nodes);
   for (std::int64_t n = 0; n < nodes.count(); ++n) {
     const std::vector<BlockNorm> blocks = block_row(rows, nodes, columns, n);
     double own_norm = 0.0;
@@ -144,9 +156,8 @@ dist::DistMatrix dist_strength_graph(const dist::Communicator& comm, const dist:
       if (b.node == nodes.first + n) own_norm = b.diagonal_norm;
     for (const BlockNorm& b : blocks) {
       if (b.node == nodes.first + n) continue;
-      const double scale = std::sqrt(own_norm * b.diagonal_norm);
-      const double strength = scale > 0 ? std::sqrt(b.sum_sq) / scale : 0.0;
-      if (strength > 0 && strength >= theta) {
+      const double strength = strong_value(b.sum_sq, own_norm, b.diagonal_norm, theta);
+      if (strength > 0) {
         s.col.push_back(b.node);
         s.values.push_back(strength);
       }
@@ -156,6 +167,58 @@ dist::DistMatrix dist_strength_graph(const dist::Communicator& comm, const dist:
   const dist::DistMatrix one_way = dist::assemble(comm, s, nodes.partition);
   const dist::DistMatrix other_way = dist::transpose(comm, one_way);
   return dist::assemble(comm, union_max(s, dist::owned_row_block(other_way)), nodes.partition);
+}
+
+CrossRankEdges cross_rank_strength(const dist::Communicator& comm, const dist::DistMatrix& a, const DistNodes& nodes,
+                                   double theta) {
+  dist::throw_if_any_rank_failed(
+      comm, nodes.ptr.back() == a.owned_rows()
+                ? ""
+                : tessera::detail::concat("AMG strength: rank ", comm.rank(), "'s nodes cover ", nodes.ptr.back(),
+                                          " dofs, it owns ", a.owned_rows(), " rows"));
+  const std::vector<NodeNorm> owned = owned_node_norms(a, nodes);
+  const std::vector<NodeNorm> ghost = halo_values(comm, a, owned);  // the one halo exchange
+  struct Edge {
+    std::int64_t row, col;  // global nodes; `row` is owned by the rank the edge is sent to
+    double strength;
+  };
+  // This rank's direction: node n's blocks with ghost nodes, all in the non-local block, whose
+  // rows are in ghost (= global) column order; each edge also goes, transposed, to the owner of
+  // its far node.
+  RowBlock mine = node_rows(nodes);
+  std::vector<std::vector<Edge>> transposed(static_cast<std::size_t>(comm.size()));
+  const Csr<double>& nl = a.nonlocal;
+  for (std::int64_t n = 0; n < nodes.count(); ++n) {
+    std::vector<BlockNorm> entries;
+    for (std::int64_t i = nodes.ptr[n]; i < nodes.ptr[n + 1]; ++i)
+      for (std::int64_t p = nl.row_ptr[i]; p < nl.row_ptr[i + 1]; ++p) {
+        const NodeNorm& c = ghost[static_cast<std::size_t>(nl.col_idx[p])];
+        entries.push_back({c.node, nl.values[p] * nl.values[p], c.diagonal_norm});
+      }
+    const double own_norm = entries.empty() ? 0.0 : owned[static_cast<std::size_t>(nodes.ptr[n])].diagonal_norm;
+    for (const BlockNorm& b : sum_per_node(std::move(entries))) {
+      const double strength = strong_value(b.sum_sq, own_norm, b.diagonal_norm, theta);
+      if (strength == 0) continue;
+      mine.col.push_back(b.node);
+      mine.values.push_back(strength);
+      transposed[static_cast<std::size_t>(nodes.partition.owner(b.node))].push_back({b.node, nodes.first + n, strength});
+    }
+    mine.row_ptr[n + 1] = mine.nnz();
+  }
+  // The other direction: the edges other ranks kept towards this rank's nodes (one all-to-all).
+  std::vector<Edge> received = route(comm, transposed);
+  std::sort(received.begin(), received.end(),
+            [](const Edge& x, const Edge& y) { return std::tie(x.row, x.col) < std::tie(y.row, y.col); });
+  RowBlock theirs = node_rows(nodes);
+  for (const Edge& e : received) {
+    ++theirs.row_ptr[e.row - nodes.first + 1];
+    theirs.col.push_back(e.col);
+    theirs.values.push_back(e.strength);
+  }
+  for (std::int64_t n = 0; n < nodes.count(); ++n) theirs.row_ptr[n + 1] += theirs.row_ptr[n];
+
+  RowBlock both = union_max(mine, theirs);
+  return {std::move(both.row_ptr), std::move(both.col), std::move(both.values)};
 }
 
 }  // namespace tessera::amg

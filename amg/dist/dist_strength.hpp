@@ -40,4 +40,19 @@ DistNodes dist_nodes_from_sizes(const dist::Communicator& comm, const std::vecto
 dist::DistMatrix dist_strength_graph(const dist::Communicator& comm, const dist::DistMatrix& a, const DistNodes& nodes,
                                      double theta);
 
+/// The strong edges between this rank's nodes and other ranks' nodes, both directions merged:
+/// the part of dist_strength_graph()'s rows outside its owned x owned block, with the same
+/// values. The device graph phases (amg/cuda/dist_device_graph_phases.hpp) compute the owned x
+/// owned block on the GPU and take this small boundary part from here.
+struct CrossRankEdges {
+  std::vector<std::int64_t> ptr{0};  // owned node n's edges are [ptr[n], ptr[n+1])
+  std::vector<std::int64_t> node;    // the global node at the other end, increasing per row
+  std::vector<double> strength;
+};
+
+/// Collective: one halo exchange over A's plan (node norms) and one all-to-all (the edges kept
+/// in one direction only, transposed to the other end's owner).
+CrossRankEdges cross_rank_strength(const dist::Communicator& comm, const dist::DistMatrix& a, const DistNodes& nodes,
+                                   double theta);
+
 }  // namespace tessera::amg

@@ -5,6 +5,7 @@
 
 #if TESSERA_HAVE_CUDA
 #include "amg/cuda/dist_device_amg.hpp"
+#include "amg/cuda/dist_device_graph_phases.hpp"
 #include "dist/collective_call.hpp"
 #include "dist/cuda/device_context.hpp"
 #include "local/cuda/check.hpp"
@@ -23,6 +24,8 @@ struct PcDeviceBackend::Impl {
   std::unique_ptr<amg::gpu::DistDeviceAmgPreconditioner> cycle;
   cuda::DeviceBuffer<double> r, z;
 };
+
+amg::DistGraphPhases PcDeviceBackend::graph_phases() { return amg::gpu::device_graph_phases; }
 
 PcDeviceBackend::PcDeviceBackend(const dist::Communicator& comm) : impl_(std::make_unique<Impl>(comm)) {}
 PcDeviceBackend::~PcDeviceBackend() = default;
@@ -65,6 +68,10 @@ std::int64_t PcDeviceBackend::device_bytes() const { return impl_->cycle ? impl_
 #else  // no CUDA: the backend is never resolved to gpu; these only say why.
 
 struct PcDeviceBackend::Impl {};
+
+amg::DistGraphPhases PcDeviceBackend::graph_phases() {
+  throw InputError("PCTESSERA: -pc_tessera_backend gpu needs a Tessera build with CUDA");
+}
 
 PcDeviceBackend::PcDeviceBackend(const dist::Communicator&) {
   throw InputError("PCTESSERA: -pc_tessera_backend gpu needs a Tessera build with CUDA");

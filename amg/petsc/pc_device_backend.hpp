@@ -10,6 +10,8 @@
 #include <memory>
 #include <vector>
 
+#include "amg/dist/dist_graph_phases.hpp"
+
 namespace tessera::dist {
 class Communicator;
 }
@@ -21,6 +23,9 @@ namespace tessera::petsc {
 
 class PcDeviceBackend {
  public:
+  /// The setup's graph phases on the ranks' GPUs (amg::gpu::device_graph_phases).
+  static amg::DistGraphPhases graph_phases();
+
   /// Collective: the rank's GPU and the NCCL communicator (once per PC).
   explicit PcDeviceBackend(const dist::Communicator& comm);
   ~PcDeviceBackend();

@@ -87,9 +87,12 @@ void full_setup(PC pc, PcTessera& d) {
   std::string error;
   const amg::NearNullSpace near_null = near_null_space(a, d.rows.local_rows(), error);
   dist::throw_if_any_rank_failed(*d.comm, error);
-  // gpu: the setup's products on the rank's GPU, then the hierarchy uploaded for the cycles.
+  // gpu: the setup's products and graph phases on the rank's GPU, then the hierarchy uploaded
+  // for the cycles.
   const dist::LocalSpgemm products = dist::local_spgemm_for(*d.comm, d.backend, kSpgemmNames[d.spgemm]);
-  d.amg = std::make_unique<amg::DistAmg>(*d.comm, d.a, near_null, d.options, products);
+  const amg::DistGraphPhases graph_phases =
+      d.backend == Backend::gpu ? PcDeviceBackend::graph_phases() : amg::DistGraphPhases(amg::host_graph_phases);
+  d.amg = std::make_unique<amg::DistAmg>(*d.comm, d.a, near_null, d.options, products, graph_phases);
   if (d.backend == Backend::gpu) {
     if (!d.device) d.device = std::make_unique<PcDeviceBackend>(*d.comm);
     d.device->upload(*d.amg);

@@ -92,6 +92,10 @@ tessera_driver_test(driver.spmv.halo_needs_gpu.np2 RANKS 2 EXPECT_EXIT 2
 tessera_driver_test(driver.amg.halo_needs_gpu.np2 RANKS 2 EXPECT_EXIT 2
                     COMMAND $<TARGET_FILE:tessera-amg> --gen poisson3d:8 --backend host --halo both
                     EXPECT_OUTPUT "--halo both chooses how GPUs exchange halos.*exit code 2")
+# --setup device puts the distributed setup's graph phases on the GPUs: refused on the host.
+tessera_driver_test(driver.amg.setup_device_needs_gpu.np2 RANKS 2 EXPECT_EXIT 2
+                    COMMAND $<TARGET_FILE:tessera-amg> --gen poisson3d:8 --backend host --setup device
+                    EXPECT_OUTPUT "--setup device runs the graph phases on the GPUs: it needs --backend gpu.*exit code 2")
 tessera_driver_test(driver.spmv.missing.np3 RANKS 3 EXPECT_EXIT 2 COMMAND ${_spmv} --A /nonexistent.mtx --backend host
                     EXPECT_OUTPUT "cannot open.*exit code 2")
 

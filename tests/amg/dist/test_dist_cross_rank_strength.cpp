@@ -1,0 +1,176 @@
+// cross_rank_strength (the strong edges between a rank's nodes and other ranks' nodes, both
+// directions merged), host code, 1-4 ranks. On every case of graph_phase_cases.hpp it must be
+// exactly the off-rank part of dist_strength_graph()'s owned rows (pattern, bitwise values),
+// and that graph's owned x owned block plus it must be each whole row. Both are also checked
+// against the serial reference: strength_graph() of the gathered operator on rank 0, whose
+// entries between nodes of different owners are the gathered cross edges.
+#include "amg/dist/dist_strength.hpp"
+#include "graph_phase_cases.hpp"
+
+namespace tessera::amg {
+namespace {
+
+using testing::GraphCase;
+using testing::GraphRow;
+
+GraphRow cross_row(const CrossRankEdges& cross, std::int64_t n) {
+  const auto b = cross.ptr[n], e = cross.ptr[n + 1];
+  return {{cross.node.begin() + b, cross.node.begin() + e}, {cross.strength.begin() + b, cross.strength.begin() + e}};
+}
+
+/// Row n of the graph's owned x owned block, in global node ids.
+GraphRow owned_part(const dist::DistMatrix& graph, std::int64_t first_node, std::int64_t n) {
+  GraphRow out;
+  for (std::int64_t p = graph.local.row_ptr[n]; p < graph.local.row_ptr[n + 1]; ++p) {
+    out.node.push_back(first_node + graph.local.col_idx[p]);
+    out.strength.push_back(graph.local.values[p]);
+  }
+  return out;
+}
+
+/// Entries of `row` whose node `keep` accepts.
+template <class Keep>
+GraphRow filtered(const GraphRow& row, Keep&& keep) {
+  GraphRow out;
+  for (std::size_t k = 0; k < row.node.size(); ++k)
+    if (keep(row.node[k])) {
+      out.node.push_back(row.node[k]);
+      out.strength.push_back(row.strength[k]);
+    }
+  return out;
+}
+
+/// Both parts merged by node (they are disjoint: one inside the owned range, one outside).
+GraphRow merged(const GraphRow& x, const GraphRow& y) {
+  GraphRow out;
+  std::size_t i = 0, j = 0;
+  while (i < x.node.size() || j < y.node.size()) {
+    const bool take_x = j == y.node.size() || (i < x.node.size() && x.node[i] < y.node[j]);
+    const GraphRow& from = take_x ? x : y;
+    std::size_t& k = take_x ? i : j;
+    out.node.push_back(from.node[k]);
+    out.strength.push_back(from.strength[k++]);
+  }
+  return out;
+}
+
+void expect_well_formed(const CrossRankEdges& cross, const DistNodes& nodes) {
+  ASSERT_EQ(cross.ptr.size(), static_cast<std::size_t>(nodes.count() + 1));
+  ASSERT_EQ(cross.ptr.front(), 0);
+  ASSERT_EQ(cross.ptr.back(), static_cast<std::int64_t>(cross.node.size()));
+  ASSERT_EQ(cross.node.size(), cross.strength.size());
+  for (std::size_t n = 0; n + 1 < cross.ptr.size(); ++n) ASSERT_LE(cross.ptr[n], cross.ptr[n + 1]);
+}
+
+/// This rank: cross = the off-rank part of the graph's rows; owned part + cross = the rows.
+void expect_cross_is_off_rank_part(const dist::DistMatrix& graph, const DistNodes& nodes, const CrossRankEdges& cross) {
+  const RowBlock rows = dist::owned_row_block(graph);
+  ASSERT_EQ(rows.local_rows(), nodes.count());
+  const auto off_rank = [&](std::int64_t node) { return node < nodes.first || node >= nodes.first + nodes.count(); };
+  for (std::int64_t n = 0; n < nodes.count(); ++n) {
+    const std::string what = "node " + std::to_string(nodes.first + n);
+    const GraphRow whole = testing::row_of(rows, n);
+    if (!testing::expect_same_row(cross_row(cross, n), filtered(whole, off_rank), what + ": cross edges")) return;
+    if (!testing::expect_same_row(merged(owned_part(graph, nodes.first, n), cross_row(cross, n)), whole,
+                                  what + ": owned part + cross edges"))
+      return;
+  }
+}
+
+/// Rank 0: the gathered graph is the serial strength_graph() bit for bit, and the gathered
+/// cross edges are its entries between nodes of different owners.
+void expect_matches_serial(const dist::Communicator& comm, const GraphCase& c, const dist::DistMatrix& graph,
+                           const CrossRankEdges& cross, double theta) {
+  const Csr<double> a = dist::gather(comm, c.a);
+  const Csr<double> got_graph = dist::gather(comm, graph);
+  const NodeLayout layout = testing::gathered_node_layout(comm, c.nodes);
+  std::vector<std::int64_t> lengths;
+  for (std::int64_t n = 0; n < c.nodes.count(); ++n) lengths.push_back(cross.ptr[n + 1] - cross.ptr[n]);
+  const std::vector<std::int64_t> all_lengths = comm.gatherv(lengths, 0);
+  const std::vector<std::int64_t> all_nodes = comm.gatherv(cross.node, 0);
+  const std::vector<double> all_strength = comm.gatherv(cross.strength, 0);
+  if (comm.rank() != 0) return;
+
+  const Csr<double> want = strength_graph(a, layout, theta);
+  ASSERT_EQ(got_graph.rows, want.rows);
+  ASSERT_EQ(got_graph.row_ptr, want.row_ptr) << "dist_strength_graph: row pattern differs from serial";
+  ASSERT_EQ(got_graph.col_idx, want.col_idx) << "dist_strength_graph: column pattern differs from serial";
+  ASSERT_EQ(testing::bits(got_graph.values), testing::bits(want.values)) << "dist_strength_graph: values differ";
+
+  const dist::RowPartition& owners = c.nodes.partition;
+  ASSERT_EQ(static_cast<std::int64_t>(all_lengths.size()), want.rows);
+  std::int64_t k = 0;
+  for (std::int64_t i = 0; i < want.rows; ++i) {
+    GraphRow expected;
+    for (std::int64_t p = want.row_ptr[i]; p < want.row_ptr[i + 1]; ++p)
+      if (owners.owner(want.col_idx[p]) != owners.owner(i)) {
+        expected.node.push_back(want.col_idx[p]);
+        expected.strength.push_back(want.values[p]);
+      }
+    const GraphRow got{{all_nodes.begin() + k, all_nodes.begin() + k + all_lengths[i]},
+                       {all_strength.begin() + k, all_strength.begin() + k + all_lengths[i]}};
+    k += all_lengths[i];
+    if (!testing::expect_same_row(got, expected, "serial reference, node " + std::to_string(i))) return;
+  }
+}
+
+int owning_ranks(const dist::RowPartition& p) {
+  int count = 0;
+  for (int r = 0; r < p.num_ranks(); ++r) count += p.size(r) > 0;
+  return count;
+}
+
+/// Every partition and threshold of `build`; at theta 0, with several ranks owning nodes, some
+/// edge must cross ranks (else the test would check nothing).
+void check(const testing::GraphCaseBuilder& build, bool expect_cross_edges = true) {
+  const dist::Communicator comm;
+  std::int64_t cross_edges = 0;
+  testing::for_each_partition_and_theta(comm, build, [&](const GraphCase& c, double theta) {
+    const dist::DistMatrix graph = dist_strength_graph(comm, c.a, c.nodes, theta);
+    const CrossRankEdges cross = cross_rank_strength(comm, c.a, c.nodes, theta);
+    ASSERT_NO_FATAL_FAILURE(expect_well_formed(cross, c.nodes));
+    expect_cross_is_off_rank_part(graph, c.nodes, cross);
+    expect_matches_serial(comm, c, graph, cross, theta);
+    if (theta == 0 && owning_ranks(c.nodes.partition) > 1) cross_edges += static_cast<std::int64_t>(cross.node.size());
+  });
+  const std::int64_t total = comm.allreduce(cross_edges, dist::ReduceOp::sum);
+  if (comm.size() > 1 && expect_cross_edges) EXPECT_GT(total, 0) << "no edge crossed ranks";
+}
+
+TEST(CrossRankStrength, Poisson7Point) { check(testing::generated("poisson3d:7")); }
+
+TEST(CrossRankStrength, Poisson27Point) { check(testing::generated("poisson3d27:6")); }
+
+TEST(CrossRankStrength, ElasticityBlockSize3) { check(testing::generated("elasticity3d:4")); }
+
+TEST(CrossRankStrength, UnsymmetricPatternScalarNodes) { check(testing::unsymmetric(203, 1)); }
+
+TEST(CrossRankStrength, UnsymmetricPatternTwoDofNodes) { check(testing::unsymmetric(202, 2)); }
+
+TEST(CrossRankStrength, IsolatedNodesAndEmptyRows) { check(testing::isolated_nodes(157)); }
+
+TEST(CrossRankStrength, MixedNodeSizes) { check(testing::mixed_node_sizes(211)); }
+
+TEST(CrossRankStrength, CoarseLevelOfElasticity) { check(testing::coarse_level("elasticity3d:6")); }
+
+TEST(CrossRankStrength, OneByOneAndEmpty) {
+  check(testing::tiny(1), false);
+  check(testing::tiny(0), false);
+}
+
+TEST(CrossRankStrength, NodeSplitByPartitionIsInputErrorOnEveryRank) {
+  const dist::Communicator comm;
+  if (comm.size() < 2) GTEST_SKIP() << "one rank owns every node";
+  const gen::ProblemSpec spec = gen::parse_spec("elasticity3d:3");  // 81 rows, nodes of 3
+  const Csr<double> a = gen::generate(spec);
+  std::vector<std::int64_t> offsets{0};
+  for (int r = 1; r < comm.size(); ++r) offsets.push_back(8 + 24 * (r - 1));  // 8, 32, 56: never a multiple of 3
+  offsets.push_back(a.rows);
+  const dist::RowPartition rows = dist::RowPartition::from_offsets(comm, a.rows, offsets);
+  const dist::DistMatrix d = dist::testing::distribute(comm, a, rows, rows);
+  const std::string text = dist::testing::input_error_on_every_rank(comm, [&] { uniform_dist_nodes(comm, d, 3); });
+  EXPECT_NE(text.find("splits a node of 3 dofs"), std::string::npos) << text;
+}
+
+}  // namespace
+}  // namespace tessera::amg
