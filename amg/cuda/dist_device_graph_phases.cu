@@ -3,7 +3,6 @@
 // (the same per-node rules, mis2_rules.cuh), one thread per owned node, over the local and the
 // non-local block, with the ghost values each step reads exchanged first (HostStagedHalo).
 #include <algorithm>
-#include <chrono>
 #include <memory>
 
 #include "amg/cuda/device_setup_phases.hpp"
@@ -298,15 +297,10 @@ DistAggregates dist_device_aggregate(const dist::Communicator& comm, const DistD
 
 DistAggregates device_graph_phases(const dist::Communicator& comm, const dist::DistMatrix& a, const DistNodes& nodes,
                                    double theta, SetupTimes& times) {
-  using clock = std::chrono::steady_clock;
   const cudaStream_t s = nullptr;  // the products of the setup run on the default stream too
-  const clock::time_point t0 = clock::now();
-  const DistDeviceGraph graph = dist_device_strength_graph(comm, a, nodes, theta, s);
-  const clock::time_point t1 = clock::now();
-  DistAggregates aggregates = dist_device_aggregate(comm, graph, s);
-  times.strength += std::chrono::duration<double>(t1 - t0).count();
-  times.aggregation += std::chrono::duration<double>(clock::now() - t1).count();
-  return aggregates;
+  return timed_graph_phases(
+      times, [&] { return dist_device_strength_graph(comm, a, nodes, theta, s); },
+      [&](const DistDeviceGraph& graph) { return dist_device_aggregate(comm, graph, s); });
 }
 
 }  // namespace tessera::amg::gpu

@@ -4,6 +4,7 @@
 // (dist_strength_graph, then dist_aggregate) by default, the ranks' GPUs' with the GPU backend
 // (amg::gpu::device_graph_phases, amg/cuda/dist_device_graph_phases.hpp). Every version returns
 // the same aggregates, numbered alike.
+#include <chrono>
 #include <functional>
 
 #include "amg/dist/dist_aggregation.hpp"
@@ -16,6 +17,20 @@ namespace tessera::amg {
 /// phase is added to times.strength and times.aggregation.
 using DistGraphPhases = std::function<DistAggregates(const dist::Communicator& comm, const dist::DistMatrix& a,
                                                      const DistNodes& nodes, double theta, SetupTimes& times)>;
+
+/// Both versions' skeleton: graph = strength(), then aggregate(graph), the wall time of each
+/// added to times.strength and times.aggregation.
+template <class Strength, class Aggregate>
+DistAggregates timed_graph_phases(SetupTimes& times, Strength&& strength, Aggregate&& aggregate) {
+  using clock = std::chrono::steady_clock;
+  const clock::time_point t0 = clock::now();
+  const auto graph = strength();
+  const clock::time_point t1 = clock::now();
+  DistAggregates aggregates = aggregate(graph);
+  times.strength += std::chrono::duration<double>(t1 - t0).count();
+  times.aggregation += std::chrono::duration<double>(clock::now() - t1).count();
+  return aggregates;
+}
 
 /// The host's: dist_strength_graph, then dist_aggregate.
 DistAggregates host_graph_phases(const dist::Communicator& comm, const dist::DistMatrix& a, const DistNodes& nodes,

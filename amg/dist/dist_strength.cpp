@@ -62,20 +62,44 @@ std::vector<BlockNorm> block_row(const RowBlock& rows, const DistNodes& nodes, c
   return sum_per_node(std::move(entries));
 }
 
-/// ||A_II|| of every owned node, attached to each of its dofs. The node's own block lies in the
-/// local block (a node never spans ranks), whose rows are in global column order: the serial
-/// summation order (dofs, then row order).
+/// ||A_II|| of owned node n. The node's own block lies in the local block (a node never spans
+/// ranks), whose rows are in global column order: the serial summation order (dofs, then row
+/// order).
+double own_block_norm(const Csr<double>& local, const DistNodes& nodes, std::int64_t n) {
+  double sum_sq = 0.0;
+  for (std::int64_t i = nodes.ptr[n]; i < nodes.ptr[n + 1]; ++i)
+    for (std::int64_t p = local.row_ptr[i]; p < local.row_ptr[i + 1]; ++p)
+      if (local.col_idx[p] >= nodes.ptr[n] && local.col_idx[p] < nodes.ptr[n + 1])
+        sum_sq += local.values[p] * local.values[p];
+  return std::sqrt(sum_sq);
+}
+
+/// The node and its ||A_II|| attached to each dof of owned node n.
+void set_node_norm(const dist::DistMatrix& a, const DistNodes& nodes, std::int64_t n, std::vector<NodeNorm>& owned) {
+  const double norm = own_block_norm(a.local, nodes, n);
+  for (std::int64_t i = nodes.ptr[n]; i < nodes.ptr[n + 1]; ++i) owned[i] = {nodes.first + n, norm};
+}
+
+/// ||A_II|| of every owned node, attached to each of its dofs.
 std::vector<NodeNorm> owned_node_norms(const dist::DistMatrix& a, const DistNodes& nodes) {
-  const Csr<double>& local = a.local;
   std::vector<NodeNorm> owned(static_cast<std::size_t>(a.owned_rows()), NodeNorm{0, 0.0});
-  for (std::int64_t n = 0; n < nodes.count(); ++n) {
-    double sum_sq = 0.0;
-    for (std::int64_t i = nodes.ptr[n]; i < nodes.ptr[n + 1]; ++i)
-      for (std::int64_t p = local.row_ptr[i]; p < local.row_ptr[i + 1]; ++p)
-        if (local.col_idx[p] >= nodes.ptr[n] && local.col_idx[p] < nodes.ptr[n + 1])
-          sum_sq += local.values[p] * local.values[p];
-    for (std::int64_t i = nodes.ptr[n]; i < nodes.ptr[n + 1]; ++i) owned[i] = {nodes.first + n, std::sqrt(sum_sq)};
-  }
+  for (std::int64_t n = 0; n < nodes.count(); ++n) set_node_norm(a, nodes, n, owned);
+  return owned;
+}
+
+/// The same for the nodes the cross-rank edges read only: those with a dof some rank holds as a
+/// ghost (sent over A's halo) and those with a ghost column themselves. The other entries stay
+/// {0, 0}, unread; on a 3D grid this skips all but a surface of the local block.
+std::vector<NodeNorm> boundary_node_norms(const dist::DistMatrix& a, const DistNodes& nodes) {
+  std::vector<NodeNorm> owned(static_cast<std::size_t>(a.owned_rows()), NodeNorm{0, 0.0});
+  std::vector<bool> done(static_cast<std::size_t>(nodes.count()), false);
+  const auto need = [&](std::int64_t n) {
+    if (!done[n]) set_node_norm(a, nodes, n, owned), done[n] = true;
+  };
+  for (std::int64_t dof : a.halo.send_local)
+    need(std::upper_bound(nodes.ptr.begin(), nodes.ptr.end(), dof) - nodes.ptr.begin() - 1);
+  for (std::int64_t n = 0; n < nodes.count(); ++n)
+    if (a.nonlocal.row_ptr[nodes.ptr[n + 1]] > a.nonlocal.row_ptr[nodes.ptr[n]]) need(n);
   return owned;
 }
 
@@ -176,7 +200,7 @@ CrossRankEdges cross_rank_strength(const dist::Communicator& comm, const dist::D
                 ? ""
                 : tessera::detail::concat("AMG strength: rank ", comm.rank(), "'s nodes cover ", nodes.ptr.back(),
                                           " dofs, it owns ", a.owned_rows(), " rows"));
-  const std::vector<NodeNorm> owned = owned_node_norms(a, nodes);
+  const std::vector<NodeNorm> owned = boundary_node_norms(a, nodes);
   const std::vector<NodeNorm> ghost = halo_values(comm, a, owned);  // the one halo exchange
   struct Edge {
     std::int64_t row, col;  // global nodes; `row` is owned by the rank the edge is sent to
