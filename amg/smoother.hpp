@@ -27,6 +27,8 @@ struct SmootherWork {
   Vector r, d;
 };
 
+/// Coefficients of the chosen smoother. Chebyshev uses `inv_diag` and `estimate` and never
+/// reads `a`; l1-Jacobi sums a's rows (row i's diagonal is column i).
 Smoother make_smoother(const Csr<double>& a, const Vector& inv_diag, const EigenEstimate& estimate,
                        const AmgOptions& options);
 

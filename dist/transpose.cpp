@@ -1,53 +1,68 @@
 #include "dist/transpose.hpp"
 
 #include <chrono>
+#include <climits>
 
+#include "dist/collective_call.hpp"
 #include "dist/communicator.hpp"
+#include "local/core/error.hpp"
+#include "local/reference/kernels.hpp"
 
 namespace tessera::dist {
 
 namespace {
 
+// The two blocks of P travel differently. P's local block (owned rows x owned columns) becomes
+// P^T's local block on the same rank: P's owned columns are P^T's owned rows, P's owned rows
+// its owned columns. Only P's non-local entries move, to the owners of their columns, where
+// they form P^T's non-local block. Neither block needs a merge or a sort.
+
 struct Entry {
-  std::int64_t row, col;  // in P^T
+  std::int64_t row, col;  // in P^T, global
   double value;
 };
 
-// Entries of P^T grouped by destination rank; within a destination, P's row order, so the
-// receiver's stable bucketing by row leaves every row's columns sorted.
-std::vector<Entry> pack_by_owner(const DistMatrix& p, std::vector<std::int64_t>& counts) {
-  const RowBlock rows = owned_row_block(p);
+/// P's non-local entries as entries of P^T, grouped by destination rank (the owner of their
+/// column), each group in P's row order. Ghosts are sorted, so one destination's ghosts are
+/// a contiguous range of them.
+std::vector<Entry> pack_nonlocal(const DistMatrix& p, std::vector<std::int64_t>& counts) {
   counts.assign(static_cast<std::size_t>(p.col_partition.num_ranks()), 0);
-  std::vector<int> dest(rows.col.size());
-  for (std::size_t k = 0; k < rows.col.size(); ++k) ++counts[dest[k] = p.col_partition.owner(rows.col[k])];
+  std::vector<int> owner(p.ghost_cols.size());
+  for (std::size_t g = 0; g < owner.size(); ++g) owner[g] = p.col_partition.owner(p.ghost_cols[g]);
+  for (std::int32_t g : p.nonlocal.col_idx) ++counts[owner[g]];
   std::vector<std::int64_t> at(counts.size(), 0);
   for (std::size_t q = 1; q < counts.size(); ++q) at[q] = at[q - 1] + counts[q - 1];
-  std::vector<Entry> out(rows.col.size());
-  for (std::int64_t r = 0; r < rows.local_rows(); ++r)
-    for (std::int64_t k = rows.row_ptr[r]; k < rows.row_ptr[r + 1]; ++k)
-      out[at[dest[k]]++] = Entry{rows.col[k], rows.row_begin + r, rows.values[k]};
+  std::vector<Entry> out(static_cast<std::size_t>(p.nonlocal.nnz()));
+  for (std::int64_t r = 0; r < p.owned_rows(); ++r)
+    for (std::int64_t k = p.nonlocal.row_ptr[r]; k < p.nonlocal.row_ptr[r + 1]; ++k) {
+      const std::int32_t g = p.nonlocal.col_idx[k];
+      out[at[owner[g]]++] = Entry{p.ghost_cols[g], p.row_begin() + r, p.nonlocal.values[k]};
+    }
   return out;
 }
 
-RowBlock bucket_by_row(const std::vector<Entry>& entries, std::int64_t rows, std::int64_t cols, std::int64_t begin,
-                       std::int64_t end) {
-  RowBlock b;
-  b.global_rows = rows;
-  b.global_cols = cols;
-  b.row_begin = begin;
-  b.row_end = end;
-  b.row_ptr.assign(static_cast<std::size_t>(end - begin) + 1, 0);
-  for (const Entry& e : entries) ++b.row_ptr[e.row - begin + 1];
-  for (std::int64_t r = 0; r < end - begin; ++r) b.row_ptr[r + 1] += b.row_ptr[r];
-  std::vector<std::int64_t> at(b.row_ptr.begin(), b.row_ptr.end() - 1);
-  b.col.resize(entries.size());
-  b.values.resize(entries.size());
-  for (const Entry& e : entries) {  // sources arrive in rank order = increasing P rows
-    const std::int64_t k = at[e.row - begin]++;
-    b.col[k] = e.col;
-    b.values[k] = e.value;
+/// P^T's ghost columns and non-local block from the received entries. They arrive in source
+/// rank order, each source in its row order, so their columns (P's global rows, owned by the
+/// sources) are already non-decreasing: the ghosts are their distinct values in arrival order,
+/// and a stable bucketing by row leaves every row sorted.
+void fill_nonlocal(const std::vector<Entry>& received, std::int64_t row_begin, DistMatrix& pt) {
+  std::vector<std::int32_t> ghost_of(received.size());
+  for (std::size_t i = 0; i < received.size(); ++i) {
+    if (pt.ghost_cols.empty() || pt.ghost_cols.back() != received[i].col) pt.ghost_cols.push_back(received[i].col);
+    ghost_of[i] = static_cast<std::int32_t>(pt.ghost_cols.size() - 1);
   }
-  return b;
+  Csr<double>& b = pt.nonlocal;
+  b = Csr<double>::empty(pt.local.rows, static_cast<std::int64_t>(pt.ghost_cols.size()));
+  for (const Entry& e : received) ++b.row_ptr[e.row - row_begin + 1];
+  for (std::int64_t r = 0; r < b.rows; ++r) b.row_ptr[r + 1] += b.row_ptr[r];
+  std::vector<std::int64_t> at(b.row_ptr.begin(), b.row_ptr.end() - 1);
+  b.col_idx.resize(received.size());
+  b.values.resize(received.size());
+  for (std::size_t i = 0; i < received.size(); ++i) {
+    const std::int64_t k = at[received[i].row - row_begin]++;
+    b.col_idx[k] = ghost_of[i];
+    b.values[k] = received[i].value;
+  }
 }
 
 }  // namespace
@@ -55,14 +70,26 @@ RowBlock bucket_by_row(const std::vector<Entry>& entries, std::int64_t rows, std
 DistMatrix transpose(const Communicator& comm, const DistMatrix& p, DistStats* stats) {
   const auto t0 = std::chrono::steady_clock::now();
   std::vector<std::int64_t> send_counts;
-  const std::vector<Entry> send = pack_by_owner(p, send_counts);
+  const std::vector<Entry> send = pack_nonlocal(p, send_counts);
   const std::vector<std::int64_t> recv_counts = comm.alltoall(send_counts);
   const std::vector<Entry> recv = comm.alltoallv(send, send_counts, recv_counts);
   const auto t1 = std::chrono::steady_clock::now();
-  const int me = comm.rank();
-  const RowBlock rows = bucket_by_row(recv, p.global_cols(), p.global_rows(), p.col_partition.begin(me),
-                                      p.col_partition.end(me));
-  DistMatrix pt = assemble(comm, rows, p.col_partition, p.row_partition);
+
+  DistMatrix pt;
+  pt.row_partition = p.col_partition;
+  pt.col_partition = p.row_partition;
+  pt.rank = comm.rank();
+  // Rank-local work that could throw on one rank (the int32 column limit) is agreed before
+  // the halo plan's collectives.
+  call_collectively(comm, "transpose", [&] {
+    pt.local = ref::transpose(p.local);  // counting sort: rows come out sorted
+    fill_nonlocal(recv, pt.row_begin(), pt);
+    // The extended block numbers owned and ghost columns together in int32 (as assemble checks).
+    const std::int64_t extended_cols = pt.local.cols + static_cast<std::int64_t>(pt.ghost_cols.size());
+    TESSERA_REQUIRE_INPUT(extended_cols <= INT32_MAX, extended_cols,
+                          " owned and ghost columns exceed the int32 local column index; use more ranks");
+  });
+  pt.halo = HaloPlan::build(comm, pt.col_partition, pt.ghost_cols);
   if (stats) {
     stats->rows += pt.owned_rows();
     stats->nnz += pt.nnz();

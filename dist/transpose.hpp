@@ -1,7 +1,8 @@
 #pragma once
-// P^T for a row-partitioned P: the rows of P^T are the columns of P, so every entry travels to
-// the owner of its column (one all-to-all of counts, one of entries). P^T is row-partitioned
-// by P's column partition and column-partitioned by P's row partition.
+// P^T for a row-partitioned P: the rows of P^T are the columns of P, so every entry belongs to
+// the owner of its column. P's local block stays on its rank and is transposed there;
+// its non-local entries travel (one all-to-all of counts, one of entries). P^T is
+// row-partitioned by P's column partition and column-partitioned by P's row partition.
 #include "dist/dist_matrix.hpp"
 #include "dist/stats.hpp"
 

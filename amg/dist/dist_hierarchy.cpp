@@ -1,6 +1,7 @@
 #include "amg/dist/dist_hierarchy.hpp"
 
 #include <chrono>
+#include <climits>
 
 #include "amg/dist/dist_eigen_estimate.hpp"
 #include "amg/dist/dist_exchange.hpp"
@@ -31,17 +32,66 @@ Vector inverse_diagonal(const dist::DistMatrix& a) {
 
 std::string level_name(std::size_t l) { return "the level " + std::to_string(l) + " Galerkin operator (is A indefinite?)"; }
 
-/// Rows of P = P_tent - omega D^-1 (A P_tent), merged in global column order (the serial
-/// smooth_prolongator's merge, on global columns).
-RowBlock smoothed_rows(const RowBlock& p_tent, const RowBlock& ap, const Vector& inv_diag, double omega) {
-  RowBlock p = p_tent;
-  p.col.clear();
-  p.values.clear();
-  for (std::int64_t i = 0; i < p.local_rows(); ++i) {
-    const std::int64_t s = p_tent.row_ptr[i], t = ap.row_ptr[i];
-    append_smoothed_row(p_tent.col.data() + s, p_tent.values.data() + s, p_tent.row_ptr[i + 1] - s, ap.col.data() + t,
-                        ap.values.data() + t, ap.row_ptr[i + 1] - t, -omega * inv_diag[i], p.col, p.values);
-    p.row_ptr[i + 1] = p.nnz();
+/// Ghost columns of both matrices (sorted, unique) and, for each matrix, its ghost index ->
+/// index in that union (monotone, so remapped rows stay sorted).
+struct GhostUnion {
+  std::vector<std::int64_t> cols;
+  std::vector<std::int32_t> of_first, of_second;
+};
+
+GhostUnion ghost_union(const std::vector<std::int64_t>& first, const std::vector<std::int64_t>& second) {
+  GhostUnion u;
+  u.of_first.resize(first.size());
+  u.of_second.resize(second.size());
+  std::size_t i = 0, j = 0;
+  while (i < first.size() || j < second.size()) {
+    const bool take_first = j == second.size() || (i < first.size() && first[i] <= second[j]);
+    const std::int64_t c = take_first ? first[i] : second[j];
+    const auto index = static_cast<std::int32_t>(u.cols.size());
+    u.cols.push_back(c);
+    if (i < first.size() && first[i] == c) u.of_first[i++] = index;
+    if (j < second.size() && second[j] == c) u.of_second[j++] = index;
+  }
+  return u;
+}
+
+/// P = P_tent - omega D^-1 (A P_tent), block by block: the local blocks share the owned
+/// column range, the non-local blocks are merged over the union of both ghost sets. Each
+/// column's value is the serial smooth_prolongator's (append_smoothed_row), so the result
+/// equals the merge in global column order bit for bit. No halo plan (the caller builds it
+/// once, for a new pattern).
+dist::DistMatrix smoothed_blocks(const dist::DistMatrix& p_tent, const dist::DistMatrix& ap, const Vector& inv_diag,
+                                 double omega) {
+  dist::DistMatrix p;
+  p.row_partition = p_tent.row_partition;
+  p.col_partition = p_tent.col_partition;
+  p.rank = p_tent.rank;
+  const GhostUnion ghosts = ghost_union(p_tent.ghost_cols, ap.ghost_cols);
+  TESSERA_ASSERT(p_tent.local.cols + static_cast<std::int64_t>(ghosts.cols.size()) <= INT32_MAX,
+                 "P's owned and ghost columns exceed the int32 local column index");
+  p.ghost_cols = ghosts.cols;
+  p.local = Csr<double>::empty(p_tent.owned_rows(), p_tent.local.cols);
+  p.nonlocal = Csr<double>::empty(p_tent.owned_rows(), static_cast<std::int64_t>(ghosts.cols.size()));
+  const Csr<double>&tl = p_tent.local, &al = ap.local, &tn = p_tent.nonlocal, &an = ap.nonlocal;
+  // Room for the union's upper bound: no reallocation while the rows are appended.
+  for (auto [block, bound] : {std::pair{&p.local, tl.nnz() + al.nnz()}, {&p.nonlocal, tn.nnz() + an.nnz()}}) {
+    block->col_idx.reserve(static_cast<std::size_t>(bound));
+    block->values.reserve(static_cast<std::size_t>(bound));
+  }
+  std::vector<std::int32_t> tent_ghost, ap_ghost;  // one row's non-local columns, in union indices
+  for (std::int64_t i = 0; i < p.owned_rows(); ++i) {
+    const double scale = -omega * inv_diag[i];
+    append_smoothed_row(tl.col_idx.data() + tl.row_ptr[i], tl.values.data() + tl.row_ptr[i], tl.row_length(i),
+                        al.col_idx.data() + al.row_ptr[i], al.values.data() + al.row_ptr[i], al.row_length(i), scale,
+                        p.local.col_idx, p.local.values);
+    p.local.row_ptr[i + 1] = p.local.nnz();
+    tent_ghost.clear(), ap_ghost.clear();
+    for (std::int64_t k = tn.row_ptr[i]; k < tn.row_ptr[i + 1]; ++k) tent_ghost.push_back(ghosts.of_first[tn.col_idx[k]]);
+    for (std::int64_t k = an.row_ptr[i]; k < an.row_ptr[i + 1]; ++k) ap_ghost.push_back(ghosts.of_second[an.col_idx[k]]);
+    append_smoothed_row(tent_ghost.data(), tn.values.data() + tn.row_ptr[i], tn.row_length(i), ap_ghost.data(),
+                        an.values.data() + an.row_ptr[i], an.row_length(i), scale, p.nonlocal.col_idx,
+                        p.nonlocal.values);
+    p.nonlocal.row_ptr[i + 1] = p.nonlocal.nnz();
   }
   return p;
 }
@@ -138,7 +188,10 @@ void DistHierarchy::setup_level_numeric(const dist::Communicator& comm, DistLeve
         dist_estimate_lambda_max(comm, level.a, level.inv_diag, options.eigen_iterations, options.eigen_safety);
     // The serial coefficient code on the owned rows over [owned | ghost] columns: row i's
     // diagonal is column i, and the l1 sum sees every off-diagonal, on-rank and off-rank.
-    level.smoother = make_smoother(dist::extended_block(level.a), level.inv_diag, level.eigen, options);
+    // Chebyshev reads no row (only the diagonal and the estimate): no copy of A for it.
+    const bool reads_rows = options.smoother == SmootherKind::l1_jacobi;
+    level.smoother =
+        make_smoother(reads_rows ? dist::extended_block(level.a) : Csr<double>{}, level.inv_diag, level.eigen, options);
     return 0;
   });
 }
@@ -153,14 +206,17 @@ dist::DistMatrix DistHierarchy::build_transfer(const dist::Communicator& comm, D
         level.a_times_p_tent = std::make_unique<dist::DistSpgemm>(comm, level.a, level.p_tent, local_);
       else
         level.a_times_p_tent->recompute(comm, level.a, level.p_tent);
-      const RowBlock rows = smoothed_rows(dist::owned_row_block(level.p_tent),
-                                          dist::owned_row_block(level.a_times_p_tent->result()), level.inv_diag,
-                                          level.omega);
+      dist::DistMatrix p = smoothed_blocks(level.p_tent, level.a_times_p_tent->result(), level.inv_diag, level.omega);
       if (first_time) {
-        level.p = dist::assemble(comm, rows, level.p_tent.row_partition, level.p_tent.col_partition);
+        p.halo = dist::HaloPlan::build(comm, p.col_partition, p.ghost_cols);
+        level.p = std::move(p);
       } else {
-        TESSERA_ASSERT(rows.nnz() == level.p.nnz(), "re-setup changed P's pattern");
-        dist::set_values_in_row_order(level.p, rows.values);
+        TESSERA_ASSERT(p.local.row_ptr == level.p.local.row_ptr && p.local.col_idx == level.p.local.col_idx &&
+                           p.nonlocal.row_ptr == level.p.nonlocal.row_ptr &&
+                           p.nonlocal.col_idx == level.p.nonlocal.col_idx && p.ghost_cols == level.p.ghost_cols,
+                       "re-setup changed P's pattern");
+        level.p.local.values = std::move(p.local.values);
+        level.p.nonlocal.values = std::move(p.nonlocal.values);
       }
     }
     level.r = dist::transpose(comm, level.p);  // one all-to-all; its pattern is fixed too

@@ -1,10 +1,10 @@
 #include "amg/dist/dist_tentative.hpp"
 
 #include <algorithm>
-#include <tuple>
 
 #include "amg/dist/dist_exchange.hpp"
 #include "amg/tentative_prolongator.hpp"
+#include "local/core/error.hpp"
 
 namespace tessera::amg {
 namespace {
@@ -51,17 +51,21 @@ DistTentative dist_tentative_prolongator(const dist::Communicator& comm, const D
   std::vector<double> rows;
   send_members(comm, agg, fine, a.row_begin(), b, members, rows);
 
-  // Step 2: group the received members by owned aggregate, in global dof order.
+  // Step 2: group the received members by owned aggregate, in global dof order. They arrive
+  // in dof order already (route delivers in source rank order, each source sent its dofs in
+  // increasing order, and ranks own increasing dof ranges), so a stable bucketing by aggregate
+  // is the sort by (aggregate, dof).
   const std::int64_t first_aggregate = agg.partition.begin(comm.rank());
   const std::int64_t owned_aggregates = static_cast<std::int64_t>(agg.roots.size());
-  std::vector<std::int64_t> order(members.size());
-  for (std::size_t i = 0; i < order.size(); ++i) order[i] = static_cast<std::int64_t>(i);
-  std::sort(order.begin(), order.end(), [&](std::int64_t x, std::int64_t y) {
-    return std::tie(members[x].aggregate, members[x].dof) < std::tie(members[y].aggregate, members[y].dof);
-  });
   std::vector<std::int64_t> begin(static_cast<std::size_t>(owned_aggregates) + 1, 0);
   for (const Member& m : members) ++begin[m.aggregate - first_aggregate + 1];
   for (std::int64_t x = 0; x < owned_aggregates; ++x) begin[x + 1] += begin[x];
+  std::vector<std::int64_t> order(members.size());
+  std::vector<std::int64_t> at(begin.begin(), begin.end() - 1);
+  for (std::size_t i = 0; i < members.size(); ++i) {
+    TESSERA_ASSERT(i == 0 || members[i - 1].dof < members[i].dof, "AMG: aggregate members arrived out of dof order");
+    order[at[members[i].aggregate - first_aggregate]++] = static_cast<std::int64_t>(i);
+  }
 
   std::vector<std::int64_t> sizes(static_cast<std::size_t>(owned_aggregates));
   for (std::int64_t x = 0; x < owned_aggregates; ++x) sizes[x] = std::min<std::int64_t>(begin[x + 1] - begin[x], k);

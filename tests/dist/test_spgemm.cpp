@@ -205,6 +205,16 @@ TEST(DistTranspose, MatchesReferenceExactly) {
       EXPECT_EQ(pt.col_partition, part.partition);
       const Csr<double> got = gather(comm, pt);
       if (comm.rank() == 0) EXPECT_EQ(got, ref::transpose(p));
+      // Every rank's blocks, ghosts and halo plan are those of the transpose assembled directly.
+      const DistMatrix expected = testing::distribute(comm, ref::transpose(p), cols, part.partition);
+      EXPECT_EQ(pt.local, expected.local);
+      EXPECT_EQ(pt.nonlocal, expected.nonlocal);
+      EXPECT_EQ(pt.ghost_cols, expected.ghost_cols);
+      EXPECT_EQ(pt.halo.send_local, expected.halo.send_local);
+      EXPECT_EQ(pt.halo.pattern.send_ranks, expected.halo.pattern.send_ranks);
+      EXPECT_EQ(pt.halo.pattern.send_offsets, expected.halo.pattern.send_offsets);
+      EXPECT_EQ(pt.halo.pattern.recv_ranks, expected.halo.pattern.recv_ranks);
+      EXPECT_EQ(pt.halo.pattern.recv_offsets, expected.halo.pattern.recv_offsets);
     }
   }
 }
