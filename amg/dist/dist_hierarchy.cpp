@@ -1,7 +1,9 @@
 #include "amg/dist/dist_hierarchy.hpp"
 
+#include <algorithm>
 #include <chrono>
 #include <climits>
+#include <iterator>
 
 #include "amg/dist/dist_eigen_estimate.hpp"
 #include "amg/dist/dist_exchange.hpp"
@@ -32,27 +34,16 @@ Vector inverse_diagonal(const dist::DistMatrix& a) {
 
 std::string level_name(std::size_t l) { return "the level " + std::to_string(l) + " Galerkin operator (is A indefinite?)"; }
 
-/// Ghost columns of both matrices (sorted, unique) and, for each matrix, its ghost index ->
-/// index in that union (monotone, so remapped rows stay sorted).
-struct GhostUnion {
-  std::vector<std::int64_t> cols;
-  std::vector<std::int32_t> of_first, of_second;
-};
-
-GhostUnion ghost_union(const std::vector<std::int64_t>& first, const std::vector<std::int64_t>& second) {
-  GhostUnion u;
-  u.of_first.resize(first.size());
-  u.of_second.resize(second.size());
-  std::size_t i = 0, j = 0;
-  while (i < first.size() || j < second.size()) {
-    const bool take_first = j == second.size() || (i < first.size() && first[i] <= second[j]);
-    const std::int64_t c = take_first ? first[i] : second[j];
-    const auto index = static_cast<std::int32_t>(u.cols.size());
-    u.cols.push_back(c);
-    if (i < first.size() && first[i] == c) u.of_first[i++] = index;
-    if (j < second.size() && second[j] == c) u.of_second[j++] = index;
-  }
-  return u;
+/// `block`'s columns (indices into the sorted `ghosts`) renumbered into the sorted superset
+/// `all`: monotone, so every row stays sorted.
+std::vector<std::int32_t> columns_in(const std::vector<std::int64_t>& all, const std::vector<std::int64_t>& ghosts,
+                                     const Csr<double>& block) {
+  std::vector<std::int32_t> index(ghosts.size());
+  for (std::size_t g = 0; g < ghosts.size(); ++g)
+    index[g] = static_cast<std::int32_t>(std::lower_bound(all.begin(), all.end(), ghosts[g]) - all.begin());
+  std::vector<std::int32_t> cols(block.col_idx.size());
+  for (std::size_t k = 0; k < cols.size(); ++k) cols[k] = index[block.col_idx[k]];
+  return cols;
 }
 
 /// P = P_tent - omega D^-1 (A P_tent), block by block: the local blocks share the owned
@@ -66,31 +57,29 @@ dist::DistMatrix smoothed_blocks(const dist::DistMatrix& p_tent, const dist::Dis
   p.row_partition = p_tent.row_partition;
   p.col_partition = p_tent.col_partition;
   p.rank = p_tent.rank;
-  const GhostUnion ghosts = ghost_union(p_tent.ghost_cols, ap.ghost_cols);
-  TESSERA_ASSERT(p_tent.local.cols + static_cast<std::int64_t>(ghosts.cols.size()) <= INT32_MAX,
+  std::set_union(p_tent.ghost_cols.begin(), p_tent.ghost_cols.end(), ap.ghost_cols.begin(), ap.ghost_cols.end(),
+                 std::back_inserter(p.ghost_cols));
+  TESSERA_ASSERT(p_tent.local.cols + static_cast<std::int64_t>(p.ghost_cols.size()) <= INT32_MAX,
                  "P's owned and ghost columns exceed the int32 local column index");
-  p.ghost_cols = ghosts.cols;
+  const std::vector<std::int32_t> tent_ghost = columns_in(p.ghost_cols, p_tent.ghost_cols, p_tent.nonlocal);
+  const std::vector<std::int32_t> ap_ghost = columns_in(p.ghost_cols, ap.ghost_cols, ap.nonlocal);
   p.local = Csr<double>::empty(p_tent.owned_rows(), p_tent.local.cols);
-  p.nonlocal = Csr<double>::empty(p_tent.owned_rows(), static_cast<std::int64_t>(ghosts.cols.size()));
+  p.nonlocal = Csr<double>::empty(p_tent.owned_rows(), static_cast<std::int64_t>(p.ghost_cols.size()));
   const Csr<double>&tl = p_tent.local, &al = ap.local, &tn = p_tent.nonlocal, &an = ap.nonlocal;
   // Room for the union's upper bound: no reallocation while the rows are appended.
   for (auto [block, bound] : {std::pair{&p.local, tl.nnz() + al.nnz()}, {&p.nonlocal, tn.nnz() + an.nnz()}}) {
     block->col_idx.reserve(static_cast<std::size_t>(bound));
     block->values.reserve(static_cast<std::size_t>(bound));
   }
-  std::vector<std::int32_t> tent_ghost, ap_ghost;  // one row's non-local columns, in union indices
   for (std::int64_t i = 0; i < p.owned_rows(); ++i) {
     const double scale = -omega * inv_diag[i];
     append_smoothed_row(tl.col_idx.data() + tl.row_ptr[i], tl.values.data() + tl.row_ptr[i], tl.row_length(i),
                         al.col_idx.data() + al.row_ptr[i], al.values.data() + al.row_ptr[i], al.row_length(i), scale,
                         p.local.col_idx, p.local.values);
     p.local.row_ptr[i + 1] = p.local.nnz();
-    tent_ghost.clear(), ap_ghost.clear();
-    for (std::int64_t k = tn.row_ptr[i]; k < tn.row_ptr[i + 1]; ++k) tent_ghost.push_back(ghosts.of_first[tn.col_idx[k]]);
-    for (std::int64_t k = an.row_ptr[i]; k < an.row_ptr[i + 1]; ++k) ap_ghost.push_back(ghosts.of_second[an.col_idx[k]]);
-    append_smoothed_row(tent_ghost.data(), tn.values.data() + tn.row_ptr[i], tn.row_length(i), ap_ghost.data(),
-                        an.values.data() + an.row_ptr[i], an.row_length(i), scale, p.nonlocal.col_idx,
-                        p.nonlocal.values);
+    append_smoothed_row(tent_ghost.data() + tn.row_ptr[i], tn.values.data() + tn.row_ptr[i], tn.row_length(i),
+                        ap_ghost.data() + an.row_ptr[i], an.values.data() + an.row_ptr[i], an.row_length(i), scale,
+                        p.nonlocal.col_idx, p.nonlocal.values);
     p.nonlocal.row_ptr[i + 1] = p.nonlocal.nnz();
   }
   return p;
