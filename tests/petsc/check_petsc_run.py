@@ -6,12 +6,19 @@ Usage: check_petsc_run.py --np N [--require REGEX ...] [--max-true-residual R] -
 Passes when every KSP solve reported CONVERGED_RTOL or CONVERGED_ATOL (-ksp_converged_reason),
 the last line of every -ksp_monitor_true_residual sequence has ||r||/||b|| <= R (the residual
 PETSc recomputes from x, not the preconditioned one), and every --require regex matched.
+
+Each rank's output goes to its own file (Open MPI's --output-filename) and is read back whole:
+through one pipe, a line that rank 1 prints (say, with -info) can land in the middle of rank 0's
+residual line, and a checker reading the merged stream would then see a residual it cannot parse.
+The solver's own lines (monitor, converged reason, -ksp_view) come from rank 0.
 """
 import argparse
+import glob
 import os
 import re
 import subprocess
 import sys
+import tempfile
 
 DIVERGED = re.compile(r"Linear solve (did not converge|converged) due to (\w+)")
 TRUE_RESIDUAL = re.compile(r"^\s*(\d+) KSP .*true resid norm \S+ \|\|r\(i\)\|\|/\|\|b\|\| (\S+)")
@@ -24,13 +31,28 @@ def final_true_residuals(lines):
         m = TRUE_RESIDUAL.match(line)
         if not m:
             continue
-        it, rel = int(m.group(1)), float(m.group(2))
+        try:
+            it, rel = int(m.group(1)), float(m.group(2))
+        except ValueError:  # a damaged line must fail the check, never pass it
+            it, rel = int(m.group(1)), float("nan")
         if it <= last_iter and last is not None:
             finals.append(last)
         last, last_iter = rel, it
     if last is not None:
         finals.append(last)
     return finals
+
+
+def read_rank_outputs(outdir, np):
+    """Each rank's stdout+stderr, rank 0 first; None when a rank left no file."""
+    texts = []
+    for rank in range(np):
+        found = glob.glob(os.path.join(outdir, "*", f"rank.{rank}", "stdout"))
+        if len(found) != 1:
+            return None
+        with open(found[0], errors="replace") as f:
+            texts.append(f.read())
+    return texts
 
 
 def main():
@@ -44,19 +66,27 @@ def main():
     a = p.parse_args()
     command = a.command[1:] if a.command and a.command[0] == "--" else a.command
     env = dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1")
-    full = [a.mpiexec, "-n", str(a.np), "--oversubscribe"] + command
-    print("running:", " ".join(full), flush=True)
-    run = subprocess.run(full, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=env,
-                         timeout=a.timeout)
-    out = run.stdout
-    lines = out.splitlines()
-    # Echo what matters (the -info stream can be long).
-    for line in lines:
-        if not line.startswith("[") or "Tessera" in line or "ERROR" in line:
-            print(line)
+    with tempfile.TemporaryDirectory(prefix="petsc-run-") as outdir:
+        full = [a.mpiexec, "-n", str(a.np), "--oversubscribe", "--merge-stderr-to-stdout",
+                "--output-filename", outdir + ":nocopy"] + command
+        print("running:", " ".join(full), flush=True)
+        run = subprocess.run(full, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                             env=env, timeout=a.timeout)
+        ranks = read_rank_outputs(outdir, a.np)
+    print(run.stdout, end="")  # mpiexec's own messages
     failures = []
     if run.returncode != 0:
         failures.append(f"exit status {run.returncode}")
+    if ranks is None:
+        print("FAILED: no per-rank output under --output-filename")
+        return 1
+    out = ranks[0]
+    lines = out.splitlines()
+    # Echo what matters (the -info stream can be long).
+    for rank, text in enumerate(ranks):
+        for line in text.splitlines():
+            if (rank == 0 and not line.startswith("[")) or "Tessera" in line or "ERROR" in line:
+                print(line)
     reasons = DIVERGED.findall(out)
     if not reasons:
         failures.append("no 'Linear solve ... due to' line (run with -ksp_converged_reason)")
@@ -69,8 +99,9 @@ def main():
     for i, rel in enumerate(finals):
         if not rel <= a.max_true_residual:
             failures.append(f"solve {i}: true relative residual {rel:g} > {a.max_true_residual:g}")
+    everything = "".join(ranks)
     for regex in a.require:
-        if not re.search(regex, out, re.MULTILINE):
+        if not re.search(regex, everything, re.MULTILINE):
             failures.append(f"output lacks /{regex}/")
     print(f"solves: {len(reasons)}, final true relative residuals: {finals}")
     if failures:

@@ -80,7 +80,7 @@ function(tessera_bad_use_test case expect_exit regex)
   foreach(np IN LISTS ARGN)
     set(name petsc.bad_use.${case}.np${np})
     add_test(NAME ${name}
-             COMMAND sh -c "${MPIEXEC_EXECUTABLE} -n ${np} --oversubscribe $<TARGET_FILE:petsc_bad_use> -case ${case} -n 203 -pc_tessera_coarse_size 20 -ksp_view; rc=$?; echo exit code $rc; test $rc ${check}")
+             COMMAND sh -c "${PROJECT_SOURCE_DIR}/tests/support/mpiexec_per_rank.sh ${MPIEXEC_EXECUTABLE} ${np} $<TARGET_FILE:petsc_bad_use> -case ${case} -n 203 -pc_tessera_coarse_size 20 -ksp_view; test $? ${check}")
     set_tests_properties(${name} PROPERTIES LABELS "host;mpi;petsc" PROCESSORS ${np} TIMEOUT 120
                          PASS_REGULAR_EXPRESSION "${regex}.*${rc_regex}"
                          ENVIRONMENT "${TESSERA_TEST_ENV};OMPI_ALLOW_RUN_AS_ROOT=1;OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1")
