@@ -68,6 +68,7 @@ if(TESSERA_HAVE_CUDA)
     ${CMAKE_CURRENT_LIST_DIR}/cuda/device_cycle.hpp
     ${CMAKE_CURRENT_LIST_DIR}/cuda/device_pcg.hpp
     ${CMAKE_CURRENT_LIST_DIR}/cuda/dist_device_operator.hpp
+    ${CMAKE_CURRENT_LIST_DIR}/cuda/dist_device_eigen_estimate.hpp
     ${CMAKE_CURRENT_LIST_DIR}/cuda/dist_device_amg.hpp
     ${CMAKE_CURRENT_LIST_DIR}/cuda/replicated_levels.hpp
     ${CMAKE_CURRENT_LIST_DIR}/cuda/timed_operator.hpp
@@ -80,6 +81,7 @@ if(TESSERA_HAVE_CUDA)
     ${CMAKE_CURRENT_LIST_DIR}/cuda/device_cycle.cpp
     ${CMAKE_CURRENT_LIST_DIR}/cuda/device_pcg.cpp
     ${CMAKE_CURRENT_LIST_DIR}/cuda/dist_device_operator.cpp
+    ${CMAKE_CURRENT_LIST_DIR}/cuda/dist_device_eigen_estimate.cpp
     ${CMAKE_CURRENT_LIST_DIR}/cuda/dist_device_amg.cpp
     ${CMAKE_CURRENT_LIST_DIR}/cuda/replicated_levels.cpp
     ${CMAKE_CURRENT_LIST_DIR}/cuda/timed_operator.cpp

@@ -138,6 +138,11 @@ double NcclTransport::allreduce_sum_to_host(double* value) {
   return *pinned_sum_;
 }
 
+void NcclTransport::allreduce_sum_on_device(double* value) {
+  TESSERA_NCCL_CHECK(ncclAllReduce(value, value, 1, ncclFloat64, ncclSum, nccl_, stream_));
+  finish_exchange();
+}
+
 void NcclTransport::allreduce(std::int64_t* data, std::int64_t count, ReduceOp op) {
   TESSERA_NCCL_CHECK(ncclAllReduce(data, data, static_cast<std::size_t>(count), ncclInt64, to_nccl(op), nccl_, stream_));
   TESSERA_CUDA_CHECK(cudaStreamSynchronize(stream_));

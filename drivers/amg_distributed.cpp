@@ -21,6 +21,7 @@
 
 #if TESSERA_HAVE_CUDA
 #include "amg/cuda/dist_device_amg.hpp"
+#include "amg/cuda/dist_device_eigen_estimate.hpp"
 #include "amg/cuda/dist_device_graph_phases.hpp"
 #include "dist/cuda/device_context.hpp"
 #include "dist/cuda/device_dist_matrix.hpp"
@@ -254,12 +255,11 @@ nlohmann::json compare_halo_routes(const dist::Communicator& comm, dist::gpu::De
 
 /// One GPU per rank: uploads the hierarchy, A, b and x (timed apart, as the single-GPU path
 /// does), then times the device PCG alone; x comes back and its residual is recomputed here.
-SolvePhase solve_on_devices(const dist::Communicator& comm, const amg::DistAmg& m, const dist::DistMatrix& a,
+SolvePhase solve_on_devices(dist::gpu::DeviceContext& ctx, const amg::DistAmg& m, const dist::DistMatrix& a,
                             const std::vector<double>& b, std::vector<double>& x, const amg::KrylovOptions& ko,
                             const DistributedAmgOptions& o) {
+  const dist::Communicator& comm = ctx.comm();
   SolvePhase s;
-  dist::gpu::DeviceContext ctx(comm);  // NCCL setup: neither upload nor solve
-  if (o.halo == "nccl" || o.halo == "peer") ctx.set_halo_route(dist::gpu::parse_halo_route(o.halo));
   s.halo_route = dist::gpu::halo_route_name(ctx.halo_route());
   cuda::DeviceMemory::reset_peak();
   comm.barrier();
@@ -318,18 +318,50 @@ SolvePhase solve_on_devices(const dist::Communicator& comm, const amg::DistAmg& 
 }
 #endif
 
-SolvePhase solve(const dist::Communicator& comm, const DistributedAmgOptions& o, const amg::DistAmg& m,
-                 const dist::DistMatrix& a, const std::vector<double>& b, std::vector<double>& x,
-                 const amg::KrylovOptions& ko) {
+/// The ranks' GPUs (one DeviceContext for the setup's device phases and the solve), or none.
+struct Devices {
+#if TESSERA_HAVE_CUDA
+  std::unique_ptr<dist::gpu::DeviceContext> ctx;
+#endif
+  double seconds = 0;  // to make it, slowest rank
+};
+
+/// Collective. A context with --backend gpu (NCCL setup: timed neither as setup nor as solve),
+/// on the halo route --halo asks for.
+Devices open_devices(const dist::Communicator& comm, const DistributedAmgOptions& o) {
+  Devices d;
+  if (o.backend != Backend::gpu) return d;
+#if TESSERA_HAVE_CUDA
+  comm.barrier();
+  Stopwatch clock;
+  d.ctx = std::make_unique<dist::gpu::DeviceContext>(comm);
+  if (o.halo == "nccl" || o.halo == "peer") d.ctx->set_halo_route(dist::gpu::parse_halo_route(o.halo));
+  d.seconds = slowest(comm, clock.seconds());
+  if (comm.rank() == 0)
+    std::printf("device context (%d GPU(s), one per rank): NCCL communicator and its allreduce connections in %.4f s, "
+                "timed apart from setup and solve\n",
+                comm.size(), d.seconds);
+#else
+  (void)comm;
+  throw InputError("--backend gpu: this build has no CUDA backend");
+#endif
+  return d;
+}
+
+SolvePhase solve(const dist::Communicator& comm, Devices& devices, const DistributedAmgOptions& o,
+                 const amg::DistAmg& m, const dist::DistMatrix& a, const std::vector<double>& b,
+                 std::vector<double>& x, const amg::KrylovOptions& ko) {
   if (o.backend == Backend::host) return solve_on_host(comm, m, a, b, x, ko, o.solves);
 #if TESSERA_HAVE_CUDA
-  return solve_on_devices(comm, m, a, b, x, ko, o);
+  return solve_on_devices(*devices.ctx, m, a, b, x, ko, o);
 #else
+  (void)devices;
   throw InputError("--backend gpu: this build has no CUDA backend");
 #endif
 }
 
-/// Whether the graph phases run on the ranks' GPUs: with the gpu backend unless --setup host.
+/// Whether the graph phases and the eigenvalue estimates run on the ranks' GPUs: with the gpu
+/// backend unless --setup host.
 bool graph_phases_on_gpus(const DistributedAmgOptions& o) {
   TESSERA_REQUIRE_INPUT(o.backend == Backend::gpu || o.setup != "device",
                         "--setup device runs the graph phases on the GPUs: it needs --backend gpu");
@@ -343,6 +375,16 @@ amg::DistGraphPhases graph_phases(bool on_gpus) {
   TESSERA_REQUIRE_INPUT(!on_gpus, "--backend gpu: this build has no CUDA backend");
 #endif
   return amg::host_graph_phases;
+}
+
+amg::DistEigenEstimator eigen_estimator(Devices& devices, bool on_gpus) {
+#if TESSERA_HAVE_CUDA
+  if (on_gpus) return amg::gpu::device_eigen_estimator(*devices.ctx);
+#else
+  (void)devices;
+  TESSERA_REQUIRE_INPUT(!on_gpus, "--backend gpu: this build has no CUDA backend");
+#endif
+  return amg::dist_estimate_lambda_max;
 }
 
 /// Slowest rank's time in each part of the device setup products (seconds).
@@ -388,22 +430,24 @@ int run_distributed_amg(const dist::Communicator& comm, const DistributedAmgOpti
                 block_size);
 
   // The setup's products (A P_tent, P^T A P) on the ranks' GPUs with the gpu backend, and its
-  // graph phases (strength, aggregation) too unless --setup host; P_tent, the smoothers'
-  // coefficients and the symbolic phases of the products stay on the host.
+  // graph phases (strength, aggregation) and lambda_max estimates too unless --setup host;
+  // P_tent, the smoothers' coefficients and the symbolic phases of the products stay on the host.
   std::shared_ptr<cuda::OffloadStats> product_stats;
   if (o.backend == Backend::gpu) product_stats = std::make_shared<cuda::OffloadStats>();
   const dist::LocalSpgemm local_product = dist::local_spgemm_for(comm, o.backend, o.spgemm, product_stats);
   const bool graph_on_gpus = graph_phases_on_gpus(o);
+  Devices devices = open_devices(comm, o);  // declared before the hierarchy, which uses it
   comm.barrier();
   Stopwatch setup_clock;
-  amg::DistAmg m(comm, a, nns, o.amg, local_product, graph_phases(graph_on_gpus));
+  amg::DistAmg m(comm, a, nns, o.amg, local_product, graph_phases(graph_on_gpus),
+                 eigen_estimator(devices, graph_on_gpus));
   const double setup_s = slowest(comm, setup_clock.seconds());
   const amg::HierarchyStats stats = m.statistics();
   const std::vector<int> active = m.active_ranks();  // collective
   if (root) amg::print(stdout, stats, active);
   const nlohmann::json setup_products_json = product_stats ? product_times(comm, *product_stats) : nlohmann::json();
   if (root && product_stats)
-    std::printf("setup products on the GPUs (%s, slowest rank): %s; graph phases on the %s\n", o.spgemm.c_str(),
+    std::printf("setup products on the GPUs (%s, slowest rank): %s; graph phases and eigenvalue estimates on the %s\n", o.spgemm.c_str(),
                 setup_products_json.dump().c_str(), graph_on_gpus ? "GPUs" : "host");
   double resetup_s = 0;
   if (o.resetup) {
@@ -421,7 +465,7 @@ int run_distributed_amg(const dist::Communicator& comm, const DistributedAmgOpti
   if (o.stagnation_window) ko.stagnation_window = o.stagnation_window;
   std::vector<double> x(b.size(), 0.0);
   const bool gpu = o.backend == Backend::gpu;
-  const SolvePhase phase = solve(comm, o, m, a, b, x, ko);
+  const SolvePhase phase = solve(comm, devices, o, m, a, b, x, ko);
   const amg::SolveResult& res = phase.res;
   const double solve_s = phase.seconds;
 
@@ -463,8 +507,10 @@ int run_distributed_amg(const dist::Communicator& comm, const DistributedAmgOpti
   }
   if (product_stats) out["device_setup_products"] = setup_products_json;
   out["graph_phases"] = graph_on_gpus ? "device" : "host";
+  out["eigen_estimates"] = graph_on_gpus ? "device" : "host";
   if (gpu)
-    out["device"] = {{"upload_seconds", phase.upload_seconds},
+    out["device"] = {{"context_seconds", devices.seconds},
+                     {"upload_seconds", phase.upload_seconds},
                      {"first_cycle_seconds", phase.warmup_seconds},
                      {"hierarchy_bytes_max_rank", phase.hierarchy_bytes_max},
                      {"hierarchy_bytes_total", phase.hierarchy_bytes_sum},

@@ -116,8 +116,8 @@ void add_options(CLI::App& app, Options& opt) {
   app.add_option("--setup", opt.setup,
                  "where one GPU builds the hierarchy: device (the whole setup on the GPU, the hierarchy stays "
                  "there; the default with --backend gpu) or host (host phases, products offloaded); "
-                 "--distributed on GPUs: where the graph phases (strength, aggregation) run, device (the default) "
-                 "or host")
+                 "--distributed on GPUs: where the graph phases (strength, aggregation) and the lambda_max "
+                 "estimates run, device (the default) or host")
       ->check(CLI::IsMember({"auto", "device", "host"}));
   app.add_flag("--resetup", opt.resetup, "also time a re-setup with the same pattern (the repeated setup); the device setup keeps its "
                  "re-setup plans (device memory) only with this flag");

@@ -54,9 +54,9 @@ __global__ void scaled_row_sum_kernel(std::int64_t rows, const std::int64_t* row
   out[i] = sum * inv_diag[i];
 }
 
-__global__ void lanczos_start_kernel(std::int64_t n, double* v) {
+__global__ void lanczos_start_kernel(std::int64_t first_row, std::int64_t n, double* v) {
   const std::int64_t i = std::int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
-  if (i < n) v[i] = lanczos_start_entry(static_cast<std::uint64_t>(i));
+  if (i < n) v[i] = lanczos_start_entry(static_cast<std::uint64_t>(first_row + i));
 }
 
 __global__ void lanczos_normalize_start_kernel(std::int64_t n, const double* sum, double* v) {
@@ -165,9 +165,9 @@ DeviceBuffer<double> device_constant_near_null_space(std::int64_t rows, int bloc
   return b;
 }
 
-void device_lanczos_start(std::int64_t n, double* v, cudaStream_t stream) {
+void device_lanczos_start(std::int64_t first_row, std::int64_t n, double* v, cudaStream_t stream) {
   if (n == 0) return;
-  lanczos_start_kernel<<<grid_for(n, kThreads), kThreads, 0, stream>>>(n, v);
+  lanczos_start_kernel<<<grid_for(n, kThreads), kThreads, 0, stream>>>(first_row, n, v);
   TESSERA_CHECK_LAUNCH();
 }
 

@@ -43,8 +43,9 @@ tessera::cuda::DeviceBuffer<std::int64_t> device_uniform_nodes(std::int64_t rows
 tessera::cuda::DeviceBuffer<double> device_constant_near_null_space(std::int64_t rows, int block_size,
                                                                     cudaStream_t stream = nullptr);
 
-/// v_i = lanczos_start_entry(i) for i < n, bit for bit the host's.
-void device_lanczos_start(std::int64_t n, double* v, cudaStream_t stream = nullptr);
+/// v_i = lanczos_start_entry(first_row + i) for i < n (first_row: the global index of row 0 here),
+/// bit for bit the host's.
+void device_lanczos_start(std::int64_t first_row, std::int64_t n, double* v, cudaStream_t stream = nullptr);
 
 /// The Lanczos recurrence's scalars in device memory (lanczos.hpp's alpha, beta and stopping
 /// rule), so its steps run without synchronising; the host downloads them once at the end.

@@ -40,10 +40,11 @@ std::string system_error(const dist::DistMatrix& a, const std::vector<double>& b
 }  // namespace
 
 DistAmg::DistAmg(const dist::Communicator& comm, const dist::DistMatrix& a, const NearNullSpace& near_null,
-                 const AmgOptions& options, dist::LocalSpgemm local, DistGraphPhases graph_phases)
+                 const AmgOptions& options, dist::LocalSpgemm local, DistGraphPhases graph_phases,
+                 DistEigenEstimator eigen_estimator)
     : comm_(&comm),
       hierarchy_(std::make_unique<DistHierarchy>(comm, a, near_null, options, std::move(local),
-                                                 std::move(graph_phases))),
+                                                 std::move(graph_phases), std::move(eigen_estimator))),
       cycle_(std::make_unique<DistCycle>(comm, *hierarchy_)) {}
 
 DistAmg::~DistAmg() = default;

@@ -7,6 +7,7 @@
 #include <memory>
 #include <vector>
 
+#include "amg/dist/dist_eigen_estimate.hpp"
 #include "amg/dist/dist_graph_phases.hpp"
 #include "amg/hierarchy_stats.hpp"
 #include "amg/krylov.hpp"
@@ -26,10 +27,12 @@ class DistAmg {
   /// Collective setup. `near_null` holds this rank's owned rows of the near-null space
   /// (owned_rows x k); InputError (on every rank) for a bad operator or options. `local` is the
   /// rank-local product of the setup's DistSpgemm/DistPtap (dist::device_local_spgemm on a GPU),
-  /// `graph_phases` its strength and aggregation (amg::gpu::device_graph_phases on a GPU).
+  /// `graph_phases` its strength and aggregation (amg::gpu::device_graph_phases on a GPU),
+  /// `eigen_estimator` its lambda_max estimates (amg::gpu::device_eigen_estimator on a GPU).
   DistAmg(const dist::Communicator& comm, const dist::DistMatrix& a, const NearNullSpace& near_null,
           const AmgOptions& options = {}, dist::LocalSpgemm local = dist::host_local_spgemm,
-          DistGraphPhases graph_phases = host_graph_phases);
+          DistGraphPhases graph_phases = host_graph_phases,
+          DistEigenEstimator eigen_estimator = dist_estimate_lambda_max);
   ~DistAmg();
   DistAmg(DistAmg&&) noexcept;
   DistAmg& operator=(DistAmg&&) noexcept;

@@ -7,9 +7,8 @@
 #include "dist/spmv.hpp"
 
 namespace tessera::amg {
-namespace {
 
-double gershgorin_bound(const dist::Communicator& comm, const dist::DistMatrix& a, const Vector& inv_diag) {
+double dist_gershgorin_bound(const dist::Communicator& comm, const dist::DistMatrix& a, const Vector& inv_diag) {
   double bound = 0.0;
   for (std::int64_t i = 0; i < a.owned_rows(); ++i) {
     double row = 0.0;
@@ -20,12 +19,10 @@ double gershgorin_bound(const dist::Communicator& comm, const dist::DistMatrix& 
   return comm.allreduce(bound, dist::ReduceOp::max);
 }
 
-}  // namespace
-
 EigenEstimate dist_estimate_lambda_max(const dist::Communicator& comm, const dist::DistMatrix& a,
                                        const Vector& inv_diag, int steps, double safety) {
   EigenEstimate est;
-  est.gershgorin = gershgorin_bound(comm, a, inv_diag);
+  est.gershgorin = dist_gershgorin_bound(comm, a, inv_diag);
   if (a.global_rows() == 0) return est;
   const std::size_t n = static_cast<std::size_t>(a.owned_rows());
   Vector sqrt_inv_diag(n), v(n);

@@ -4,6 +4,8 @@
 // rounding on any partition) with dist::spmv products and allreduced dot products; the
 // tridiagonal eigenvalue is computed redundantly on every rank (identical inputs, identical
 // result), and the Gershgorin bound is an allreduce max.
+#include <functional>
+
 #include "amg/eigen_estimate.hpp"
 #include "dist/communicator.hpp"
 #include "dist/dist_matrix.hpp"
@@ -13,5 +15,13 @@ namespace tessera::amg {
 /// Collective. `inv_diag` holds 1 / a_ii of the owned rows.
 EigenEstimate dist_estimate_lambda_max(const dist::Communicator& comm, const dist::DistMatrix& a,
                                        const Vector& inv_diag, int steps, double safety);
+
+/// Collective. max_i sum_j |a_ij| / a_ii over every rank's rows (0 when no rank owns one).
+double dist_gershgorin_bound(const dist::Communicator& comm, const dist::DistMatrix& a, const Vector& inv_diag);
+
+/// How the distributed setup estimates lambda_max on each level: dist_estimate_lambda_max on the
+/// host, or amg::gpu::device_eigen_estimator on the ranks' GPUs.
+using DistEigenEstimator = std::function<EigenEstimate(const dist::Communicator& comm, const dist::DistMatrix& a,
+                                                       const Vector& inv_diag, int steps, double safety)>;
 
 }  // namespace tessera::amg

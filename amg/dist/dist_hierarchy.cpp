@@ -103,8 +103,12 @@ Csr<double> allgather_operator(const dist::Communicator& comm, const dist::DistM
 }
 
 DistHierarchy::DistHierarchy(const dist::Communicator& comm, const dist::DistMatrix& a, const NearNullSpace& near_null,
-                             const AmgOptions& o, dist::LocalSpgemm local, DistGraphPhases graph_phases)
-    : options(o), local_(std::move(local)), graph_phases_(std::move(graph_phases)) {
+                             const AmgOptions& o, dist::LocalSpgemm local, DistGraphPhases graph_phases,
+                             DistEigenEstimator eigen_estimator)
+    : options(o),
+      local_(std::move(local)),
+      graph_phases_(std::move(graph_phases)),
+      eigen_estimator_(eigen_estimator ? std::move(eigen_estimator) : DistEigenEstimator(dist_estimate_lambda_max)) {
   validate(options);  // options are the same on every rank: every rank throws alike
   check_dist_operator(comm, a, "A");
   dist::throw_if_any_rank_failed(comm, near_null.vectors.rows == a.owned_rows()
@@ -173,8 +177,7 @@ void DistHierarchy::resetup(const dist::Communicator& comm, const dist::DistMatr
 void DistHierarchy::setup_level_numeric(const dist::Communicator& comm, DistLevel& level) const {
   timed(level.times.smoother, [&] {
     level.inv_diag = inverse_diagonal(level.a);
-    level.eigen =
-        dist_estimate_lambda_max(comm, level.a, level.inv_diag, options.eigen_iterations, options.eigen_safety);
+    level.eigen = eigen_estimator_(comm, level.a, level.inv_diag, options.eigen_iterations, options.eigen_safety);
     // The serial coefficient code on the owned rows over [owned | ghost] columns: row i's
     // diagonal is column i, and the l1 sum sees every off-diagonal, on-rank and off-rank.
     // Chebyshev reads no row (only the diagonal and the estimate): no copy of A for it.

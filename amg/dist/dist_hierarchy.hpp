@@ -22,6 +22,7 @@
 #include <vector>
 
 #include "amg/coarse_solver.hpp"
+#include "amg/dist/dist_eigen_estimate.hpp"
 #include "amg/dist/dist_graph_phases.hpp"
 #include "amg/hierarchy.hpp"
 #include "dist/ptap.hpp"
@@ -64,7 +65,8 @@ class DistHierarchy {
   /// Collective; throws InputError on every rank for bad input.
   DistHierarchy(const dist::Communicator& comm, const dist::DistMatrix& a, const NearNullSpace& near_null,
                 const AmgOptions& options, dist::LocalSpgemm local = dist::host_local_spgemm,
-                DistGraphPhases graph_phases = host_graph_phases);
+                DistGraphPhases graph_phases = host_graph_phases,
+                DistEigenEstimator eigen_estimator = dist_estimate_lambda_max);
   void resetup(const dist::Communicator& comm, const dist::DistMatrix& a);
 
   /// The coarsest level's direct solve: owned rhs in, owned solution out. Collective.
@@ -77,6 +79,7 @@ class DistHierarchy {
 
   dist::LocalSpgemm local_;            // the rank-local product of every DistSpgemm / DistPtap
   DistGraphPhases graph_phases_;       // strength and aggregation of each level
+  DistEigenEstimator eigen_estimator_;  // lambda_max of each level (Chebyshev, prolongator damping)
   std::int64_t coarse_row_begin_ = 0;  // this rank's rows within the gathered coarsest operator
 };
 

@@ -5,6 +5,7 @@
 
 #if TESSERA_HAVE_CUDA
 #include "amg/cuda/dist_device_amg.hpp"
+#include "amg/cuda/dist_device_eigen_estimate.hpp"
 #include "amg/cuda/dist_device_graph_phases.hpp"
 #include "dist/collective_call.hpp"
 #include "dist/cuda/device_context.hpp"
@@ -26,6 +27,8 @@ struct PcDeviceBackend::Impl {
 };
 
 amg::DistGraphPhases PcDeviceBackend::graph_phases() { return amg::gpu::device_graph_phases; }
+
+amg::DistEigenEstimator PcDeviceBackend::eigen_estimator() { return amg::gpu::device_eigen_estimator(impl_->context); }
 
 PcDeviceBackend::PcDeviceBackend(const dist::Communicator& comm) : impl_(std::make_unique<Impl>(comm)) {}
 PcDeviceBackend::~PcDeviceBackend() = default;
@@ -70,6 +73,10 @@ std::int64_t PcDeviceBackend::device_bytes() const { return impl_->cycle ? impl_
 struct PcDeviceBackend::Impl {};
 
 amg::DistGraphPhases PcDeviceBackend::graph_phases() {
+  throw InputError("PCTESSERA: -pc_tessera_backend gpu needs a Tessera build with CUDA");
+}
+
+amg::DistEigenEstimator PcDeviceBackend::eigen_estimator() {
   throw InputError("PCTESSERA: -pc_tessera_backend gpu needs a Tessera build with CUDA");
 }
 

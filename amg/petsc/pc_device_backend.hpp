@@ -10,6 +10,7 @@
 #include <memory>
 #include <vector>
 
+#include "amg/dist/dist_eigen_estimate.hpp"
 #include "amg/dist/dist_graph_phases.hpp"
 
 namespace tessera::dist {
@@ -25,6 +26,9 @@ class PcDeviceBackend {
  public:
   /// The setup's graph phases on the ranks' GPUs (amg::gpu::device_graph_phases).
   static amg::DistGraphPhases graph_phases();
+  /// The setup's lambda_max estimates on the ranks' GPUs (amg::gpu::device_eigen_estimator), on
+  /// this backend's context: a DistAmg holding it must not estimate after this backend is gone.
+  amg::DistEigenEstimator eigen_estimator();
 
   /// Collective: the rank's GPU and the NCCL communicator (once per PC).
   explicit PcDeviceBackend(const dist::Communicator& comm);

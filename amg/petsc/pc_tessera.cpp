@@ -30,7 +30,10 @@ struct PcTessera {
   RowBlock rows;        // the operator's owned rows as last set up
   dist::DistMatrix a;
   std::unique_ptr<amg::DistAmg> amg;
-  std::unique_ptr<PcDeviceBackend> device;  // gpu backend; declared after amg: destroyed first
+  // gpu backend; declared after amg: destroyed first (its uploaded levels refer to amg's). amg's
+  // eigenvalue estimator refers to its context, but amg never estimates after a full or value
+  // setup, which both run while device exists.
+  std::unique_ptr<PcDeviceBackend> device;
   std::vector<double> r, z;  // host staging of the PETSc vectors
   PetscInt full_setups = 0, value_setups = 0;
 };
@@ -87,16 +90,17 @@ void full_setup(PC pc, PcTessera& d) {
   std::string error;
   const amg::NearNullSpace near_null = near_null_space(a, d.rows.local_rows(), error);
   dist::throw_if_any_rank_failed(*d.comm, error);
-  // gpu: the setup's products and graph phases on the rank's GPU, then the hierarchy uploaded
-  // for the cycles.
+  // gpu: the setup's products, graph phases and eigenvalue estimates on the rank's GPU, then
+  // the hierarchy uploaded for the cycles.
+  const bool gpu = d.backend == Backend::gpu;
+  if (gpu && !d.device) d.device = std::make_unique<PcDeviceBackend>(*d.comm);
   const dist::LocalSpgemm products = dist::local_spgemm_for(*d.comm, d.backend, kSpgemmNames[d.spgemm]);
   const amg::DistGraphPhases graph_phases =
-      d.backend == Backend::gpu ? PcDeviceBackend::graph_phases() : amg::DistGraphPhases(amg::host_graph_phases);
-  d.amg = std::make_unique<amg::DistAmg>(*d.comm, d.a, near_null, d.options, products, graph_phases);
-  if (d.backend == Backend::gpu) {
-    if (!d.device) d.device = std::make_unique<PcDeviceBackend>(*d.comm);
-    d.device->upload(*d.amg);
-  }
+      gpu ? PcDeviceBackend::graph_phases() : amg::DistGraphPhases(amg::host_graph_phases);
+  const amg::DistEigenEstimator eigen =
+      gpu ? d.device->eigen_estimator() : amg::DistEigenEstimator(amg::dist_estimate_lambda_max);
+  d.amg = std::make_unique<amg::DistAmg>(*d.comm, d.a, near_null, d.options, products, graph_phases, eigen);
+  if (gpu) d.device->upload(*d.amg);
   ++d.full_setups;
 }
 

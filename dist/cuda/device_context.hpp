@@ -33,7 +33,8 @@ namespace tessera::dist::gpu {
 class DeviceContext {
  public:
   /// Collective over `comm` (which must outlive the context): selects the rank's device,
-  /// creates both streams and the NCCL communicator, and chooses the halo route.
+  /// creates both streams and the NCCL communicator (its allreduce connected by one empty dot),
+  /// and chooses the halo route.
   explicit DeviceContext(const Communicator& comm);
   ~DeviceContext();
   DeviceContext(const DeviceContext&) = delete;
@@ -65,6 +66,9 @@ class DeviceContext {
   /// deterministic device partial sums, then an NCCL allreduce; returns the value on the host.
   double dot(std::int64_t n, const double* x, const double* y);
   double norm2(std::int64_t n, const double* x);
+  /// Collective: the same global x^T y left in device memory, ordered on compute(), without
+  /// synchronising. The value lives until the next dot or device_dot of this context.
+  const double* device_dot(std::int64_t n, const double* x, const double* y);
 
  private:
   const Communicator& comm_;

@@ -20,6 +20,10 @@ endif()
 tessera_add_mpi_test(test_dist_amg_hierarchy SOURCES ${CMAKE_CURRENT_LIST_DIR}/dist/test_dist_hierarchy.cpp LIBS tessera_amg)
 tessera_add_mpi_test(test_dist_amg_resetup SOURCES ${CMAKE_CURRENT_LIST_DIR}/dist/test_dist_resetup.cpp LIBS tessera_amg)
 tessera_add_mpi_test(test_dist_amg_device GPU RANKS 1 2 3 4 SOURCES ${CMAKE_CURRENT_LIST_DIR}/dist/test_dist_device_amg.cpp LIBS tessera_amg)
+# The lambda_max estimate on the ranks' GPUs against the host's, and a setup that uses it.
+tessera_add_mpi_test(test_dist_device_eigen_estimate GPU RANKS 1 2 3 4
+                     SOURCES ${CMAKE_CURRENT_LIST_DIR}/dist/test_dist_device_eigen_estimate.cpp LIBS tessera_amg)
+tessera_add_mpi_test_variant(test_dist_device_eigen_estimate nccl GPU ENV TESSERA_HALO_ROUTE=nccl RANKS 2 4)
 # Distributed AMG solve phase on GPUs (one per rank) against the host distributed solve.
 tessera_add_mpi_test(test_dist_device_solve SOURCES ${CMAKE_CURRENT_LIST_DIR}/dist/test_dist_device_solve.cpp
                      LIBS tessera_amg GPU RANKS 1 2 3 4)

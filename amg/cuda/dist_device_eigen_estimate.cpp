@@ -1,0 +1,59 @@
+// Host code only: uploads the level, then device_lanczos_ritz on its DistDeviceOperator.
+#include "amg/cuda/dist_device_eigen_estimate.hpp"
+
+#include <algorithm>
+#include <memory>
+
+#include "amg/cuda/device_eigen_estimate.hpp"
+#include "amg/cuda/device_row_kernels.hpp"
+#include "amg/cuda/dist_device_operator.hpp"
+#include "dist/collective_call.hpp"
+#include "dist/cuda/device_dist_matrix.hpp"
+#include "local/core/error.hpp"
+#include "local/cuda/check.hpp"
+
+namespace tessera::amg::gpu {
+
+EigenEstimate dist_device_estimate_lambda_max(dist::gpu::DeviceContext& ctx, const dist::DistMatrix& a,
+                                              const Vector& inv_diag, int steps, double safety) {
+  TESSERA_REQUIRE_INPUT(steps >= 0, "AMG eigenvalue estimate: ", steps, " Lanczos steps");
+  TESSERA_ASSERT(inv_diag.size() == static_cast<std::size_t>(a.owned_rows()), "one 1/a_ii per owned row");
+  EigenEstimate est;
+  est.gershgorin = dist_gershgorin_bound(ctx.comm(), a, inv_diag);
+  if (a.global_rows() == 0) return est;
+  const cudaStream_t s = ctx.compute();
+  const std::int64_t n = a.owned_rows();
+  std::unique_ptr<dist::gpu::DeviceDistMatrix> device_a;
+  std::unique_ptr<LanczosWorkspace> work;
+  tessera::cuda::DeviceBuffer<double> sqrt_inv_diag;
+  // An allocation can fail on one rank only (out of memory): agree before the first NCCL call.
+  // (The halo's exchange buffers are still made by the first product, as in the solve.)
+  dist::call_collectively(ctx.comm(), "AMG eigenvalue estimate: upload", [&] {
+    device_a = std::make_unique<dist::gpu::DeviceDistMatrix>(a, s);
+    work = std::make_unique<LanczosWorkspace>(n, steps, s);
+    tessera::cuda::DeviceBuffer<double> d;
+    d.upload(inv_diag, s);
+    sqrt_inv_diag.allocate(static_cast<std::size_t>(n), s);
+    device_sqrt(n, d.data(), sqrt_inv_diag.data(), s);
+    TESSERA_CUDA_CHECK(cudaStreamSynchronize(s));
+  });
+  DistDeviceOperator op(ctx, *device_a);
+  const DeviceSum sum = [&ctx](std::int64_t count, const double* x, const double* y) {
+    return ctx.device_dot(count, x, y);
+  };
+  const EigenEstimate lanczos = device_lanczos_ritz(op, a.row_begin(), sqrt_inv_diag.data(), *work, sum);
+  est.ritz = lanczos.ritz;
+  est.steps = lanczos.steps;
+  est.safe = std::min(safety * est.ritz, est.gershgorin);
+  return est;
+}
+
+DistEigenEstimator device_eigen_estimator(dist::gpu::DeviceContext& ctx) {
+  return [&ctx](const dist::Communicator& comm, const dist::DistMatrix& a, const Vector& inv_diag, int steps,
+                double safety) {
+    TESSERA_ASSERT(&comm == &ctx.comm(), "the device eigenvalue estimator runs on its context's communicator");
+    return dist_device_estimate_lambda_max(ctx, a, inv_diag, steps, safety);
+  };
+}
+
+}  // namespace tessera::amg::gpu

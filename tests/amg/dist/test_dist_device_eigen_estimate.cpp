@@ -1,0 +1,104 @@
+// The distributed lambda_max estimate on the ranks' GPUs (amg/cuda/dist_device_eigen_estimate.hpp)
+// against the host one (dist_estimate_lambda_max) on the same partition: the same Gershgorin
+// bound bit for bit (the same host code), the same number of Lanczos steps, Ritz values equal to
+// rounding (the dots and the SpMV sum in other orders) and the same on every rank, bit for bit;
+// on balanced and uneven partitions with a rank owning no rows, a matrix with fewer rows than
+// steps (an early stop), and zero steps. Then the whole setup with it: a DistAmg whose estimates
+// run on the GPUs builds the host's levels. One GPU per rank (label gpu; exit 77 without); ctest
+// runs it on both halo routes (peer and, as a variant, NCCL).
+#include "amg/cuda/dist_device_eigen_estimate.hpp"
+#include "amg/dist/dist_amg.hpp"
+#include "amg/dist/dist_hierarchy.hpp"
+#include "amg/dist/dist_level_ops.hpp"
+#include "dist_amg_test_util.hpp"
+
+namespace tessera::amg {
+namespace {
+
+constexpr double kRitzTolerance = 1e-12;  // relative; only summation orders differ
+
+Vector inverse_diagonal(const dist::DistMatrix& a) {
+  Vector d = owned_diagonal(a);
+  for (double& x : d) x = 1.0 / x;
+  return d;
+}
+
+/// `same_operator`: both estimated the same matrix, so the host-computed bound is bit for bit
+/// equal; otherwise (a coarse level built from the other estimate's omega) to rounding.
+void expect_same_estimate(const EigenEstimate& got, const EigenEstimate& want, bool same_operator = true) {
+  if (same_operator)
+    EXPECT_EQ(got.gershgorin, want.gershgorin);
+  else
+    EXPECT_NEAR(got.gershgorin, want.gershgorin, kRitzTolerance * want.gershgorin);
+  EXPECT_EQ(got.steps, want.steps);
+  EXPECT_NEAR(got.ritz, want.ritz, kRitzTolerance * std::abs(want.ritz));
+  EXPECT_NEAR(got.safe, want.safe, kRitzTolerance * std::abs(want.safe));
+}
+
+/// Every rank holds the same estimate, bit for bit (they decide the same steps from it).
+void expect_same_on_every_rank(const dist::Communicator& comm, const EigenEstimate& e) {
+  EXPECT_EQ(comm.allreduce(e.ritz, dist::ReduceOp::min), comm.allreduce(e.ritz, dist::ReduceOp::max));
+  EXPECT_EQ(comm.allreduce(std::int64_t(e.steps), dist::ReduceOp::min),
+            comm.allreduce(std::int64_t(e.steps), dist::ReduceOp::max));
+}
+
+/// `most_steps`: the steps an estimate may take at most (fewer: it stopped early).
+void check_estimates(const std::string& spec, std::initializer_list<int> step_counts, int most_steps = INT32_MAX) {
+  const dist::Communicator comm;
+  dist::gpu::DeviceContext ctx(comm);
+  const std::uint64_t seed = dist::testing::shared_seed(comm);
+  SCOPED_TRACE(spec + ", seed " + std::to_string(seed));
+  const testing::Problem pb = testing::make_problem(spec);
+  for (const bool uneven : {false, true}) {
+    SCOPED_TRACE(uneven ? "uneven partition with an empty rank" : "balanced partition");
+    const dist::RowPartition rows = testing::aligned_partition(comm, pb.a.rows, pb.near_null.block_size, uneven, seed);
+    const dist::DistMatrix a = dist::testing::distribute(comm, pb.a, rows, rows);
+    const Vector inv_diag = inverse_diagonal(a);
+    for (const int steps : step_counts) {
+      SCOPED_TRACE("steps " + std::to_string(steps));
+      const EigenEstimate want = dist_estimate_lambda_max(comm, a, inv_diag, steps, 1.1);
+      const EigenEstimate got = gpu::dist_device_estimate_lambda_max(ctx, a, inv_diag, steps, 1.1);
+      expect_same_estimate(got, want);
+      expect_same_on_every_rank(comm, got);
+      EXPECT_LE(got.steps, std::min(steps, most_steps));
+      if (steps > 0) EXPECT_GT(want.ritz, 0.0) << "a positive definite operator";
+    }
+  }
+}
+
+TEST(DistDeviceEigenEstimate, Poisson7PointMatchesHost) { check_estimates("poisson3d:11", {0, 1, 10, 20}); }
+
+TEST(DistDeviceEigenEstimate, ElasticityMatchesHost) { check_estimates("elasticity3d:5", {10}); }
+
+// 4 rows, 10 steps: the recurrence meets an invariant subspace and stops early on every rank.
+TEST(DistDeviceEigenEstimate, FewerRowsThanStepsStopsEarlyAlike) { check_estimates("poisson2d:2", {10}, 4); }
+
+TEST(DistDeviceEigenEstimate, SetupWithDeviceEstimatesBuildsTheHostLevels) {
+  const dist::Communicator comm;
+  dist::gpu::DeviceContext ctx(comm);
+  const testing::Problem pb = testing::make_problem("poisson3d:12");
+  const std::uint64_t seed = dist::testing::shared_seed(comm);
+  SCOPED_TRACE("uneven partition with an empty rank, seed " + std::to_string(seed));
+  const dist::RowPartition rows = testing::aligned_partition(comm, pb.a.rows, 1, true, seed);
+  const dist::DistMatrix a = dist::testing::distribute(comm, pb.a, rows, rows);
+  const NearNullSpace b = testing::owned_rows(pb.near_null, rows.begin(comm.rank()), rows.end(comm.rank()));
+  AmgOptions o;
+  o.coarse_size = 40;
+  const DistAmg host(comm, a, b, o);
+  DistAmg device(comm, a, b, o, dist::host_local_spgemm, host_graph_phases, gpu::device_eigen_estimator(ctx));
+  device.resetup(a);  // a re-setup estimates again, on the same context
+  const auto& want = host.hierarchy().levels;
+  const auto& got = device.hierarchy().levels;
+  ASSERT_GE(want.size(), 3u) << "the test wants a real hierarchy";
+  ASSERT_EQ(got.size(), want.size());
+  for (std::size_t l = 0; l + 1 < want.size(); ++l) {
+    SCOPED_TRACE("level " + std::to_string(l));
+    expect_same_estimate(got[l].eigen, want[l].eigen, l == 0);
+    EXPECT_EQ(dist::gather(comm, got[l].a).col_idx, dist::gather(comm, want[l].a).col_idx);
+    const Csr<double> gp = dist::gather(comm, got[l].p), wp = dist::gather(comm, want[l].p);
+    if (comm.rank() == 0) testing::expect_equal_to_rounding(gp, wp, "P");
+  }
+}
+
+}  // namespace
+}  // namespace tessera::amg
