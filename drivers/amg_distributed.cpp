@@ -1,10 +1,12 @@
 #include "drivers/amg_distributed.hpp"
 
 #include <mpi.h>
+#include <sys/resource.h>
 
 #include <cmath>
 #include <cstdio>
 #include <numeric>
+#include <optional>
 #include <string>
 
 #include "amg/dist/dist_amg.hpp"
@@ -79,6 +81,64 @@ double host_relative_residual(const dist::Communicator& comm, const dist::DistMa
   for (std::size_t i = 0; i < b.size(); ++i) sums[0] += (b[i] - ax[i]) * (b[i] - ax[i]), sums[1] += b[i] * b[i];
   comm.allreduce_in_place(sums, dist::ReduceOp::sum);
   return sums[1] > 0 ? std::sqrt(sums[0] / sums[1]) : std::sqrt(sums[0]);
+}
+
+/// Host page faults of this process so far (minor + major). A fault is a page touched for the
+/// first time: the kernel zeroes it, and on a virtual machine whose memory grows on use the
+/// hypervisor may back it first, so a setup's faults show how much fresh memory it touched.
+std::int64_t host_page_faults() {
+  rusage u{};
+  getrusage(RUSAGE_SELF, &u);
+  return std::int64_t(u.ru_minflt) + std::int64_t(u.ru_majflt);
+}
+
+/// The setup phase: the first whole setup and, with --setups N, N - 1 more from scratch.
+struct SetupPhase {
+  double seconds = 0;                      // the first setup, slowest rank
+  std::int64_t page_faults_max = 0;        // host page faults of the first setup, largest rank
+  std::int64_t page_faults_sum = 0;        // ... summed over ranks
+  std::vector<double> repeated_seconds;    // setups 2..N, slowest rank each
+  std::vector<std::int64_t> repeated_page_faults_max;
+};
+
+/// The figures that a deterministic setup reproduces: level sizes and the eigen estimates.
+bool same_hierarchy(const amg::HierarchyStats& x, const amg::HierarchyStats& y) {
+  if (x.levels.size() != y.levels.size()) return false;
+  for (std::size_t l = 0; l < x.levels.size(); ++l) {
+    const amg::LevelStats &a = x.levels[l], &b = y.levels[l];
+    if (a.rows != b.rows || a.nnz != b.nnz || a.p_nnz != b.p_nnz || a.lambda_max != b.lambda_max) return false;
+  }
+  return true;
+}
+
+/// Collective. Builds the hierarchy `setups` times from scratch, each timed from a barrier; the
+/// first is reported as setup_seconds, the last is returned. Each repeat replaces the previous
+/// hierarchy after it is destroyed, as an application rebuilding its preconditioner would: a
+/// repeat reuses memory the process already touched, so first against repeated separates the
+/// cost of fresh pages from the cost of the work. A repeat that builds a different hierarchy
+/// is a bug and throws.
+template <class Build>
+amg::DistAmg timed_setups(const dist::Communicator& comm, int setups, Build&& build, SetupPhase& s) {
+  std::optional<amg::DistAmg> m;
+  for (int k = 0; k < setups; ++k) {
+    m.reset();
+    comm.barrier();
+    const std::int64_t faults_before = host_page_faults();
+    Stopwatch clock;
+    m.emplace(build());
+    const double seconds = slowest(comm, clock.seconds());
+    const std::int64_t faults = host_page_faults() - faults_before;
+    const std::int64_t faults_max = comm.allreduce(faults, dist::ReduceOp::max);
+    if (k == 0) {
+      s.seconds = seconds;
+      s.page_faults_max = faults_max;
+      s.page_faults_sum = comm.allreduce(faults, dist::ReduceOp::sum);
+      continue;
+    }
+    s.repeated_seconds.push_back(seconds);
+    s.repeated_page_faults_max.push_back(faults_max);
+  }
+  return std::move(*m);
 }
 
 /// The solve phase: its result and what the GPU path adds (zeros on the host).
@@ -437,18 +497,42 @@ int run_distributed_amg(const dist::Communicator& comm, const DistributedAmgOpti
   const dist::LocalSpgemm local_product = dist::local_spgemm_for(comm, o.backend, o.spgemm, product_stats);
   const bool graph_on_gpus = graph_phases_on_gpus(o);
   Devices devices = open_devices(comm, o);  // declared before the hierarchy, which uses it
-  comm.barrier();
-  Stopwatch setup_clock;
-  amg::DistAmg m(comm, a, nns, o.amg, local_product, graph_phases(graph_on_gpus),
-                 eigen_estimator(devices, graph_on_gpus));
-  const double setup_s = slowest(comm, setup_clock.seconds());
-  const amg::HierarchyStats stats = m.statistics();
+  const auto build = [&] {
+    return amg::DistAmg(comm, a, nns, o.amg, local_product, graph_phases(graph_on_gpus),
+                        eigen_estimator(devices, graph_on_gpus));
+  };
+  SetupPhase setup;
+  nlohmann::json setup_products_json;  // the first setup's (product_stats then keeps adding up)
+  std::optional<amg::HierarchyStats> first_stats;
+  amg::DistAmg m = timed_setups(comm, o.setups, [&] {
+    amg::DistAmg built = build();
+    const amg::HierarchyStats built_stats = built.statistics();  // collective
+    if (!first_stats) {
+      first_stats = built_stats;
+      if (product_stats) setup_products_json = product_times(comm, *product_stats);
+    } else {
+      TESSERA_ASSERT(same_hierarchy(*first_stats, built_stats), "a repeated setup built a different hierarchy");
+    }
+    return built;
+  }, setup);
+  const double setup_s = setup.seconds;
+  const amg::HierarchyStats& stats = *first_stats;
   const std::vector<int> active = m.active_ranks();  // collective
   if (root) amg::print(stdout, stats, active);
-  const nlohmann::json setup_products_json = product_stats ? product_times(comm, *product_stats) : nlohmann::json();
   if (root && product_stats)
     std::printf("setup products on the GPUs (%s, slowest rank): %s; graph phases and eigenvalue estimates on the %s\n", o.spgemm.c_str(),
                 setup_products_json.dump().c_str(), graph_on_gpus ? "GPUs" : "host");
+  if (root) {
+    std::printf("host page faults in the setup: %lld on the largest rank, %lld in all (%.0f MiB of fresh 4 KiB pages)\n",
+                (long long)setup.page_faults_max, (long long)setup.page_faults_sum,
+                double(setup.page_faults_sum) * 4096.0 / (1 << 20));
+    if (!setup.repeated_seconds.empty())
+      std::printf("repeated setups (%zu, each from scratch after the previous hierarchy is freed, same hierarchy): "
+                  "median %.4f s, all %s s; host page faults on the largest rank %s\n",
+                  setup.repeated_seconds.size(), median(setup.repeated_seconds),
+                  nlohmann::json(setup.repeated_seconds).dump().c_str(),
+                  nlohmann::json(setup.repeated_page_faults_max).dump().c_str());
+  }
   double resetup_s = 0;
   if (o.resetup) {
     comm.barrier();
@@ -498,6 +582,12 @@ int run_distributed_amg(const dist::Communicator& comm, const DistributedAmgOpti
          {"operator_complexity", stats.operator_complexity}, {"grid_complexity", stats.grid_complexity},
          {"nnz_ap", stats.nnz_ap}, {"setup_fom", setup_fom}, {"solve_fom", solve_fom},
          {"levels", static_cast<int>(stats.levels.size())}};
+  out["setup_page_faults"] = {{"max_rank", setup.page_faults_max}, {"all_ranks", setup.page_faults_sum}};
+  if (!setup.repeated_seconds.empty()) {
+    out["repeated_setup_seconds"] = median(setup.repeated_seconds);
+    out["repeated_setups"] = {{"seconds", setup.repeated_seconds},
+                              {"page_faults_max_rank", setup.repeated_page_faults_max}};
+  }
   if (o.resetup) out["resetup_seconds"] = resetup_s;
   if (!phase.timeline.is_null()) out["timeline"] = phase.timeline;
   if (!phase.repeated_seconds.empty()) {

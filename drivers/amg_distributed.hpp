@@ -32,6 +32,7 @@ struct DistributedAmgOptions {
   std::string setup = "auto";         // GPU: the graph phases (strength, aggregation) on auto|device | host
   std::int64_t replicate_nnz = -1;    // GPU solve: replicate coarse levels of up to this many nonzeros (-1: default, 0: off)
   bool cuda_graph = true;             // GPU solve: replay the cycle as a CUDA graph
+  int setups = 1;                     // whole setups from scratch (the first is kept and reported, then repeats)
   int solves = 1;                     // timed solves from the same initial guess (first, then repeats)
   bool timeline = false;              // GPU solve: time the cycle's parts with CUDA events (no graph)
   std::string halo = "auto";          // GPU solve: halo route auto | nccl | peer | both (time each)

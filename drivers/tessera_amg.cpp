@@ -51,7 +51,7 @@ struct Options {
   std::string b_file, json, compare, smoother = "chebyshev", cycle = "V", null_space = "auto", solver = "auto";
   std::string backend = "auto", spgemm = "auto", setup = "auto";
   double tol = 1e-8;
-  int max_it = 500, block_size = 0, stagnation = 0, solves = 1;
+  int max_it = 500, block_size = 0, stagnation = 0, setups = 1, solves = 1;
   bool history = false, resetup = false, distributed = false;
   std::int64_t replicate_nnz = -1;  // distributed GPU solve (-1: the library default)
   bool no_cuda_graph = false, timeline = false;
@@ -128,6 +128,11 @@ void add_options(CLI::App& app, Options& opt) {
       ->check(CLI::NonNegativeNumber);
   app.add_flag("--no-cuda-graph", opt.no_cuda_graph,
                "distributed GPU solve: launch every step of the cycle from the host instead of replaying a CUDA graph");
+  app.add_option("--setups", opt.setups,
+                 "distributed AMG: whole setups from scratch, each after the previous hierarchy is freed; the first "
+                 "is setup_seconds, the median of the others repeated_setup_seconds (what "
+                 "a rebuild costs once the process has touched its memory)")
+      ->check(CLI::PositiveNumber);
   app.add_option("--solves", opt.solves,
                  "distributed AMG: timed solves from the same initial guess; the first is solve_seconds, the "
                  "median of the others repeated_solve_seconds (the steady state: the first solve also captures "
@@ -208,6 +213,7 @@ int run_distributed(const dist::Communicator& comm, const Options& opt, const st
   d.setup = opt.setup;
   d.replicate_nnz = opt.replicate_nnz;
   d.cuda_graph = !opt.no_cuda_graph;
+  d.setups = opt.setups;
   d.solves = opt.solves;
   d.timeline = opt.timeline;
   d.halo = opt.halo;
@@ -367,8 +373,8 @@ int run(int argc, char** argv) {
   const std::vector<baselines::Baseline> compare = baselines::parse_baseline_list(opt.compare);  // fail fast
   const dist::Communicator comm;
   if (comm.size() > 1 || opt.distributed) return run_distributed(comm, opt, compare);
-  TESSERA_REQUIRE_INPUT(opt.solves == 1 && !opt.timeline,
-                        "--solves and --timeline apply to the distributed AMG (--distributed or several ranks)");
+  TESSERA_REQUIRE_INPUT(opt.setups == 1 && opt.solves == 1 && !opt.timeline,
+                        "--setups, --solves and --timeline apply to the distributed AMG (--distributed or several ranks)");
 
   const Problem p = load_problem(opt, compare);
   const Backend backend = choose_backend(opt, p.use_cg);

@@ -9,7 +9,8 @@ result.
 
 Per operation, the time of a run and its parts (from the driver's JSON, slowest rank):
   amg   setup_seconds + solve_seconds             parts: setup, solve; also the solve's ms per
-        iteration, first solve and (tessera-amg --solves N) the median of the repeated solves
+        iteration, first solve and (tessera-amg --solves N) the median of the repeated solves;
+        (tessera-amg --setups N) the median of the repeated whole setups
   ptap  time.symbolic_and_numeric_s               parts: compute, exchange (stats.max_*_seconds)
   spgemm (A*A) the same keys as ptap
   spmv  time.median_s                             parts: compute, exchange (stats.max_*_seconds)
@@ -37,7 +38,7 @@ OPERATIONS = {
 }
 PARTS = ["setup", "solve", "compute", "exchange"]
 COLUMNS = ["operation", "ranks", "problem", "rows", "rows_per_rank", "time_s"] + [f"{p}_s" for p in PARTS] + [
-    "iterations", "ms_per_iteration", "repeated_ms_per_iteration", "speedup", "efficiency", "efficiency_load_normalized", "json"]
+    "repeated_setup_s", "iterations", "ms_per_iteration", "repeated_ms_per_iteration", "speedup", "efficiency", "efficiency_load_normalized", "json"]
 
 
 class Incomplete(Exception):
@@ -93,6 +94,8 @@ def load_run(entry, folder):
            "iterations": doc.get("iterations") if op == "amg" else None}
     for name, key in parts.items():
         run[f"{name}_s"] = float(lookup(doc, key))
+    if op == "amg" and "repeated_setup_seconds" in doc:
+        run["repeated_setup_s"] = float(doc["repeated_setup_seconds"])
     if op == "amg" and doc["iterations"]:
         run["ms_per_iteration"] = 1e3 * float(doc["solve_seconds"]) / doc["iterations"]
         if "repeated_ms_per_iteration" in doc:

@@ -98,6 +98,16 @@ tessera_driver_test(driver.amg.halo_needs_gpu.np2 RANKS 2 EXPECT_EXIT 2
 tessera_driver_test(driver.amg.setup_device_needs_gpu.np2 RANKS 2 EXPECT_EXIT 2
                     COMMAND $<TARGET_FILE:tessera-amg> --gen poisson3d:8 --backend host --setup device
                     EXPECT_OUTPUT "--setup device runs the graph phases on the GPUs: it needs --backend gpu.*exit code 2")
+# --setups N: whole setups from scratch, the repeats build the same hierarchy (the driver
+# asserts it) and are reported beside the first, with the host page faults of the first.
+foreach(n 1 3)
+  tessera_driver_test(driver.amg.setups.np${n} RANKS ${n}
+                      COMMAND $<TARGET_FILE:tessera-amg> --gen poisson3d:12 --distributed --backend host --setups 3
+                      EXPECT_OUTPUT "host page faults in the setup: [0-9]+ on the largest rank, [0-9]+ in all[^\n]*\nrepeated setups \\(2, [^\n]*same hierarchy\\): median [0-9.]+ s.*converged after")
+endforeach()
+tessera_driver_test(driver.amg.setups_need_distributed RANKS 1 EXPECT_EXIT 2
+                    COMMAND $<TARGET_FILE:tessera-amg> --gen poisson3d:8 --setups 2
+                    EXPECT_OUTPUT "--setups, --solves and --timeline apply to the distributed AMG")
 tessera_driver_test(driver.spmv.missing.np3 RANKS 3 EXPECT_EXIT 2 COMMAND ${_spmv} --A /nonexistent.mtx --backend host
                     EXPECT_OUTPUT "cannot open.*exit code 2")
 
