@@ -17,6 +17,7 @@
 #include "drivers/amg_result_row.hpp"
 #include "drivers/common/dist_source.hpp"
 #include "drivers/common/driver_main.hpp"
+#include "drivers/common/huge_pages.hpp"
 #include "local/core/error.hpp"
 #include "local/gen/generators.hpp"
 #include "local/io/matrix_market.hpp"
@@ -523,9 +524,8 @@ int run_distributed_amg(const dist::Communicator& comm, const DistributedAmgOpti
     std::printf("setup products on the GPUs (%s, slowest rank): %s; graph phases and eigenvalue estimates on the %s\n", o.spgemm.c_str(),
                 setup_products_json.dump().c_str(), graph_on_gpus ? "GPUs" : "host");
   if (root) {
-    std::printf("host page faults in the setup: %lld on the largest rank, %lld in all (%.0f MiB of fresh 4 KiB pages)\n",
-                (long long)setup.page_faults_max, (long long)setup.page_faults_sum,
-                double(setup.page_faults_sum) * 4096.0 / (1 << 20));
+    std::printf("host page faults in the setup: %lld on the largest rank, %lld in all; host heap: %s\n",
+                (long long)setup.page_faults_max, (long long)setup.page_faults_sum, host_heap_pages().c_str());
     if (!setup.repeated_seconds.empty())
       std::printf("repeated setups (%zu, each from scratch after the previous hierarchy is freed, same hierarchy): "
                   "median %.4f s, all %s s; host page faults on the largest rank %s\n",
@@ -583,6 +583,7 @@ int run_distributed_amg(const dist::Communicator& comm, const DistributedAmgOpti
          {"nnz_ap", stats.nnz_ap}, {"setup_fom", setup_fom}, {"solve_fom", solve_fom},
          {"levels", static_cast<int>(stats.levels.size())}};
   out["setup_page_faults"] = {{"max_rank", setup.page_faults_max}, {"all_ranks", setup.page_faults_sum}};
+  out["host_heap"] = host_heap_pages();
   if (!setup.repeated_seconds.empty()) {
     out["repeated_setup_seconds"] = median(setup.repeated_seconds);
     out["repeated_setups"] = {{"seconds", setup.repeated_seconds},

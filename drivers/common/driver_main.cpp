@@ -10,6 +10,7 @@
 #include <thread>
 
 #include "dist/mpi_env.hpp"
+#include "drivers/common/huge_pages.hpp"
 #include "local/core/error.hpp"
 
 namespace tessera::driver {
@@ -45,6 +46,7 @@ void end_failed_rank(MPI_Comm agree, int code) {
 }  // namespace
 
 int run_driver(int argc, char** argv, const char* name, const std::function<int(int, char**)>& body) {
+  use_transparent_huge_pages(argv);  // may re-execute this program; before MPI starts
   MpiEnvironment mpi(&argc, &argv);
   MPI_Comm agree = MPI_COMM_NULL;
   MPI_Comm_dup(MPI_COMM_WORLD, &agree);

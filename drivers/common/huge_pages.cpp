@@ -1,0 +1,54 @@
+#include "drivers/common/huge_pages.hpp"
+
+#include <unistd.h>
+
+#include <cstdlib>
+#include <fstream>
+#include <string>
+
+namespace tessera::driver {
+namespace {
+
+constexpr const char* kTunable = "glibc.malloc.hugetlb=1";
+
+// The kernel's THP mode: the bracketed word of /sys/kernel/mm/transparent_hugepage/enabled
+// ("always", "madvise", "never"), or "" where the file is absent (no THP support).
+std::string thp_mode() {
+  std::ifstream in("/sys/kernel/mm/transparent_hugepage/enabled");
+  std::string line;
+  std::getline(in, line);
+  const auto open = line.find('['), close = line.find(']');
+  return open != std::string::npos && close > open ? line.substr(open + 1, close - open - 1) : "";
+}
+
+std::string environment(const char* name) {
+  const char* value = std::getenv(name);
+  return value ? value : "";
+}
+
+bool tunable_chosen() { return environment("GLIBC_TUNABLES").find("glibc.malloc.hugetlb") != std::string::npos; }
+
+}  // namespace
+
+void use_transparent_huge_pages(char** argv) {
+  if (environment("TESSERA_HUGE_PAGES") == "0" || tunable_chosen() || thp_mode() != "madvise") return;
+  std::string tunables = environment("GLIBC_TUNABLES");
+  tunables = tunables.empty() ? kTunable : tunables + ":" + kTunable;
+  setenv("GLIBC_TUNABLES", tunables.c_str(), 1);
+  execv("/proc/self/exe", argv);  // same process (PID, MPI launcher's environment), new heap settings
+  // Only reached if execv failed: go on with 4 KiB pages; the tunable names itself in the
+  // environment, so the report below says "requested", not "in use".
+}
+
+std::string host_heap_pages() {
+  const std::string mode = thp_mode();
+  if (environment("TESSERA_HUGE_PAGES") == "0") return "4 KiB pages (TESSERA_HUGE_PAGES=0)";
+  if (mode == "always") return "transparent huge pages (kernel THP mode always)";
+  if (mode == "madvise" && tunable_chosen())
+    return environment("GLIBC_TUNABLES").find(kTunable) != std::string::npos
+               ? "transparent huge pages (kernel THP mode madvise, GLIBC_TUNABLES=" + environment("GLIBC_TUNABLES") + ")"
+               : "4 KiB pages (GLIBC_TUNABLES=" + environment("GLIBC_TUNABLES") + ")";
+  return "4 KiB pages (kernel THP mode " + (mode.empty() ? std::string("unavailable") : mode) + ")";
+}
+
+}  // namespace tessera::driver
