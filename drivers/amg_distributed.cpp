@@ -116,10 +116,12 @@ bool same_hierarchy(const amg::HierarchyStats& x, const amg::HierarchyStats& y) 
 /// first is reported as setup_seconds, the last is returned. Each repeat replaces the previous
 /// hierarchy after it is destroyed, as an application rebuilding its preconditioner would: a
 /// repeat reuses memory the process already touched, so first against repeated separates the
-/// cost of fresh pages from the cost of the work. A repeat that builds a different hierarchy
-/// is a bug and throws.
-template <class Build>
-amg::DistAmg timed_setups(const dist::Communicator& comm, int setups, Build&& build, SetupPhase& s) {
+/// cost of fresh pages from the cost of the work. `inspect(hierarchy, k)` runs after setup k's
+/// timer stops (its collectives are not timed); a repeat that builds a different hierarchy is
+/// a bug, for `inspect` to throw on.
+template <class Build, class Inspect>
+amg::DistAmg timed_setups(const dist::Communicator& comm, int setups, Build&& build, Inspect&& inspect,
+                          SetupPhase& s) {
   std::optional<amg::DistAmg> m;
   for (int k = 0; k < setups; ++k) {
     m.reset();
@@ -130,6 +132,7 @@ amg::DistAmg timed_setups(const dist::Communicator& comm, int setups, Build&& bu
     const double seconds = slowest(comm, clock.seconds());
     const std::int64_t faults = host_page_faults() - faults_before;
     const std::int64_t faults_max = comm.allreduce(faults, dist::ReduceOp::max);
+    inspect(*m, k);
     if (k == 0) {
       s.seconds = seconds;
       s.page_faults_max = faults_max;
@@ -505,17 +508,16 @@ int run_distributed_amg(const dist::Communicator& comm, const DistributedAmgOpti
   SetupPhase setup;
   nlohmann::json setup_products_json;  // the first setup's (product_stats then keeps adding up)
   std::optional<amg::HierarchyStats> first_stats;
-  amg::DistAmg m = timed_setups(comm, o.setups, [&] {
-    amg::DistAmg built = build();
-    const amg::HierarchyStats built_stats = built.statistics();  // collective
-    if (!first_stats) {
-      first_stats = built_stats;
-      if (product_stats) setup_products_json = product_times(comm, *product_stats);
-    } else {
+  const auto inspect = [&](const amg::DistAmg& built, int k) {
+    const amg::HierarchyStats built_stats = built.statistics();  // collective; global figures, alike on every rank
+    if (k > 0) {
       TESSERA_ASSERT(same_hierarchy(*first_stats, built_stats), "a repeated setup built a different hierarchy");
+      return;
     }
-    return built;
-  }, setup);
+    first_stats = built_stats;
+    if (product_stats) setup_products_json = product_times(comm, *product_stats);
+  };
+  amg::DistAmg m = timed_setups(comm, o.setups, build, inspect, setup);
   const double setup_s = setup.seconds;
   const amg::HierarchyStats& stats = *first_stats;
   const std::vector<int> active = m.active_ranks();  // collective
