@@ -102,12 +102,15 @@ struct SetupPhase {
   std::vector<std::int64_t> repeated_page_faults_max;
 };
 
-/// The figures that a deterministic setup reproduces: level sizes and the eigen estimates.
+/// The figures that a deterministic setup reproduces: level sizes exactly, the eigen estimates
+/// to rounding (device products and SpMVs that add with atomics may differ in the last bits
+/// from one call to the next).
 bool same_hierarchy(const amg::HierarchyStats& x, const amg::HierarchyStats& y) {
   if (x.levels.size() != y.levels.size()) return false;
   for (std::size_t l = 0; l < x.levels.size(); ++l) {
     const amg::LevelStats &a = x.levels[l], &b = y.levels[l];
-    if (a.rows != b.rows || a.nnz != b.nnz || a.p_nnz != b.p_nnz || a.lambda_max != b.lambda_max) return false;
+    if (a.rows != b.rows || a.nnz != b.nnz || a.p_nnz != b.p_nnz) return false;
+    if (!(std::abs(a.lambda_max - b.lambda_max) <= 1e-10 * std::abs(a.lambda_max))) return false;
   }
   return true;
 }

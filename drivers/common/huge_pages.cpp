@@ -1,5 +1,6 @@
 #include "drivers/common/huge_pages.hpp"
 
+#include <sys/auxv.h>
 #include <unistd.h>
 
 #include <cstdlib>
@@ -10,6 +11,7 @@ namespace tessera::driver {
 namespace {
 
 constexpr const char* kTunable = "glibc.malloc.hugetlb=1";
+constexpr const char* kReexecMarker = "TESSERA_HUGE_PAGES_REEXECUTED";
 
 // The kernel's THP mode: the bracketed word of /sys/kernel/mm/transparent_hugepage/enabled
 // ("always", "madvise", "never"), or "" where the file is absent (no THP support).
@@ -31,19 +33,27 @@ bool tunable_chosen() { return environment("GLIBC_TUNABLES").find("glibc.malloc.
 }  // namespace
 
 void use_transparent_huge_pages(char** argv) {
-  if (environment("TESSERA_HUGE_PAGES") == "0" || tunable_chosen() || thp_mode() != "madvise") return;
-  std::string tunables = environment("GLIBC_TUNABLES");
-  tunables = tunables.empty() ? kTunable : tunables + ":" + kTunable;
+  // Once only: the marker stops a second re-execution even where glibc drops the tunable
+  // (secure-execution programs, which are skipped anyway).
+  if (environment("TESSERA_HUGE_PAGES") == "0" || !environment(kReexecMarker).empty() || getauxval(AT_SECURE) ||
+      tunable_chosen() || thp_mode() != "madvise")
+    return;
+  const std::string before = environment("GLIBC_TUNABLES");
+  const std::string tunables = before.empty() ? kTunable : before + ":" + kTunable;
   setenv("GLIBC_TUNABLES", tunables.c_str(), 1);
+  setenv(kReexecMarker, "1", 1);
   execv("/proc/self/exe", argv);  // same process (PID, MPI launcher's environment), new heap settings
-  // Only reached if execv failed: go on with 4 KiB pages; the tunable names itself in the
-  // environment, so the report below says "requested", not "in use".
+  // Only reached if execv failed: go on with 4 KiB pages and an environment that says so.
+  if (before.empty())
+    unsetenv("GLIBC_TUNABLES");
+  else
+    setenv("GLIBC_TUNABLES", before.c_str(), 1);
 }
 
 std::string host_heap_pages() {
   const std::string mode = thp_mode();
-  if (environment("TESSERA_HUGE_PAGES") == "0") return "4 KiB pages (TESSERA_HUGE_PAGES=0)";
   if (mode == "always") return "transparent huge pages (kernel THP mode always)";
+  if (environment("TESSERA_HUGE_PAGES") == "0" && !tunable_chosen()) return "4 KiB pages (TESSERA_HUGE_PAGES=0)";
   if (mode == "madvise" && tunable_chosen())
     return environment("GLIBC_TUNABLES").find(kTunable) != std::string::npos
                ? "transparent huge pages (kernel THP mode madvise, GLIBC_TUNABLES=" + environment("GLIBC_TUNABLES") + ")"
