@@ -3,6 +3,7 @@
 #include <climits>
 
 #include "local/core/error.hpp"
+#include "local/core/step_trace.hpp"
 
 namespace tessera::dist {
 
@@ -92,34 +93,40 @@ Communicator& Communicator::operator=(Communicator&& other) noexcept {
 }
 
 double Communicator::allreduce(double value, ReduceOp op) const {
+  TESSERA_TRACE_STEP("mpi.allreduce");
   double out = 0;
   MPI_Allreduce(&value, &out, 1, MPI_DOUBLE, to_mpi(op), comm_);
   return out;
 }
 
 std::int64_t Communicator::allreduce(std::int64_t value, ReduceOp op) const {
+  TESSERA_TRACE_STEP("mpi.allreduce");
   std::int64_t out = 0;
   MPI_Allreduce(&value, &out, 1, MPI_INT64_T, to_mpi(op), comm_);
   return out;
 }
 
 void Communicator::allreduce_in_place(std::vector<double>& values, ReduceOp op) const {
+  TESSERA_TRACE_STEP("mpi.allreduce");
   MPI_Allreduce(MPI_IN_PLACE, values.data(), to_int_count(static_cast<std::int64_t>(values.size())), MPI_DOUBLE,
                 to_mpi(op), comm_);
 }
 
 void Communicator::allreduce_in_place(std::vector<std::int64_t>& values, ReduceOp op) const {
+  TESSERA_TRACE_STEP("mpi.allreduce");
   MPI_Allreduce(MPI_IN_PLACE, values.data(), to_int_count(static_cast<std::int64_t>(values.size())), MPI_INT64_T,
                 to_mpi(op), comm_);
 }
 
 std::vector<std::int64_t> Communicator::allgather(std::int64_t value) const {
+  TESSERA_TRACE_STEP("mpi.allgather");
   std::vector<std::int64_t> all(static_cast<std::size_t>(size_));
   MPI_Allgather(&value, 1, MPI_INT64_T, all.data(), 1, MPI_INT64_T, comm_);
   return all;
 }
 
 std::vector<std::int64_t> Communicator::alltoall(const std::vector<std::int64_t>& send_counts) const {
+  TESSERA_TRACE_STEP("mpi.alltoall");
   TESSERA_ASSERT(static_cast<int>(send_counts.size()) == size_, "alltoall needs one count per rank");
   std::vector<std::int64_t> recv(static_cast<std::size_t>(size_));
   MPI_Alltoall(send_counts.data(), 1, MPI_INT64_T, recv.data(), 1, MPI_INT64_T, comm_);
@@ -128,6 +135,7 @@ std::vector<std::int64_t> Communicator::alltoall(const std::vector<std::int64_t>
 
 void Communicator::alltoallv_bytes(const void* send, const std::vector<std::int64_t>& send_counts, void* recv,
                                    const std::vector<std::int64_t>& recv_counts, std::size_t item_bytes) const {
+  TESSERA_TRACE_STEP("mpi.alltoallv");
   const ItemType type(item_bytes);
   const std::vector<int> sc = int_counts(send_counts), rc = int_counts(recv_counts);
   const std::vector<int> sd = displacements(send_counts), rd = displacements(recv_counts);
@@ -136,12 +144,14 @@ void Communicator::alltoallv_bytes(const void* send, const std::vector<std::int6
 
 void Communicator::gatherv_bytes(const void* send, std::int64_t count, void* recv,
                                  const std::vector<std::int64_t>& counts, std::size_t item_bytes, int root) const {
+  TESSERA_TRACE_STEP("mpi.gatherv");
   const ItemType type(item_bytes);
   const std::vector<int> rc = int_counts(counts), rd = displacements(counts);
   MPI_Gatherv(send, to_int_count(count), type.get(), recv, rc.data(), rd.data(), type.get(), root, comm_);
 }
 
 std::string Communicator::broadcast(const std::string& text, int root) const {
+  TESSERA_TRACE_STEP("mpi.broadcast");
   std::int64_t length = static_cast<std::int64_t>(text.size());
   MPI_Bcast(&length, 1, MPI_INT64_T, root, comm_);
   std::string out = rank_ == root ? text : std::string(static_cast<std::size_t>(length), '\0');
@@ -149,7 +159,10 @@ std::string Communicator::broadcast(const std::string& text, int root) const {
   return out;
 }
 
-void Communicator::barrier() const { MPI_Barrier(comm_); }
+void Communicator::barrier() const {
+  TESSERA_TRACE_STEP("mpi.barrier");
+  MPI_Barrier(comm_);
+}
 
 HostTransport::~HostTransport() {
   // An exchange abandoned by an exception must not leave requests writing into freed memory.
@@ -179,6 +192,7 @@ void HostTransport::start_exchange(const ExchangePattern& p, std::size_t item_by
 }
 
 void HostTransport::finish_exchange() {
+  TESSERA_TRACE_STEP("mpi.exchange_wait");
   MPI_Waitall(static_cast<int>(requests_.size()), requests_.data(), MPI_STATUSES_IGNORE);
   requests_.clear();
   if (item_type_ != MPI_DATATYPE_NULL) MPI_Type_free(&item_type_);

@@ -5,6 +5,7 @@
 
 #include "dist/communicator.hpp"
 #include "local/core/error.hpp"
+#include "local/core/step_trace.hpp"
 
 namespace tessera::dist {
 
@@ -111,6 +112,7 @@ void for_each_in_row_order(const DistMatrix& a, std::int64_t r, F&& f) {
 
 DistMatrix assemble(const Communicator& comm, const RowBlock& rows, const RowPartition& row_partition,
                     const RowPartition& col_partition) {
+  TESSERA_TRACE_STEP("assemble");
   const int me = comm.rank();
   check_rank_counts(comm, row_partition, col_partition);
   const std::string error = row_block_error(rows, row_partition.global_rows(), col_partition.global_rows(),
@@ -153,6 +155,7 @@ DistMatrix assemble(const Communicator& comm, const RowBlock& rows, const RowPar
 DistMatrix assemble_compact(const Communicator& comm, Csr<double> rows,
                             const std::vector<std::int64_t>& global_of, const RowPartition& row_partition,
                             const RowPartition& col_partition, Csr<double>* extended) {
+  TESSERA_TRACE_STEP("assemble_compact");
   const int me = comm.rank();
   check_rank_counts(comm, row_partition, col_partition);
   const std::string error = compact_block_error(rows, global_of, row_partition.end(me) - row_partition.begin(me),

@@ -4,10 +4,12 @@
 
 #include "dist/communicator.hpp"
 #include "local/core/error.hpp"
+#include "local/core/step_trace.hpp"
 
 namespace tessera::dist {
 
 HaloPlan HaloPlan::build(const Communicator& comm, const RowPartition& owners, const std::vector<std::int64_t>& ghosts) {
+  TESSERA_TRACE_STEP("halo_plan.build");
   const int ranks = comm.size(), me = comm.rank();
   std::vector<std::int64_t> request_counts(static_cast<std::size_t>(ranks), 0);
   for (std::int64_t g : ghosts) ++request_counts[owners.owner(g)];

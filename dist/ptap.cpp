@@ -3,10 +3,12 @@
 #include <algorithm>
 #include <chrono>
 #include <climits>
+#include <optional>
 
 #include "dist/collective_call.hpp"
 #include "dist/communicator.hpp"
 #include "local/core/error.hpp"
+#include "local/core/step_trace.hpp"
 #include "local/reference/kernels.hpp"
 
 namespace tessera::dist {
@@ -37,8 +39,11 @@ DistPtap::DistPtap(const Communicator& comm, const DistMatrix& a, const DistMatr
   TESSERA_REQUIRE_INPUT(a.row_partition == p.row_partition, "ptap: A's row partition differs from P's");
   const auto t0 = Clock::now();
   const DistMatrix& ap = ap_.result();
+  std::optional<trace::Step> step(std::in_place, "ptap.transpose_p");
   transpose_p_once(p);
+  step.emplace("ptap.outer_product");
   const Csr<double> t = outer_product(comm, ap);
+  step.emplace("ptap.return_pattern");
   const std::int64_t n_own = p.local.cols;
   owned_partial_ = t.row_ptr[n_own];
 
@@ -57,6 +62,7 @@ DistPtap::DistPtap(const Communicator& comm, const DistMatrix& a, const DistMatr
 
   // Bucket every contribution by its owned row of C: own partial rows, then received rows
   // (item i of the reversed halo is a partial of owned row p.halo.send_local[i]).
+  step.emplace("ptap.bucket");
   RowBuckets buckets;
   buckets.row_ptr.assign(static_cast<std::size_t>(n_own) + 1, 0);
   for (std::int64_t r = 0; r < n_own; ++r) buckets.row_ptr[r + 1] = t.row_length(r);
@@ -72,6 +78,7 @@ DistPtap::DistPtap(const Communicator& comm, const DistMatrix& a, const DistMatr
       buckets.items[at[p.halo.send_local[i]]++] =
           Contribution{recv_cols[e], owned_partial_ + static_cast<std::int64_t>(e)};
 
+  step.emplace("ptap.pattern");
   // C's pattern: the sorted union of each row's contributions; target_ maps them to entries.
   const int me = comm.rank();
   RowBlock rows;
@@ -95,8 +102,11 @@ DistPtap::DistPtap(const Communicator& comm, const DistMatrix& a, const DistMatr
     rows.row_ptr[r + 1] = rows.nnz();
   }
   entries_ = rows.nnz();
+  step.emplace("ptap.sum");
   rows.values = sum_contributions(t, received_contributions(comm, t));
+  step.emplace("ptap.assemble");
   c_ = assemble(comm, rows, p.col_partition, p.col_partition);
+  step.reset();
 
   stats_ = ap_.stats();
   stats_.remote_row_bytes += back.recv_count() * static_cast<std::int64_t>(sizeof(std::int64_t)) +

@@ -3,10 +3,12 @@
 #include <algorithm>
 #include <chrono>
 #include <climits>
+#include <optional>
 
 #include "dist/collective_call.hpp"
 #include "dist/communicator.hpp"
 #include "local/core/error.hpp"
+#include "local/core/step_trace.hpp"
 #include "local/reference/kernels.hpp"
 
 namespace tessera::dist {
@@ -104,18 +106,23 @@ DistSpgemm::DistSpgemm(const Communicator& comm, const DistMatrix& a, const Dist
   TESSERA_REQUIRE_INPUT(a.col_partition == b.row_partition, "spgemm: A's column partition (", a.global_cols(),
                         " columns) differs from B's row partition (", b.global_rows(), " rows)");
   auto t0 = Clock::now();
-  remote_ = RemoteRows(comm, b, a.halo);
+  {
+    TESSERA_TRACE_STEP("spgemm.remote_rows");
+    remote_ = RemoteRows(comm, b, a.halo);
+  }
   stats_ = DistStats{};
   stats_.remote_row_bytes = remote_.symbolic_bytes();
   stats_.exchange_seconds = seconds_since(t0);
 
   t0 = Clock::now();
+  std::optional<trace::Step> step(std::in_place, "spgemm.compact_columns");
   CompactColumns compact(b, remote_.cols());
   compact_to_global_ = std::move(compact.global());
   throw_if_any_rank_failed(comm, compact_to_global_.size() <= INT32_MAX
                                      ? ""
                                      : detail::concat("spgemm: rank ", comm.rank(), " touches ", compact_to_global_.size(),
                                                       " columns of B, beyond the int32 local index; use more ranks"));
+  step.emplace("spgemm.extended_blocks");
   b_ext_ = Csr<double>::empty(b.owned_rows() + remote_.rows(), static_cast<std::int64_t>(compact_to_global_.size()));
   for (std::int64_t r = 0; r < b.owned_rows(); ++r) b_ext_.row_ptr[r + 1] = row_order_offset(b, r + 1);
   for (std::int64_t r = 0; r < remote_.rows(); ++r)
@@ -125,9 +132,12 @@ DistSpgemm::DistSpgemm(const Communicator& comm, const DistMatrix& a, const Dist
   fill_b_values(b);
 
   b_entries_ = b.nnz();
+  step.emplace("spgemm.local_product");
   Csr<double> product = multiply(comm);
+  step.emplace("spgemm.assemble");
   c_ = assemble_compact(comm, std::move(product), compact_to_global_, a.row_partition, b.col_partition,
                         keep_extended_result ? &c_ext_ : nullptr);
+  step.reset();
   stats_.compute_seconds = seconds_since(t0);
   stats_.rows = c_.owned_rows();
   stats_.nnz = c_.nnz();

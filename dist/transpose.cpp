@@ -7,6 +7,7 @@
 #include "dist/communicator.hpp"
 #include "local/core/error.hpp"
 #include "local/reference/kernels.hpp"
+#include "local/core/step_trace.hpp"
 
 namespace tessera::dist {
 
@@ -68,6 +69,7 @@ void fill_nonlocal(const std::vector<Entry>& received, std::int64_t row_begin, D
 }  // namespace
 
 DistMatrix transpose(const Communicator& comm, const DistMatrix& p, DistStats* stats) {
+  TESSERA_TRACE_STEP("transpose");
   const auto t0 = std::chrono::steady_clock::now();
   std::vector<std::int64_t> send_counts;
   const std::vector<Entry> send = pack_nonlocal(p, send_counts);

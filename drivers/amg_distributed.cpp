@@ -18,6 +18,7 @@
 #include "drivers/common/dist_source.hpp"
 #include "drivers/common/driver_main.hpp"
 #include "drivers/common/huge_pages.hpp"
+#include "drivers/common/trace_report.hpp"
 #include "local/core/error.hpp"
 #include "local/gen/generators.hpp"
 #include "local/io/matrix_market.hpp"
@@ -100,6 +101,7 @@ struct SetupPhase {
   std::int64_t page_faults_sum = 0;        // ... summed over ranks
   std::vector<double> repeated_seconds;    // setups 2..N, slowest rank each
   std::vector<std::int64_t> repeated_page_faults_max;
+  std::vector<trace::StepTotal> last_trace;  // --trace: this rank's steps in the last setup
 };
 
 /// The figures that a deterministic setup reproduces: level sizes exactly, the eigen estimates
@@ -129,9 +131,11 @@ amg::DistAmg timed_setups(const dist::Communicator& comm, int setups, Build&& bu
   for (int k = 0; k < setups; ++k) {
     m.reset();
     comm.barrier();
+    trace::reset();
     const std::int64_t faults_before = host_page_faults();
     Stopwatch clock;
     m.emplace(build());
+    if (trace::enabled()) s.last_trace = trace::totals();
     const double seconds = slowest(comm, clock.seconds());
     const std::int64_t faults = host_page_faults() - faults_before;
     const std::int64_t faults_max = comm.allreduce(faults, dist::ReduceOp::max);
@@ -520,6 +524,7 @@ int run_distributed_amg(const dist::Communicator& comm, const DistributedAmgOpti
     first_stats = built_stats;
     if (product_stats) setup_products_json = product_times(comm, *product_stats);
   };
+  if (o.trace) trace::set_enabled(true);
   amg::DistAmg m = timed_setups(comm, o.setups, build, inspect, setup);
   const double setup_s = setup.seconds;
   const amg::HierarchyStats& stats = *first_stats;
@@ -538,6 +543,9 @@ int run_distributed_amg(const dist::Communicator& comm, const DistributedAmgOpti
                   nlohmann::json(setup.repeated_seconds).dump().c_str(),
                   nlohmann::json(setup.repeated_page_faults_max).dump().c_str());
   }
+  nlohmann::json trace_json;
+  if (o.trace)
+    trace_json = report_step_trace(comm, detail::concat("step trace of setup ", o.setups, " of ", o.setups), setup.last_trace);
   double resetup_s = 0;
   if (o.resetup) {
     comm.barrier();
@@ -587,6 +595,7 @@ int run_distributed_amg(const dist::Communicator& comm, const DistributedAmgOpti
          {"operator_complexity", stats.operator_complexity}, {"grid_complexity", stats.grid_complexity},
          {"nnz_ap", stats.nnz_ap}, {"setup_fom", setup_fom}, {"solve_fom", solve_fom},
          {"levels", static_cast<int>(stats.levels.size())}};
+  if (o.trace) out["setup_step_trace"] = {{"setup", o.setups}, {"steps", trace_json}};
   out["setup_page_faults"] = {{"max_rank", setup.page_faults_max}, {"all_ranks", setup.page_faults_sum}};
   out["host_heap"] = host_heap_pages();
   if (!setup.repeated_seconds.empty()) {

@@ -34,6 +34,7 @@ struct DistributedAmgOptions {
   bool cuda_graph = true;             // GPU solve: replay the cycle as a CUDA graph
   int setups = 1;                     // whole setups from scratch (the first is kept and reported, then repeats)
   int solves = 1;                     // timed solves from the same initial guess (first, then repeats)
+  bool trace = false;                 // print the host step trace of the last setup (local/core/step_trace.hpp)
   bool timeline = false;              // GPU solve: time the cycle's parts with CUDA events (no graph)
   std::string halo = "auto";          // GPU solve: halo route auto | nccl | peer | both (time each)
   std::vector<baselines::Baseline> compare;

@@ -18,6 +18,7 @@
 #include "drivers/common/dist_report.hpp"
 #include "drivers/common/dist_source.hpp"
 #include "drivers/common/driver_main.hpp"
+#include "drivers/common/trace_report.hpp"
 #include "drivers/product_check.hpp"
 #include "local/core/error.hpp"
 #include "local/reference/kernels.hpp"
@@ -113,15 +114,18 @@ struct ProductRun {
   double first_s = 0, numeric_s = 0;           // slowest rank; first: median whole product; numeric: median recompute
   std::vector<double> whole_s;                 // every timed whole product (slowest rank), the first first
   DeviceTimes device_first, device_recompute;  // this rank: first product; one recompute (mean)
+  std::vector<trace::StepTotal> last_trace;    // --trace: this rank's steps in the last whole product
 };
 
 /// One whole product (symbolic + numeric) timed, slowest rank.
 template <class Product>
 double time_whole_product(const dist::Communicator& comm, const DistMatrix& a, const DistMatrix& b,
-                          const LocalBackend& local) {
+                          const LocalBackend& local, std::vector<trace::StepTotal>& steps) {
   comm.barrier();
+  trace::reset();
   Stopwatch clock;
   const Product product(comm, a, b, local.multiply);
+  if (trace::enabled()) steps = trace::totals();
   return timed_max(comm, clock.seconds());
 }
 
@@ -136,15 +140,17 @@ ProductRun run_product(const dist::Communicator& comm, const DistMatrix& a, cons
   ProductRun run;
   run.backend = local.name;
   comm.barrier();
+  trace::reset();
   Stopwatch clock;
   Product product(comm, a, b, local.multiply);
+  if (trace::enabled()) run.last_trace = trace::totals();
   run.stats = product.stats();
   run.whole_s.push_back(timed_max(comm, clock.seconds()));
   run.device_first = local.so_far();
   run.numeric_s = time_recompute(comm, product, reps, a, b);
   run.device_recompute = local.so_far().per_call(run.device_first, reps);
   run.c = product.result();
-  for (int k = 1; k < whole_reps; ++k) run.whole_s.push_back(time_whole_product<Product>(comm, a, b, local));
+  for (int k = 1; k < whole_reps; ++k) run.whole_s.push_back(time_whole_product<Product>(comm, a, b, local, run.last_trace));
   run.first_s = median(run.whole_s);
   return run;
 }
@@ -400,12 +406,16 @@ int run_distributed_spgemm(const dist::Communicator& comm, const DistributedSpge
   print_shape(comm, o.op == "PtAP" ? "P" : "B", b);
 
   const bool on_device = o.backend == Backend::gpu;
+  if (o.trace) trace::set_enabled(true);
   std::vector<ProductRun> runs;  // the main run, then the cuSPARSE comparison
   runs.reserve(2);                // `run` stays valid
   runs.push_back(measure(comm, o, a, b, main_backend(comm, o), on_device));
   const ProductRun& run = runs.front();
   print_shape(comm, "C", run.c);
   const nlohmann::json report = report_run(comm, o, run, on_device);
+  if (o.trace)
+    out["step_trace"] = report_step_trace(
+        comm, detail::concat("step trace of whole product ", o.whole_reps, " of ", o.whole_reps), run.last_trace);
   out["time"] = report["time"];
   out["stats"] = report["stats"];
   out["local_spgemm"] = run.backend;

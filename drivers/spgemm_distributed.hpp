@@ -21,6 +21,7 @@ struct DistributedSpgemmOptions {
   std::string partition = "rows";
   int reps = 3;                  // numeric-only recomputations timed after the first product
   int whole_reps = 1;            // whole products (symbolic + numeric) timed; the median is reported
+  bool trace = false;            // print the host step trace of the last whole product
   bool check = false;
   Backend backend = Backend::host;  // gpu: local products on the rank's GPU (tile SpGEMM)
   std::string compare;              // "" or "cusparse" (gpu only): a second run, cuSPARSE local products

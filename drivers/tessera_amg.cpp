@@ -54,7 +54,7 @@ struct Options {
   int max_it = 500, block_size = 0, stagnation = 0, setups = 1, solves = 1;
   bool history = false, resetup = false, distributed = false;
   std::int64_t replicate_nnz = -1;  // distributed GPU solve (-1: the library default)
-  bool no_cuda_graph = false, timeline = false;
+  bool no_cuda_graph = false, timeline = false, trace = false;
   std::string halo = "auto";
   amg::AmgOptions amg;
 };
@@ -138,6 +138,9 @@ void add_options(CLI::App& app, Options& opt) {
                  "median of the others repeated_solve_seconds (the steady state: the first solve also captures "
                  "the cycle's CUDA graph)")
       ->check(CLI::PositiveNumber);
+  app.add_flag("--trace", opt.trace,
+               "distributed AMG: print the host wall-clock time of the setup's steps on every rank (the last of "
+               "--setups; MPI waits appear as mpi.* steps)");
   app.add_flag("--timeline", opt.timeline,
                "distributed GPU solve: time each level's products (A, R, P) and the replicated levels with CUDA "
                "events and print the device time per iteration of each (runs the cycle without a CUDA graph)");
@@ -216,6 +219,7 @@ int run_distributed(const dist::Communicator& comm, const Options& opt, const st
   d.setups = opt.setups;
   d.solves = opt.solves;
   d.timeline = opt.timeline;
+  d.trace = opt.trace;
   d.halo = opt.halo;
   nlohmann::json out;
   const int status = run_distributed_amg(comm, d, out);
@@ -373,8 +377,8 @@ int run(int argc, char** argv) {
   const std::vector<baselines::Baseline> compare = baselines::parse_baseline_list(opt.compare);  // fail fast
   const dist::Communicator comm;
   if (comm.size() > 1 || opt.distributed) return run_distributed(comm, opt, compare);
-  TESSERA_REQUIRE_INPUT(opt.setups == 1 && opt.solves == 1 && !opt.timeline,
-                        "--setups, --solves and --timeline apply to the distributed AMG (--distributed or several ranks)");
+  TESSERA_REQUIRE_INPUT(opt.setups == 1 && opt.solves == 1 && !opt.timeline && !opt.trace,
+                        "--setups, --solves, --timeline and --trace apply to the distributed AMG (--distributed or several ranks)");
 
   const Problem p = load_problem(opt, compare);
   const Backend backend = choose_backend(opt, p.use_cg);

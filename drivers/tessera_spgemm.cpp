@@ -40,7 +40,7 @@ namespace {
 struct Options {
   MatrixSource a, b, p;
   std::string op = "AA", precision = "fp64", backend = "auto", json, compare, path = "tc", partition = "rows";
-  bool check = false, drop_zeros = false, distributed = false;
+  bool check = false, drop_zeros = false, distributed = false, trace = false;
   int reps = 5, warmup = 1, whole_reps = 1;
   std::int64_t row_batches = -1;  // --row-batches: < 0 off (hash batches only on out-of-memory)
 };
@@ -109,6 +109,7 @@ int run_distributed(const dist::Communicator& comm, const Options& opt) {
   d.partition = opt.partition;
   d.reps = opt.reps;
   d.whole_reps = opt.whole_reps;
+  d.trace = opt.trace;
   d.check = opt.check;
   nlohmann::json out = {{"driver", "tessera-spgemm"}, {"op", opt.op}, {"precision", "fp64"},
                         {"backend", to_string(backend)}, {"A_source", opt.a.describe()}};
@@ -140,6 +141,9 @@ int run(int argc, char** argv) {
   app.add_option("--whole-reps", opt.whole_reps,
                  "distributed: whole products (symbolic + numeric) timed, median reported (default 1)")
       ->check(CLI::PositiveNumber);
+  app.add_flag("--trace", opt.trace,
+               "distributed: print the host wall-clock time of the last whole product's steps on every rank "
+               "(MPI waits appear as mpi.* steps)");
   app.add_option("--warmup", opt.warmup, "untimed warm-up runs")->check(CLI::NonNegativeNumber);
   app.add_option("--row-batches", opt.row_batches,
                  "GPU, fp64: also compute C with the hash SpGEMM in row batches of at most NNZ entries of C "
@@ -160,8 +164,8 @@ int run(int argc, char** argv) {
 
   dist::Communicator comm;
   if (comm.size() > 1 || opt.op == "PtAP" || opt.distributed) return run_distributed(comm, opt);
-  TESSERA_REQUIRE_INPUT(opt.whole_reps == 1, "--whole-reps times the distributed product (several ranks, --op PtAP "
-                        "or --distributed)");
+  TESSERA_REQUIRE_INPUT(opt.whole_reps == 1 && !opt.trace, "--whole-reps and --trace time the distributed product "
+                        "(several ranks, --op PtAP or --distributed)");
 
   Stopwatch load_clock;
   const Csr<double> a = load_matrix(opt.a, "A");

@@ -10,6 +10,7 @@
 #include "amg/dist/dist_aggregation.hpp"
 #include "amg/dist/dist_strength.hpp"
 #include "amg/hierarchy.hpp"
+#include "local/core/step_trace.hpp"
 
 namespace tessera::amg {
 
@@ -24,9 +25,15 @@ template <class Strength, class Aggregate>
 DistAggregates timed_graph_phases(SetupTimes& times, Strength&& strength, Aggregate&& aggregate) {
   using clock = std::chrono::steady_clock;
   const clock::time_point t0 = clock::now();
-  const auto graph = strength();
+  const auto graph = [&] {
+    TESSERA_TRACE_STEP("strength");
+    return strength();
+  }();
   const clock::time_point t1 = clock::now();
-  DistAggregates aggregates = aggregate(graph);
+  DistAggregates aggregates = [&] {
+    TESSERA_TRACE_STEP("aggregation");
+    return aggregate(graph);
+  }();
   times.strength += std::chrono::duration<double>(t1 - t0).count();
   times.aggregation += std::chrono::duration<double>(clock::now() - t1).count();
   return aggregates;

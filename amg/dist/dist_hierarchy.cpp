@@ -11,13 +11,15 @@
 #include "amg/dist/dist_tentative.hpp"
 #include "amg/prolongator_smoothing.hpp"
 #include "dist/transpose.hpp"
+#include "local/core/step_trace.hpp"
 
 namespace tessera::amg {
 namespace {
 
-/// Runs `phase`, adding its wall time to `seconds`.
+/// Runs `phase`, adding its wall time to `seconds` (and to the step trace, under `name`).
 template <class Phase>
-auto timed(double& seconds, Phase&& phase) {
+auto timed(const char* name, double& seconds, Phase&& phase) {
+  TESSERA_TRACE_STEP(name);
   struct Add {
     double& s;
     std::chrono::steady_clock::time_point t0 = std::chrono::steady_clock::now();
@@ -53,6 +55,7 @@ std::vector<std::int32_t> columns_in(const std::vector<std::int64_t>& all, const
 /// once, for a new pattern).
 dist::DistMatrix smoothed_blocks(const dist::DistMatrix& p_tent, const dist::DistMatrix& ap, const Vector& inv_diag,
                                  double omega) {
+  TESSERA_TRACE_STEP("merge");
   dist::DistMatrix p;
   p.row_partition = p_tent.row_partition;
   p.col_partition = p_tent.col_partition;
@@ -136,7 +139,7 @@ DistHierarchy::DistHierarchy(const dist::Communicator& comm, const dist::DistMat
       stop_reason = "no strong connections left to aggregate";
       break;
     }
-    DistTentative t = timed(fine.times.tentative, [&] {
+    DistTentative t = timed("tentative", fine.times.tentative, [&] {
       return dist_tentative_prolongator(comm, agg, fine.nodes, fine.a, fine.near_null);
     });
     if (t.p.global_cols() >= fine.a.global_rows()) {
@@ -175,7 +178,7 @@ void DistHierarchy::resetup(const dist::Communicator& comm, const dist::DistMatr
 }
 
 void DistHierarchy::setup_level_numeric(const dist::Communicator& comm, DistLevel& level) const {
-  timed(level.times.smoother, [&] {
+  timed("smoother", level.times.smoother, [&] {
     level.inv_diag = inverse_diagonal(level.a);
     level.eigen = eigen_estimator_(comm, level.a, level.inv_diag, options.eigen_iterations, options.eigen_safety);
     // The serial coefficient code on the owned rows over [owned | ghost] columns: row i's
@@ -189,7 +192,7 @@ void DistHierarchy::setup_level_numeric(const dist::Communicator& comm, DistLeve
 }
 
 dist::DistMatrix DistHierarchy::build_transfer(const dist::Communicator& comm, DistLevel& level, bool first_time) const {
-  timed(level.times.smoothing, [&] {
+  timed("prolongator_smoothing", level.times.smoothing, [&] {
     level.omega = options.smooth_prolongator ? prolongator_damping(level.eigen.safe) : 0.0;
     if (!options.smooth_prolongator) {
       level.p = level.p_tent;
@@ -214,7 +217,7 @@ dist::DistMatrix DistHierarchy::build_transfer(const dist::Communicator& comm, D
     level.r = dist::transpose(comm, level.p);  // one all-to-all; its pattern is fixed too
     return 0;
   });
-  return timed(level.times.galerkin, [&] {
+  return timed("galerkin", level.times.galerkin, [&] {
     if (first_time)
       level.galerkin = std::make_unique<dist::DistPtap>(comm, level.a, level.p, local_);
     else
@@ -232,7 +235,7 @@ void DistHierarchy::setup_coarsest(const dist::Communicator& comm) {
     return;
   }
   c.inv_diag = inverse_diagonal(c.a);
-  timed(c.times.coarse, [&] {
+  timed("coarse", c.times.coarse, [&] {
     coarse_operator = allgather_operator(comm, c.a);
     coarse.factor(coarse_operator);
     return 0;

@@ -1,10 +1,12 @@
 #include "amg/dist/dist_tentative.hpp"
 
 #include <algorithm>
+#include <optional>
 
 #include "amg/dist/dist_exchange.hpp"
 #include "amg/tentative_prolongator.hpp"
 #include "local/core/error.hpp"
+#include "local/core/step_trace.hpp"
 
 namespace tessera::amg {
 namespace {
@@ -49,6 +51,7 @@ DistTentative dist_tentative_prolongator(const dist::Communicator& comm, const D
   dist::throw_if_any_rank_failed(comm, error);
   std::vector<Member> members;
   std::vector<double> rows;
+  std::optional<trace::Step> step(std::in_place, "send_members");
   send_members(comm, agg, fine, a.row_begin(), b, members, rows);
 
   // Step 2: group the received members by owned aggregate, in global dof order. They arrive
@@ -67,6 +70,7 @@ DistTentative dist_tentative_prolongator(const dist::Communicator& comm, const D
     order[at[members[i].aggregate - first_aggregate]++] = static_cast<std::int64_t>(i);
   }
 
+  step.emplace("coarse_numbering");
   std::vector<std::int64_t> sizes(static_cast<std::size_t>(owned_aggregates));
   for (std::int64_t x = 0; x < owned_aggregates; ++x) sizes[x] = std::min<std::int64_t>(begin[x + 1] - begin[x], k);
   DistTentative out;
@@ -79,6 +83,7 @@ DistTentative dist_tentative_prolongator(const dist::Communicator& comm, const D
   const std::int64_t coarse_begin = coarse_rows.begin(comm.rank());
   out.coarse_vectors = DenseMatrix(out.coarse_nodes.ptr.back(), k, Layout::row_major, 0.0);
 
+  step.emplace("qr");
   std::vector<std::vector<QRow>> q_to(static_cast<std::size_t>(comm.size()));
   std::vector<std::vector<double>> q_values_to(q_to.size());
   std::vector<double> block, q, r;
@@ -99,9 +104,11 @@ DistTentative dist_tentative_prolongator(const dist::Communicator& comm, const D
       for (int j = 0; j < k; ++j) q_values_to[owner].push_back(j < c ? q[j * m + i] : 0.0);
     }
   }
+  step.emplace("return_q");
   const std::vector<QRow> q_rows = route(comm, q_to);
   const std::vector<double> q_values = route(comm, q_values_to);
 
+  step.emplace("rows");
   RowBlock p;
   p.global_rows = a.global_rows();
   p.global_cols = coarse_rows.global_rows();
@@ -118,6 +125,7 @@ DistTentative dist_tentative_prolongator(const dist::Communicator& comm, const D
       }
     p.row_ptr[d + 1] = p.nnz();
   }
+  step.emplace("assemble");
   out.p = dist::assemble(comm, p, a.row_partition, coarse_rows);
   return out;
 }

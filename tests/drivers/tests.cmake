@@ -41,6 +41,13 @@ foreach(n 1 2 3 4)
                       COMMAND ${_spgemm} --gen elasticity3d:6 --op PtAP --check --backend host
                       EXPECT_OUTPUT "check: .* PASS")
 endforeach()
+# --trace: rank 0 prints every rank's time of each step (3 ranks: 3 columns), under its caller.
+tessera_driver_test(driver.spgemm.PtAP.trace.np3 RANKS 3
+                    COMMAND ${_spgemm} --gen poisson3d:16 --op PtAP --backend host --whole-reps 2 --trace --check
+                    EXPECT_OUTPUT "step trace of whole product 2 of 2[^\n]*\n[^\n]*by rank\n.*\n  ptap\\.outer_product +1 +[0-9.]+ +[0-9.]+   [0-9.]+ [0-9.]+ [0-9.]+\n.*check: .* PASS")
+tessera_driver_test(driver.spgemm.trace_needs_distributed RANKS 1 EXPECT_EXIT 2
+                    COMMAND ${_spgemm} --gen poisson3d:8 --op AA --trace
+                    EXPECT_OUTPUT "--whole-reps and --trace time the distributed product")
 tessera_driver_test(driver.spgemm.AAT.file.np3 RANKS 3 COMMAND ${_spgemm} --A ${_mat}/bp_1200.mtx.gz --op AAT --check --backend host
                     EXPECT_OUTPUT "check: .* PASS")
 tessera_driver_test(driver.spgemm.fp16.range RANKS 1 EXPECT_EXIT 2
@@ -105,9 +112,12 @@ foreach(n 1 3)
                       COMMAND $<TARGET_FILE:tessera-amg> --gen poisson3d:12 --distributed --backend host --setups 3
                       EXPECT_OUTPUT "host page faults in the setup: [0-9]+ on the largest rank, [0-9]+ in all. host heap: [^\n]*pages \\([^\n]*\\)\nrepeated setups \\(2, [^\n]*same hierarchy\\): median [0-9.]+ s.*converged after")
 endforeach()
+tessera_driver_test(driver.amg.trace.np2 RANKS 2
+                    COMMAND $<TARGET_FILE:tessera-amg> --gen poisson3d:16 --distributed --backend host --setups 2 --trace
+                    EXPECT_OUTPUT "step trace of setup 2 of 2[^\n]*\n[^\n]*by rank\n.*\n  galerkin +[0-9]+ +[0-9.]+ +[0-9.]+   [0-9.]+ [0-9.]+\n.*\n  tentative +[0-9]+ +[0-9.]+ +[0-9.]+   [0-9.]+ [0-9.]+\n.*converged after")
 tessera_driver_test(driver.amg.setups_need_distributed RANKS 1 EXPECT_EXIT 2
                     COMMAND $<TARGET_FILE:tessera-amg> --gen poisson3d:8 --setups 2
-                    EXPECT_OUTPUT "--setups, --solves and --timeline apply to the distributed AMG")
+                    EXPECT_OUTPUT "--setups, --solves, --timeline and --trace apply to the distributed AMG")
 tessera_driver_test(driver.spmv.missing.np3 RANKS 3 EXPECT_EXIT 2 COMMAND ${_spmv} --A /nonexistent.mtx --backend host
                     EXPECT_OUTPUT "cannot open.*exit code 2")
 

@@ -6,3 +6,4 @@ tessera_add_test(test_reference_transpose_ptap SOURCES ${CMAKE_CURRENT_LIST_DIR}
 tessera_add_test(test_matrix_market SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_matrix_market.cpp LIBS ZLIB::ZLIB GTest::gmock)
 tessera_add_test(test_real_matrices SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_real_matrices.cpp LIBS ZLIB::ZLIB GTest::gmock)
 tessera_add_test(test_spmv_model SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_spmv_model.cpp)
+tessera_add_test(test_step_trace SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_step_trace.cpp)

@@ -1,0 +1,20 @@
+#pragma once
+// The step trace (local/core/step_trace.hpp) of every rank, printed by rank 0 as one line per
+// step: calls, and the seconds on the fastest rank, the slowest rank and rank by rank. A step
+// whose slowest rank spends much more than its fastest is where the ranks wait for each other;
+// an `mpi.*` step is time inside MPI (transfer and waiting for the other ranks).
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "dist/communicator.hpp"
+#include "local/core/step_trace.hpp"
+
+namespace tessera::driver {
+
+/// Collective; prints on rank 0 under `title` and returns the table as JSON (rank 0; null elsewhere).
+nlohmann::json report_step_trace(const dist::Communicator& comm, const std::string& title,
+                                 const std::vector<trace::StepTotal>& mine);
+
+}  // namespace tessera::driver
