@@ -524,8 +524,10 @@ int run_distributed_amg(const dist::Communicator& comm, const DistributedAmgOpti
     first_stats = built_stats;
     if (product_stats) setup_products_json = product_times(comm, *product_stats);
   };
-  if (o.trace) trace::set_enabled(true);
+  const bool tracing = agree_on_tracing(comm, o.trace);
+  trace::set_enabled(tracing);  // the setups only: the solves and re-setup run untraced
   amg::DistAmg m = timed_setups(comm, o.setups, build, inspect, setup);
+  trace::set_enabled(false);
   const double setup_s = setup.seconds;
   const amg::HierarchyStats& stats = *first_stats;
   const std::vector<int> active = m.active_ranks();  // collective
@@ -544,7 +546,7 @@ int run_distributed_amg(const dist::Communicator& comm, const DistributedAmgOpti
                   nlohmann::json(setup.repeated_page_faults_max).dump().c_str());
   }
   nlohmann::json trace_json;
-  if (o.trace)
+  if (tracing)
     trace_json = report_step_trace(comm, detail::concat("step trace of setup ", o.setups, " of ", o.setups), setup.last_trace);
   double resetup_s = 0;
   if (o.resetup) {
@@ -595,7 +597,7 @@ int run_distributed_amg(const dist::Communicator& comm, const DistributedAmgOpti
          {"operator_complexity", stats.operator_complexity}, {"grid_complexity", stats.grid_complexity},
          {"nnz_ap", stats.nnz_ap}, {"setup_fom", setup_fom}, {"solve_fom", solve_fom},
          {"levels", static_cast<int>(stats.levels.size())}};
-  if (o.trace) out["setup_step_trace"] = {{"setup", o.setups}, {"steps", trace_json}};
+  if (tracing) out["setup_step_trace"] = {{"setup", o.setups}, {"steps", trace_json}};
   out["setup_page_faults"] = {{"max_rank", setup.page_faults_max}, {"all_ranks", setup.page_faults_sum}};
   out["host_heap"] = host_heap_pages();
   if (!setup.repeated_seconds.empty()) {

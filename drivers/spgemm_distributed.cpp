@@ -406,14 +406,16 @@ int run_distributed_spgemm(const dist::Communicator& comm, const DistributedSpge
   print_shape(comm, o.op == "PtAP" ? "P" : "B", b);
 
   const bool on_device = o.backend == Backend::gpu;
-  if (o.trace) trace::set_enabled(true);
+  const bool tracing = agree_on_tracing(comm, o.trace);
   std::vector<ProductRun> runs;  // the main run, then the cuSPARSE comparison
   runs.reserve(2);                // `run` stays valid
+  trace::set_enabled(tracing);    // the main run only
   runs.push_back(measure(comm, o, a, b, main_backend(comm, o), on_device));
+  trace::set_enabled(false);
   const ProductRun& run = runs.front();
   print_shape(comm, "C", run.c);
   const nlohmann::json report = report_run(comm, o, run, on_device);
-  if (o.trace)
+  if (tracing)
     out["step_trace"] = report_step_trace(
         comm, detail::concat("step trace of whole product ", o.whole_reps, " of ", o.whole_reps), run.last_trace);
   out["time"] = report["time"];

@@ -43,7 +43,8 @@ void use_transparent_huge_pages(char** argv) {
   setenv("GLIBC_TUNABLES", tunables.c_str(), 1);
   setenv(kReexecMarker, "1", 1);
   execv("/proc/self/exe", argv);  // same process (PID, MPI launcher's environment), new heap settings
-  // Only reached if execv failed: go on with 4 KiB pages and an environment that says so.
+  // Only reached if execv failed: go on with 4 KiB pages and the environment as it was.
+  unsetenv(kReexecMarker);
   if (before.empty())
     unsetenv("GLIBC_TUNABLES");
   else

@@ -28,11 +28,17 @@ struct TreeOrder {
 constexpr double kShownSeconds = 5e-4;  // inner steps faster than this on every rank are not printed
 
 struct StepRow {
-  long long calls = 0;             // on the first rank that ran the step
-  std::vector<double> seconds;     // per rank; 0 where a rank never ran it
+  std::vector<long long> calls;    // per rank; 0 where a rank never ran the step
+  std::vector<double> seconds;     // per rank
 };
 
 }  // namespace
+
+bool agree_on_tracing(const dist::Communicator& comm, bool flag) {
+  const bool mine = flag || trace::enabled();
+  trace::set_enabled(false);
+  return comm.allreduce(static_cast<std::int64_t>(mine), dist::ReduceOp::max) != 0;
+}
 
 nlohmann::json report_step_trace(const dist::Communicator& comm, const std::string& title,
                                  const std::vector<trace::StepTotal>& mine) {
@@ -52,26 +58,36 @@ nlohmann::json report_step_trace(const dist::Communicator& comm, const std::stri
     double seconds = 0;
     while (std::getline(in, path, '\t') && in >> calls >> seconds && in.ignore(1)) {
       StepRow& row = rows[path];
-      if (row.seconds.empty()) row.seconds.assign(ranks, 0.0), row.calls = calls;
+      if (row.seconds.empty()) row.seconds.assign(ranks, 0.0), row.calls.assign(ranks, 0);
       row.seconds[r] = seconds;
+      row.calls[r] = calls;
     }
   }
   std::printf("%s (host wall-clock seconds per step, indented under the step it runs in, which includes it)\n",
               title.c_str());
   std::printf("  %-40s %8s %10s %10s   by rank\n", "step", "calls", "fastest", "slowest");
+  std::printf("  (calls: the most on any rank; fastest: among the ranks that ran the step; by rank: 0 = never ran it)\n");
   nlohmann::json out = nlohmann::json::array();
   int omitted = 0;
   for (const auto& [path, row] : rows) {
-    const auto [lo, hi] = std::minmax_element(row.seconds.begin(), row.seconds.end());
+    double fastest = 0, slowest = 0;
+    bool first = true;
+    for (std::size_t r = 0; r < ranks; ++r) {
+      if (row.calls[r] == 0) continue;
+      fastest = first ? row.seconds[r] : std::min(fastest, row.seconds[r]);
+      slowest = std::max(slowest, row.seconds[r]);
+      first = false;
+    }
+    const long long calls = *std::max_element(row.calls.begin(), row.calls.end());
     const std::size_t depth = static_cast<std::size_t>(std::count(path.begin(), path.end(), '/'));
-    out.push_back({{"step", path}, {"calls", row.calls}, {"seconds", row.seconds}});
-    if (depth > 0 && *hi < kShownSeconds) {
+    out.push_back({{"step", path}, {"calls", row.calls}, {"seconds", row.seconds}});  // per rank
+    if (depth > 0 && slowest < kShownSeconds) {
       ++omitted;
       continue;
     }
     const std::size_t leaf = path.rfind('/') == std::string::npos ? 0 : path.rfind('/') + 1;
     const std::string label = std::string(2 * depth, ' ') + path.substr(leaf);
-    std::printf("  %-40s %8lld %10.4f %10.4f  ", label.c_str(), row.calls, *lo, *hi);
+    std::printf("  %-40s %8lld %10.4f %10.4f  ", label.c_str(), calls, fastest, slowest);
     for (double s : row.seconds) std::printf(" %.4f", s);
     std::printf("\n");
   }

@@ -13,6 +13,12 @@
 
 namespace tessera::driver {
 
+/// Collective: whether to trace, the same answer on every rank (a rank's own answer could
+/// differ when TESSERA_TRACE is set on some ranks only, and the report's collectives would hang):
+/// `flag` (--trace) or TESSERA_TRACE on any rank. Leaves the trace off; the caller switches it
+/// on around what it measures.
+bool agree_on_tracing(const dist::Communicator& comm, bool flag);
+
 /// Collective; prints on rank 0 under `title` and returns the table as JSON (rank 0; null elsewhere).
 nlohmann::json report_step_trace(const dist::Communicator& comm, const std::string& title,
                                  const std::vector<trace::StepTotal>& mine);

@@ -47,10 +47,13 @@ Step::~Step() {
   if (!on_) return;
   const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
   State& s = state();
-  StepTotal& t = s.totals[s.path];
-  if (t.path.empty()) t.path = s.path;
-  ++t.calls;
-  t.seconds += seconds;
+  try {
+    StepTotal& t = s.totals[s.path];
+    if (t.path.empty()) t.path = s.path;
+    ++t.calls;
+    t.seconds += seconds;
+  } catch (...) {  // out of host memory: lose this record rather than terminate (destructors are noexcept)
+  }
   s.path.resize(parent_length_);
 }
 

@@ -1,7 +1,7 @@
 #pragma once
 // Opt-in wall-clock accounting of named host steps, per process: where a distributed setup's
 // time goes on each rank, without a profiler (the GPU machines have none for host code).
-// Off by default; a step costs one branch when off. Turned on by `set_enabled(true)` (the
+// Off by default; a step then costs a call and a branch. Turned on by `set_enabled(true)` (the
 // drivers' `--trace`) or the environment variable TESSERA_TRACE=1.
 //
 //   { TESSERA_TRACE_STEP("ptap.bucket"); ... }   // adds the scope's seconds to "ptap.bucket"
