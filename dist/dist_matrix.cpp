@@ -84,18 +84,6 @@ Csr<double> empty_block(std::int64_t rows, std::int64_t cols, std::int64_t entri
   return m;
 }
 
-// Row of the extended block: the owned entries local[begin, end), then the ghost entries from
-// nonlocal_begin to nonlocal's end, ghost g becoming column shift + g (extended_block's layout).
-void append_extended_row(const Csr<double>& local, std::int64_t begin, std::int64_t end, const Csr<double>& nonlocal,
-                         std::int64_t nonlocal_begin, std::int32_t shift, Csr<double>& ext) {
-  ext.col_idx.insert(ext.col_idx.end(), local.col_idx.begin() + begin, local.col_idx.begin() + end);
-  ext.values.insert(ext.values.end(), local.values.begin() + begin, local.values.begin() + end);
-  for (std::int64_t k = nonlocal_begin; k < nonlocal.nnz(); ++k) {
-    ext.col_idx.push_back(shift + nonlocal.col_idx[k]);
-    ext.values.push_back(nonlocal.values[k]);
-  }
-}
-
 // Calls f(global_col, value_position) for every entry of owned row r in global column order.
 template <class F>
 void for_each_in_row_order(const DistMatrix& a, std::int64_t r, F&& f) {
@@ -154,7 +142,7 @@ DistMatrix assemble(const Communicator& comm, const RowBlock& rows, const RowPar
 
 DistMatrix assemble_compact(const Communicator& comm, Csr<double> rows,
                             const std::vector<std::int64_t>& global_of, const RowPartition& row_partition,
-                            const RowPartition& col_partition, Csr<double>* extended) {
+                            const RowPartition& col_partition) {
   TESSERA_TRACE_STEP("assemble_compact");
   const int me = comm.rank();
   check_rank_counts(comm, row_partition, col_partition);
@@ -188,10 +176,6 @@ DistMatrix assemble_compact(const Communicator& comm, Csr<double> rows,
   // Split in place: owned entries move to the front of rows' own arrays (the write position
   // never passes the read position), which become the local block; ghost entries are copied.
   a.nonlocal = empty_block(rows.rows, static_cast<std::int64_t>(a.ghost_cols.size()), rows.nnz() - owned);
-  // The extended block [owned | ghost] is written in the same pass, while each row is in cache.
-  Csr<double>* ext = extended && !a.ghost_cols.empty() ? extended : nullptr;
-  if (ext) *ext = empty_block(rows.rows, (ce - cb) + static_cast<std::int64_t>(a.ghost_cols.size()), rows.nnz());
-  const auto ext_shift = static_cast<std::int32_t>(ce - cb);
   std::int64_t kept = 0, row_start = 0;
   for (std::int64_t r = 0; r < rows.rows; ++r) {
     const std::int64_t row_end = rows.row_ptr[r + 1];
@@ -206,10 +190,8 @@ DistMatrix assemble_compact(const Communicator& comm, Csr<double> rows,
       }
     }
     // rows.row_ptr[r] and nonlocal.row_ptr[r] already hold row r's split starts (set above).
-    if (ext) append_extended_row(rows, rows.row_ptr[r], kept, a.nonlocal, a.nonlocal.row_ptr[r], ext_shift, *ext);
     rows.row_ptr[r + 1] = kept;
     a.nonlocal.row_ptr[r + 1] = a.nonlocal.nnz();
-    if (ext) ext->row_ptr[r + 1] = ext->nnz();
     row_start = row_end;
   }
   rows.col_idx.resize(static_cast<std::size_t>(kept));
@@ -309,10 +291,6 @@ void fill_extended_values(const DistMatrix& a, Csr<double>& ext) {
     out = std::copy(a.nonlocal.values.begin() + a.nonlocal.row_ptr[r],
                     a.nonlocal.values.begin() + a.nonlocal.row_ptr[r + 1], out);
   }
-}
-
-std::int64_t extended_global_col(const DistMatrix& a, std::int64_t c) {
-  return c < a.local.cols ? a.col_begin() + c : a.ghost_cols[c - a.local.cols];
 }
 
 Csr<double> gather(const Communicator& comm, const DistMatrix& a, int root) {

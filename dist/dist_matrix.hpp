@@ -47,12 +47,10 @@ DistMatrix assemble(const Communicator& comm, const RowBlock& rows, const RowPar
 /// Collective. As assemble(), for rows whose columns index `global_of` (sorted, unique global
 /// columns): the compact output of a rank-local product, split without a detour through
 /// global indices; `rows`' storage becomes the local block (move it in). Ghosts are the outside
-/// columns some entry uses. With `extended`, and when the result has ghost columns, also
-/// *extended = extended_block(result), built in the same pass (left untouched without ghosts,
-/// where extended_block(result) is the local block).
+/// columns some entry uses.
 DistMatrix assemble_compact(const Communicator& comm, Csr<double> rows,
                             const std::vector<std::int64_t>& global_of, const RowPartition& row_partition,
-                            const RowPartition& col_partition, Csr<double>* extended = nullptr);
+                            const RowPartition& col_partition);
 /// Square operator: columns partitioned like rows.
 DistMatrix assemble(const Communicator& comm, const RowBlock& rows, const RowPartition& row_partition);
 
@@ -73,11 +71,10 @@ void set_values_in_row_order(DistMatrix& a, const std::vector<double>& values);
 
 /// The owned rows as one rank-local Csr over columns [owned columns | ghost columns]: owned
 /// column j stays j, ghost g becomes local.cols + g (each row stays sorted). This is the operand
-/// the local kernels of SpGEMM/PtAP see; extended_global_col maps its columns back.
+/// the local kernels of SpGEMM/PtAP see.
 Csr<double> extended_block(const DistMatrix& a);
 /// Refills the values of extended_block(a) after a value refresh of `a`.
 void fill_extended_values(const DistMatrix& a, Csr<double>& extended);
-std::int64_t extended_global_col(const DistMatrix& a, std::int64_t extended_col);
 
 /// Collective. The whole matrix at `root` (an empty Csr elsewhere); for checks and small
 /// problems only (global columns must fit int32).

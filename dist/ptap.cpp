@@ -29,20 +29,18 @@ struct RowBuckets {
   std::vector<Contribution> items;
 };
 
-// Without ghost columns a matrix's owned block is its extended block: no copy is made.
-bool has_ghosts(const DistMatrix& m) { return m.nonlocal.cols > 0; }
-
 }  // namespace
 
-DistPtap::DistPtap(const Communicator& comm, const DistMatrix& a, const DistMatrix& p, LocalSpgemm local)
-    : local_(std::move(local)), ap_(comm, a, p, local_, /*keep_extended_result=*/true) {
+DistPtap::DistPtap(const Communicator& comm, const DistMatrix& a, const DistMatrix& p, LocalSpgemm local,
+                   std::shared_ptr<Csr<double>> a_extended)
+    : local_(std::move(local)), ap_(comm, a, p, local_, std::move(a_extended)) {
   TESSERA_REQUIRE_INPUT(a.row_partition == p.row_partition, "ptap: A's row partition differs from P's");
   const auto t0 = Clock::now();
-  const DistMatrix& ap = ap_.result();
   std::optional<trace::Step> step(std::in_place, "ptap.transpose_p");
   transpose_p_once(p);
-  step.emplace("ptap.outer_product");
-  const Csr<double> t = outer_product(comm, ap);
+  step.reset();
+  const Csr<double> t = outer_product(comm);
+  const std::vector<std::int64_t>& global_col = ap_.compact_to_global();  // T's columns -> C's
   step.emplace("ptap.return_pattern");
   const std::int64_t n_own = p.local.cols;
   owned_partial_ = t.row_ptr[n_own];
@@ -56,7 +54,7 @@ DistPtap::DistPtap(const Communicator& comm, const DistMatrix& a, const DistMatr
   return_entries_ = back.expanded(send_lengths, recv_lengths);
   std::vector<std::int64_t> send_cols;
   send_cols.reserve(static_cast<std::size_t>(return_entries_.send_count()));
-  for (std::int64_t k = owned_partial_; k < t.nnz(); ++k) send_cols.push_back(extended_global_col(ap, t.col_idx[k]));
+  for (std::int64_t k = owned_partial_; k < t.nnz(); ++k) send_cols.push_back(global_col[t.col_idx[k]]);
   std::vector<std::int64_t> recv_cols(static_cast<std::size_t>(return_entries_.recv_count()));
   exchange(comm, return_entries_, sizeof(std::int64_t), send_cols.data(), recv_cols.data());
 
@@ -72,7 +70,7 @@ DistPtap::DistPtap(const Communicator& comm, const DistMatrix& a, const DistMatr
   std::vector<std::int64_t> at(buckets.row_ptr.begin(), buckets.row_ptr.end() - 1);
   for (std::int64_t r = 0; r < n_own; ++r)
     for (std::int64_t k = t.row_ptr[r]; k < t.row_ptr[r + 1]; ++k)
-      buckets.items[at[r]++] = Contribution{extended_global_col(ap, t.col_idx[k]), k};
+      buckets.items[at[r]++] = Contribution{global_col[t.col_idx[k]], k};
   for (std::size_t i = 0, e = 0; i < recv_lengths.size(); ++i)
     for (std::int64_t j = 0; j < recv_lengths[i]; ++j, ++e)
       buckets.items[at[p.halo.send_local[i]]++] =
@@ -116,10 +114,13 @@ DistPtap::DistPtap(const Communicator& comm, const DistMatrix& a, const DistMatr
   stats_.nnz = c_.nnz();
 }
 
-// As DistSpgemm::multiply: a local failure on one rank is agreed before the return exchanges.
-Csr<double> DistPtap::outer_product(const Communicator& comm, const DistMatrix& ap) const {
-  const Csr<double>& ap_ext = has_ghosts(ap) ? ap_.extended_result() : ap.local;
-  return call_collectively(comm, "ptap: local outer product", [&] { return local_(p_transposed_, ap_ext); });
+// AP's owned rows over compact columns, then T = P_own^T AP_own over the same columns; AP is
+// freed when T is formed. As in CompactSpgemm::multiply, a local failure on one rank is agreed
+// before the return exchanges.
+Csr<double> DistPtap::outer_product(const Communicator& comm) {
+  const Csr<double> ap = ap_.multiply(comm);
+  TESSERA_TRACE_STEP("ptap.outer_product");
+  return call_collectively(comm, "ptap: local outer product", [&] { return local_(p_transposed_, ap); });
 }
 
 // (P's owned rows over [owned | ghost] columns)^T once, by the counting sort of ref::transpose
@@ -180,17 +181,17 @@ std::vector<double> DistPtap::sum_contributions(const Csr<double>& t, const std:
 
 void DistPtap::recompute(const Communicator& comm, const DistMatrix& a, const DistMatrix& p) {
   // P^T's value map reads P's [local | nonlocal] values by position: both blocks' counts must
-  // be the symbolic phase's (ap_.recompute then checks A's, collectively too).
+  // be the symbolic phase's (ap_.refresh then checks A's, collectively too).
   const std::int64_t p_entries = std::int64_t(p_transposed_source_.size());
   throw_if_any_rank_failed(comm, p.local.nnz() == p_local_entries_ && p.nnz() == p_entries
                                      ? ""
                                      : detail::concat("ptap recompute: rank ", p.rank, " holds ", p.local.nnz(), " + ",
                                                       p.nonlocal.nnz(), " entries of P, the symbolic phase saw ",
                                                       p_local_entries_, " + ", p_entries - p_local_entries_));
-  ap_.recompute(comm, a, p);
+  ap_.refresh(comm, a, p);
   const auto t0 = Clock::now();
   refresh_p_transposed(p);
-  const Csr<double> t = outer_product(comm, ap_.result());
+  const Csr<double> t = outer_product(comm);
   TESSERA_ASSERT(t.row_ptr[p.local.cols] == owned_partial_ && t.nnz() - owned_partial_ == return_entries_.send_count(),
                  "the local outer product changed pattern between symbolic and numeric");
   set_values_in_row_order(c_, sum_contributions(t, received_contributions(comm, t)));

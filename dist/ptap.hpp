@@ -1,17 +1,23 @@
 #pragma once
 // Galerkin product C = P^T A P by the 1D hybrid of PETSc's scalable MPIAIJ PtAP and hypre:
-//   1. AP = A*P row-wise (DistSpgemm: remote rows of P fetched over A's halo).
+//   1. AP = A*P row-wise (CompactSpgemm: remote rows of P fetched over A's halo). AP is never
+//      assembled: its owned rows stay over the product's compact columns (sorted global ones).
 //   2. Local outer product T = P_own^T (AP)_own over this rank's rows: T's rows are P's owned
-//      columns plus P's ghost columns. Rows of T for ghost columns are partial rows of C owned
-//      elsewhere: they go back to their owners over P's halo plan run in reverse.
+//      columns plus P's ghost columns, its columns AP's compact ones. Rows of T for ghost
+//      columns are partial rows of C owned elsewhere: they go back to their owners over P's
+//      halo plan run in reverse.
 //   3. Each owner sums its own partial rows and the received ones into C (rows and columns
 //      partitioned like P's columns).
 // The symbolic phase fixes every pattern and the summation map; recompute() re-sends values
 // only and sums in the same order, so a refresh with the same values is bitwise identical.
 #include <cstdint>
+#include <memory>
 #include <vector>
 
-#include "dist/spgemm.hpp"
+#include "dist/compact_spgemm.hpp"
+#include "dist/dist_matrix.hpp"
+#include "dist/halo_plan.hpp"
+#include "dist/stats.hpp"
 
 namespace tessera::dist {
 
@@ -19,17 +25,19 @@ class Communicator;
 
 class DistPtap {
  public:
-  /// Collective. A square on P's row partition; P rectangular allowed.
-  DistPtap(const Communicator& comm, const DistMatrix& a, const DistMatrix& p, LocalSpgemm local = host_local_spgemm);
+  /// Collective. A square on P's row partition; P rectangular allowed. `a_extended`: see
+  /// CompactSpgemm (A's extended block shared with another product of A, or null).
+  DistPtap(const Communicator& comm, const DistMatrix& a, const DistMatrix& p, LocalSpgemm local = host_local_spgemm,
+           std::shared_ptr<Csr<double>> a_extended = nullptr);
   /// Collective: new values of A and P (same patterns) -> new values of C.
   void recompute(const Communicator& comm, const DistMatrix& a, const DistMatrix& p);
 
   const DistMatrix& result() const { return c_; }
   const DistStats& stats() const { return stats_; }
   /// The symbolic result, for device numeric phases (dist/cuda/device_dist_ptap.hpp): the AP
-  /// product, the return traffic of T's ghost-row entries, the count of T's entries in owned
+  /// product (T's right operand is its output as it is), the return traffic of T's ghost-row entries, the count of T's entries in owned
   /// rows, and contribution i -> row-order index of result()'s values (summed in i order).
-  const DistSpgemm& ap_product() const { return ap_; }
+  const CompactSpgemm& ap_product() const { return ap_; }
   const ExchangePattern& return_pattern() const { return return_entries_; }
   std::int64_t owned_partial_entries() const { return owned_partial_; }
   const std::vector<std::int64_t>& contribution_targets() const { return target_; }
@@ -38,12 +46,12 @@ class DistPtap {
   // Collective: throws on every rank if one fails.
   void transpose_p_once(const DistMatrix& p);
   void refresh_p_transposed(const DistMatrix& p);
-  Csr<double> outer_product(const Communicator& comm, const DistMatrix& ap) const;
+  Csr<double> outer_product(const Communicator& comm);
   std::vector<double> received_contributions(const Communicator& comm, const Csr<double>& t) const;
   std::vector<double> sum_contributions(const Csr<double>& t, const std::vector<double>& received) const;
 
   LocalSpgemm local_;
-  DistSpgemm ap_;
+  CompactSpgemm ap_;
   Csr<double> p_transposed_;      // (P's owned rows over [owned | ghost] columns)^T
   std::vector<std::int64_t> p_transposed_source_;  // its entry k <- P's value k of [local | nonlocal]
   std::int64_t p_local_entries_ = 0;                // P's local-block entries at the symbolic phase

@@ -12,6 +12,7 @@ target_sources(tessera_dist PUBLIC FILE_SET HEADERS BASE_DIRS ${PROJECT_SOURCE_D
   ${CMAKE_CURRENT_LIST_DIR}/stats.hpp
   ${CMAKE_CURRENT_LIST_DIR}/spmv.hpp
   ${CMAKE_CURRENT_LIST_DIR}/remote_rows.hpp
+  ${CMAKE_CURRENT_LIST_DIR}/compact_spgemm.hpp
   ${CMAKE_CURRENT_LIST_DIR}/spgemm.hpp
   ${CMAKE_CURRENT_LIST_DIR}/transpose.hpp
   ${CMAKE_CURRENT_LIST_DIR}/ptap.hpp)
@@ -27,6 +28,7 @@ target_sources(tessera_dist PRIVATE
   ${CMAKE_CURRENT_LIST_DIR}/stats.cpp
   ${CMAKE_CURRENT_LIST_DIR}/spmv.cpp
   ${CMAKE_CURRENT_LIST_DIR}/remote_rows.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/compact_spgemm.cpp
   ${CMAKE_CURRENT_LIST_DIR}/spgemm.cpp
   ${CMAKE_CURRENT_LIST_DIR}/transpose.cpp
   ${CMAKE_CURRENT_LIST_DIR}/ptap.cpp)
@@ -47,6 +49,7 @@ if(TESSERA_HAVE_CUDA)
     # Device-resident numeric phases of DistSpgemm / DistPtap (issue 5): symbolic on the host
     # once, then value gathers, values-only NCCL exchanges and the tile SpGEMM on the device.
     ${CMAKE_CURRENT_LIST_DIR}/cuda/value_maps.hpp
+    ${CMAKE_CURRENT_LIST_DIR}/cuda/device_compact_spgemm.hpp
     ${CMAKE_CURRENT_LIST_DIR}/cuda/device_dist_spgemm.hpp
     ${CMAKE_CURRENT_LIST_DIR}/cuda/device_dist_ptap.hpp)
   target_sources(tessera_dist PRIVATE
@@ -59,6 +62,7 @@ if(TESSERA_HAVE_CUDA)
     ${CMAKE_CURRENT_LIST_DIR}/cuda/device_spmv.cu
     ${CMAKE_CURRENT_LIST_DIR}/cuda/device_local_spgemm.cpp
     ${CMAKE_CURRENT_LIST_DIR}/cuda/value_maps.cu
+    ${CMAKE_CURRENT_LIST_DIR}/cuda/device_compact_spgemm.cpp
     ${CMAKE_CURRENT_LIST_DIR}/cuda/device_dist_spgemm.cpp
     ${CMAKE_CURRENT_LIST_DIR}/cuda/device_dist_ptap.cpp)
   target_link_libraries(tessera_dist PUBLIC CUDA::cudart)

@@ -1,15 +1,10 @@
 #include "dist/spgemm.hpp"
 
-#include <algorithm>
 #include <chrono>
-#include <climits>
-#include <optional>
 
-#include "dist/collective_call.hpp"
 #include "dist/communicator.hpp"
 #include "local/core/error.hpp"
 #include "local/core/step_trace.hpp"
-#include "local/reference/kernels.hpp"
 
 namespace tessera::dist {
 
@@ -18,166 +13,28 @@ namespace {
 using Clock = std::chrono::steady_clock;
 double seconds_since(Clock::time_point t0) { return std::chrono::duration<double>(Clock::now() - t0).count(); }
 
-// The columns of B this rank touches (its owned rows and the received rows), sorted: the compact
-// column space of the local product. The owned column range is marked in a direct index; only
-// the few columns outside it (B's ghosts, received columns) are sorted and searched.
-class CompactColumns {
- public:
-  CompactColumns(const DistMatrix& b, const std::vector<std::int64_t>& remote_cols)
-      : begin_(b.col_begin()),
-        end_(b.col_begin() + b.local.cols),
-        of_owned_(static_cast<std::size_t>(b.local.cols), -1) {
-    for (std::int32_t c : b.local.col_idx) of_owned_[c] = 0;
-    // Outside columns: B's ghosts that an entry uses, and received columns outside the range.
-    std::vector<char> ghost_used(b.ghost_cols.size(), 0);
-    for (std::int32_t g : b.nonlocal.col_idx) ghost_used[g] = 1;
-    for (std::size_t g = 0; g < ghost_used.size(); ++g)
-      if (ghost_used[g]) outside_.push_back(b.ghost_cols[g]);
-    for (std::int64_t c : remote_cols) {
-      if (c >= begin_ && c < end_)
-        of_owned_[c - begin_] = 0;
-      else
-        outside_.push_back(c);
-    }
-    std::sort(outside_.begin(), outside_.end());
-    outside_.erase(std::unique(outside_.begin(), outside_.end()), outside_.end());
-    left_ = std::lower_bound(outside_.begin(), outside_.end(), begin_) - outside_.begin();
-    global_.reserve(outside_.size() + of_owned_.size());
-    global_.insert(global_.end(), outside_.begin(), outside_.begin() + left_);
-    for (std::size_t j = 0; j < of_owned_.size(); ++j) {
-      if (of_owned_[j] < 0) continue;
-      of_owned_[j] = static_cast<std::int32_t>(global_.size());
-      global_.push_back(begin_ + static_cast<std::int64_t>(j));
-    }
-    touched_owned_ = static_cast<std::int64_t>(global_.size()) - left_;
-    global_.insert(global_.end(), outside_.begin() + left_, outside_.end());
-  }
-
-  /// Compact index -> global column, increasing.
-  std::vector<std::int64_t>& global() { return global_; }
-  /// Global column (one this rank touches) -> compact index.
-  std::int32_t operator()(std::int64_t c) const {
-    if (c >= begin_ && c < end_) return of_owned_[c - begin_];
-    const std::int64_t i = std::lower_bound(outside_.begin(), outside_.end(), c) - outside_.begin();
-    return static_cast<std::int32_t>(i < left_ ? i : i + touched_owned_);
-  }
-  std::int32_t owned(std::int32_t local_col) const { return of_owned_[local_col]; }
-
- private:
-  std::int64_t begin_, end_;               // B's owned column range
-  std::vector<std::int32_t> of_owned_;     // owned column - begin_ -> compact (-1: untouched)
-  std::vector<std::int64_t> outside_;      // touched columns outside [begin_, end_), sorted
-  std::int64_t left_ = 0;                  // outside_ entries left of begin_
-  std::int64_t touched_owned_ = 0;
-  std::vector<std::int64_t> global_;
-};
-
-// B's owned rows then the received rows, over compact columns (B's row order is global column
-// order, and the compact numbering is monotone, so each row stays sorted).
-std::vector<std::int32_t> compact_b_columns(const DistMatrix& b, const RemoteRows& remote,
-                                            const CompactColumns& compact) {
-  std::vector<std::int32_t> cols;
-  cols.reserve(static_cast<std::size_t>(b.nnz()) + remote.cols().size());
-  std::vector<std::int32_t> ghost(b.ghost_cols.size());
-  for (std::size_t g = 0; g < ghost.size(); ++g) ghost[g] = compact(b.ghost_cols[g]);
-  for (std::int64_t r = 0; r < b.owned_rows(); ++r) {
-    std::int64_t k = b.nonlocal.row_ptr[r];
-    const std::int64_t nonlocal_end = b.nonlocal.row_ptr[r + 1];
-    for (; k < nonlocal_end && b.ghost_cols[b.nonlocal.col_idx[k]] < b.col_begin(); ++k)
-      cols.push_back(ghost[b.nonlocal.col_idx[k]]);
-    for (std::int64_t j = b.local.row_ptr[r]; j < b.local.row_ptr[r + 1]; ++j)
-      cols.push_back(compact.owned(b.local.col_idx[j]));
-    for (; k < nonlocal_end; ++k) cols.push_back(ghost[b.nonlocal.col_idx[k]]);
-  }
-  for (std::int64_t c : remote.cols()) cols.push_back(compact(c));
-  return cols;
-}
-
 }  // namespace
 
-Csr<double> host_local_spgemm(const Csr<double>& a, const Csr<double>& b) {
-  return ref::spgemm(a, b, ref::SpgemmOptions{true});
-}
-
-DistSpgemm::DistSpgemm(const Communicator& comm, const DistMatrix& a, const DistMatrix& b, LocalSpgemm local,
-                       bool keep_extended_result)
-    : local_(std::move(local)) {
-  // Partitions are replicated, so this check fails on every rank alike.
-  TESSERA_REQUIRE_INPUT(a.col_partition == b.row_partition, "spgemm: A's column partition (", a.global_cols(),
-                        " columns) differs from B's row partition (", b.global_rows(), " rows)");
-  auto t0 = Clock::now();
-  {
-    TESSERA_TRACE_STEP("spgemm.remote_rows");
-    remote_ = RemoteRows(comm, b, a.halo);
-  }
-  stats_ = DistStats{};
-  stats_.remote_row_bytes = remote_.symbolic_bytes();
-  stats_.exchange_seconds = seconds_since(t0);
-
-  t0 = Clock::now();
-  std::optional<trace::Step> step(std::in_place, "spgemm.compact_columns");
-  CompactColumns compact(b, remote_.cols());
-  compact_to_global_ = std::move(compact.global());
-  throw_if_any_rank_failed(comm, compact_to_global_.size() <= INT32_MAX
-                                     ? ""
-                                     : detail::concat("spgemm: rank ", comm.rank(), " touches ", compact_to_global_.size(),
-                                                      " columns of B, beyond the int32 local index; use more ranks"));
-  step.emplace("spgemm.extended_blocks");
-  b_ext_ = Csr<double>::empty(b.owned_rows() + remote_.rows(), static_cast<std::int64_t>(compact_to_global_.size()));
-  for (std::int64_t r = 0; r < b.owned_rows(); ++r) b_ext_.row_ptr[r + 1] = row_order_offset(b, r + 1);
-  for (std::int64_t r = 0; r < remote_.rows(); ++r)
-    b_ext_.row_ptr[b.owned_rows() + r + 1] = b.nnz() + remote_.row_ptr()[r + 1];
-  b_ext_.col_idx = compact_b_columns(b, remote_, compact);
-  a_ext_ = extended_block(a);
-  fill_b_values(b);
-
-  b_entries_ = b.nnz();
-  step.emplace("spgemm.local_product");
-  Csr<double> product = multiply(comm);
-  step.emplace("spgemm.assemble");
-  c_ = assemble_compact(comm, std::move(product), compact_to_global_, a.row_partition, b.col_partition,
-                        keep_extended_result ? &c_ext_ : nullptr);
-  step.reset();
-  stats_.compute_seconds = seconds_since(t0);
-  stats_.rows = c_.owned_rows();
-  stats_.nnz = c_.nnz();
-}
-
-void DistSpgemm::fill_b_values(const DistMatrix& b) {
-  // The compact renumbering is monotone, so row order of B is B_ext's entry order.
-  b_ext_.values.resize(static_cast<std::size_t>(b.nnz()) + remote_.values().size());
-  copy_values_in_row_order(b, b_ext_.values.data());
-  std::copy(remote_.values().begin(), remote_.values().end(), b_ext_.values.begin() + b.nnz());
-}
-
-// The local kernel may throw on this rank alone (device out of memory, cuSPARSE failure):
-// agree before the next collective (assemble, the next refresh) so no rank is left waiting.
-Csr<double> DistSpgemm::multiply(const Communicator& comm) {
-  return call_collectively(comm, "spgemm: local product", [&] { return local_(a_ext_, b_ext_); });
+DistSpgemm::DistSpgemm(const Communicator& comm, const DistMatrix& a, const DistMatrix& b, LocalSpgemm local)
+    : product_(comm, a, b, std::move(local)) {
+  const auto t0 = Clock::now();
+  Csr<double> rows = product_.multiply(comm);
+  TESSERA_TRACE_STEP("spgemm.assemble");
+  c_ = assemble_compact(comm, std::move(rows), product_.compact_to_global(), a.row_partition, b.col_partition);
+  finish_stats(product_.stats(), seconds_since(t0));
 }
 
 void DistSpgemm::recompute(const Communicator& comm, const DistMatrix& a, const DistMatrix& b) {
-  std::string changed;
-  if (a.nnz() != a_ext_.nnz())
-    changed = detail::concat("spgemm recompute: rank ", a.rank, " holds ", a.nnz(), " entries of A, the symbolic phase saw ",
-                             a_ext_.nnz());
-  else if (b.nnz() != b_entries_)
-    changed = detail::concat("spgemm recompute: rank ", b.rank, " holds ", b.nnz(), " entries of B, the symbolic phase saw ",
-                             b_entries_);
-  throw_if_any_rank_failed(comm, changed);
-  stats_ = DistStats{};
-  auto t0 = Clock::now();
-  remote_.refresh_values(comm, b);
-  stats_.remote_row_bytes = remote_.numeric_bytes();
-  stats_.exchange_seconds = seconds_since(t0);
-  t0 = Clock::now();
-  fill_extended_values(a, a_ext_);
-  fill_b_values(b);
-  const Csr<double> product = multiply(comm);
-  TESSERA_ASSERT(product.nnz() == c_.nnz(), "the local product changed pattern between symbolic and numeric");
-  set_values_in_row_order(c_, product.values);
-  if (c_ext_.nnz() > 0) fill_extended_values(c_, c_ext_);
-  stats_.compute_seconds = seconds_since(t0);
+  product_.refresh(comm, a, b);
+  const auto t0 = Clock::now();
+  // The product's entries are C's in row order (the compact numbering is monotone).
+  set_values_in_row_order(c_, product_.multiply(comm).values);
+  finish_stats(product_.stats(), seconds_since(t0));
+}
+
+void DistSpgemm::finish_stats(const DistStats& from_product, double seconds) {
+  stats_ = from_product;
+  stats_.compute_seconds += seconds;
   stats_.rows = c_.owned_rows();
   stats_.nnz = c_.nnz();
 }

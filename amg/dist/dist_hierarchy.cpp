@@ -219,7 +219,10 @@ dist::DistMatrix DistHierarchy::build_transfer(const dist::Communicator& comm, D
   });
   return timed("galerkin", level.times.galerkin, [&] {
     if (first_time)
-      level.galerkin = std::make_unique<dist::DistPtap>(comm, level.a, level.p, local_);
+      // A*P_tent's copy of A in [owned | ghost] form serves A*P too.
+      level.galerkin = std::make_unique<dist::DistPtap>(
+          comm, level.a, level.p, local_,
+          level.a_times_p_tent ? level.a_times_p_tent->compact().shared_a_extended() : nullptr);
     else
       level.galerkin->recompute(comm, level.a, level.p);
     return level.galerkin->result();

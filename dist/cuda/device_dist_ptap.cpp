@@ -45,13 +45,11 @@ void summation_plan(const DistPtap& symbolic, const std::vector<std::int64_t>& s
 DeviceDistPtap::DeviceDistPtap(DeviceContext& ctx, const DistPtap& symbolic, const DistMatrix& a, const DistMatrix& p)
     : ctx_(ctx),
       ap_(ctx, symbolic.ap_product(), a, p),
-      ap_values_(static_cast<std::size_t>(symbolic.ap_product().result().nnz()), ctx.compute()),
       a_nnz_(a.nnz()),
       p_nnz_(p.nnz()),
       c_local_nnz_(symbolic.result().local.nnz()),
       c_nonlocal_nnz_(symbolic.result().nonlocal.nnz()),
       p_transposed_(ref::transpose(tagged_extended(p)), ctx.compute()),
-      ap_ext_(tagged_extended(symbolic.ap_product().result()), ctx.compute()),
       outer_({}, ctx.compute()),
       back_(symbolic.return_pattern()) {
   const cudaStream_t s = ctx.compute();
@@ -60,7 +58,7 @@ DeviceDistPtap::DeviceDistPtap(DeviceContext& ctx, const DistPtap& symbolic, con
   multiplies_ = t_nnz > 0;
   std::vector<std::int64_t> tile_of;
   if (multiplies_) {
-    outer_.symbolic(p_transposed_.tiles, ap_ext_.tiles, t_);
+    outer_.symbolic(p_transposed_.tiles, ap_.product(), t_);
     TESSERA_ASSERT(t_.nnz == t_nnz, "the tile outer product found ", t_.nnz, " entries, the host symbolic phase ", t_nnz);
     tile_of = csr_to_tile_positions(t_, s);  // T's CSR order is the host's contribution order
   }
@@ -81,19 +79,13 @@ DeviceDistPtap::DeviceDistPtap(DeviceContext& ctx, const DistPtap& symbolic, con
   TESSERA_CUDA_CHECK(cudaStreamSynchronize(s));
 }
 
-ValueSources DeviceDistPtap::ap_values() const {
-  return ValueSources().add(ap_values_.data(), static_cast<std::int64_t>(ap_values_.size()));
-}
-
 void DeviceDistPtap::recompute(DeviceDistMatrix& a, DeviceDistMatrix& p, DeviceDistMatrix& c) {
   require_planned_counts(ctx_.comm(), "DeviceDistPtap::recompute", "A and P", a, p, c,
                          PlannedCounts{a_nnz_, p_nnz_, c_local_nnz_, c_nonlocal_nnz_});
   const cudaStream_t compute = ctx_.compute(), exchange = ctx_.exchange();
-  const std::int64_t ap_local = ap_.c_local_nnz();
-  ap_.recompute(matrix_values(a), matrix_values(p), ValueTargets{ap_values_.data(), ap_local, ap_values_.data() + ap_local});
+  ap_.recompute(matrix_values(a), matrix_values(p));
   p_transposed_.refresh(matrix_values(p), compute);
-  ap_ext_.refresh(ap_values(), compute);
-  if (multiplies_) outer_.numeric(p_transposed_.tiles, ap_ext_.tiles, t_);
+  if (multiplies_) outer_.numeric(p_transposed_.tiles, ap_.product(), t_);
   const bool exchanges = back_.send_count() > 0 || back_.recv_count() > 0;
   if (exchanges) {
     ctx_.exchange_after_compute();  // T is written on compute

@@ -2,8 +2,9 @@
 // DeviceDistPtap: the numeric phase of dist::DistPtap resident on the rank's GPU (built only
 // with CUDA). On the host DistPtap's symbolic result, a recompute on new values of A and P
 // (same patterns) runs on the device:
-//   AP = A*P                 DeviceDistSpgemm (values-only NCCL exchange of P's remote rows)
-//   T  = P_own^T (AP)_own    value gathers into kept tile operands, TileSpgemm::numeric
+//   AP = A*P                 DeviceCompactSpgemm (values-only NCCL exchange of P's remote
+//                            rows); AP stays in its tile form over compact columns
+//   T  = P_own^T (AP)_own    a value gather into P^T's tiles, TileSpgemm::numeric on AP as is
 //   T's ghost-row entries -> their owners, values only, over the fixed return pattern (NCCL)
 //   C  = sum of the contributions per entry, in the host's fixed order: a precomputed
 //        per-entry list and a sequential segmented sum (no atomics), so the sum is bitwise the
@@ -15,7 +16,8 @@
 //   galerkin.recompute(da, dp, dc);                   // dc: DeviceDistMatrix(symbolic.result())
 #include <cstdint>
 
-#include "dist/cuda/device_dist_spgemm.hpp"
+#include "dist/cuda/device_compact_spgemm.hpp"
+#include "dist/cuda/device_dist_matrix.hpp"
 #include "dist/ptap.hpp"
 
 namespace tessera::dist::gpu {
@@ -37,13 +39,10 @@ class DeviceDistPtap {
   std::int64_t pushed_tiles() const { return ap_.info().push_tiles + outer_.info().push_tiles; }
 
  private:
-  ValueSources ap_values() const;
-
   DeviceContext& ctx_;
-  DeviceDistSpgemm ap_;
-  tessera::cuda::DeviceBuffer<double> ap_values_;  // AP's owned values: local, then non-local
+  DeviceCompactSpgemm ap_;
   std::int64_t a_nnz_ = 0, p_nnz_ = 0, c_local_nnz_ = 0, c_nonlocal_nnz_ = 0;
-  TiledOperand p_transposed_, ap_ext_;  // sources: P's values; AP's values
+  TiledOperand p_transposed_;           // sources: P's values
   bool multiplies_ = false;             // false when T is empty on this rank
   tessera::cuda::TileSpgemm<double> outer_;
   tessera::cuda::DeviceTileMatrix<double> t_;

@@ -1,5 +1,5 @@
 // Direct tests of assemble_compact (a rank-local compact product split into owned and ghost
-// blocks, with the optional [owned | ghost] block and every bad-input path) and of the row-order
+// blocks, their [owned | ghost] extended block, and every bad-input path) and of the row-order
 // accessors copy_values_in_row_order, row_order_offset and append_row_in_row_order.
 // The reference is the global matrix built serially: a rank's rows read off it are its entries
 // in row order (global column order), and each entry is owned or a ghost by its column alone.
@@ -161,14 +161,6 @@ void expect_row_order(const DistMatrix& d, const Expected& want) {
   EXPECT_EQ(values_only, with_prefix(-0.5, want.values_in_row_order));
 }
 
-/// A marker in `extended`: assemble_compact must leave it alone when there are no ghosts.
-Csr<double> untouched_marker() {
-  Csr<double> m = Csr<double>::empty(2, 3);
-  push_entry(m, 2, -7.0);
-  m.row_ptr = {0, 1, 1};
-  return m;
-}
-
 /// assemble_compact of this rank's rows of `a` (listing unused columns with probability
 /// `spare`) against the serial split, the extended block, the halo, the row-order accessors and
 /// assemble() of the same rows.
@@ -178,8 +170,7 @@ void check_assembly(const Communicator& comm, const Csr<double>& a, const RowPar
   CompactRows in = compact_rows(a, rows.begin(me), rows.end(me), spare, seed);
   const CompactRows copy = in;
   const std::int32_t* storage = in.rows.col_idx.data();
-  Csr<double> extended = untouched_marker();
-  const DistMatrix d = assemble_compact(comm, std::move(in.rows), in.global_of, rows, cols, &extended);
+  const DistMatrix d = assemble_compact(comm, std::move(in.rows), in.global_of, rows, cols);
   const Expected want = expected_on_rank(a, rows, cols, me);
   EXPECT_EQ(d.rank, me);
   EXPECT_EQ(d.row_partition, rows);
@@ -187,20 +178,12 @@ void check_assembly(const Communicator& comm, const Csr<double>& a, const RowPar
   EXPECT_EQ(d.ghost_cols, want.ghost_cols);
   expect_same_csr(d.local, want.local, "local block");
   expect_same_csr(d.nonlocal, want.nonlocal, "non-local block");
-  if (want.ghost_cols.empty()) {
-    EXPECT_TRUE(extended == untouched_marker()) << "extended written although there are no ghosts";
-  } else {
-    expect_same_csr(extended, want.extended, "extended block");
-    expect_same_csr(extended, extended_block(d), "extended block vs extended_block()");
-  }
+  expect_same_csr(extended_block(d), want.extended, "extended block");
   if (copy.rows.nnz() > 0) EXPECT_EQ(d.local.col_idx.data(), storage) << "rows' storage not reused";
   expect_halo_brings_ghosts(comm, d);
   expect_row_order(d, want);
 
-  // Without `extended` the blocks are the same, and assemble() of the same rows agrees.
-  const DistMatrix plain = assemble_compact(comm, copy.rows, copy.global_of, rows, cols);
-  expect_same_csr(plain.local, d.local, "local block without extended");
-  expect_same_csr(plain.nonlocal, d.nonlocal, "non-local block without extended");
+  // assemble() of the same rows agrees.
   const DistMatrix direct = testing::distribute(comm, a, rows, cols);
   EXPECT_EQ(direct.ghost_cols, d.ghost_cols);
   expect_same_csr(direct.local, d.local, "local block vs assemble()");
@@ -418,7 +401,7 @@ TEST(AssembleCompactInput, PartitionOverAnotherRankCount) {
 
 /// Rank 0 owns `owned` columns and (with 2+ ranks) its first row uses `ghosts` columns of rank
 /// 1; the other ranks own 8 columns each and have empty rows. Nothing is O(columns).
-DistMatrix assemble_wide(const Communicator& comm, std::int64_t owned, std::int64_t ghosts, Csr<double>* extended) {
+DistMatrix assemble_wide(const Communicator& comm, std::int64_t owned, std::int64_t ghosts) {
   const int ranks = comm.size(), me = comm.rank();
   std::vector<std::int64_t> col_offsets{0, owned};
   for (int r = 1; r < ranks; ++r) col_offsets.push_back(owned + 8 * r);
@@ -433,7 +416,7 @@ DistMatrix assemble_wide(const Communicator& comm, std::int64_t owned, std::int6
     for (std::size_t c = 0; c < global_of.size(); ++c) push_entry(block, static_cast<std::int64_t>(c), 1.0 + c);
     std::fill(block.row_ptr.begin() + 1, block.row_ptr.end(), block.nnz());
   }
-  return assemble_compact(comm, std::move(block), global_of, rows, cols, extended);
+  return assemble_compact(comm, std::move(block), global_of, rows, cols);
 }
 
 TEST(AssembleCompactInput, OwnedPlusGhostColumnsMustFitInt32) {
@@ -444,12 +427,11 @@ TEST(AssembleCompactInput, OwnedPlusGhostColumnsMustFitInt32) {
   const bool one = comm.size() == 1;
   const std::int64_t owned_over = one ? limit + 1 : limit - 7, ghosts_over = one ? 0 : 8;
   const std::int64_t owned_at = one ? limit : limit - 7, ghosts_at = one ? 0 : 7;
-  EXPECT_EQ(testing::input_error_on_every_rank(comm, [&] { assemble_wide(comm, owned_over, ghosts_over, nullptr); }),
+  EXPECT_EQ(testing::input_error_on_every_rank(comm, [&] { assemble_wide(comm, owned_over, ghosts_over); }),
             tessera::detail::concat("assemble: ", owned_over, " owned and ", ghosts_over,
                                     " ghost columns on one rank exceed the int32 local column index; use more ranks"));
   // At the limit exactly it assembles; the extended block spans INT32_MAX columns.
-  Csr<double> extended;
-  const DistMatrix d = assemble_wide(comm, owned_at, ghosts_at, &extended);
+  const DistMatrix d = assemble_wide(comm, owned_at, ghosts_at);
   if (comm.rank() != 0) return;
   EXPECT_EQ(d.local.cols, owned_at);
   ASSERT_EQ(static_cast<std::int64_t>(d.ghost_cols.size()), ghosts_at);
@@ -458,6 +440,7 @@ TEST(AssembleCompactInput, OwnedPlusGhostColumnsMustFitInt32) {
   append_row_in_row_order(d, 0, &cols, nullptr);
   EXPECT_EQ(cols.back(), one ? 0 : owned_at + ghosts_at - 1);  // row 0: column 0, then the ghosts
   if (!one) {
+    const Csr<double> extended = extended_block(d);
     EXPECT_EQ(extended.cols, limit);
     EXPECT_EQ(extended.col_idx.back(), limit - 1);
   }

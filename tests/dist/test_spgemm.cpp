@@ -219,6 +219,26 @@ TEST(DistTranspose, MatchesReferenceExactly) {
   }
 }
 
+// PtAP sharing A's extended block with an A*P product (as an AMG level shares A*P_tent's):
+// bitwise the unshared products, also when the two refresh it in turn with other values of A.
+void check_shared_a_extended(const Communicator& comm, const DistMatrix& da, const DistMatrix& dp,
+                             const DistMatrix& da2, const DistMatrix& dp2) {
+  DistSpgemm ap(comm, da, dp);
+  DistPtap galerkin(comm, da, dp, host_local_spgemm, ap.compact().shared_a_extended());
+  EXPECT_EQ(&galerkin.ap_product().a_extended(), &ap.compact().a_extended()) << "not shared";
+  const auto expect_same = [&](const DistMatrix& got, const DistMatrix& want, const char* what) {
+    const Csr<double> g = gather(comm, got), w = gather(comm, want);
+    if (comm.rank() == 0) EXPECT_EQ(g, w) << what;
+  };
+  expect_same(galerkin.result(), DistPtap(comm, da, dp).result(), "symbolic phase");
+  galerkin.recompute(comm, da2, dp2);
+  expect_same(galerkin.result(), DistPtap(comm, da2, dp2).result(), "PtAP refreshed with A2");
+  ap.recompute(comm, da, dp);  // refills the shared block with A's first values
+  expect_same(ap.result(), DistSpgemm(comm, da, dp).result(), "A*P refreshed with A after PtAP saw A2");
+  galerkin.recompute(comm, da2, dp2);
+  expect_same(galerkin.result(), DistPtap(comm, da2, dp2).result(), "PtAP refreshed with A2 after A*P saw A");
+}
+
 // A (n x n, on `rows`) and a rectangular P (n x nc, rows on `rows`, columns on `coarse`).
 void check_ptap(const Communicator& comm, const Csr<double>& a, const Csr<double>& p, const RowPartition& rows,
                 const RowPartition& coarse, std::uint64_t seed) {
@@ -237,6 +257,7 @@ void check_ptap(const Communicator& comm, const Csr<double>& a, const Csr<double
   const Csr<double> fresh = gather(comm, DistPtap(comm, da2, dp2).result());
   if (comm.rank() == 0) EXPECT_EQ(refreshed, fresh);
   expect_ptap_matches(comm, galerkin.result(), a2, p2);
+  check_shared_a_extended(comm, da, dp, da2, dp2);
 }
 
 TEST(DistPtap, RectangularProlongatorOnEveryPartition) {

@@ -1,0 +1,77 @@
+#pragma once
+// CompactSpgemm: this rank's rows of C = A*B (row-partitioned A and B, B's row partition = A's
+// column partition) as one rank-local product, over a compact numbering of the columns of B
+// that this rank touches. It is the part every distributed product shares:
+//   symbolic: fetch the rows of B behind A's ghost columns (RemoteRows over A's halo plan),
+//             number the columns of B's owned and received rows compactly (sorted global
+//             order), and build the operands A_ext (A's rows over [owned | ghost] columns, i.e.
+//             B's owned rows then the received ones) and B_ext (those rows, compact columns);
+//   multiply: A_ext * B_ext with the local kernel: C's owned rows over compact columns;
+//   refresh:  new values of A and B (same patterns): re-send B's values only, refill the
+//             operands, so the next multiply() reproduces the symbolic pattern.
+// DistSpgemm assembles the product into a DistMatrix; DistPtap feeds it to its outer product
+// as it is, with no owned/ghost split and no copy.
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <vector>
+
+#include "dist/dist_matrix.hpp"
+#include "dist/remote_rows.hpp"
+#include "dist/stats.hpp"
+
+namespace tessera::dist {
+
+class Communicator;
+
+/// The rank-local product behind the distributed ones: C = A*B keeping the structural pattern
+/// (cancelled entries stay), so a numeric recompute reproduces the symbolic pattern. The host
+/// default is ref::spgemm; the device backend plugs in the tile SpGEMM.
+using LocalSpgemm = std::function<Csr<double>(const Csr<double>&, const Csr<double>&)>;
+Csr<double> host_local_spgemm(const Csr<double>& a, const Csr<double>& b);
+
+class CompactSpgemm {
+ public:
+  CompactSpgemm() = default;
+  /// Collective: the symbolic phase (remote rows, compact columns, operands). `a_extended`,
+  /// when given, is extended_block(a) shared with another product of the same A (A*P_tent and
+  /// A*P on one AMG level): A is then copied once, not once per product. Every product that
+  /// shares it refills its values before it multiplies.
+  CompactSpgemm(const Communicator& comm, const DistMatrix& a, const DistMatrix& b, LocalSpgemm local,
+                std::shared_ptr<Csr<double>> a_extended = nullptr);
+  /// Collective: new values of A and B with the patterns the symbolic phase saw (checked on
+  /// every rank, InputError on all if one differs).
+  void refresh(const Communicator& comm, const DistMatrix& a, const DistMatrix& b);
+  /// Collective: A_ext * B_ext, C's owned rows over compact columns (entries in row order).
+  /// A failure of the local kernel on one rank (device out of memory) throws on every rank.
+  /// Every call after the first must reproduce the first's pattern (asserted by entry count).
+  Csr<double> multiply(const Communicator& comm);
+
+  /// Compact column -> global column of B (and of C), increasing.
+  const std::vector<std::int64_t>& compact_to_global() const { return compact_to_global_; }
+  /// Entries of the first multiply()'s product (-1 before it).
+  std::int64_t product_entries() const { return product_entries_; }
+  /// Traffic and times of the last symbolic phase or refresh (not of multiply()).
+  const DistStats& stats() const { return stats_; }
+  /// For device numeric phases (dist/cuda/device_compact_spgemm.hpp): the remote-row plan and
+  /// the operands (B_ext's values: B's owned rows in row order, then the received values).
+  const RemoteRows& remote_rows() const { return remote_; }
+  const Csr<double>& a_extended() const { return *a_ext_; }
+  /// The same, to share with the next product of this A.
+  const std::shared_ptr<Csr<double>>& shared_a_extended() const { return a_ext_; }
+  const Csr<double>& b_extended() const { return b_ext_; }
+
+ private:
+  void fill_b_values(const DistMatrix& b);
+
+  LocalSpgemm local_;
+  RemoteRows remote_;
+  std::vector<std::int64_t> compact_to_global_;
+  std::shared_ptr<Csr<double>> a_ext_;  // A's rows; columns: B's owned rows, then received rows
+  Csr<double> b_ext_;  // B's owned rows, then received rows; compact columns
+  std::int64_t b_entries_ = 0;  // B's entries on this rank at the symbolic phase
+  std::int64_t product_entries_ = -1;
+  DistStats stats_;
+};
+
+}  // namespace tessera::dist

@@ -1,0 +1,53 @@
+#pragma once
+// DeviceCompactSpgemm: the numeric phase of dist::CompactSpgemm resident on the rank's GPU
+// (built only with CUDA). The host CompactSpgemm does the symbolic work once (remote-row plan,
+// compact operands); this class turns it into device value maps and a TileSpgemm plan, so a
+// recompute on new values of A and B (same patterns) is, all on the device:
+//   gather B's sent values -> grouped ncclSend/ncclRecv of values only (exchange stream),
+//   meanwhile gather A's values into A_ext's tiles (compute stream),
+//   gather B's owned and received values into B_ext's tiles, TileSpgemm::numeric.
+// The product (C's owned rows over compact columns, tile form) stays on the device for the
+// caller: DeviceDistSpgemm gathers it into C's blocks, DeviceDistPtap multiplies it again.
+// No host data moves and nothing synchronises. Cancelled entries stay stored (structural
+// pattern), as in the host product. Values match the host's up to the summation order inside
+// the tile products (FP64 MMA); skewed rows that the tile SpGEMM pushes with atomics may differ
+// in the last bits between calls, every other entry is bitwise reproducible.
+#include <cstdint>
+
+#include "dist/compact_spgemm.hpp"
+#include "dist/cuda/device_context.hpp"
+#include "dist/cuda/value_maps.hpp"
+#include "local/cuda/tile_spgemm.hpp"
+
+namespace tessera::dist::gpu {
+
+class DeviceCompactSpgemm {
+ public:
+  /// `symbolic` was built from `a` and `b` (their patterns) and has multiplied once. Not
+  /// collective: it can throw on one rank alone (see DeviceDistSpgemm). Keeps a reference to
+  /// `ctx`, which must outlive it.
+  DeviceCompactSpgemm(DeviceContext& ctx, const CompactSpgemm& symbolic, const DistMatrix& a, const DistMatrix& b);
+
+  /// Collective (the value exchange): A's and B's values as [local | non-local] -> product().
+  /// Ordered on ctx.compute(), returns without waiting.
+  void recompute(const ValueSources& a_values, const ValueSources& b_values);
+
+  /// The product's tiles; its CSR entry order is the host product's. Empty (and never
+  /// computed) when this rank's product has no entry: see multiplies().
+  const tessera::cuda::DeviceTileMatrix<double>& product() const { return c_; }
+  bool multiplies() const { return multiplies_; }
+  /// The local product's plan; push_tiles > 0 means atomics (see above).
+  const tessera::cuda::TileSpgemmInfo& info() const { return product_.info(); }
+
+ private:
+  DeviceContext& ctx_;
+  ExchangePattern entries_;                             // RemoteRows' entry-level traffic
+  tessera::cuda::DeviceBuffer<std::int64_t> send_map_;  // sent entry -> B value
+  tessera::cuda::DeviceBuffer<double> send_, recv_;
+  TiledOperand a_ext_, b_ext_;  // B_ext's sources: B's values, then the received ones
+  bool multiplies_ = false;     // false when this rank's product has no entry
+  tessera::cuda::TileSpgemm<double> product_;
+  tessera::cuda::DeviceTileMatrix<double> c_;
+};
+
+}  // namespace tessera::dist::gpu
