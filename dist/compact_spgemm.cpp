@@ -94,6 +94,22 @@ std::vector<std::int32_t> compact_b_columns(const DistMatrix& b, const RemoteRow
   return cols;
 }
 
+// Whether `ext` has extended_block(a)'s pattern (owned columns, then ghost g as local.cols + g),
+// compared in place: no copy of A.
+bool is_extended_pattern_of(const Csr<double>& ext, const DistMatrix& a) {
+  if (ext.rows != a.owned_rows() || ext.cols != a.local.cols + a.nonlocal.cols || ext.nnz() != a.nnz()) return false;
+  const auto shift = static_cast<std::int32_t>(a.local.cols);
+  for (std::int64_t r = 0; r < a.owned_rows(); ++r) {
+    std::int64_t k = ext.row_ptr[r];
+    if (k != a.local.row_ptr[r] + a.nonlocal.row_ptr[r]) return false;
+    for (std::int64_t j = a.local.row_ptr[r]; j < a.local.row_ptr[r + 1]; ++j)
+      if (ext.col_idx[k++] != a.local.col_idx[j]) return false;
+    for (std::int64_t j = a.nonlocal.row_ptr[r]; j < a.nonlocal.row_ptr[r + 1]; ++j)
+      if (ext.col_idx[k++] != shift + a.nonlocal.col_idx[j]) return false;
+  }
+  return true;
+}
+
 }  // namespace
 
 Csr<double> host_local_spgemm(const Csr<double>& a, const Csr<double>& b) {
@@ -129,12 +145,17 @@ CompactSpgemm::CompactSpgemm(const Communicator& comm, const DistMatrix& a, cons
   for (std::int64_t r = 0; r < remote_.rows(); ++r)
     b_ext_.row_ptr[b.owned_rows() + r + 1] = b.nnz() + remote_.row_ptr()[r + 1];
   b_ext_.col_idx = compact_b_columns(b, remote_, compact);
-  if (a_ext_)
-    TESSERA_ASSERT(a_ext_->rows == a.owned_rows() && a_ext_->cols == a.local.cols + a.nonlocal.cols &&
-                       a_ext_->nnz() == a.nnz(),
-                   "spgemm: the shared extended block of A is not this A's");
-  else
+  if (a_ext_) {
+    // Another product's copy: it must be this A's pattern (checked on every rank alike), and
+    // it may hold the values that product saw last.
+    throw_if_any_rank_failed(comm, is_extended_pattern_of(*a_ext_, a)
+                                       ? ""
+                                       : detail::concat("spgemm: rank ", comm.rank(),
+                                                        ": the shared extended block is not this A's pattern"));
+    fill_extended_values(a, *a_ext_);
+  } else {
     a_ext_ = std::make_shared<Csr<double>>(extended_block(a));
+  }
   fill_b_values(b);
   b_entries_ = b.nnz();
   stats_.compute_seconds = seconds_since(t0);

@@ -32,11 +32,11 @@ Csr<double> host_local_spgemm(const Csr<double>& a, const Csr<double>& b);
 
 class CompactSpgemm {
  public:
-  CompactSpgemm() = default;
   /// Collective: the symbolic phase (remote rows, compact columns, operands). `a_extended`,
-  /// when given, is extended_block(a) shared with another product of the same A (A*P_tent and
-  /// A*P on one AMG level): A is then copied once, not once per product. Every product that
-  /// shares it refills its values before it multiplies.
+  /// when given, is another product's extended block of an A with this pattern (A*P_tent and
+  /// A*P on one AMG level): A is then copied once, not once per product. Its pattern is checked
+  /// (InputError on every rank if it differs), and every product that shares it refills its
+  /// values from its own A here and in refresh(), before it multiplies.
   CompactSpgemm(const Communicator& comm, const DistMatrix& a, const DistMatrix& b, LocalSpgemm local,
                 std::shared_ptr<Csr<double>> a_extended = nullptr);
   /// Collective: new values of A and B with the patterns the symbolic phase saw (checked on
@@ -57,7 +57,8 @@ class CompactSpgemm {
   /// the operands (B_ext's values: B's owned rows in row order, then the received values).
   const RemoteRows& remote_rows() const { return remote_; }
   const Csr<double>& a_extended() const { return *a_ext_; }
-  /// The same, to share with the next product of this A.
+  /// The same, to share with the next product of this A. Shared, not owned: whoever holds it
+  /// may overwrite its values, which is why every sharer refills them before multiplying.
   const std::shared_ptr<Csr<double>>& shared_a_extended() const { return a_ext_; }
   const Csr<double>& b_extended() const { return b_ext_; }
 

@@ -3,7 +3,6 @@
 #include <chrono>
 
 #include "dist/communicator.hpp"
-#include "local/core/error.hpp"
 #include "local/core/step_trace.hpp"
 
 namespace tessera::dist {

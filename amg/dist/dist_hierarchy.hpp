@@ -40,7 +40,8 @@ struct DistLevel {
   // Transfer to the next coarser level; empty on the coarsest.
   DistAggregates aggregates;
   dist::DistMatrix p_tent, p, r;
-  std::unique_ptr<dist::DistSpgemm> a_times_p_tent;  // symbolic kept for resetup
+  std::unique_ptr<dist::DistSpgemm> a_times_p_tent;  // symbolic kept for resetup; its copy of A
+                                                     // in [owned | ghost] form serves galerkin too
   std::unique_ptr<dist::DistPtap> galerkin;
   double omega = 0;
   SetupTimes times;        // this rank's

@@ -1,7 +1,8 @@
 #pragma once
-// Value maps of the device numeric phases (DeviceDistSpgemm, DeviceDistPtap). A symbolic phase
-// fixes where every value of an operand comes from; the numeric phase is then only gathers
-// (dst[i] = src[map[i]]) and fixed-order segmented sums, no searching and no atomics.
+// Value maps of the device numeric phases (DeviceCompactSpgemm, DeviceDistSpgemm,
+// DeviceDistPtap). A symbolic phase fixes where every value of an operand comes from; the
+// numeric phase is then only gathers (dst[i] = src[map[i]]) and fixed-order segmented sums,
+// no searching and no atomics.
 //
 // The maps are found by tagging: run the host function that builds an operand (extended_block,
 // values_in_row_order, to_tiles, ...) on a copy whose values are their own indices, and read the

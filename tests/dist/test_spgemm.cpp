@@ -220,23 +220,33 @@ TEST(DistTranspose, MatchesReferenceExactly) {
 }
 
 // PtAP sharing A's extended block with an A*P product (as an AMG level shares A*P_tent's):
-// bitwise the unshared products, also when the two refresh it in turn with other values of A.
+// bitwise the unshared products, also when the block last held other values of A (the other
+// product's refresh), and refused on every rank when it is another pattern's.
 void check_shared_a_extended(const Communicator& comm, const DistMatrix& da, const DistMatrix& dp,
                              const DistMatrix& da2, const DistMatrix& dp2) {
   DistSpgemm ap(comm, da, dp);
+  ap.recompute(comm, da2, dp2);  // the shared block now holds A2's values
   DistPtap galerkin(comm, da, dp, host_local_spgemm, ap.compact().shared_a_extended());
   EXPECT_EQ(&galerkin.ap_product().a_extended(), &ap.compact().a_extended()) << "not shared";
   const auto expect_same = [&](const DistMatrix& got, const DistMatrix& want, const char* what) {
     const Csr<double> g = gather(comm, got), w = gather(comm, want);
     if (comm.rank() == 0) EXPECT_EQ(g, w) << what;
   };
-  expect_same(galerkin.result(), DistPtap(comm, da, dp).result(), "symbolic phase");
+  expect_same(galerkin.result(), DistPtap(comm, da, dp).result(), "symbolic phase after A*P saw A2");
   galerkin.recompute(comm, da2, dp2);
   expect_same(galerkin.result(), DistPtap(comm, da2, dp2).result(), "PtAP refreshed with A2");
   ap.recompute(comm, da, dp);  // refills the shared block with A's first values
   expect_same(ap.result(), DistSpgemm(comm, da, dp).result(), "A*P refreshed with A after PtAP saw A2");
   galerkin.recompute(comm, da2, dp2);
   expect_same(galerkin.result(), DistPtap(comm, da2, dp2).result(), "PtAP refreshed with A2 after A*P saw A");
+
+  // A block of another pattern (here: A without entries, on every rank that has some).
+  if (comm.allreduce(da.nnz(), ReduceOp::sum) == 0) return;
+  const DistMatrix none =
+      testing::distribute(comm, Csr<double>::empty(da.global_rows(), da.global_cols()), da.row_partition, da.col_partition);
+  const std::string text = testing::input_error_on_every_rank(
+      comm, [&] { DistPtap(comm, none, dp, host_local_spgemm, ap.compact().shared_a_extended()); });
+  EXPECT_NE(text.find("the shared extended block is not this A's pattern"), std::string::npos) << text;
 }
 
 // A (n x n, on `rows`) and a rectangular P (n x nc, rows on `rows`, columns on `coarse`).

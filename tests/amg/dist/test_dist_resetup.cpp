@@ -70,6 +70,10 @@ TEST(DistAmgResetup, ScaledValuesGiveTheFreshSetup) {
     const bool last = l + 1 == r.levels.size();
     const Csr<double> rp = last ? Csr<double>{} : dist::gather(comm, r.levels[l].p);
     const Csr<double> fp = last ? Csr<double>{} : dist::gather(comm, f.levels[l].p);
+    if (!last) {  // one [owned | ghost] copy of A a level, through the re-setup too
+      ASSERT_TRUE(r.levels[l].a_times_p_tent && r.levels[l].galerkin);
+      EXPECT_EQ(&r.levels[l].galerkin->ap_product().a_extended(), &r.levels[l].a_times_p_tent->compact().a_extended());
+    }
     if (comm.rank() != 0) continue;
     testing::expect_equal_to_rounding(ra, fa, "A");
     if (!last) testing::expect_equal_to_rounding(rp, fp, "P");
