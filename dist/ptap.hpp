@@ -35,8 +35,9 @@ class DistPtap {
   const DistMatrix& result() const { return c_; }
   const DistStats& stats() const { return stats_; }
   /// The symbolic result, for device numeric phases (dist/cuda/device_dist_ptap.hpp): the AP
-  /// product (T's right operand is its output as it is), the return traffic of T's ghost-row entries, the count of T's entries in owned
-  /// rows, and contribution i -> row-order index of result()'s values (summed in i order).
+  /// product (its output, as it is, is T's right operand), the return traffic of T's ghost-row
+  /// entries, the count of T's entries in owned rows, and contribution i -> row-order index of
+  /// result()'s values (summed in i order).
   const CompactSpgemm& ap_product() const { return ap_; }
   const ExchangePattern& return_pattern() const { return return_entries_; }
   std::int64_t owned_partial_entries() const { return owned_partial_; }
