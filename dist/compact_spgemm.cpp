@@ -1,7 +1,6 @@
 #include "dist/compact_spgemm.hpp"
 
 #include <algorithm>
-#include <chrono>
 #include <climits>
 #include <optional>
 #include <string>
@@ -10,14 +9,12 @@
 #include "dist/communicator.hpp"
 #include "local/core/error.hpp"
 #include "local/core/step_trace.hpp"
+#include "local/core/stopwatch.hpp"
 #include "local/reference/kernels.hpp"
 
 namespace tessera::dist {
 
 namespace {
-
-using Clock = std::chrono::steady_clock;
-double seconds_since(Clock::time_point t0) { return std::chrono::duration<double>(Clock::now() - t0).count(); }
 
 // The columns of B this rank touches (its owned rows and the received rows), sorted: the compact
 // column space of the local product. The owned column range is marked in a direct index; only
@@ -122,16 +119,16 @@ CompactSpgemm::CompactSpgemm(const Communicator& comm, const DistMatrix& a, cons
   // Partitions are replicated, so this check fails on every rank alike.
   TESSERA_REQUIRE_INPUT(a.col_partition == b.row_partition, "spgemm: A's column partition (", a.global_cols(),
                         " columns) differs from B's row partition (", b.global_rows(), " rows)");
-  auto t0 = Clock::now();
+  Stopwatch clock;
   {
     TESSERA_TRACE_STEP("spgemm.remote_rows");
     remote_ = RemoteRows(comm, b, a.halo);
   }
   stats_ = DistStats{};
   stats_.remote_row_bytes = remote_.symbolic_bytes();
-  stats_.exchange_seconds = seconds_since(t0);
+  stats_.exchange_seconds = clock.seconds();
 
-  t0 = Clock::now();
+  clock.restart();
   std::optional<trace::Step> step(std::in_place, "spgemm.compact_columns");
   CompactColumns compact(b, remote_.cols());
   compact_to_global_ = std::move(compact.global());
@@ -158,7 +155,7 @@ CompactSpgemm::CompactSpgemm(const Communicator& comm, const DistMatrix& a, cons
   }
   fill_b_values(b);
   b_entries_ = b.nnz();
-  stats_.compute_seconds = seconds_since(t0);
+  stats_.compute_seconds = clock.seconds();
 }
 
 void CompactSpgemm::fill_b_values(const DistMatrix& b) {
@@ -188,14 +185,14 @@ void CompactSpgemm::refresh(const Communicator& comm, const DistMatrix& a, const
                              b_entries_);
   throw_if_any_rank_failed(comm, changed);
   stats_ = DistStats{};
-  auto t0 = Clock::now();
+  Stopwatch clock;
   remote_.refresh_values(comm, b);
   stats_.remote_row_bytes = remote_.numeric_bytes();
-  stats_.exchange_seconds = seconds_since(t0);
-  t0 = Clock::now();
+  stats_.exchange_seconds = clock.seconds();
+  clock.restart();
   fill_extended_values(a, *a_ext_);  // also when shared: the other product may have seen other values
   fill_b_values(b);
-  stats_.compute_seconds = seconds_since(t0);
+  stats_.compute_seconds = clock.seconds();
 }
 
 }  // namespace tessera::dist

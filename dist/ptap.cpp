@@ -1,7 +1,6 @@
 #include "dist/ptap.hpp"
 
 #include <algorithm>
-#include <chrono>
 #include <climits>
 #include <optional>
 
@@ -9,14 +8,12 @@
 #include "dist/communicator.hpp"
 #include "local/core/error.hpp"
 #include "local/core/step_trace.hpp"
+#include "local/core/stopwatch.hpp"
 #include "local/reference/kernels.hpp"
 
 namespace tessera::dist {
 
 namespace {
-
-using Clock = std::chrono::steady_clock;
-double seconds_since(Clock::time_point t0) { return std::chrono::duration<double>(Clock::now() - t0).count(); }
 
 struct Contribution {
   std::int64_t col;    // global column of C
@@ -35,7 +32,7 @@ DistPtap::DistPtap(const Communicator& comm, const DistMatrix& a, const DistMatr
                    std::shared_ptr<Csr<double>> a_extended)
     : local_(std::move(local)), ap_(comm, a, p, local_, std::move(a_extended)) {
   TESSERA_REQUIRE_INPUT(a.row_partition == p.row_partition, "ptap: A's row partition differs from P's");
-  const auto t0 = Clock::now();
+  const Stopwatch clock;
   std::optional<trace::Step> step(std::in_place, "ptap.transpose_p");
   transpose_p_once(p);
   step.reset();
@@ -109,7 +106,7 @@ DistPtap::DistPtap(const Communicator& comm, const DistMatrix& a, const DistMatr
   stats_ = ap_.stats();
   stats_.remote_row_bytes += back.recv_count() * static_cast<std::int64_t>(sizeof(std::int64_t)) +
                              return_entries_.recv_count() * static_cast<std::int64_t>(sizeof(std::int64_t) + sizeof(double));
-  stats_.compute_seconds += seconds_since(t0);  // includes the return exchanges (not overlapped)
+  stats_.compute_seconds += clock.seconds();  // includes the return exchanges (not overlapped)
   stats_.rows = c_.owned_rows();
   stats_.nnz = c_.nnz();
 }
@@ -189,7 +186,7 @@ void DistPtap::recompute(const Communicator& comm, const DistMatrix& a, const Di
                                                       p.nonlocal.nnz(), " entries of P, the symbolic phase saw ",
                                                       p_local_entries_, " + ", p_entries - p_local_entries_));
   ap_.refresh(comm, a, p);
-  const auto t0 = Clock::now();
+  const Stopwatch clock;
   refresh_p_transposed(p);
   const Csr<double> t = outer_product(comm);
   TESSERA_ASSERT(t.row_ptr[p.local.cols] == owned_partial_ && t.nnz() - owned_partial_ == return_entries_.send_count(),
@@ -197,7 +194,7 @@ void DistPtap::recompute(const Communicator& comm, const DistMatrix& a, const Di
   set_values_in_row_order(c_, sum_contributions(t, received_contributions(comm, t)));
   stats_ = ap_.stats();
   stats_.remote_row_bytes += return_entries_.recv_count() * static_cast<std::int64_t>(sizeof(double));
-  stats_.compute_seconds += seconds_since(t0);
+  stats_.compute_seconds += clock.seconds();
   stats_.rows = c_.owned_rows();
   stats_.nnz = c_.nnz();
 }

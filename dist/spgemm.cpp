@@ -1,34 +1,26 @@
 #include "dist/spgemm.hpp"
 
-#include <chrono>
-
 #include "dist/communicator.hpp"
 #include "local/core/step_trace.hpp"
+#include "local/core/stopwatch.hpp"
 
 namespace tessera::dist {
 
-namespace {
-
-using Clock = std::chrono::steady_clock;
-double seconds_since(Clock::time_point t0) { return std::chrono::duration<double>(Clock::now() - t0).count(); }
-
-}  // namespace
-
 DistSpgemm::DistSpgemm(const Communicator& comm, const DistMatrix& a, const DistMatrix& b, LocalSpgemm local)
     : product_(comm, a, b, std::move(local)) {
-  const auto t0 = Clock::now();
+  const Stopwatch clock;
   Csr<double> rows = product_.multiply(comm);
   TESSERA_TRACE_STEP("spgemm.assemble");
   c_ = assemble_compact(comm, std::move(rows), product_.compact_to_global(), a.row_partition, b.col_partition);
-  finish_stats(product_.stats(), seconds_since(t0));
+  finish_stats(product_.stats(), clock.seconds());
 }
 
 void DistSpgemm::recompute(const Communicator& comm, const DistMatrix& a, const DistMatrix& b) {
   product_.refresh(comm, a, b);
-  const auto t0 = Clock::now();
+  const Stopwatch clock;
   // The product's entries are C's in row order (the compact numbering is monotone).
   set_values_in_row_order(c_, product_.multiply(comm).values);
-  finish_stats(product_.stats(), seconds_since(t0));
+  finish_stats(product_.stats(), clock.seconds());
 }
 
 void DistSpgemm::finish_stats(const DistStats& from_product, double seconds) {

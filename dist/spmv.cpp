@@ -1,18 +1,14 @@
 #include "dist/spmv.hpp"
 
-#include <chrono>
 #include <cmath>
 
 #include "dist/communicator.hpp"
 #include "local/core/error.hpp"
+#include "local/core/stopwatch.hpp"
 
 namespace tessera::dist {
 
 namespace {
-
-double seconds_since(std::chrono::steady_clock::time_point t0) {
-  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-}
 
 // y[i,:] += sum_j a(i,j) x[j,:], row-major with k columns: the host local kernel.
 void multiply_add(const Csr<double>& a, const double* x, std::int64_t k, double* y) {
@@ -32,29 +28,28 @@ void check_shapes(const DistMatrix& a, std::int64_t x_rows, std::int64_t k) {
 
 void apply(const Communicator& comm, const DistMatrix& a, const std::vector<double>& x_owned,
            std::vector<double>& x_ghosts, std::int64_t k, std::vector<double>& y, DistStats* stats) {
-  using clock = std::chrono::steady_clock;
   double exchange = 0, compute = 0;
-  auto t0 = clock::now();
+  Stopwatch clock;
   std::vector<double> send(static_cast<std::size_t>(a.halo.num_sent() * k));
   a.halo.pack(x_owned.data(), k, send.data());
   x_ghosts.assign(static_cast<std::size_t>(a.halo.num_ghosts() * k), 0.0);
   HostTransport transport(comm);
   transport.start_exchange(a.halo.pattern, sizeof(double) * static_cast<std::size_t>(k), send.data(),
                            x_ghosts.data());
-  exchange += seconds_since(t0);
+  exchange += clock.seconds();
 
-  t0 = clock::now();
+  clock.restart();
   y.assign(static_cast<std::size_t>(a.owned_rows() * k), 0.0);
   multiply_add(a.local, x_owned.data(), k, y.data());  // overlaps the exchange
-  compute += seconds_since(t0);
+  compute += clock.seconds();
 
-  t0 = clock::now();
+  clock.restart();
   transport.finish_exchange();
-  exchange += seconds_since(t0);
+  exchange += clock.seconds();
 
-  t0 = clock::now();
+  clock.restart();
   multiply_add(a.nonlocal, x_ghosts.data(), k, y.data());
-  compute += seconds_since(t0);
+  compute += clock.seconds();
   if (stats) {
     stats->rows += a.owned_rows();
     stats->nnz += a.nnz();

@@ -2,12 +2,13 @@
 // What every driver shares: MPI start-up, the exit-code contract, timing, JSON output.
 // Exit codes: 0 success, 1 a --check failed, 2 bad input or a device error (message on
 // stderr, never a crash).
-#include <chrono>
 #include <functional>
 #include <string>
 #include <vector>
 
 #include <nlohmann/json.hpp>
+
+#include "local/core/stopwatch.hpp"
 
 namespace tessera::driver {
 
@@ -17,17 +18,7 @@ inline constexpr int kExitError = 2;
 /// Runs `body` inside MPI; turns exceptions into a message and exit code 2 on every rank.
 int run_driver(int argc, char** argv, const char* name, const std::function<int(int, char**)>& body);
 
-/// Host wall-clock timer (for host work; device work is timed with CUDA events).
-class Stopwatch {
- public:
-  Stopwatch() : start_(std::chrono::steady_clock::now()) {}
-  double seconds() const {
-    return std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
-  }
-
- private:
-  std::chrono::steady_clock::time_point start_;
-};
+using tessera::Stopwatch;  // local/core/stopwatch.hpp
 
 /// The median of repeated timings (the mean of the two middle ones for an even count; 0 for none).
 double median(std::vector<double> samples);
