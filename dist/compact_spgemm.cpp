@@ -165,13 +165,18 @@ void CompactSpgemm::fill_b_values(const DistMatrix& b) {
   std::copy(remote_.values().begin(), remote_.values().end(), b_ext_.values.begin() + b.nnz());
 }
 
-// The local kernel may throw on this rank alone (device out of memory, cuSPARSE failure):
-// agree before the next collective (assembly, the outer product's return) so no rank waits.
+// The local kernel may throw on this rank alone (device out of memory, cuSPARSE failure), or
+// break the invariant that the numeric phase keeps the symbolic pattern: agree before the next
+// collective (assembly, the outer product's return) so that no rank waits.
 Csr<double> CompactSpgemm::multiply(const Communicator& comm) {
   TESSERA_TRACE_STEP("spgemm.local_product");
-  Csr<double> product = call_collectively(comm, "spgemm: local product", [&] { return local_(*a_ext_, b_ext_); });
+  Csr<double> product = call_collectively(comm, "spgemm: local product", [&] {
+    Csr<double> c = local_(*a_ext_, b_ext_);
+    TESSERA_ASSERT(product_entries_ < 0 || c.nnz() == product_entries_, "the local product has ", c.nnz(),
+                   " entries, the symbolic phase had ", product_entries_);
+    return c;
+  });
   if (product_entries_ < 0) product_entries_ = product.nnz();
-  TESSERA_ASSERT(product.nnz() == product_entries_, "the local product changed pattern between symbolic and numeric");
   return product;
 }
 

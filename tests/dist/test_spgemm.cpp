@@ -190,6 +190,42 @@ TEST(DistSpgemm, LocalKernelFailingOnOneRankThrowsOnEveryRank) {
   expect_spgemm_matches(comm, DistSpgemm(comm, da, da).result(), a, a);
 }
 
+// A local kernel whose numeric product loses an entry on one rank (a kernel bug): the broken
+// invariant is an error on every rank, not an assertion on one while the others wait.
+TEST(DistSpgemm, PatternChangeOnOneRankThrowsOnEveryRank) {
+  const Communicator comm;
+  const std::int64_t n = 8 * comm.size() + 5;
+  std::vector<std::int64_t> diagonal(static_cast<std::size_t>(n));
+  for (std::int64_t i = 0; i < n; ++i) diagonal[static_cast<std::size_t>(i)] = i;
+  const Csr<double> eye = csr_from_triplets<double>(n, n, diagonal, diagonal, std::vector<double>(diagonal.size(), 2.0));
+  const RowPartition p = RowPartition::balanced_rows(n, comm.size());
+  const DistMatrix de = testing::distribute(comm, eye, p, p);
+  const int victim = comm.size() - 1;
+  ASSERT_GT(p.end(victim) - p.begin(victim), 0) << "the victim owns rows, so its product has entries to lose";
+  auto calls = std::make_shared<int>(0);
+  const LocalSpgemm losing_an_entry = [&comm, victim, calls](const Csr<double>& a, const Csr<double>& b) {
+    Csr<double> c = host_local_spgemm(a, b);
+    if (comm.rank() == victim && (*calls)++ == 1 && c.nnz() > 0) {  // the recompute's call
+      const std::int64_t nnz = c.nnz();
+      c.col_idx.pop_back(), c.values.pop_back();
+      for (auto& end : c.row_ptr)
+        if (end == nnz) --end;
+    }
+    return c;
+  };
+  DistSpgemm product(comm, de, de, losing_an_entry);
+  std::string text;
+  try {
+    product.recompute(comm, de, de);
+    ADD_FAILURE() << "no exception on rank " << comm.rank();
+  } catch (const InputError& e) {
+    text = e.what();
+  }
+  EXPECT_EQ(text, comm.broadcast(text, 0));
+  EXPECT_NE(text.find("spgemm: local product: rank " + std::to_string(victim)), std::string::npos) << text;
+  EXPECT_NE(text.find("the symbolic phase had"), std::string::npos) << text;
+}
+
 TEST(DistTranspose, MatchesReferenceExactly) {
   const Communicator comm;
   const std::uint64_t seed = testing::shared_seed(comm);
