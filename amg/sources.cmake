@@ -67,6 +67,7 @@ if(TESSERA_HAVE_CUDA)
     ${CMAKE_CURRENT_LIST_DIR}/cuda/device_vcycle.hpp
     ${CMAKE_CURRENT_LIST_DIR}/cuda/device_cycle.hpp
     ${CMAKE_CURRENT_LIST_DIR}/cuda/device_pcg.hpp
+    ${CMAKE_CURRENT_LIST_DIR}/cuda/device_pcg_steps.hpp
     ${CMAKE_CURRENT_LIST_DIR}/cuda/dist_device_operator.hpp
     ${CMAKE_CURRENT_LIST_DIR}/cuda/dist_device_eigen_estimate.hpp
     ${CMAKE_CURRENT_LIST_DIR}/cuda/dist_device_amg.hpp
@@ -80,6 +81,7 @@ if(TESSERA_HAVE_CUDA)
     ${CMAKE_CURRENT_LIST_DIR}/cuda/device_vcycle.cpp
     ${CMAKE_CURRENT_LIST_DIR}/cuda/device_cycle.cpp
     ${CMAKE_CURRENT_LIST_DIR}/cuda/device_pcg.cpp
+    ${CMAKE_CURRENT_LIST_DIR}/cuda/device_pcg_steps.cu
     ${CMAKE_CURRENT_LIST_DIR}/cuda/dist_device_operator.cpp
     ${CMAKE_CURRENT_LIST_DIR}/cuda/dist_device_eigen_estimate.cpp
     ${CMAKE_CURRENT_LIST_DIR}/cuda/dist_device_amg.cpp

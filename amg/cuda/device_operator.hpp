@@ -5,7 +5,7 @@
 //   rows of the operator (collective across ranks for a distributed one).
 // Vectors are device pointers to the entries this process owns (rows() for outputs, cols() for
 // inputs); every call is ordered on stream() and returns without synchronising, except dot(),
-// which returns its value to the host. The transfer operators P and R are DeviceOperators too.
+// which returns its value to the host (dot_into leaves it on the device instead). The transfer operators P and R are DeviceOperators too.
 //
 // Implementations: CsrDeviceOperator here (DeviceCsr + SpmvPlan, one GPU) and
 // DistDeviceOperator (dist_device_operator.hpp: DeviceDistMatrix + DeviceContext, NCCL halo).
@@ -31,6 +31,8 @@ class DeviceOperator {
   virtual void residual(const double* x, const double* b, double* r) = 0;
   /// x^T y over n = rows() owned entries (all ranks' for a distributed operator: collective).
   virtual double dot(std::int64_t n, const double* x, const double* y) = 0;
+  /// The same inner product written to `*result` in device memory, without synchronising.
+  virtual void dot_into(std::int64_t n, const double* x, const double* y, double* result) = 0;
   virtual cudaStream_t stream() const = 0;
 };
 
@@ -47,6 +49,9 @@ class CsrDeviceOperator final : public DeviceOperator {
   void apply(double alpha, const double* x, double beta, double* y) override;
   void residual(const double* x, const double* b, double* r) override;
   double dot(std::int64_t n, const double* x, const double* y) override { return dot_(n, x, y, stream_); }
+  void dot_into(std::int64_t n, const double* x, const double* y, double* result) override {
+    dot_.sum_into(n, x, y, result, stream_);
+  }
   cudaStream_t stream() const override { return stream_; }
 
  private:

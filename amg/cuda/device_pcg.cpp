@@ -3,15 +3,17 @@
 
 #include <cmath>
 #include <cstdio>
+#include <memory>
 #include <string>
 
+#include "amg/cuda/device_pcg_steps.hpp"
 #include "local/core/error.hpp"
+#include "local/cuda/check.hpp"
 #include "local/cuda/vector_ops.hpp"
 
 namespace tessera::amg::gpu {
 namespace {
 
-using tessera::cuda::axpby;
 using tessera::cuda::copy;
 using tessera::cuda::DeviceBuffer;
 using tessera::cuda::zero;
@@ -46,6 +48,40 @@ void finish(DeviceOperator& a, const double* b, const double* x, double b_norm, 
   result.message = text;
 }
 
+/// PCG's scalars in device memory, where the dots leave them and the updates read them, and a
+/// page-locked mirror that brings them to the host in one copy. r^T z alternates between two
+/// slots (the direction update reads the old and the new one).
+class DeviceScalars {
+ public:
+  struct Values {
+    double pq, rr, rz;
+  };
+  explicit DeviceScalars(cudaStream_t stream) : stream_(stream), device_(kCount, stream) {
+    void* host = nullptr;
+    TESSERA_CUDA_CHECK(cudaMallocHost(&host, kCount * sizeof(double)));
+    host_.reset(static_cast<double*>(host));
+  }
+  double* pq() { return device_.data(); }
+  double* rr() { return device_.data() + 1; }
+  double* rz(int iteration) { return device_.data() + 2 + (iteration & 1); }  // r^T z entering `iteration`
+  /// Waits for the stream, then p^T A p, r^T r and the r^T z entering `iteration`.
+  Values read(int iteration) {
+    TESSERA_CUDA_CHECK(cudaMemcpyAsync(host_.get(), device_.data(), kCount * sizeof(double), cudaMemcpyDeviceToHost,
+                                       stream_));
+    TESSERA_CUDA_CHECK(cudaStreamSynchronize(stream_));
+    return {host_[0], host_[1], host_[2 + (iteration & 1)]};
+  }
+
+ private:
+  static constexpr std::size_t kCount = 4;
+  struct FreeHost {
+    void operator()(double* p) const { cudaFreeHost(p); }
+  };
+  cudaStream_t stream_;
+  DeviceBuffer<double> device_;
+  std::unique_ptr<double[], FreeHost> host_;
+};
+
 }  // namespace
 
 SolveResult device_pcg(DeviceOperator& a, const double* b, double* x, const DevicePreconditioner& m,
@@ -65,32 +101,37 @@ SolveResult device_pcg(DeviceOperator& a, const double* b, double* x, const Devi
   a.residual(x, b, r.data());
   double res = norm(a, r.data()) / b_norm, best = res;
   int since_best = 0;
+  // amg/pcg.cpp's loop with its scalars left on the device: an iteration is queued whole and
+  // synchronises once, to read p^T A p, r^T r and the r^T z it started from. The host's tests on
+  // them come after the step instead of before it, which changes nothing: pcg_step writes only
+  // where those tests pass (device_pcg_steps.hpp).
+  DeviceScalars s(stream);
   m(r.data(), z.data());
-  double rz = a.dot(n, r.data(), z.data());
+  a.dot_into(n, r.data(), z.data(), s.rz(1));
   copy(n, z.data(), p.data(), stream);
   for (int it = 1; res > o.rtol; ++it) {
     if (it > o.max_iterations) break;  // status stays max_iterations
-    if (!std::isfinite(rz)) {
-      result.status = SolveStatus::breakdown, result.message = at(it, "non-finite r^T z", rz);
-      break;
-    }
-    if (rz <= 0) {
-      result.status = SolveStatus::indefinite_preconditioner;
-      result.message = at(it, "r^T M^-1 r", rz) + ": the preconditioner is not positive definite";
-      break;
-    }
     a.apply(1.0, p.data(), 0.0, q.data());
-    const double pq = a.dot(n, p.data(), q.data());
-    if (!(pq > 0)) {
-      result.status = std::isfinite(pq) ? SolveStatus::indefinite_operator : SolveStatus::breakdown;
-      result.message = at(it, "p^T A p", pq) + ": A is not positive definite (singular or indefinite)";
+    a.dot_into(n, p.data(), q.data(), s.pq());
+    pcg_step(n, s.rz(it), s.pq(), p.data(), q.data(), x, r.data(), stream);
+    a.dot_into(n, r.data(), r.data(), s.rr());
+    const DeviceScalars::Values v = s.read(it);
+    if (!std::isfinite(v.rz)) {
+      result.status = SolveStatus::breakdown, result.message = at(it, "non-finite r^T z", v.rz);
       break;
     }
-    const double alpha = rz / pq;
-    axpby(n, alpha, p.data(), 1.0, x, stream);
-    axpby(n, -alpha, q.data(), 1.0, r.data(), stream);
+    if (v.rz <= 0) {
+      result.status = SolveStatus::indefinite_preconditioner;
+      result.message = at(it, "r^T M^-1 r", v.rz) + ": the preconditioner is not positive definite";
+      break;
+    }
+    if (!(v.pq > 0)) {
+      result.status = std::isfinite(v.pq) ? SolveStatus::indefinite_operator : SolveStatus::breakdown;
+      result.message = at(it, "p^T A p", v.pq) + ": A is not positive definite (singular or indefinite)";
+      break;
+    }
     result.iterations = it;
-    res = norm(a, r.data()) / b_norm;
+    res = std::sqrt(v.rr) / b_norm;
     if (o.history) result.history.push_back(res);
     if (res <= o.rtol) {  // confirm with the true residual
       a.residual(x, b, r.data());
@@ -106,9 +147,8 @@ SolveResult device_pcg(DeviceOperator& a, const double* b, double* x, const Devi
       break;
     }
     m(r.data(), z.data());
-    const double rz_next = a.dot(n, r.data(), z.data());
-    axpby(n, 1.0, z.data(), rz_next / rz, p.data(), stream);  // p = z + (rz_next / rz) p
-    rz = rz_next;
+    a.dot_into(n, r.data(), z.data(), s.rz(it + 1));
+    pcg_direction(n, s.rz(it + 1), s.rz(it), z.data(), p.data(), stream);  // p = z + (rz_next / rz) p
   }
   if (res <= o.rtol && result.message.empty()) result.status = SolveStatus::converged;
   finish(a, b, x, b_norm, r.data(), result);

@@ -3,9 +3,10 @@
 // recurrence residual confirmed by the true residual before stopping, the true residual
 // recomputed at the end), written once over a DeviceOperator: one GPU (CsrDeviceOperator,
 // the SpMV/fused residual kernels of tessera_local and the deterministic DeviceDot) or many
-// ranks (DistDeviceOperator, see dist_device_amg.hpp). Each iteration synchronises with the
-// host three times (the dots r^T r, p^T A p, r^T z: the scalars steer the control flow); with
-// a distributed operator they are allreduced, so every rank takes the same decisions.
+// ranks (DistDeviceOperator, see dist_device_amg.hpp). The dots (p^T A p, r^T r, r^T z) stay
+// on the device, where the vector updates read them (device_pcg_steps.hpp), and reach the host
+// together once an iteration, where they steer the control flow; with a distributed operator
+// they are allreduced first, so every rank takes the same decisions.
 #include <cuda_runtime_api.h>
 
 #include <functional>

@@ -94,6 +94,9 @@ class ReplicatedProlongation final : public DeviceOperator {
   void apply(double alpha, const double* x, double beta, double* y) override;
   void residual(const double* x, const double* b, double* r) override;
   double dot(std::int64_t n, const double* x, const double* y) override { return ctx_.dot(n, x, y); }
+  void dot_into(std::int64_t n, const double* x, const double* y, double* result) override {
+    ctx_.dot_into(n, x, y, result);
+  }
   cudaStream_t stream() const override { return ctx_.compute(); }
   std::int64_t bytes() const { return spmv_.bytes(); }
 

@@ -63,6 +63,9 @@ class TimedOperator final : public DeviceOperator {
   void apply(double alpha, const double* x, double beta, double* y) override;
   void residual(const double* x, const double* b, double* r) override;
   double dot(std::int64_t n, const double* x, const double* y) override { return inner_.dot(n, x, y); }
+  void dot_into(std::int64_t n, const double* x, const double* y, double* result) override {
+    inner_.dot_into(n, x, y, result);
+  }
   cudaStream_t stream() const override { return inner_.stream(); }
 
   StreamTimer& timer() { return timer_; }

@@ -51,9 +51,10 @@ DeviceContext::DeviceContext(const Communicator& comm) : comm_(comm) {
 }
 
 DeviceContext::~DeviceContext() {
-  // The dot's buffer is freed on compute_, so it goes before the streams do.
+  // The dots' buffers are freed on compute_, so they go before the streams do.
   cudaStreamSynchronize(compute_);
   local_dot_ = tessera::cuda::DeviceDot();
+  device_dot_value_ = tessera::cuda::DeviceBuffer<double>();
   cudaStreamSynchronize(compute_);
   transport_.reset();
   cudaEventDestroy(compute_mark_);
@@ -90,12 +91,17 @@ double DeviceContext::dot(std::int64_t n, const double* x, const double* y) {
 }
 
 const double* DeviceContext::device_dot(std::int64_t n, const double* x, const double* y) {
+  if (device_dot_value_.size() == 0) device_dot_value_.allocate(1, compute_);
+  dot_into(n, x, y, device_dot_value_.data());
+  return device_dot_value_.data();
+}
+
+void DeviceContext::dot_into(std::int64_t n, const double* x, const double* y, double* result) {
   TESSERA_REQUIRE_INPUT(n >= 0, "dot: negative length ", n);
-  double* sum = local_dot_.device_sum(n, x, y, compute_);
+  local_dot_.sum_into(n, x, y, result, compute_);
   exchange_after_compute();
-  transport_->allreduce_sum_on_device(sum);
+  transport_->allreduce_sum_on_device(result);
   compute_after_exchange();
-  return sum;
 }
 
 double DeviceContext::norm2(std::int64_t n, const double* x) { return std::sqrt(dot(n, x, x)); }

@@ -69,6 +69,9 @@ class DeviceContext {
   /// Collective: the same global x^T y left in device memory, ordered on compute(), without
   /// synchronising. The value lives until the next dot or device_dot of this context.
   const double* device_dot(std::int64_t n, const double* x, const double* y);
+  /// Collective: the same global x^T y written to `*result` (device memory the caller keeps),
+  /// ordered on compute(), without synchronising.
+  void dot_into(std::int64_t n, const double* x, const double* y, double* result);
 
  private:
   const Communicator& comm_;
@@ -81,6 +84,7 @@ class DeviceContext {
   std::uint64_t halo_route_changes_ = 0;
   RetiredPeerRegions retired_peer_regions_;
   tessera::cuda::DeviceDot local_dot_;
+  tessera::cuda::DeviceBuffer<double> device_dot_value_;  // device_dot's result
 };
 
 }  // namespace tessera::dist::gpu

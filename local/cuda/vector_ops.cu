@@ -72,16 +72,21 @@ void zero(std::int64_t n, double* y, cudaStream_t stream) {
 
 double* DeviceDot::device_sum(std::int64_t n, const double* x, const double* y, cudaStream_t stream) {
   if (partial_.size() < std::size_t(kDotBlocks) + 1) partial_.allocate(std::size_t(kDotBlocks) + 1, stream);
+  sum_into(n, x, y, partial_.data(), stream);
+  return partial_.data();
+}
+
+void DeviceDot::sum_into(std::int64_t n, const double* x, const double* y, double* total, cudaStream_t stream) {
   if (n <= 0) {
-    TESSERA_CUDA_CHECK(cudaMemsetAsync(partial_.data(), 0, sizeof(double), stream));
-    return partial_.data();
+    TESSERA_CUDA_CHECK(cudaMemsetAsync(total, 0, sizeof(double), stream));
+    return;
   }
+  if (partial_.size() < std::size_t(kDotBlocks) + 1) partial_.allocate(std::size_t(kDotBlocks) + 1, stream);
   const int blocks = static_cast<int>(std::min<std::int64_t>((n + kThreads - 1) / kThreads, kDotBlocks));
   dot_partial_kernel<<<blocks, kThreads, 0, stream>>>(n, x, y, partial_.data() + 1);
   TESSERA_CHECK_LAUNCH();
-  dot_final_kernel<<<1, kThreads, 0, stream>>>(partial_.data() + 1, blocks, partial_.data());
+  dot_final_kernel<<<1, kThreads, 0, stream>>>(partial_.data() + 1, blocks, total);
   TESSERA_CHECK_LAUNCH();
-  return partial_.data();
 }
 
 double DeviceDot::operator()(std::int64_t n, const double* x, const double* y, cudaStream_t stream) {

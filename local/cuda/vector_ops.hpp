@@ -32,6 +32,9 @@ class DeviceDot {
   /// The same sum left on the device, without synchronising (the distributed dot reduces it
   /// over ranks in place). n == 0 gives 0. The value lives in this DeviceDot until its next call.
   double* device_sum(std::int64_t n, const double* x, const double* y, cudaStream_t stream = nullptr);
+  /// The same sum written to `*total` (device memory the caller keeps: values that must outlive
+  /// the next call, such as PCG's scalars), without synchronising.
+  void sum_into(std::int64_t n, const double* x, const double* y, double* total, cudaStream_t stream = nullptr);
 
  private:
   DeviceBuffer<double> partial_;  // one per block, then the total in [0]

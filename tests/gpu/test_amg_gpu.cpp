@@ -17,8 +17,10 @@
 #include "amg/hierarchy.hpp"
 #include "amg/krylov.hpp"
 #include "local/core/error.hpp"
+#include "local/cuda/check.hpp"
 #include "local/cuda/device_matrix.hpp"
 #include "local/cuda/spmv_plan.hpp"
+#include "local/cuda/vector_ops.hpp"
 #include "local/gen/generators.hpp"
 #include "local/reference/kernels.hpp"
 #include "support/random_matrix.hpp"
@@ -243,6 +245,75 @@ TEST(AmgGpuPcg, ZeroRhsAndBadInput) {
   negative.rtol = -1;
   db.upload(std::vector<double>(n, 1.0));
   EXPECT_THROW(gpu::device_pcg(da, plan, db.data(), dx.data(), apply, negative), InputError);
+}
+
+
+// The device PCG queues an iteration whole and makes the host's breakdown tests after the step
+// (device_pcg_steps.hpp): it must stop where the host PCG stops, with the same status, count and
+// iterate. Plain CG (identity preconditioner), M = -I (indefinite preconditioner at iteration
+// 1), A = -I (indefinite operator at iteration 1), and M returning NaN at its third application
+// (breakdown at iteration 3, after two steps).
+TEST(AmgGpuPcg, StopsWhereTheHostPcgStops) {
+  const Csr<double> poisson = gen::generate(gen::parse_spec("poisson3d:7"));  // 343 rows
+  std::vector<std::int64_t> diagonal(std::size_t(poisson.rows));
+  for (std::size_t i = 0; i < diagonal.size(); ++i) diagonal[i] = std::int64_t(i);
+  const Csr<double> negative_identity = csr_from_triplets<double>(poisson.rows, poisson.rows, diagonal, diagonal,
+                                                                 std::vector<double>(diagonal.size(), -1.0));
+  enum class M { identity, negated, nan_third };
+  struct Case {
+    const char* name;
+    const Csr<double>* a;
+    M m;
+    SolveStatus status;
+    int iterations;
+  };
+  for (const Case& c : {Case{"identity", &poisson, M::identity, SolveStatus::converged, -1},
+                        Case{"M = -I", &poisson, M::negated, SolveStatus::indefinite_preconditioner, 0},
+                        Case{"A = -I", &negative_identity, M::identity, SolveStatus::indefinite_operator, 0},
+                        Case{"NaN from M at its third application", &poisson, M::nan_third, SolveStatus::breakdown, 2}}) {
+    SCOPED_TRACE(c.name);
+    const std::size_t n = std::size_t(c.a->rows);
+    const std::vector<double> b = random_vector(n, 7);
+    KrylovOptions ko;
+    ko.rtol = 1e-10;
+    ko.history = true;
+    int host_calls = 0, device_calls = 0;
+    const Preconditioner host_m = [&](const Vector& r, Vector& z) {
+      ++host_calls;
+      z = r;
+      if (c.m == M::negated) for (double& v : z) v = -v;
+      if (c.m == M::nan_third && host_calls == 3) z.assign(z.size(), std::nan(""));
+    };
+    Vector x_host(n, 0.0);
+    const SolveResult host = pcg(*c.a, b, x_host, host_m, ko);
+
+    const tessera::cuda::DeviceCsr<double> da = tessera::cuda::upload(*c.a);
+    const tessera::cuda::SpmvPlan plan = tessera::cuda::make_spmv_plan(da);
+    const auto device_m = [&](const double* r, double* z) {
+      ++device_calls;
+      tessera::cuda::axpby(std::int64_t(n), c.m == M::negated ? -1.0 : 1.0, r, 0.0, z);
+      if (c.m == M::nan_third && device_calls == 3) TESSERA_CUDA_CHECK(cudaMemset(z, 0xff, n * sizeof(double)));
+    };
+    tessera::cuda::DeviceBuffer<double> db, dx(n);
+    db.upload(b);
+    dx.fill_bytes(0);
+    const SolveResult device = gpu::device_pcg(da, plan, db.data(), dx.data(), device_m, ko);
+
+    EXPECT_EQ(host.status, c.status) << host.message;
+    EXPECT_EQ(device.status, host.status) << device.message;
+    if (c.iterations >= 0) EXPECT_EQ(host.iterations, c.iterations);
+    EXPECT_EQ(device.iterations, host.iterations);
+    EXPECT_EQ(device.history.size(), host.history.size());
+    for (std::size_t i = 0; i < std::min(device.history.size(), host.history.size()); ++i)
+      EXPECT_NEAR(device.history[i], host.history[i], 1e-10 * host.history[0]) << "iteration " << i + 1;
+    const std::vector<double> x_device = dx.download();
+    const double scale = std::max(max_abs(x_host), 1.0);
+    for (std::size_t i = 0; i < n; ++i) {
+      ASSERT_TRUE(std::isfinite(x_device[i])) << "x[" << i << "]";
+      ASSERT_NEAR(x_device[i], x_host[i], 1e-12 * scale) << "x[" << i << "]";
+    }
+    if (c.iterations == 0) EXPECT_EQ(max_abs(x_device), 0.0) << "no step may be taken";
+  }
 }
 
 }  // namespace

@@ -5,6 +5,8 @@
 //   - PCG from 0 on b = A x*: converged, iterations within +-1 of dist_pcg's, the same on every
 //     rank, and the true residual recomputed on the host from the downloaded x;
 //   - bad input (non-finite b, rtol <= 0, rectangular operator) throws on every rank.
+//   - a breakdown (M = -I; a NaN from one rank's preconditioner) stops every rank at the same
+//     iteration, with the last valid iterate.
 // Poisson 7-point (Chebyshev, V and W cycles), 27-point with l1-Jacobi, elasticity with rigid-
 // body modes, and a hierarchy whose coarsest level is smoothed instead of factored.
 // The coarsest level is solved on every GPU (cuSOLVER Cholesky of the gathered operator, rhs
@@ -33,7 +35,9 @@
 #include "dist/spmv.hpp"
 #include "dist_amg_test_util.hpp"
 #include "local/core/error.hpp"
+#include "local/cuda/check.hpp"
 #include "local/cuda/device_buffer.hpp"
+#include "local/cuda/vector_ops.hpp"
 #include "local/reference/kernels.hpp"
 
 namespace tessera::amg {
@@ -371,6 +375,65 @@ TEST(DistDeviceAmgSolve, BadInputThrowsOnEveryRank) {
   // P is rectangular: its columns are not partitioned like its rows.
   dist::gpu::DeviceDistMatrix dp(host.hierarchy().levels[0].p, ctx.compute());
   EXPECT_THROW(gpu::dist_device_pcg(ctx, dp, db.data(), dx.data(), apply, {}), InputError);
+}
+
+
+// dist_device_pcg queues an iteration whole and tests its allreduced scalars after the step
+// (device_pcg_steps.hpp): every rank must stop at the same iteration, with the same status and
+// the iterate the host PCG would keep. M = -I stops at iteration 1 before any step; a NaN from
+// the last rank's preconditioner at its third application stops every rank at iteration 3
+// with the iterate of two steps, that of a run limited to two iterations.
+TEST(DistDeviceAmgSolve, BreakdownStopsEveryRankWithTheLastIterate) {
+  const dist::Communicator comm;
+  const Problem pb = testing::make_problem("poisson3d:9");
+  const dist::RowPartition rows = dist::RowPartition::balanced_rows(pb.a.rows, comm.size());
+  const dist::DistMatrix a = dist::testing::distribute(comm, pb.a, rows, rows);
+  const DistAmg host(comm, a, testing::owned_rows(pb.near_null, rows.begin(comm.rank()), rows.end(comm.rank())),
+                     small_coarse());
+  dist::gpu::DeviceContext ctx(comm);
+  gpu::DistDeviceAmgPreconditioner m(ctx, host.hierarchy());
+  dist::gpu::DeviceDistMatrix& da = m.fine_operator();
+  const std::size_t n = std::size_t(a.owned_rows());
+  ASSERT_GT(n, 0u) << "every rank owns rows of the balanced partition";
+  DeviceBuffer<double> db(n, ctx.compute()), dx(n, ctx.compute());
+  db.upload(Vector(n, 1.0), ctx.compute());
+  const auto restart = [&] { tessera::cuda::zero(std::int64_t(n), dx.data(), ctx.compute()); };
+
+  const auto negated = [&](const double* r, double* z) {
+    tessera::cuda::axpby(std::int64_t(n), -1.0, r, 0.0, z, ctx.compute());
+  };
+  restart();
+  const SolveResult indefinite = gpu::dist_device_pcg(ctx, da, db.data(), dx.data(), negated, {});
+  EXPECT_EQ(indefinite.status, SolveStatus::indefinite_preconditioner) << indefinite.message;
+  EXPECT_EQ(indefinite.iterations, 0);
+  EXPECT_EQ(global_max_abs(comm, dx.download(ctx.compute())), 0.0);
+
+  KrylovOptions two;
+  two.max_iterations = 2;
+  restart();
+  const SolveResult limited =
+      gpu::dist_device_pcg(ctx, da, db.data(), dx.data(), [&](const double* r, double* z) { m.apply(r, z); }, two);
+  ASSERT_EQ(limited.status, SolveStatus::max_iterations) << limited.message;
+  ASSERT_EQ(limited.iterations, 2);
+  const Vector x_two = dx.download(ctx.compute());
+
+  int calls = 0;
+  const auto poisoned = [&](const double* r, double* z) {
+    m.apply(r, z);
+    if (++calls == 3 && comm.rank() == comm.size() - 1)
+      TESSERA_CUDA_CHECK(cudaMemsetAsync(z, 0xff, n * sizeof(double), ctx.compute()));  // NaN
+  };
+  restart();
+  const SolveResult broken = gpu::dist_device_pcg(ctx, da, db.data(), dx.data(), poisoned, {});
+  EXPECT_EQ(broken.status, SolveStatus::breakdown) << broken.message;
+  EXPECT_EQ(broken.iterations, 2);
+  const Vector x_broken = dx.download(ctx.compute());
+  const double scale = global_max_abs(comm, x_two);
+  ASSERT_GT(scale, 0.0);
+  for (std::size_t i = 0; i < n; ++i) {
+    ASSERT_TRUE(std::isfinite(x_broken[i])) << "x[" << i << "] on rank " << comm.rank();
+    ASSERT_NEAR(x_broken[i], x_two[i], 1e-12 * scale) << "x[" << i << "] on rank " << comm.rank();
+  }
 }
 
 }  // namespace

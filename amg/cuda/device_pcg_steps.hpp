@@ -1,0 +1,29 @@
+#pragma once
+// The two vector updates of a PCG iteration with their scalars read from device memory, so that
+// device_pcg queues a whole iteration without waiting for the dots it depends on (one host
+// synchronisation an iteration instead of three). Each is amg/pcg.cpp's update, one line:
+//   step:      alpha = rz / pq;  x += alpha p;  r -= alpha q
+//   direction: p = z + (rz_next / rz) p
+// The step is guarded by the very test the host makes before it (rz finite and > 0, pq > 0):
+// where the host would stop, nothing is written, so x and r stay as they were and device_pcg,
+// which makes the test once the scalars reach the host, stops with the same x.
+#include <cuda_runtime_api.h>
+
+#include <cstdint>
+
+namespace tessera::amg::gpu {
+
+/// True where PCG takes a step with these scalars (the host's breakdown tests, negated).
+__host__ __device__ inline bool pcg_step_allowed(double rz, double pq) {
+  return rz - rz == 0.0 && rz > 0 && pq > 0;  // rz - rz is 0 exactly when rz is finite
+}
+
+/// If pcg_step_allowed(*rz, *pq): x += (*rz / *pq) p and r -= (*rz / *pq) q; otherwise nothing.
+void pcg_step(std::int64_t n, const double* rz, const double* pq, const double* p, const double* q, double* x,
+              double* r, cudaStream_t stream);
+
+/// p = z + (*rz_next / *rz) p.
+void pcg_direction(std::int64_t n, const double* rz_next, const double* rz, const double* z, double* p,
+                   cudaStream_t stream);
+
+}  // namespace tessera::amg::gpu
