@@ -7,6 +7,10 @@ set(_mpi ${PROJECT_SOURCE_DIR}/tests/support/mpiexec_per_rank.sh ${MPIEXEC_EXECU
 # tessera_driver_test(NAME RANKS N COMMAND ... [EXPECT_EXIT code] [EXPECT_OUTPUT regex])
 function(tessera_driver_test name)
   cmake_parse_arguments(T "" "RANKS;EXPECT_EXIT;EXPECT_OUTPUT" "COMMAND" ${ARGN})
+  # A misspelt keyword before COMMAND would otherwise be dropped, and the test run without it.
+  if(T_UNPARSED_ARGUMENTS OR NOT T_RANKS OR NOT T_COMMAND)
+    message(FATAL_ERROR "tessera_driver_test(${name}): needs RANKS and COMMAND; not understood: ${T_UNPARSED_ARGUMENTS}")
+  endif()
   if(NOT T_EXPECT_EXIT)
     set(T_EXPECT_EXIT 0)
   endif()
