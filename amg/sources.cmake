@@ -3,6 +3,7 @@ target_sources(tessera_amg PUBLIC FILE_SET HEADERS BASE_DIRS ${PROJECT_SOURCE_DI
   ${CMAKE_CURRENT_LIST_DIR}/level_ops.hpp
   ${CMAKE_CURRENT_LIST_DIR}/input_check.hpp
   ${CMAKE_CURRENT_LIST_DIR}/strength.hpp
+  ${CMAKE_CURRENT_LIST_DIR}/strength_rule.hpp
   ${CMAKE_CURRENT_LIST_DIR}/node_hashes.hpp
   ${CMAKE_CURRENT_LIST_DIR}/aggregation.hpp
   ${CMAKE_CURRENT_LIST_DIR}/near_null_space.hpp

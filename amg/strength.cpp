@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "amg/strength_rule.hpp"
 #include "local/core/error.hpp"
 #include "local/reference/kernels.hpp"
 
@@ -86,9 +87,8 @@ void append_scalar_row(const Csr<double>& a, std::int32_t n, const std::vector<d
   for (std::int64_t p = a.row_ptr[n]; p < a.row_ptr[n + 1]; ++p) {
     const std::int32_t m = a.col_idx[p];
     if (m == n) continue;
-    const double scale = std::sqrt(diag_norm[n] * diag_norm[m]);
-    const double strength = scale > 0 ? std::sqrt(a.values[p] * a.values[p]) / scale : 0.0;
-    if (strength > 0 && strength >= theta) {
+    const double strength = strong_value(a.values[p] * a.values[p], diag_norm[n], diag_norm[m], theta);
+    if (strength > 0) {
       s.col_idx.push_back(m);
       s.values.push_back(strength);
     }
@@ -132,9 +132,8 @@ Csr<double> strength_graph(const Csr<double>& a, const NodeLayout& nodes, double
     acc.gather(a, nodes, node, n);
     for (const std::int32_t m : acc.columns) {
       if (m == n) continue;
-      const double scale = std::sqrt(diag_norm[n] * diag_norm[m]);
-      const double strength = scale > 0 ? std::sqrt(acc.sum_sq[m]) / scale : 0.0;
-      if (strength > 0 && strength >= theta) {
+      const double strength = strong_value(acc.sum_sq[m], diag_norm[n], diag_norm[m], theta);
+      if (strength > 0) {
         s.col_idx.push_back(m);
         s.values.push_back(strength);
       }

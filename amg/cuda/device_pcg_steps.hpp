@@ -11,10 +11,12 @@
 
 #include <cstdint>
 
+#include "local/core/host_device.hpp"
+
 namespace tessera::amg::gpu {
 
 /// True where PCG takes a step with these scalars (the host's breakdown tests, negated).
-__host__ __device__ inline bool pcg_step_allowed(double rz, double pq) {
+TESSERA_HD bool pcg_step_allowed(double rz, double pq) {
   return rz - rz == 0.0 && rz > 0 && pq > 0;  // rz - rz is 0 exactly when rz is finite
 }
 

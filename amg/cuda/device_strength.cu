@@ -20,6 +20,7 @@
 
 #include "amg/cuda/device_setup_phases.hpp"
 #include "amg/cuda/setup_phase_kernels.cuh"
+#include "amg/strength_rule.hpp"
 #include "local/core/error.hpp"
 
 namespace tessera::amg::gpu {
@@ -51,13 +52,6 @@ __global__ void diagonal_block_norms(CsrView a, const std::int64_t* node_ptr, co
     for (std::int64_t p = a.row_ptr[i]; p < a.row_ptr[i + 1]; ++p)
       if (node_of[a.col[p]] == n) sum_sq = __dadd_rn(sum_sq, __dmul_rn(a.val[p], a.val[p]));
   norm[n] = sqrt(sum_sq);
-}
-
-/// The host's test of one block: scaled strength, or 0 when the edge is not strong.
-__device__ double strong_value(double block_sum_sq, double norm_n, double norm_m, double theta) {
-  const double scale = sqrt(__dmul_rn(norm_n, norm_m));
-  const double strength = scale > 0 ? sqrt(block_sum_sq) / scale : 0.0;
-  return strength > 0 && strength >= theta ? strength : 0.0;
 }
 
 /// Counting pass: the number of strong edges of each node row.

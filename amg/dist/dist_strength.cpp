@@ -5,6 +5,7 @@
 #include <tuple>
 
 #include "amg/dist/dist_exchange.hpp"
+#include "amg/strength_rule.hpp"
 #include "dist/transpose.hpp"
 
 namespace tessera::amg {
@@ -101,13 +102,6 @@ std::vector<NodeNorm> boundary_node_norms(const dist::DistMatrix& a, const DistN
   for (std::int64_t n = 0; n < nodes.count(); ++n)
     if (a.nonlocal.row_ptr[nodes.ptr[n + 1]] > a.nonlocal.row_ptr[nodes.ptr[n]]) need(n);
   return owned;
-}
-
-/// The serial rule: the scaled strength of block (I, J), or 0 where the edge is not strong.
-double strong_value(double block_sum_sq, double own_norm, double other_norm, double theta) {
-  const double scale = std::sqrt(own_norm * other_norm);
-  const double strength = scale > 0 ? std::sqrt(block_sum_sq) / scale : 0.0;
-  return strength > 0 && strength >= theta ? strength : 0.0;
 }
 
 /// An empty row block over this rank's nodes (rows to be filled in order).
