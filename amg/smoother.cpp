@@ -1,6 +1,7 @@
 #include "amg/smoother.hpp"
 
 #include <cmath>
+#include <utility>
 
 namespace tessera::amg {
 namespace {
@@ -44,6 +45,11 @@ void l1_jacobi(const Csr<double>& a, const Smoother& s, const Vector& b, Vector&
 
 Smoother make_smoother(const Csr<double>& a, const Vector& inv_diag, const EigenEstimate& estimate,
                        const AmgOptions& options) {
+  return make_smoother(options.smoother == SmootherKind::l1_jacobi ? l1_inverse_diagonal(a) : Vector{}, inv_diag,
+                       estimate, options);
+}
+
+Smoother make_smoother(Vector inv_l1, const Vector& inv_diag, const EigenEstimate& estimate, const AmgOptions& options) {
   Smoother s;
   s.kind = options.smoother;
   if (s.kind == SmootherKind::chebyshev) {
@@ -54,14 +60,19 @@ Smoother make_smoother(const Csr<double>& a, const Vector& inv_diag, const Eigen
     return s;
   }
   s.steps = options.jacobi_sweeps;
-  s.inv_diag.resize(static_cast<std::size_t>(a.rows));
+  s.inv_diag = std::move(inv_l1);
+  return s;
+}
+
+Vector l1_inverse_diagonal(const Csr<double>& a) {
+  Vector inv(static_cast<std::size_t>(a.rows));
   for (std::int64_t i = 0; i < a.rows; ++i) {
     double l1 = 0.0;
     for (std::int64_t p = a.row_ptr[i]; p < a.row_ptr[i + 1]; ++p)
       l1 += a.col_idx[p] == i ? a.values[p] : std::abs(a.values[p]);
-    s.inv_diag[i] = 1.0 / l1;
+    inv[i] = 1.0 / l1;
   }
-  return s;
+  return inv;
 }
 
 void smooth(const Csr<double>& a, const Smoother& s, const Vector& b, Vector& x, bool x_is_zero, SmootherWork& work,

@@ -31,6 +31,12 @@ struct SmootherWork {
 /// reads `a`; l1-Jacobi sums a's rows (row i's diagonal is column i).
 Smoother make_smoother(const Csr<double>& a, const Vector& inv_diag, const EigenEstimate& estimate,
                        const AmgOptions& options);
+/// The same with l1-Jacobi's 1 / d_l1,i already summed (`inv_l1`, ignored by Chebyshev): the
+/// distributed setup sums A's owned and ghost blocks without joining them (dist_level_ops.hpp).
+Smoother make_smoother(Vector inv_l1, const Vector& inv_diag, const EigenEstimate& estimate, const AmgOptions& options);
+
+/// 1 / d_l1,i of a's rows, d_l1,i = a_ii + sum_{j != i} |a_ij| summed in the row's order.
+Vector l1_inverse_diagonal(const Csr<double>& a);
 
 /// Improves x for A x = b. `x_is_zero` (x is known to be 0) saves the first product.
 void smooth(const Csr<double>& a, const Smoother& s, const Vector& b, Vector& x, bool x_is_zero, SmootherWork& work,

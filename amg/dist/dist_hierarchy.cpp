@@ -181,12 +181,10 @@ void DistHierarchy::setup_level_numeric(const dist::Communicator& comm, DistLeve
   timed("smoother", level.times.smoother, [&] {
     level.inv_diag = inverse_diagonal(level.a);
     level.eigen = eigen_estimator_(comm, level.a, level.inv_diag, options.eigen_iterations, options.eigen_safety);
-    // The serial coefficient code on the owned rows over [owned | ghost] columns: row i's
-    // diagonal is column i, and the l1 sum sees every off-diagonal, on-rank and off-rank.
-    // Chebyshev reads no row (only the diagonal and the estimate): no copy of A for it.
+    // l1-Jacobi's sums see every off-diagonal, on-rank and off-rank; Chebyshev reads no row.
     const bool reads_rows = options.smoother == SmootherKind::l1_jacobi;
     level.smoother =
-        make_smoother(reads_rows ? dist::extended_block(level.a) : Csr<double>{}, level.inv_diag, level.eigen, options);
+        make_smoother(reads_rows ? owned_l1_inverse_diagonal(level.a) : Vector{}, level.inv_diag, level.eigen, options);
     return 0;
   });
 }

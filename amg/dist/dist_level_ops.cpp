@@ -93,6 +93,18 @@ std::vector<double> owned_diagonal(const dist::DistMatrix& a) {
   return d;
 }
 
+std::vector<double> owned_l1_inverse_diagonal(const dist::DistMatrix& a) {
+  std::vector<double> inv(static_cast<std::size_t>(a.owned_rows()));
+  for (std::int64_t r = 0; r < a.owned_rows(); ++r) {
+    double l1 = 0.0;
+    for (std::int64_t p = a.local.row_ptr[r]; p < a.local.row_ptr[r + 1]; ++p)
+      l1 += a.local.col_idx[p] == r ? a.local.values[p] : std::abs(a.local.values[p]);
+    for (std::int64_t p = a.nonlocal.row_ptr[r]; p < a.nonlocal.row_ptr[r + 1]; ++p) l1 += std::abs(a.nonlocal.values[p]);
+    inv[r] = 1.0 / l1;
+  }
+  return inv;
+}
+
 bool same_dist_pattern(const dist::Communicator& comm, const dist::DistMatrix& a, const dist::DistMatrix& b) {
   const auto same = [](const Csr<double>& x, const Csr<double>& y) {
     return x.rows == y.rows && x.cols == y.cols && x.row_ptr == y.row_ptr && x.col_idx == y.col_idx;

@@ -26,6 +26,11 @@ void check_dist_operator(const dist::Communicator& comm, const dist::DistMatrix&
 /// a_ii of the owned rows (0 where a row has no diagonal entry).
 std::vector<double> owned_diagonal(const dist::DistMatrix& a);
 
+/// l1-Jacobi's 1 / d_l1,i of the owned rows, summed over the owned block's row, then the ghost
+/// block's: the order of dist::extended_block(a)'s row, so the sums equal l1_inverse_diagonal's
+/// on that copy bit for bit, without making it.
+std::vector<double> owned_l1_inverse_diagonal(const dist::DistMatrix& a);
+
 /// Collective. True when `a` and `b` have the same partitions and the same pattern on every rank.
 bool same_dist_pattern(const dist::Communicator& comm, const dist::DistMatrix& a, const dist::DistMatrix& b);
 

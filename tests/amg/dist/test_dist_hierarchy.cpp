@@ -5,7 +5,10 @@
 #include "amg/cycle.hpp"
 #include "amg/dist/dist_amg.hpp"
 #include "amg/dist/dist_hierarchy.hpp"
+#include "amg/dist/dist_level_ops.hpp"
 #include "amg/hierarchy.hpp"
+#include "amg/smoother.hpp"
+#include "dist/dist_matrix.hpp"
 #include "dist_amg_test_util.hpp"
 
 namespace tessera::amg {
@@ -89,6 +92,28 @@ TEST(DistAmgHierarchy, Poisson7PointMatchesSerial) { check_problem("poisson3d:12
 
 TEST(DistAmgHierarchy, Poisson27PointL1JacobiMatchesSerial) {
   check_problem("poisson3d27:12", small_coarse(SmootherKind::l1_jacobi));
+}
+
+// The distributed l1-Jacobi sums read A's owned and ghost blocks in place: bit for bit the sums
+// over the [owned | ghost] copy they replace, and the serial sums to rounding (whose order puts
+// ghost columns left of the owned ones first).
+TEST(DistAmgHierarchy, L1SumsOverTheBlocksEqualThoseOfTheExtendedCopy) {
+  const dist::Communicator comm;
+  const std::uint64_t seed = dist::testing::shared_seed(comm);
+  const Problem pb = testing::make_problem("poisson3d27:9");
+  for (const bool uneven : {false, true}) {
+    SCOPED_TRACE(uneven ? "uneven partition with an empty rank" : "balanced partition");
+    const dist::RowPartition rows = testing::aligned_partition(comm, pb.a.rows, 1, uneven, seed);
+    const dist::DistMatrix a = dist::testing::distribute(comm, pb.a, rows, rows);
+    const std::vector<double> got = owned_l1_inverse_diagonal(a);
+    EXPECT_EQ(got, l1_inverse_diagonal(dist::extended_block(a)));
+    const Vector serial = l1_inverse_diagonal(pb.a);
+    ASSERT_EQ(got.size(), static_cast<std::size_t>(a.owned_rows()));
+    for (std::size_t i = 0; i < got.size(); ++i) {
+      const double want = serial[static_cast<std::size_t>(a.row_begin()) + i];
+      ASSERT_NEAR(got[i], want, 1e-14 * std::fabs(want)) << "owned row " << i << " on rank " << comm.rank();
+    }
+  }
 }
 
 TEST(DistAmgHierarchy, ElasticityRigidBodyModesMatchesSerial) { check_problem("elasticity3d:6", small_coarse()); }
