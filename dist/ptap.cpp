@@ -189,8 +189,15 @@ void DistPtap::recompute(const Communicator& comm, const DistMatrix& a, const Di
   const Stopwatch clock;
   refresh_p_transposed(p);
   const Csr<double> t = outer_product(comm);
-  TESSERA_ASSERT(t.row_ptr[p.local.cols] == owned_partial_ && t.nnz() - owned_partial_ == return_entries_.send_count(),
-                 "the local outer product changed pattern between symbolic and numeric");
+  // An internal invariant, but checked on every rank alike: the return exchange comes next.
+  const bool same_pattern =
+      t.row_ptr[p.local.cols] == owned_partial_ && t.nnz() - owned_partial_ == return_entries_.send_count();
+  throw_if_any_rank_failed(comm, same_pattern ? ""
+                                              : detail::concat("ptap recompute: rank ", p.rank,
+                                                               ": the local outer product changed pattern between "
+                                                               "symbolic and numeric (",
+                                                               t.nnz(), " entries, the symbolic phase had ",
+                                                               owned_partial_ + return_entries_.send_count(), ")"));
   set_values_in_row_order(c_, sum_contributions(t, received_contributions(comm, t)));
   stats_ = ap_.stats();
   stats_.remote_row_bytes += return_entries_.recv_count() * static_cast<std::int64_t>(sizeof(double));

@@ -5,7 +5,8 @@
 //   rows of the operator (collective across ranks for a distributed one).
 // Vectors are device pointers to the entries this process owns (rows() for outputs, cols() for
 // inputs); every call is ordered on stream() and returns without synchronising, except dot(),
-// which returns its value to the host (dot_into leaves it on the device instead). The transfer operators P and R are DeviceOperators too.
+// which returns its value to the host (dot_into leaves it on the device instead). The transfer
+// operators P and R are DeviceOperators too.
 //
 // Implementations: CsrDeviceOperator here (DeviceCsr + SpmvPlan, one GPU) and
 // DistDeviceOperator (dist_device_operator.hpp: DeviceDistMatrix + DeviceContext, NCCL halo).

@@ -57,6 +57,7 @@ class DeviceScalars {
     double pq, rr, rz;
   };
   explicit DeviceScalars(cudaStream_t stream) : stream_(stream), device_(kCount, stream) {
+    device_.fill_bytes(0, stream);  // every read copies all slots, written or not yet
     void* host = nullptr;
     TESSERA_CUDA_CHECK(cudaMallocHost(&host, kCount * sizeof(double)));
     host_.reset(static_cast<double*>(host));
@@ -102,9 +103,11 @@ SolveResult device_pcg(DeviceOperator& a, const double* b, double* x, const Devi
   double res = norm(a, r.data()) / b_norm, best = res;
   int since_best = 0;
   // amg/pcg.cpp's loop with its scalars left on the device: an iteration is queued whole and
-  // synchronises once, to read p^T A p, r^T r and the r^T z it started from. The host's tests on
-  // them come after the step instead of before it, which changes nothing: pcg_step writes only
-  // where those tests pass (device_pcg_steps.hpp).
+  // synchronises once to read p^T A p, r^T r and the r^T z it started from (plus the true
+  // residual's dot when it confirms convergence, and whatever the preconditioner itself waits
+  // for, e.g. a host coarse solve). The host's tests on them come after the step instead of
+  // before it, which changes nothing: pcg_step writes only where those tests pass
+  // (device_pcg_steps.hpp).
   DeviceScalars s(stream);
   m(r.data(), z.data());
   a.dot_into(n, r.data(), z.data(), s.rz(1));

@@ -1,7 +1,8 @@
 #pragma once
 // The two vector updates of a PCG iteration with their scalars read from device memory, so that
 // device_pcg queues a whole iteration without waiting for the dots it depends on (one host
-// synchronisation an iteration instead of three). Each is amg/pcg.cpp's update, one line:
+// synchronisation an iteration for PCG's own scalars instead of three). Each is amg/pcg.cpp's
+// update, one line:
 //   step:      alpha = rz / pq;  x += alpha p;  r -= alpha q
 //   direction: p = z + (rz_next / rz) p
 // The step is guarded by the very test the host makes before it (rz finite and > 0, pq > 0):
@@ -17,7 +18,9 @@ namespace tessera::amg::gpu {
 
 /// True where PCG takes a step with these scalars (the host's breakdown tests, negated).
 TESSERA_HD bool pcg_step_allowed(double rz, double pq) {
-  return rz - rz == 0.0 && rz > 0 && pq > 0;  // rz - rz is 0 exactly when rz is finite
+  // rz - rz is 0 exactly when rz is finite. Both compilers must decide alike: the build uses no
+  // fast-math or flush-to-zero (a flushed subnormal rz would skip a step the host takes).
+  return rz - rz == 0.0 && rz > 0 && pq > 0;
 }
 
 /// If pcg_step_allowed(*rz, *pq): x += (*rz / *pq) p and r -= (*rz / *pq) q; otherwise nothing.

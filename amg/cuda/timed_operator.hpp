@@ -52,7 +52,8 @@ class StreamTimer {
   std::int64_t sections_ = 0;
 };
 
-/// A DeviceOperator that times another one's apply() and residual() (dot() is passed through).
+/// A DeviceOperator that times another one's apply() and residual() (dot() and dot_into() are
+/// passed through).
 /// Keeps a reference to `inner`, which must outlive it.
 class TimedOperator final : public DeviceOperator {
  public:

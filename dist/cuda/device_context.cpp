@@ -39,9 +39,11 @@ DeviceContext::DeviceContext(const Communicator& comm) : comm_(comm) {
     // NCCL connects a collective's ring lazily, at its first call (0.3 s on 4 H200s): an empty
     // dot pays it here, with the communicator, not inside whichever setup or solve comes first.
     dot(0, nullptr, nullptr);
+    device_dot_value_.allocate(1, compute_);  // here, not before a later call's allreduce on one rank
   } catch (...) {
     if (exchange_) cudaStreamSynchronize(exchange_);  // no allreduce may still use the dot's buffer
-    local_dot_ = tessera::cuda::DeviceDot();  // its buffer is freed on compute_, destroyed next
+    local_dot_ = tessera::cuda::DeviceDot();  // its buffers are freed on compute_, destroyed next
+    device_dot_value_ = tessera::cuda::DeviceBuffer<double>();
     transport_.reset();
     if (compute_mark_) cudaEventDestroy(compute_mark_);
     destroy_stream(exchange_);
@@ -91,7 +93,6 @@ double DeviceContext::dot(std::int64_t n, const double* x, const double* y) {
 }
 
 const double* DeviceContext::device_dot(std::int64_t n, const double* x, const double* y) {
-  if (device_dot_value_.size() == 0) device_dot_value_.allocate(1, compute_);
   dot_into(n, x, y, device_dot_value_.data());
   return device_dot_value_.data();
 }

@@ -67,7 +67,7 @@ class DeviceContext {
   double dot(std::int64_t n, const double* x, const double* y);
   double norm2(std::int64_t n, const double* x);
   /// Collective: the same global x^T y left in device memory, ordered on compute(), without
-  /// synchronising. The value lives until the next dot or device_dot of this context.
+  /// synchronising. The value lives until the next device_dot of this context.
   const double* device_dot(std::int64_t n, const double* x, const double* y);
   /// Collective: the same global x^T y written to `*result` (device memory the caller keeps),
   /// ordered on compute(), without synchronising.
