@@ -202,28 +202,38 @@ TEST(DistSpgemm, PatternChangeOnOneRankThrowsOnEveryRank) {
   const DistMatrix de = testing::distribute(comm, eye, p, p);
   const int victim = comm.size() - 1;
   ASSERT_GT(p.end(victim) - p.begin(victim), 0) << "the victim owns rows, so its product has entries to lose";
-  auto calls = std::make_shared<int>(0);
-  const LocalSpgemm losing_an_entry = [&comm, victim, calls](const Csr<double>& a, const Csr<double>& b) {
-    Csr<double> c = host_local_spgemm(a, b);
-    if (comm.rank() == victim && (*calls)++ == 1 && c.nnz() > 0) {  // the recompute's call
-      const std::int64_t nnz = c.nnz();
-      c.col_idx.pop_back(), c.values.pop_back();
-      for (auto& end : c.row_ptr)
-        if (end == nnz) --end;
-    }
-    return c;
+  // Loses the last entry of the victim's product at its `at`-th call (0-based).
+  const auto losing_an_entry = [&comm, victim](int at) -> LocalSpgemm {
+    auto calls = std::make_shared<int>(0);
+    return [&comm, victim, calls, at](const Csr<double>& a, const Csr<double>& b) {
+      Csr<double> c = host_local_spgemm(a, b);
+      if (comm.rank() == victim && (*calls)++ == at && c.nnz() > 0) {
+        const std::int64_t nnz = c.nnz();
+        c.col_idx.pop_back(), c.values.pop_back();
+        for (auto& end : c.row_ptr)
+          if (end == nnz) --end;
+      }
+      return c;
+    };
   };
-  DistSpgemm product(comm, de, de, losing_an_entry);
-  std::string text;
-  try {
-    product.recompute(comm, de, de);
-    ADD_FAILURE() << "no exception on rank " << comm.rank();
-  } catch (const InputError& e) {
-    text = e.what();
-  }
-  EXPECT_EQ(text, comm.broadcast(text, 0));
-  EXPECT_NE(text.find("spgemm: local product: rank " + std::to_string(victim)), std::string::npos) << text;
-  EXPECT_NE(text.find("the symbolic phase had"), std::string::npos) << text;
+  const auto expect_error_on_every_rank = [&](const std::string& where, auto recompute) {
+    std::string text;
+    try {
+      recompute();
+      ADD_FAILURE() << "no exception on rank " << comm.rank();
+    } catch (const InputError& e) {
+      text = e.what();
+    }
+    EXPECT_EQ(text, comm.broadcast(text, 0));
+    EXPECT_NE(text.find(where + std::to_string(victim)), std::string::npos) << text;
+    EXPECT_NE(text.find("the symbolic phase had"), std::string::npos) << text;
+  };
+  // DistSpgemm: the recompute's call is the second.
+  DistSpgemm product(comm, de, de, losing_an_entry(1));
+  expect_error_on_every_rank("spgemm: local product: rank ", [&] { product.recompute(comm, de, de); });
+  // DistPtap: A*P, then P^T*(AP), in the constructor and again in the recompute (the fourth call).
+  DistPtap ptap(comm, de, de, losing_an_entry(3));
+  expect_error_on_every_rank("ptap recompute: rank ", [&] { ptap.recompute(comm, de, de); });
 }
 
 TEST(DistTranspose, MatchesReferenceExactly) {
