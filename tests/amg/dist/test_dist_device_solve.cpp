@@ -337,16 +337,28 @@ TEST(DistDeviceAmgSolve, SmoothedCoarsestLevelMatchesHost) {
   check_problem("poisson3d:12", o, false);
 }
 
-TEST(DistDeviceAmgSolve, BadInputThrowsOnEveryRank) {
+/// A small Poisson problem on a balanced partition, its host hierarchy and the device
+/// preconditioner on it: the setting of the solver-contract tests below.
+struct SmallDeviceSolve {
   const dist::Communicator comm;
   const Problem pb = testing::make_problem("poisson3d:9");
   const dist::RowPartition rows = dist::RowPartition::balanced_rows(pb.a.rows, comm.size());
   const dist::DistMatrix a = dist::testing::distribute(comm, pb.a, rows, rows);
-  const DistAmg host(comm, a, testing::owned_rows(pb.near_null, rows.begin(comm.rank()), rows.end(comm.rank())),
-                     small_coarse());
-  dist::gpu::DeviceContext ctx(comm);
-  gpu::DistDeviceAmgPreconditioner m(ctx, host.hierarchy());
+  const DistAmg host{comm, a, testing::owned_rows(pb.near_null, rows.begin(comm.rank()), rows.end(comm.rank())),
+                     small_coarse()};
+  dist::gpu::DeviceContext ctx{comm};
+  gpu::DistDeviceAmgPreconditioner m{ctx, host.hierarchy()};
   dist::gpu::DeviceDistMatrix& da = m.fine_operator();
+};
+
+TEST(DistDeviceAmgSolve, BadInputThrowsOnEveryRank) {
+  SmallDeviceSolve t;
+  const auto& comm = t.comm;
+  const auto& a = t.a;
+  const auto& host = t.host;
+  auto& ctx = t.ctx;
+  auto& m = t.m;
+  auto& da = t.da;
   const auto apply = [&](const double* r, double* z) { m.apply(r, z); };
   const std::size_t n = std::size_t(a.owned_rows());
   DeviceBuffer<double> db(n, ctx.compute()), dx(n, ctx.compute());
@@ -384,15 +396,12 @@ TEST(DistDeviceAmgSolve, BadInputThrowsOnEveryRank) {
 // the last rank's preconditioner at its third application stops every rank at iteration 3
 // with the iterate of two steps, that of a run limited to two iterations.
 TEST(DistDeviceAmgSolve, BreakdownStopsEveryRankWithTheLastIterate) {
-  const dist::Communicator comm;
-  const Problem pb = testing::make_problem("poisson3d:9");
-  const dist::RowPartition rows = dist::RowPartition::balanced_rows(pb.a.rows, comm.size());
-  const dist::DistMatrix a = dist::testing::distribute(comm, pb.a, rows, rows);
-  const DistAmg host(comm, a, testing::owned_rows(pb.near_null, rows.begin(comm.rank()), rows.end(comm.rank())),
-                     small_coarse());
-  dist::gpu::DeviceContext ctx(comm);
-  gpu::DistDeviceAmgPreconditioner m(ctx, host.hierarchy());
-  dist::gpu::DeviceDistMatrix& da = m.fine_operator();
+  SmallDeviceSolve t;
+  const auto& comm = t.comm;
+  const auto& a = t.a;
+  auto& ctx = t.ctx;
+  auto& m = t.m;
+  auto& da = t.da;
   const std::size_t n = std::size_t(a.owned_rows());
   ASSERT_GT(n, 0u) << "every rank owns rows of the balanced partition";
   DeviceBuffer<double> db(n, ctx.compute()), dx(n, ctx.compute());
