@@ -44,9 +44,15 @@ AggregateDofs dofs_by_aggregate(const Aggregates& agg, const NodeLayout& nodes) 
 }  // namespace
 
 void thin_qr(std::int64_t m, int k, std::vector<double>& a, std::vector<double>& q, std::vector<double>& r) {
+  std::vector<double> reflectors;
+  thin_qr(m, k, a, q, r, reflectors);
+}
+
+void thin_qr(std::int64_t m, int k, std::vector<double>& a, std::vector<double>& q, std::vector<double>& r,
+             std::vector<double>& reflectors) {
   const int c = static_cast<int>(std::min<std::int64_t>(m, k));
-  // Reflector j (length m - j) is stored in reflectors[j * m, j * m + m - j): one allocation.
-  std::vector<double> reflectors(static_cast<std::size_t>(c) * m);
+  // Reflector j (length m - j) is stored in reflectors[j * m, j * m + m - j).
+  reflectors.resize(static_cast<std::size_t>(c) * m);
   for (int j = 0; j < c; ++j) {
     double* v = reflectors.data() + j * m;
     const std::int64_t len = m - j;
@@ -105,14 +111,14 @@ TentativeProlongator tentative_prolongator(const Aggregates& aggregates, const N
   out.p.col_idx.resize(static_cast<std::size_t>(out.p.row_ptr[rows]));
   out.p.values.resize(out.p.col_idx.size());
 
-  std::vector<double> block, q, r;
+  std::vector<double> block, q, r, reflectors;
   for (std::int64_t a = 0; a < aggregates.count; ++a) {
     const std::int64_t m = dofs.size(a);
     const std::int64_t* agg_dofs = dofs.dofs.data() + dofs.ptr[a];
     block.resize(static_cast<std::size_t>(m) * k);
     for (std::int64_t i = 0; i < m; ++i)
       for (int j = 0; j < k; ++j) block[j * m + i] = b.at(agg_dofs[i], j);
-    thin_qr(m, k, block, q, r);
+    thin_qr(m, k, block, q, r, reflectors);
     const std::int64_t first = out.coarse_nodes[a], c = out.coarse_nodes[a + 1] - first;
     for (std::int64_t i = 0; i < c; ++i)
       for (int j = 0; j < k; ++j) out.coarse_vectors.at(first + i, j) = r[i * k + j];

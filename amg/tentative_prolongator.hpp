@@ -30,5 +30,9 @@ TentativeProlongator tentative_prolongator(const Aggregates& aggregates, const N
 /// Householder QR of the m x k column-major matrix `a` (overwritten). Returns Q (m x c,
 /// column-major, c = min(m, k)) and R (c x k, row-major) with non-negative diagonal.
 void thin_qr(std::int64_t m, int k, std::vector<double>& a, std::vector<double>& q, std::vector<double>& r);
+/// The same, with the reflectors kept in `reflectors` (resized as needed): a loop over many
+/// aggregates passes one vector and allocates nothing per aggregate.
+void thin_qr(std::int64_t m, int k, std::vector<double>& a, std::vector<double>& q, std::vector<double>& r,
+             std::vector<double>& reflectors);
 
 }  // namespace tessera::amg

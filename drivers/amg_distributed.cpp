@@ -223,7 +223,8 @@ nlohmann::json timeline_json(const dist::Communicator& comm, amg::gpu::DistDevic
   for (const auto& e : pm.timeline()) {
     const double seconds = slowest(comm, e.seconds);
     parts.push_back({{"part", e.part}, {"calls", e.calls}, {"seconds", seconds},
-                     {"ms_per_iteration", iterations ? 1e3 * seconds / iterations : 0.0}});
+                     {"ms_per_iteration", iterations ? 1e3 * seconds / iterations : 0.0},
+                     {"within_previous", e.within_previous}});
   }
   return parts;
 }
@@ -233,9 +234,10 @@ void print_timeline(const nlohmann::json& parts) {
               "  %-24s %8s %14s\n", "part", "calls", "ms/iteration");
   double sum = 0;
   for (const auto& p : parts) {
-    std::printf("  %-24s %8lld %14.4f\n", p["part"].get<std::string>().c_str(), p["calls"].get<long long>(),
-                p["ms_per_iteration"].get<double>());
-    sum += p["ms_per_iteration"].get<double>();
+    const bool nested = p["within_previous"].get<bool>();  // already in the part above: indented, not summed
+    const std::string name = (nested ? "  " : "") + p["part"].get<std::string>();
+    std::printf("  %-24s %8lld %14.4f\n", name.c_str(), p["calls"].get<long long>(), p["ms_per_iteration"].get<double>());
+    if (!nested) sum += p["ms_per_iteration"].get<double>();
   }
   std::printf("  %-24s %8s %14.4f (each part's slowest rank; the rest of an iteration: the cycle's vector updates,\n"
               "  %-24s %8s %14s  PCG's product and dots)\n", "sum of the parts", "", sum, "", "", "");

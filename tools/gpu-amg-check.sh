@@ -17,7 +17,7 @@ nvidia-smi --query-gpu=name,memory.total --format=csv,noheader | tee "$OUT/amg/d
 echo "===== tests"
 for t in test_amg_setup_phases_gpu test_amg_device_setup_gpu test_amg_device_coarse_gpu test_device_product_gpu \
   test_amg_gpu test_spmv test_spmm test_spmv_smoother test_spgemm_gpu test_spgemm_convert_gpu \
-  test_spgemm_engine_choice_gpu; do
+  test_spgemm_engine_choice_gpu test_device_buffer_gpu; do
   [ -x "$BUILD/tests/$t" ] || { echo "MISSING $t"; continue; }
   timeout 300 "$BUILD/tests/$t" --gtest_color=no >"$OUT/amg/$t.log" 2>&1
   echo "$t rc=$? $(grep -E '^\[  (PASSED|FAILED)  \]' "$OUT/amg/$t.log" | tr '\n' ' ')"

@@ -1,5 +1,6 @@
 #include "amg/cuda/device_coarse_solver.hpp"
 
+#include <cublas_v2.h>
 #include <cusolverDn.h>
 #include <thrust/execution_policy.h>
 #include <thrust/functional.h>
@@ -22,7 +23,18 @@ void check_cusolver(cusolverStatus_t status, const char* call, int line) {
 }
 #define TESSERA_CUSOLVER_CHECK(call) check_cusolver((call), #call, __LINE__)
 
-/// Keeps `buffer` when it already holds n elements: a re-setup of the same level reallocates nothing.
+void check_cublas(cublasStatus_t status, const char* call, int line) {
+  if (status != CUBLAS_STATUS_SUCCESS)
+    throw DeviceError(detail::concat(call, " failed at ", __FILE__, ":", line, ": cuBLAS status ", int(status)));
+}
+#define TESSERA_CUBLAS_CHECK(call) check_cublas((call), #call, __LINE__)
+
+constexpr int kThreads = 256;
+
+int blocks_for(std::int64_t n) { return int(std::min<std::int64_t>((n + kThreads - 1) / kThreads, 4096)); }
+
+/// Keeps `buffer` when it already holds n elements: a re-setup of the same level reuses the
+/// matrix buffer (the inverse's temporaries are allocated afresh, from the stream-ordered pool).
 template <class T>
 void ensure_size(tessera::cuda::DeviceBuffer<T>& buffer, std::size_t n, cudaStream_t stream) {
   if (buffer.size() != n) buffer.allocate(n, stream);
@@ -34,6 +46,25 @@ __global__ void scatter_to_dense(std::int64_t n, const std::int64_t* row_ptr, co
   for (std::int64_t row = blockIdx.x * std::int64_t(blockDim.x) + threadIdx.x; row < n;
        row += std::int64_t(gridDim.x) * blockDim.x)
     for (std::int64_t p = row_ptr[row]; p < row_ptr[row + 1]; ++p) dense[col_idx[p] * n + row] = values[p];
+}
+
+/// The n x n column-major identity (x zeroed before).
+__global__ void set_unit_diagonal(std::int64_t n, double* x) {
+  for (std::int64_t i = blockIdx.x * std::int64_t(blockDim.x) + threadIdx.x; i < n; i += std::int64_t(gridDim.x) * blockDim.x)
+    x[i * n + i] = 1.0;
+}
+
+/// row_sums[i] += sum over the block's columns j of |e(i, j) - delta(i, first + j)|, e being
+/// columns [first, first + width) of A X (column-major, leading dimension n). One thread a row,
+/// its columns in order, blocks in order: the sums do not depend on scheduling.
+__global__ void add_residual_row_sums(std::int64_t n, std::int64_t first, std::int64_t width, const double* e,
+                                      double* row_sums) {
+  for (std::int64_t i = blockIdx.x * std::int64_t(blockDim.x) + threadIdx.x; i < n;
+       i += std::int64_t(gridDim.x) * blockDim.x) {
+    double sum = row_sums[i];
+    for (std::int64_t j = 0; j < width; ++j) sum += fabs(e[j * n + i] - (i == first + j ? 1.0 : 0.0));
+    row_sums[i] = sum;
+  }
 }
 
 struct AbsValue {
@@ -58,8 +89,18 @@ int read_info(const tessera::cuda::DeviceBuffer<int>& info, cudaStream_t stream)
 
 struct DeviceCoarseSolver::Handle {
   cusolverDnHandle_t h = nullptr;
-  Handle() { TESSERA_CUSOLVER_CHECK(cusolverDnCreate(&h)); }
-  ~Handle() { cusolverDnDestroy(h); }
+  cublasHandle_t blas = nullptr;
+  Handle() {
+    TESSERA_CUSOLVER_CHECK(cusolverDnCreate(&h));
+    if (const cublasStatus_t status = cublasCreate(&blas); status != CUBLAS_STATUS_SUCCESS) {
+      cusolverDnDestroy(h);
+      check_cublas(status, "cublasCreate", __LINE__);
+    }
+  }
+  ~Handle() {
+    cublasDestroy(blas);
+    cusolverDnDestroy(h);
+  }
   Handle(const Handle&) = delete;
   Handle& operator=(const Handle&) = delete;
 };
@@ -69,7 +110,7 @@ DeviceCoarseSolver::~DeviceCoarseSolver() = default;
 DeviceCoarseSolver::DeviceCoarseSolver(DeviceCoarseSolver&&) noexcept = default;
 DeviceCoarseSolver& DeviceCoarseSolver::operator=(DeviceCoarseSolver&&) noexcept = default;
 
-void DeviceCoarseSolver::factor(const tessera::cuda::DeviceCsr<double>& a, cudaStream_t stream) {
+void DeviceCoarseSolver::factor(const tessera::cuda::DeviceCsr<double>& a, cudaStream_t stream, CoarseForm form) {
   TESSERA_REQUIRE_INPUT(a.rows == a.cols, "device coarse solver: the operator must be square, it is ", a.rows, "x",
                         a.cols);
   // cuSOLVER's legacy API takes int sizes, and n*n entries are indexed in int by its kernels.
@@ -77,6 +118,8 @@ void DeviceCoarseSolver::factor(const tessera::cuda::DeviceCsr<double>& a, cudaS
                         " rows is too many for a dense factorisation (at most 46340)");
   n_ = a.rows;
   host_.reset();
+  explicit_inverse_ = false;
+  inverse_residual_ = std::numeric_limits<double>::quiet_NaN();
   if (n_ == 0) {
     kind_ = Kind::none, method_ = "none (0 rows)";
     return;
@@ -93,21 +136,69 @@ void DeviceCoarseSolver::factor(const tessera::cuda::DeviceCsr<double>& a, cudaS
     factor_on_host(a, stream);
     kind_ = Kind::host;
     method_ = host_->method() + " (host fallback: cuSOLVER LU met a pivot below n*eps*max|a_ij|)";
+    return;
   }
+  if (form == CoarseForm::inverse_if_accurate && try_inverse(a, stream)) method_ += kAppliedAsInverse;
 }
 
-void DeviceCoarseSolver::scatter(const tessera::cuda::DeviceCsr<double>& a, cudaStream_t stream) {
-  TESSERA_CUDA_CHECK(cudaMemsetAsync(dense_.data(), 0, dense_.bytes(), stream));
-  const int threads = 256;
-  const int blocks = int(std::min<std::int64_t>((n_ + threads - 1) / threads, 4096));
-  scatter_to_dense<<<blocks, threads, 0, stream>>>(n_, a.row_ptr.data(), a.col_idx.data(), a.values.data(),
-                                                   dense_.data());
+void DeviceCoarseSolver::scatter(const tessera::cuda::DeviceCsr<double>& a, tessera::cuda::DeviceBuffer<double>& dense,
+                                 cudaStream_t stream) const {
+  TESSERA_CUDA_CHECK(cudaMemsetAsync(dense.data(), 0, dense.bytes(), stream));
+  scatter_to_dense<<<blocks_for(n_), kThreads, 0, stream>>>(n_, a.row_ptr.data(), a.col_idx.data(), a.values.data(),
+                                                            dense.data());
   TESSERA_CHECK_LAUNCH();
+}
+
+// X = A^-1 from the factor in dense_ (potrs/getrs on the identity), then ||I - A X||_inf with A
+// scattered densely once more and A X formed by cuBLAS in blocks of columns. Kept (in dense_,
+// in place of the factor) within kInverseTolerance; otherwise the factor stays. Setup-time
+// cost: 2n^3 flops for X and 2n^3 for the test, and three n x n buffers for its duration.
+bool DeviceCoarseSolver::try_inverse(const tessera::cuda::DeviceCsr<double>& a, cudaStream_t stream) {
+  const int n = int(n_);
+  const std::size_t entries = std::size_t(n_) * std::size_t(n_);
+  // The inverse is an optimisation: without room for its two temporaries (and as much again to
+  // spare for the solve's own vectors) the factor serves, rather than an out-of-memory error.
+  if (std::int64_t(4 * entries * sizeof(double)) > tessera::cuda::available_device_bytes()) return false;
+  tessera::cuda::DeviceBuffer<double> inverse(entries, stream);
+  TESSERA_CUDA_CHECK(cudaMemsetAsync(inverse.data(), 0, inverse.bytes(), stream));
+  set_unit_diagonal<<<blocks_for(n_), kThreads, 0, stream>>>(n_, inverse.data());
+  TESSERA_CHECK_LAUNCH();
+  if (kind_ == Kind::cholesky)
+    TESSERA_CUSOLVER_CHECK(
+        cusolverDnDpotrs(handle_->h, CUBLAS_FILL_MODE_LOWER, n, n, dense_.data(), n, inverse.data(), n, info_.data()));
+  else
+    TESSERA_CUSOLVER_CHECK(cusolverDnDgetrs(handle_->h, CUBLAS_OP_N, n, n, dense_.data(), n, pivots_.data(),
+                                            inverse.data(), n, info_.data()));
+  const int info = read_info(info_, stream);
+  TESSERA_ASSERT(info == 0, "cuSOLVER rejected argument ", -info, " of the inverse's solve");
+
+  tessera::cuda::DeviceBuffer<double> a_dense(entries, stream);
+  scatter(a, a_dense, stream);
+  const std::int64_t width = std::min<std::int64_t>(n_, 256);
+  tessera::cuda::DeviceBuffer<double> product(std::size_t(n_ * width), stream), row_sums(std::size_t(n_), stream);
+  row_sums.fill_bytes(0, stream);
+  TESSERA_CUBLAS_CHECK(cublasSetStream(handle_->blas, stream));
+  const double one = 1.0, zero = 0.0;
+  for (std::int64_t first = 0; first < n_; first += width) {
+    const std::int64_t cols = std::min(width, n_ - first);
+    TESSERA_CUBLAS_CHECK(cublasDgemm(handle_->blas, CUBLAS_OP_N, CUBLAS_OP_N, n, int(cols), n, &one, a_dense.data(),
+                                     n, inverse.data() + first * n_, n, &zero, product.data(), n));
+    add_residual_row_sums<<<blocks_for(n_), kThreads, 0, stream>>>(n_, first, cols, product.data(), row_sums.data());
+    TESSERA_CHECK_LAUNCH();
+  }
+  const std::vector<double> sums = row_sums.download(stream);
+  const bool finite = std::all_of(sums.begin(), sums.end(), [](double v) { return std::isfinite(v); });
+  inverse_residual_ = finite ? *std::max_element(sums.begin(), sums.end()) : std::numeric_limits<double>::infinity();
+  if (inverse_residual_ > kInverseTolerance) return false;  // the factor stays
+  dense_ = std::move(inverse);
+  workspace_.release(), pivots_.release();
+  explicit_inverse_ = true;
+  return true;
 }
 
 bool DeviceCoarseSolver::try_cholesky(const tessera::cuda::DeviceCsr<double>& a, cudaStream_t stream) {
   const int n = int(n_);
-  scatter(a, stream);
+  scatter(a, dense_, stream);
   int lwork = 0;
   TESSERA_CUSOLVER_CHECK(
       cusolverDnDpotrf_bufferSize(handle_->h, CUBLAS_FILL_MODE_LOWER, n, dense_.data(), n, &lwork));
@@ -121,7 +212,7 @@ bool DeviceCoarseSolver::try_cholesky(const tessera::cuda::DeviceCsr<double>& a,
 
 bool DeviceCoarseSolver::try_lu(const tessera::cuda::DeviceCsr<double>& a, cudaStream_t stream) {
   const int n = int(n_);
-  scatter(a, stream);  // potrf overwrote part of the matrix before it stopped
+  scatter(a, dense_, stream);  // potrf overwrote part of the matrix before it stopped
   int lwork = 0;
   TESSERA_CUSOLVER_CHECK(cusolverDnDgetrf_bufferSize(handle_->h, n, n, dense_.data(), n, &lwork));
   if (workspace_.size() < std::size_t(lwork)) workspace_.allocate(std::size_t(lwork), stream);
@@ -151,6 +242,12 @@ void DeviceCoarseSolver::solve(const double* b, double* x, cudaStream_t stream) 
   if (kind_ == Kind::none) return;
   if (kind_ == Kind::host) return solve_on_host(b, x, stream);
   const int n = int(n_);
+  if (explicit_inverse_) {
+    const double one = 1.0, zero = 0.0;
+    TESSERA_CUBLAS_CHECK(cublasSetStream(handle_->blas, stream));
+    TESSERA_CUBLAS_CHECK(cublasDgemv(handle_->blas, CUBLAS_OP_N, n, n, &one, dense_.data(), n, b, 1, &zero, x, 1));
+    return;
+  }
   TESSERA_CUDA_CHECK(cudaMemcpyAsync(x, b, std::size_t(n_) * sizeof(double), cudaMemcpyDeviceToDevice, stream));
   TESSERA_CUSOLVER_CHECK(cusolverDnSetStream(handle_->h, stream));
   // potrs/getrs report only invalid arguments in info, which the sizes above rule out: it is

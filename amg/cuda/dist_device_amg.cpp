@@ -2,6 +2,8 @@
 // device operators.
 #include "amg/cuda/dist_device_amg.hpp"
 
+#include <optional>
+
 #include "amg/cuda/dist_device_operator.hpp"
 #include "dist/collective_call.hpp"
 #include "dist/communicator.hpp"
@@ -95,12 +97,15 @@ void DistDeviceAmgPreconditioner::enable_timeline() {
       inner(b, x);
     };
   }
+  std::unique_ptr<StreamTimer> replicated_coarse_timer;
+  if (replicated() && h_.coarse_direct) replicated_coarse_timer = std::make_unique<StreamTimer>(ctx_.compute());
   DeviceCycle cycle(std::move(levels), h_.options.cycle, std::move(coarse));
   graph_.reset();  // before the cycle's work vectors, which its nodes refer to, are replaced
   graph_wanted_ = false;
   timeline_ = true;
   cycle_ = std::move(cycle);
   timed_ = std::move(timed), timed_parts_ = std::move(parts), coarse_timer_ = std::move(coarse_timer);
+  replicated_coarse_timer_ = std::move(replicated_coarse_timer);
 }
 
 std::vector<DistDeviceAmgPreconditioner::TimelineEntry> DistDeviceAmgPreconditioner::timeline() {
@@ -115,6 +120,10 @@ std::vector<DistDeviceAmgPreconditioner::TimelineEntry> DistDeviceAmgPreconditio
     const std::string part = replicated() ? tessera::detail::concat("levels ", first_replicated_, "- replicated")
                                           : std::string("coarsest solve");
     entries.push_back({part, coarse_timer_->sections(), seconds});
+  }
+  if (replicated_coarse_timer_) {
+    const double seconds = replicated_coarse_timer_->seconds();
+    entries.push_back({"coarsest solve", replicated_coarse_timer_->sections(), seconds, true});
   }
   return entries;
 }
@@ -193,6 +202,8 @@ std::string DistDeviceAmgPreconditioner::coarse_method() const {
 
 void DistDeviceAmgPreconditioner::replicated_coarse_solve(const double* b, double* x) {
   const cudaStream_t stream = ctx_.compute();
+  std::optional<StreamTimer::Section> timed;
+  if (replicated_coarse_timer_) timed.emplace(*replicated_coarse_timer_);
   if (device_coarse_.rows() > 0) return device_coarse_.solve(b, x, stream);  // factored (device or fallback)
   // cuSOLVER refused the size (int dimensions): every rank holds the host factor of the same
   // whole operator (DistHierarchy::coarse), so each solves alone, no MPI.

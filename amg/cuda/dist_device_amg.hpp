@@ -65,6 +65,7 @@ class DistDeviceAmgPreconditioner {
     std::string part;  // e.g. "level 0 A", "level 0 R", "level 0 P", "levels 2- replicated"
     std::int64_t calls = 0;
     double seconds = 0;
+    bool within_previous = false;  // a part of the entry before it (the coarsest solve inside the replicated levels)
   };
   /// Call alike on every rank, before the applies to time: from now on each distributed level's
   /// A, R and P products and the replicated levels' visit are timed with CUDA events, and the
@@ -123,6 +124,7 @@ class DistDeviceAmgPreconditioner {
   std::vector<std::unique_ptr<TimedOperator>> timed_;
   std::vector<std::string> timed_parts_;
   std::unique_ptr<StreamTimer> coarse_timer_;
+  std::unique_ptr<StreamTimer> replicated_coarse_timer_;  // the coarsest solve within the replicated levels
   DeviceCycle cycle_;
   std::size_t first_replicated_;
   std::unique_ptr<ReplicatedLevels> replicated_levels_;  // levels [first_replicated_, end), if any

@@ -25,6 +25,14 @@ void send_members(const dist::Communicator& comm, const DistAggregates& agg, con
   const std::size_t ranks = static_cast<std::size_t>(comm.size());
   std::vector<std::vector<Member>> member_to(ranks);
   std::vector<std::vector<double>> rows_to(ranks);
+  std::vector<std::size_t> dofs_to(ranks, 0);  // sized first: millions of members, no regrowth
+  for (std::int64_t n = 0; n < fine.count(); ++n)
+    if (agg.of_node[n] != kNotAggregated)
+      dofs_to[agg.partition.owner(agg.of_node[n])] += static_cast<std::size_t>(fine.ptr[n + 1] - fine.ptr[n]);
+  for (std::size_t q = 0; q < ranks; ++q) {
+    member_to[q].reserve(dofs_to[q]);
+    rows_to[q].reserve(dofs_to[q] * static_cast<std::size_t>(b.cols));
+  }
   for (std::int64_t n = 0; n < fine.count(); ++n) {
     const std::int64_t a = agg.of_node[n];
     if (a == kNotAggregated) continue;
@@ -86,13 +94,21 @@ DistTentative dist_tentative_prolongator(const dist::Communicator& comm, const D
   step.emplace("qr");
   std::vector<std::vector<QRow>> q_to(static_cast<std::size_t>(comm.size()));
   std::vector<std::vector<double>> q_values_to(q_to.size());
-  std::vector<double> block, q, r;
+  {
+    std::vector<std::size_t> q_rows_to(q_to.size(), 0);  // sized first, as in send_members
+    for (const Member& member : members) ++q_rows_to[a.row_partition.owner(member.dof)];
+    for (std::size_t owner = 0; owner < q_to.size(); ++owner) {
+      q_to[owner].reserve(q_rows_to[owner]);
+      q_values_to[owner].reserve(q_rows_to[owner] * static_cast<std::size_t>(k));
+    }
+  }
+  std::vector<double> block, q, r, reflectors;
   for (std::int64_t x = 0; x < owned_aggregates; ++x) {
     const std::int64_t m = begin[x + 1] - begin[x], c = sizes[x];
     block.assign(static_cast<std::size_t>(m) * k, 0.0);
     for (std::int64_t i = 0; i < m; ++i)
       for (int j = 0; j < k; ++j) block[j * m + i] = rows[order[begin[x] + i] * k + j];
-    thin_qr(m, k, block, q, r);
+    thin_qr(m, k, block, q, r, reflectors);
     const std::int64_t first = out.coarse_nodes.ptr[x];
     for (std::int64_t i = 0; i < c; ++i)
       for (int j = 0; j < k; ++j) out.coarse_vectors.at(first + i, j) = r[i * k + j];
@@ -114,16 +130,18 @@ DistTentative dist_tentative_prolongator(const dist::Communicator& comm, const D
   p.global_cols = coarse_rows.global_rows();
   p.row_begin = a.row_begin();
   p.row_end = a.row_begin() + a.owned_rows();
+  // Row lengths first (each dof receives at most one Q row), then every row written in place.
   p.row_ptr.assign(static_cast<std::size_t>(a.owned_rows()) + 1, 0);
-  std::vector<std::int64_t> row_of(static_cast<std::size_t>(a.owned_rows()), -1);
-  for (std::size_t i = 0; i < q_rows.size(); ++i) row_of[q_rows[i].dof - a.row_begin()] = static_cast<std::int64_t>(i);
-  for (std::int64_t d = 0; d < a.owned_rows(); ++d) {
-    if (const std::int64_t i = row_of[d]; i >= 0)
-      for (std::int64_t j = 0; j < q_rows[i].count; ++j) {
-        p.col.push_back(q_rows[i].first_coarse + j);
-        p.values.push_back(q_values[i * k + j]);
-      }
-    p.row_ptr[d + 1] = p.nnz();
+  for (const QRow& row : q_rows) p.row_ptr[row.dof - a.row_begin() + 1] = row.count;
+  for (std::int64_t d = 0; d < a.owned_rows(); ++d) p.row_ptr[d + 1] += p.row_ptr[d];
+  p.col.resize(static_cast<std::size_t>(p.row_ptr.back()));
+  p.values.resize(p.col.size());
+  for (std::size_t i = 0; i < q_rows.size(); ++i) {
+    const std::int64_t start = p.row_ptr[q_rows[i].dof - a.row_begin()];
+    for (std::int64_t j = 0; j < q_rows[i].count; ++j) {
+      p.col[start + j] = q_rows[i].first_coarse + j;
+      p.values[start + j] = q_values[i * k + j];
+    }
   }
   step.emplace("assemble");
   out.p = dist::assemble(comm, p, a.row_partition, coarse_rows);

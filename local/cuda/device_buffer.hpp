@@ -28,6 +28,15 @@ std::int64_t available_device_bytes();
 void* device_allocate(std::size_t bytes, cudaStream_t stream);
 void device_free(void* p, std::size_t bytes, cudaStream_t stream);
 
+/// Host-to-device copy of `bytes`, ordered on `stream`; `host` may be reused at return. Ranges
+/// of 8 MiB and more are pinned for the copy (several times the pageable rate) and the call
+/// waits for `stream` to pass it, and so for its earlier work too; a smaller pageable copy
+/// returns once the driver has staged it (after the stream sync the driver does first).
+void copy_to_device(void* device, const void* host, std::size_t bytes, cudaStream_t stream);
+/// Device-to-host copy into pageable memory, after `stream`'s earlier work; waits for it.
+/// Large ranges are pinned for the copy, as above.
+void copy_to_host(void* host, const void* device, std::size_t bytes, cudaStream_t stream);
+
 template <class T>
 class DeviceBuffer {
  public:
@@ -64,15 +73,19 @@ class DeviceBuffer {
   std::size_t bytes() const { return size_ * sizeof(T); }
   cudaStream_t stream() const { return stream_; }
 
+  /// Copy of `host` (copy_to_device: `host` may be reused at return; 8 MiB and more wait for
+  /// `stream`).
   void upload(const std::vector<T>& host, cudaStream_t stream = nullptr) {
     if (host.size() != size_) allocate(host.size(), stream);
-    if (size_) TESSERA_CUDA_CHECK(cudaMemcpyAsync(data_, host.data(), bytes(), cudaMemcpyHostToDevice, stream));
+    if (size_) copy_to_device(data_, host.data(), bytes(), stream);
   }
   /// Synchronous copy back (waits for `stream`).
   std::vector<T> download(cudaStream_t stream = nullptr) const {
     std::vector<T> host(size_);
-    if (size_) TESSERA_CUDA_CHECK(cudaMemcpyAsync(host.data(), data_, bytes(), cudaMemcpyDeviceToHost, stream));
-    TESSERA_CUDA_CHECK(cudaStreamSynchronize(stream));
+    if (size_)
+      copy_to_host(host.data(), data_, bytes(), stream);  // waits for the stream
+    else
+      TESSERA_CUDA_CHECK(cudaStreamSynchronize(stream));
     return host;
   }
   /// Fills every byte with `byte` (tests poison outputs with 0xff = NaN for floating types).

@@ -1,15 +1,17 @@
 // The device coarse solver (amg/cuda/device_coarse_solver.hpp) against the host
 // DenseCoarseSolver on the same operators: SPD (coarse Poisson / elasticity Galerkin operators,
 // random SPD of odd sizes, a real SPD matrix) through cuSOLVER Cholesky; symmetric indefinite
-// and nonsymmetric nonsingular ones through cuSOLVER LU; singular ones through the host
-// fallback (bitwise the host's answer); 1x1, 0x0, re-factoring, a user stream, bad input; and
-// the device hierarchy's coarsest level solved on the device.
+// and nonsymmetric nonsingular ones through cuSOLVER LU; well-conditioned ones applied as their
+// explicit inverse, ill-conditioned ones (Hilbert, bcsstk06) through the factor; singular ones
+// through the host fallback (bitwise the host's answer); 1x1, 0x0, re-factoring, a user stream,
+// bad input; and the device hierarchy's coarsest level solved on the device.
 #include <gtest/gtest.h>
 
 #include <algorithm>
 #include <cmath>
 #include <random>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "amg/coarse_solver.hpp"
@@ -49,14 +51,21 @@ std::vector<double> device_solve(const DeviceCoarseSolver& s, const std::vector<
   return dx.download(stream);
 }
 
-/// The device answer equals the host's to `rtol` and has a small backward error.
-void expect_matches_host(const Csr<double>& a, const std::string& method, double rtol) {
-  SCOPED_TRACE(std::to_string(a.rows) + " rows, expecting " + method);
+/// How a test expects the device to apply its factorisation.
+enum class Applied { inverse, factor, either };
+
+/// The device answer equals the host's to `rtol` and has a small backward error: that of a
+/// backward-stable solve through the factor, or the residual bound of the explicit inverse
+/// (device_coarse_solver.hpp) when the solver kept it.
+void expect_matches_host(const Csr<double>& a, const std::string& factor, Applied applied, double rtol) {
+  SCOPED_TRACE(std::to_string(a.rows) + " rows, expecting " + factor);
   DenseCoarseSolver host;
   host.factor(a);
   DeviceCoarseSolver device;
   device.factor(tessera::cuda::upload(a));
-  EXPECT_EQ(device.method(), method);
+  const bool inverse = device.applies_inverse();
+  EXPECT_EQ(device.method(), factor + (inverse ? DeviceCoarseSolver::kAppliedAsInverse : ""));
+  if (applied != Applied::either) EXPECT_EQ(inverse, applied == Applied::inverse) << "||I - AX|| = " << device.inverse_residual();
   EXPECT_EQ(device.rows(), a.rows);
   EXPECT_TRUE(device.on_device());
   EXPECT_GE(device.device_bytes(), std::int64_t(a.rows * a.rows * sizeof(double)));
@@ -75,7 +84,15 @@ void expect_matches_host(const Csr<double>& a, const std::string& method, double
     for (std::int64_t p = a.row_ptr[i]; p < a.row_ptr[i + 1]; ++p) row += std::abs(a.values[p]);
     a_norm = std::max(a_norm, row);
   }
-  EXPECT_LE(residual, 1e-13 * double(a.rows) * (a_norm * max_abs(x) + max_abs(b))) << "backward error";
+  // Through X the residual is (I - AX) b plus the product's rounding: the measured ||I - AX||
+  // bounds it, and that is within the tolerance.
+  const double stable = 1e-13 * double(a.rows) * (a_norm * max_abs(x) + max_abs(b));
+  if (inverse) {
+    EXPECT_LE(device.inverse_residual(), DeviceCoarseSolver::kInverseTolerance);
+    EXPECT_LE(residual, stable + device.inverse_residual() * max_abs(b)) << "residual through the explicit inverse";
+  } else {
+    EXPECT_LE(residual, stable) << "backward error";
+  }
 }
 
 /// Random sparse matrix with a diagonal of |row sum| + 1 (sign from `diagonal_sign`):
@@ -119,35 +136,87 @@ Csr<double> coarsest_operator(const std::string& spec_text, std::int64_t coarse_
 
 TEST(DeviceCoarseSolver, CholeskyOnGalerkinOperators) {
   // Coarsest operators of odd sizes, block size 3 with 6 rigid-body modes included.
-  for (const auto& [spec, coarse] : {std::pair{"poisson3d:15", 40}, {"poisson3d27:17", 60}, {"elasticity3d:6", 40}}) {
+  // Poisson's coarse operators are well conditioned (inverse kept); elasticity's condition
+  // depends on the aggregates, so either path is right there, each with its own bound.
+  for (const auto& [spec, coarse, applied] : {std::tuple{"poisson3d:15", 40, Applied::inverse},
+                                              {"poisson3d27:17", 60, Applied::inverse},
+                                              {"elasticity3d:6", 40, Applied::either}}) {
     SCOPED_TRACE(spec);
     const Csr<double> c = coarsest_operator(spec, coarse);
     ASSERT_GT(c.rows, 1);
-    expect_matches_host(c, "cholesky (cuSOLVER)", 1e-9);
+    expect_matches_host(c, "cholesky (cuSOLVER)", applied, 1e-9);
   }
-  expect_matches_host(gen::generate(gen::parse_spec("poisson3d27:7")), "cholesky (cuSOLVER)", 1e-10);
+  expect_matches_host(gen::generate(gen::parse_spec("poisson3d27:7")), "cholesky (cuSOLVER)", Applied::inverse, 1e-10);
 }
 
 TEST(DeviceCoarseSolver, CholeskyOnRandomSpdAndRealMatrix) {
   for (const std::int64_t n : {2, 7, 37, 130, 301}) {
     const std::uint64_t seed = testing::fresh_seed();
     SCOPED_TRACE("seed " + std::to_string(seed));
-    expect_matches_host(random_dominant(n, seed, true, positive), "cholesky (cuSOLVER)", 1e-11);
+    expect_matches_host(random_dominant(n, seed, true, positive), "cholesky (cuSOLVER)", Applied::inverse, 1e-11);
   }
   for (const testing::MatrixFile& f : testing::manifest())
-    if (f.name == "bcsstk06") {  // ill conditioned: the backward error is the real check
+    if (f.name == "bcsstk06") {  // ill conditioned: the residual is the real check, on either path
       SCOPED_TRACE(f.name);
-      expect_matches_host(io::read_matrix_market(f.path), "cholesky (cuSOLVER)", 1e-3);
+      expect_matches_host(io::read_matrix_market(f.path), "cholesky (cuSOLVER)", Applied::either, 1e-3);
     }
+}
+
+/// CoarseForm::factor (the one-GPU setup's choice) never forms the inverse, however well
+/// conditioned the operator.
+TEST(DeviceCoarseSolver, FactorFormKeepsTheFactor) {
+  const Csr<double> a = random_dominant(37, testing::fresh_seed(), true, positive);
+  DeviceCoarseSolver device;
+  device.factor(tessera::cuda::upload(a), nullptr, gpu::CoarseForm::factor);
+  EXPECT_EQ(device.method(), "cholesky (cuSOLVER)");
+  EXPECT_FALSE(device.applies_inverse());
+  EXPECT_TRUE(std::isnan(device.inverse_residual()));
+  std::vector<double> x_star(37);
+  for (std::size_t i = 0; i < x_star.size(); ++i) x_star[i] = std::cos(double(i));
+  const std::vector<double> x = device_solve(device, multiply(a, x_star));
+  for (std::size_t i = 0; i < x.size(); ++i) EXPECT_NEAR(x[i], x_star[i], 1e-12) << "entry " << i;
+}
+
+/// The Hilbert matrix of order n (condition about 1.6e13 at n = 10): Cholesky gets through.
+Csr<double> hilbert(std::int64_t n) {
+  std::vector<std::int64_t> rows, cols;
+  std::vector<double> values;
+  for (std::int64_t i = 0; i < n; ++i)
+    for (std::int64_t j = 0; j < n; ++j) rows.push_back(i), cols.push_back(j), values.push_back(1.0 / double(i + j + 1));
+  return csr_from_triplets<double>(n, n, rows, cols, values);
+}
+
+/// Its inverse fails the residual test, so the triangular solves stay; the same solver object
+/// then keeps the inverse of a well-conditioned matrix again, and drops it for Hilbert again.
+TEST(DeviceCoarseSolver, IllConditionedKeepsTheFactor) {
+  const Csr<double> h = hilbert(10);
+  const Csr<double> easy = random_dominant(10, testing::fresh_seed(), true, positive);
+  DeviceCoarseSolver device;
+  for (const bool ill : {true, false, true}) {
+    SCOPED_TRACE(ill ? "Hilbert" : "diagonally dominant");
+    const Csr<double>& a = ill ? h : easy;
+    device.factor(tessera::cuda::upload(a));
+    EXPECT_EQ(device.applies_inverse(), !ill) << "||I - AX|| = " << device.inverse_residual();
+    if (ill) {
+      EXPECT_EQ(device.method(), "cholesky (cuSOLVER)");
+      EXPECT_GT(device.inverse_residual(), DeviceCoarseSolver::kInverseTolerance);
+    }
+    // Through the factor the residual stays at rounding level although the solution cannot be
+    // accurate for Hilbert: b = A * ones.
+    const std::vector<double> b = multiply(a, std::vector<double>(10, 1.0));
+    const std::vector<double> ax = multiply(a, device_solve(device, b));
+    for (std::size_t i = 0; i < b.size(); ++i) EXPECT_NEAR(ax[i], b[i], 1e-12 * max_abs(b)) << "row " << i;
+  }
 }
 
 TEST(DeviceCoarseSolver, LuOnIndefiniteAndNonsymmetric) {
   for (const std::int64_t n : {3, 29, 131}) {
     const std::uint64_t seed = testing::fresh_seed();
     SCOPED_TRACE("seed " + std::to_string(seed));
-    expect_matches_host(random_dominant(n, seed, true, alternating), "lu (cuSOLVER)", 1e-11);
-    // Nonsymmetric: LU reads the upper triangle too, so a transposed scatter would show here.
-    expect_matches_host(random_dominant(n, seed + 1, false, negative_first), "lu (cuSOLVER)", 1e-11);
+    expect_matches_host(random_dominant(n, seed, true, alternating), "lu (cuSOLVER)", Applied::inverse, 1e-11);
+    // Nonsymmetric: LU reads the upper triangle too, so a transposed scatter would show here
+    // (in the factor and in the inverse's residual test alike).
+    expect_matches_host(random_dominant(n, seed + 1, false, negative_first), "lu (cuSOLVER)", Applied::inverse, 1e-11);
   }
 }
 
@@ -195,8 +264,8 @@ TEST(DeviceCoarseSolver, SingularFallsBackToHost) {
 }
 
 TEST(DeviceCoarseSolver, TinyRefactorStreamAndBadInput) {
-  expect_matches_host(csr_from_triplets<double>(1, 1, {0}, {0}, {4.0}), "cholesky (cuSOLVER)", 1e-15);
-  expect_matches_host(csr_from_triplets<double>(1, 1, {0}, {0}, {-3.0}), "lu (cuSOLVER)", 1e-15);
+  expect_matches_host(csr_from_triplets<double>(1, 1, {0}, {0}, {4.0}), "cholesky (cuSOLVER)", Applied::inverse, 1e-15);
+  expect_matches_host(csr_from_triplets<double>(1, 1, {0}, {0}, {-3.0}), "lu (cuSOLVER)", Applied::inverse, 1e-15);
   DeviceCoarseSolver s;
   s.factor(tessera::cuda::upload(Csr<double>::empty(0, 0)));
   EXPECT_EQ(s.method(), "none (0 rows)");
@@ -237,7 +306,8 @@ TEST(DeviceCoarseSolver, DeviceHierarchyFactorsTheCoarsestOnTheDevice) {
   gpu::DeviceHierarchy h = gpu::device_setup(tessera::cuda::upload(a), constant_near_null_space(a.rows, 1), o);
   ASSERT_TRUE(h.coarse_direct);
   EXPECT_EQ(h.coarse.rows(), h.coarsest().a.rows);
-  EXPECT_EQ(statistics(h).coarse_method, "dense cholesky (cuSOLVER)");
+  EXPECT_EQ(statistics(h).coarse_method, "dense cholesky (cuSOLVER)");  // the one-GPU setup keeps the factor
+  EXPECT_FALSE(h.coarse.applies_inverse());
   EXPECT_GE(gpu::device_bytes(h), h.coarse.device_bytes());
   const Csr<double> coarsest = tessera::cuda::download(h.coarsest().a);
   std::vector<double> b(std::size_t(coarsest.rows), 1.0), x_host;

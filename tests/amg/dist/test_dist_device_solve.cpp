@@ -137,7 +137,8 @@ void expect_coarse_path(const dist::Communicator& comm, const DistHierarchy& h,
   EXPECT_TRUE(dist::testing::same_on_every_rank(comm, std::int64_t(device.coarse_on_device())));
   if (h.coarse.method() == "cholesky") {
     EXPECT_TRUE(device.coarse_on_device());
-    EXPECT_EQ(device.coarse_method(), "cholesky (cuSOLVER)");
+    // A small Poisson coarse operator is well conditioned: its explicit inverse passes the test.
+    EXPECT_EQ(device.coarse_method(), std::string("cholesky (cuSOLVER)") + gpu::DeviceCoarseSolver::kAppliedAsInverse);
   } else {
     ADD_FAILURE() << "the host coarse solve is " << h.coarse.method() << ", device " << device.coarse_method()
                   << ": the test wants an SPD coarse operator";
@@ -320,9 +321,12 @@ TEST(DistDeviceAmgSolve, TimelineCountsEveryProductAndChangesNoResult) {
     expected["level " + std::to_string(l) + " P"] = applies;
   }
   expected["levels 2- replicated"] = applies;  // level 2's own operators run inside that visit
+  ASSERT_TRUE(h.coarse_direct);
+  expected["coarsest solve"] = applies;  // inside the replicated levels' visit
   std::map<std::string, std::int64_t> counted;
   for (const auto& e : device.timeline()) {
     counted[e.part] = e.calls;
+    EXPECT_EQ(e.within_previous, e.part == "coarsest solve") << e.part;
     // A rank owning no rows launches nothing for a product: its sections may be below the
     // events' resolution. Some rank does the work of each.
     const double slowest = comm.allreduce(e.seconds, dist::ReduceOp::max);
