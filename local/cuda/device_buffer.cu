@@ -60,8 +60,8 @@ namespace {
 constexpr std::size_t kPinnedCopyBytes = std::size_t(8) << 20;
 
 /// Pins [host, host + bytes) while it lives. pinned() is false where the driver refused (the
-/// range overlaps memory registered already, or the platform cannot pin): the copy then goes
-/// through the driver's staging buffers, as a pageable copy always does.
+/// range overlaps memory pinned already, or the platform cannot pin): the copy then runs as it
+/// would have without this class.
 class PinnedRange {
  public:
   PinnedRange(const void* host, std::size_t bytes) : host_(const_cast<void*>(host)) {
