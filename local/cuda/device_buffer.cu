@@ -59,8 +59,8 @@ namespace {
 /// of levels and operands are hundreds of megabytes each.
 constexpr std::size_t kPinnedCopyBytes = std::size_t(8) << 20;
 
-/// Pins [host, host + bytes) while it lives. pinned() is false where the driver refused (the
-/// range overlaps memory pinned already, or the platform cannot pin): the copy then runs as it
+/// Pins [host, host + bytes) while it lives, where the driver accepts (it refuses a range that
+/// overlaps memory pinned already, or a platform that cannot pin): a refused copy runs as it
 /// would have without this class.
 class PinnedRange {
  public:
@@ -73,7 +73,6 @@ class PinnedRange {
   }
   PinnedRange(const PinnedRange&) = delete;
   PinnedRange& operator=(const PinnedRange&) = delete;
-  bool pinned() const { return pinned_; }
 
  private:
   void* host_;
