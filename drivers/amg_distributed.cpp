@@ -236,7 +236,8 @@ void print_timeline(const nlohmann::json& parts) {
   for (const auto& p : parts) {
     const bool nested = p["within_previous"].get<bool>();  // already in the part above: indented, not summed
     const std::string name = (nested ? "  " : "") + p["part"].get<std::string>();
-    std::printf("  %-24s %8lld %14.4f\n", name.c_str(), p["calls"].get<long long>(), p["ms_per_iteration"].get<double>());
+    std::printf("  %-24s %8lld %14.4f\n", name.c_str(), p["calls"].get<long long>(),
+                p["ms_per_iteration"].get<double>());
     if (!nested) sum += p["ms_per_iteration"].get<double>();
   }
   std::printf("  %-24s %8s %14.4f (each part's slowest rank; the rest of an iteration: the cycle's vector updates,\n"

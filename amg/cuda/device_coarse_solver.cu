@@ -50,7 +50,8 @@ __global__ void scatter_to_dense(std::int64_t n, const std::int64_t* row_ptr, co
 
 /// The n x n column-major identity (x zeroed before).
 __global__ void set_unit_diagonal(std::int64_t n, double* x) {
-  for (std::int64_t i = blockIdx.x * std::int64_t(blockDim.x) + threadIdx.x; i < n; i += std::int64_t(gridDim.x) * blockDim.x)
+  for (std::int64_t i = blockIdx.x * std::int64_t(blockDim.x) + threadIdx.x; i < n;
+       i += std::int64_t(gridDim.x) * blockDim.x)
     x[i * n + i] = 1.0;
 }
 

@@ -11,18 +11,19 @@
 //      Neumann operator that Cholesky did not get through), never the SPD one.
 // When asked (CoarseForm::inverse_if_accurate), after a device factorisation the solver forms the
 // explicit inverse X = A^-1 (the factor applied to the identity) and keeps it in place of the
-// factor when ||I - A X||_inf <= kInverseTolerance
-// and the device has room for the two extra n x n buffers this takes: a solve is then one dense
-// matrix-vector product (cuBLAS dgemv), where the factor's two triangular solves take many short
-// dependent steps (on an H200, 82 us against 3 us for 550 rows, 258 us against 11 us for 2000:
-// docs/performance.md). Why a tolerance on the residual, and this one: an AMG coarse solve needs
-// a small forward error, not backward stability, and a solve through X has a relative residual
-// of at most about 2 * kInverseTolerance (its forward error is of the factor's order,
-// n * eps * cond(A)); 1e-8 is far below what a V-cycle's own error reduction (about 0.1 a cycle)
-// could notice. An operator that misses the test (cond(A) near 1e8 / (n * eps)) keeps the factor
-// and the backward-stable triangular solves. The inverse's first use in a process costs about
-// 40 ms (cuBLAS's start-up and its kernels' first load: the one-GPU setup of poisson3d:192 went
-// from 0.10 to 0.14 s), which pays off over hundreds of cycles, not over one solve: the one-GPU
+// factor when ||I - A X||_inf <= kInverseTolerance and the device has room for the two extra
+// n x n buffers this takes. A solve is then one dense matrix-vector product (cuBLAS dgemv),
+// where the factor's two triangular solves take many short dependent steps (on an H200, 82 us
+// against 3 us for 550 rows, 258 us against 11 us for 2000: docs/performance.md).
+// Why a tolerance on the residual, and this one: an AMG coarse solve needs a small forward
+// error, not backward stability; a solve through X has a relative residual of at most about
+// 2 * kInverseTolerance and a forward error of the factor's order (n * eps * cond(A)); 1e-8 is
+// far below what a V-cycle's own error reduction (about 0.1 a cycle) could notice. An operator
+// that misses the test (cond(A) near 1e8 / (n * eps)) keeps the factor and the backward-stable
+// triangular solves.
+// Forming the inverse cost the one-GPU setup of poisson3d:192 38 ms more the first time in a
+// process (0.10 -> 0.14 s; a re-setup paid 1 ms, so it is a first-use cost, of cuBLAS and the
+// kernels it loads). That pays off over hundreds of cycles, not over one solve: the one-GPU
 // device setup keeps the factor; the distributed preconditioner, whose setup takes seconds and
 // whose repeated solves visit the coarsest level every cycle, asks for the inverse.
 // solve() is stream-ordered and does not synchronise on the device paths.

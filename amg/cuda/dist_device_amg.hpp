@@ -65,7 +65,8 @@ class DistDeviceAmgPreconditioner {
     std::string part;  // e.g. "level 0 A", "level 0 R", "level 0 P", "levels 2- replicated"
     std::int64_t calls = 0;
     double seconds = 0;
-    bool within_previous = false;  // a part of the entry before it (the coarsest solve inside the replicated levels)
+    // A part of the entry before it (the coarsest solve inside the replicated levels).
+    bool within_previous = false;
   };
   /// Call alike on every rank, before the applies to time: from now on each distributed level's
   /// A, R and P products and the replicated levels' visit are timed with CUDA events, and the

@@ -98,9 +98,10 @@ std::optional<PinnedRange> pin_if_large(const void* host, std::size_t bytes) {
 void copy_to_device(void* device, const void* host, std::size_t bytes, cudaStream_t stream) {
   const std::optional<PinnedRange> pin = pin_if_large(host, bytes);
   TESSERA_CUDA_CHECK(cudaMemcpyAsync(device, host, bytes, cudaMemcpyHostToDevice, stream));
-  // Before the range is unpinned; and where pinning failed because `host` was pinned already
-  // (cudaMallocHost memory), the copy is truly asynchronous: the wait keeps "reusable at return".
-  if (pin) TESSERA_CUDA_CHECK(cudaStreamSynchronize(stream));
+  // Before the range is unpinned; and where `host` was pinned already (cudaMallocHost memory,
+  // which the driver will not register again) the copy is truly asynchronous: the wait keeps
+  // "reusable at return", with the pinning on or off, as the header promises for large ranges.
+  if (bytes >= kPinnedCopyBytes) TESSERA_CUDA_CHECK(cudaStreamSynchronize(stream));
 }
 
 void copy_to_host(void* host, const void* device, std::size_t bytes, cudaStream_t stream) {

@@ -65,7 +65,8 @@ void expect_matches_host(const Csr<double>& a, const std::string& factor, Applie
   device.factor(tessera::cuda::upload(a));
   const bool inverse = device.applies_inverse();
   EXPECT_EQ(device.method(), factor + (inverse ? DeviceCoarseSolver::kAppliedAsInverse : ""));
-  if (applied != Applied::either) EXPECT_EQ(inverse, applied == Applied::inverse) << "||I - AX|| = " << device.inverse_residual();
+  if (applied != Applied::either)
+    EXPECT_EQ(inverse, applied == Applied::inverse) << "||I - AX|| = " << device.inverse_residual();
   EXPECT_EQ(device.rows(), a.rows);
   EXPECT_TRUE(device.on_device());
   EXPECT_GE(device.device_bytes(), std::int64_t(a.rows * a.rows * sizeof(double)));
@@ -182,7 +183,8 @@ Csr<double> hilbert(std::int64_t n) {
   std::vector<std::int64_t> rows, cols;
   std::vector<double> values;
   for (std::int64_t i = 0; i < n; ++i)
-    for (std::int64_t j = 0; j < n; ++j) rows.push_back(i), cols.push_back(j), values.push_back(1.0 / double(i + j + 1));
+    for (std::int64_t j = 0; j < n; ++j)
+      rows.push_back(i), cols.push_back(j), values.push_back(1.0 / double(i + j + 1));
   return csr_from_triplets<double>(n, n, rows, cols, values);
 }
 
