@@ -20,8 +20,10 @@ double prolongator_damping(double lambda_max);
 /// One row of P: merges the sorted row of P_tent with the sorted row of A P_tent scaled by
 /// `scale` = -omega / a_ii, appending to (cols, values). The serial setup (local int32 columns)
 /// and the distributed one (global int64 columns) both use it, so they agree bit for bit.
-template <class Col>
-void append_smoothed_row(const Col* tent_col, const double* tent_val, std::int64_t tent_n, const Col* ap_col,
+/// `ap_col` is a pointer, or anything indexable whose ap_col[t] is column t of the row (the
+/// distributed setup reads A P_tent's compact columns through a renumbering, without a copy).
+template <class Col, class ApCol = const Col*>
+void append_smoothed_row(const Col* tent_col, const double* tent_val, std::int64_t tent_n, ApCol ap_col,
                          const double* ap_val, std::int64_t ap_n, double scale, std::vector<Col>& cols,
                          std::vector<double>& values) {
   constexpr Col kEnd = std::numeric_limits<Col>::max();

@@ -113,6 +113,12 @@ Csr<double> host_local_spgemm(const Csr<double>& a, const Csr<double>& b) {
   return ref::spgemm(a, b, ref::SpgemmOptions{true});
 }
 
+ChainedProduct LocalSpgemm::chain(const Csr<double>& l, const Csr<double>& a, const Csr<double>& b) const {
+  if (chain_) return chain_(l, a, b);
+  const Csr<double> ab = multiply_(a, b);
+  return {multiply_(l, ab), ab.nnz()};
+}
+
 CompactSpgemm::CompactSpgemm(const Communicator& comm, const DistMatrix& a, const DistMatrix& b, LocalSpgemm local,
                              std::shared_ptr<Csr<double>> a_extended)
     : local_(std::move(local)), a_ext_(std::move(a_extended)) {
@@ -178,6 +184,17 @@ Csr<double> CompactSpgemm::multiply(const Communicator& comm) {
   });
   if (product_entries_ < 0) product_entries_ = product.nnz();
   return product;
+}
+
+Csr<double> CompactSpgemm::multiply_left(const Communicator& comm, const Csr<double>& l, const char* step) {
+  ChainedProduct c = call_collectively(comm, step, [&] {
+    ChainedProduct chained = local_.chain(l, *a_ext_, b_ext_);
+    TESSERA_ASSERT(product_entries_ < 0 || chained.inner_entries == product_entries_, "the local product has ",
+                   chained.inner_entries, " entries, the symbolic phase had ", product_entries_);
+    return chained;
+  });
+  if (product_entries_ < 0) product_entries_ = c.inner_entries;  // once every rank has agreed
+  return std::move(c.product);
 }
 
 void CompactSpgemm::refresh(const Communicator& comm, const DistMatrix& a, const DistMatrix& b) {

@@ -14,6 +14,7 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <type_traits>
 #include <vector>
 
 #include "dist/dist_matrix.hpp"
@@ -24,10 +25,38 @@ namespace tessera::dist {
 
 class Communicator;
 
-/// The rank-local product behind the distributed ones: C = A*B keeping the structural pattern
-/// (cancelled entries stay), so a numeric recompute reproduces the symbolic pattern. The host
-/// default is ref::spgemm; the device backend plugs in the tile SpGEMM.
-using LocalSpgemm = std::function<Csr<double>(const Csr<double>&, const Csr<double>&)>;
+/// L*(A*B) from LocalSpgemm::chain, and nnz(A*B), which a device backend keeps on the device.
+struct ChainedProduct {
+  Csr<double> product;
+  std::int64_t inner_entries = 0;
+};
+
+/// The rank-local products behind the distributed ones: C = A*B keeping the structural
+/// pattern (cancelled entries stay), so a numeric recompute reproduces the symbolic pattern.
+/// The host default is ref::spgemm; the device backend plugs in the tile SpGEMM. chain(L, A, B)
+/// = L*(A*B) is DistPtap's pair of products (P^T (A P)): by default two calls of the product;
+/// a device backend supplies one that keeps A*B on the GPU (no download and upload of it).
+class LocalSpgemm {
+ public:
+  using Multiply = std::function<Csr<double>(const Csr<double>&, const Csr<double>&)>;
+  using Chain = std::function<ChainedProduct(const Csr<double>&, const Csr<double>&, const Csr<double>&)>;
+
+  LocalSpgemm() = default;
+  /// Any callable Csr<double>(const Csr<double>&, const Csr<double>&); chain() calls it twice.
+  template <class F, class = std::enable_if_t<!std::is_same_v<std::decay_t<F>, LocalSpgemm> &&
+                                              std::is_invocable_r_v<Csr<double>, F&, const Csr<double>&,
+                                                                    const Csr<double>&>>>
+  LocalSpgemm(F multiply) : multiply_(std::move(multiply)) {}
+  LocalSpgemm(Multiply multiply, Chain chain) : multiply_(std::move(multiply)), chain_(std::move(chain)) {}
+
+  Csr<double> operator()(const Csr<double>& a, const Csr<double>& b) const { return multiply_(a, b); }
+  ChainedProduct chain(const Csr<double>& l, const Csr<double>& a, const Csr<double>& b) const;
+
+ private:
+  Multiply multiply_;
+  Chain chain_;  // empty: two calls of multiply_
+};
+
 Csr<double> host_local_spgemm(const Csr<double>& a, const Csr<double>& b);
 
 class CompactSpgemm {
@@ -46,10 +75,14 @@ class CompactSpgemm {
   /// A failure of the local kernel on one rank (device out of memory) throws on every rank.
   /// Every call after the first must reproduce the first's pattern (asserted by entry count).
   Csr<double> multiply(const Communicator& comm);
+  /// Collective: L * (A_ext * B_ext) by the local backend's chain, for a left factor over C's
+  /// owned rows (L.cols == A's owned rows); checks and records A_ext * B_ext's entries as
+  /// multiply() does. `step` names the products in a failure's message.
+  Csr<double> multiply_left(const Communicator& comm, const Csr<double>& l, const char* step);
 
   /// Compact column -> global column of B (and of C), increasing.
   const std::vector<std::int64_t>& compact_to_global() const { return compact_to_global_; }
-  /// Entries of the first multiply()'s product (-1 before it).
+  /// Entries of A_ext * B_ext at the first multiply() or multiply_left() (-1 before it).
   std::int64_t product_entries() const { return product_entries_; }
   /// Traffic and times of the last symbolic phase or refresh (not of multiply()).
   const DistStats& stats() const { return stats_; }

@@ -54,28 +54,6 @@ void check_rank_counts(const Communicator& comm, const RowPartition& row_partiti
 }
 
 // "" when `b` (columns: indices into global_of) is a well-formed block of `rows` rows.
-std::string compact_block_error(const Csr<double>& b, const std::vector<std::int64_t>& global_of, std::int64_t rows,
-                                std::int64_t global_cols) {
-  const auto fail = [&](auto&&... parts) { return detail::concat(parts...); };
-  const auto n = static_cast<std::int64_t>(global_of.size());
-  if (b.rows != rows || b.cols != n || static_cast<std::int64_t>(b.row_ptr.size()) != rows + 1 ||
-      b.row_ptr.front() != 0 || b.row_ptr.back() != b.nnz() || b.values.size() != b.col_idx.size())
-    return fail("compact block of ", b.rows, "x", b.cols, " (", b.nnz(), " entries) for ", rows, " rows and ", n,
-                " columns");
-  for (std::int64_t c = 0; c < n; ++c)
-    if (global_of[c] < 0 || global_of[c] >= global_cols || (c > 0 && global_of[c] <= global_of[c - 1]))
-      return fail("compact column map is not increasing within [0, ", global_cols, ") at ", c);
-  for (std::int64_t r = 0; r < rows; ++r) {
-    if (b.row_ptr[r + 1] < b.row_ptr[r] || b.row_ptr[r + 1] > b.nnz()) return fail("row_ptr is broken at row ", r);
-    for (std::int64_t k = b.row_ptr[r]; k < b.row_ptr[r + 1]; ++k) {
-      if (b.col_idx[k] < 0 || b.col_idx[k] >= n) return fail("row ", r, " has compact column ", b.col_idx[k]);
-      if (k > b.row_ptr[r] && b.col_idx[k] <= b.col_idx[k - 1])
-        return fail("row ", r, " columns are not strictly increasing at compact column ", b.col_idx[k]);
-    }
-  }
-  return "";
-}
-
 // A rows x cols Csr with room for `entries` (reserved, not touched: the fill pushes once).
 Csr<double> empty_block(std::int64_t rows, std::int64_t cols, std::int64_t entries) {
   Csr<double> m = Csr<double>::empty(rows, cols);
@@ -97,6 +75,28 @@ void for_each_in_row_order(const DistMatrix& a, std::int64_t r, F&& f) {
 }
 
 }  // namespace
+
+std::string compact_block_error(const Csr<double>& b, const std::vector<std::int64_t>& global_of, std::int64_t rows,
+                                std::int64_t global_cols) {
+  const auto fail = [&](auto&&... parts) { return detail::concat(parts...); };
+  const auto n = static_cast<std::int64_t>(global_of.size());
+  if (b.rows != rows || b.cols != n || static_cast<std::int64_t>(b.row_ptr.size()) != rows + 1 ||
+      b.row_ptr.front() != 0 || b.row_ptr.back() != b.nnz() || b.values.size() != b.col_idx.size())
+    return fail("compact block of ", b.rows, "x", b.cols, " (", b.nnz(), " entries) for ", rows, " rows and ", n,
+                " columns");
+  for (std::int64_t c = 0; c < n; ++c)
+    if (global_of[c] < 0 || global_of[c] >= global_cols || (c > 0 && global_of[c] <= global_of[c - 1]))
+      return fail("compact column map is not increasing within [0, ", global_cols, ") at ", c);
+  for (std::int64_t r = 0; r < rows; ++r) {
+    if (b.row_ptr[r + 1] < b.row_ptr[r] || b.row_ptr[r + 1] > b.nnz()) return fail("row_ptr is broken at row ", r);
+    for (std::int64_t k = b.row_ptr[r]; k < b.row_ptr[r + 1]; ++k) {
+      if (b.col_idx[k] < 0 || b.col_idx[k] >= n) return fail("row ", r, " has compact column ", b.col_idx[k]);
+      if (k > b.row_ptr[r] && b.col_idx[k] <= b.col_idx[k - 1])
+        return fail("row ", r, " columns are not strictly increasing at compact column ", b.col_idx[k]);
+    }
+  }
+  return "";
+}
 
 DistMatrix assemble(const Communicator& comm, const RowBlock& rows, const RowPartition& row_partition,
                     const RowPartition& col_partition) {

@@ -10,6 +10,7 @@
 // partition for square operators and its own partition for rectangular ones (e.g. P).
 // Global indices are int64 throughout; the blocks' int32 columns are rank-local.
 #include <cstdint>
+#include <string>
 #include <vector>
 
 #include "dist/halo_plan.hpp"
@@ -44,6 +45,11 @@ struct DistMatrix {
 /// unsorted or out-of-range columns) throws the same InputError on every rank.
 DistMatrix assemble(const Communicator& comm, const RowBlock& rows, const RowPartition& row_partition,
                     const RowPartition& col_partition);
+/// Why `b` (`rows` rows over the compact columns `global_of` of a `global_cols`-column matrix)
+/// is not a rank-local product assemble_compact accepts: shapes, an increasing column map,
+/// sorted in-range rows. Empty if it is. Local (no communication).
+std::string compact_block_error(const Csr<double>& b, const std::vector<std::int64_t>& global_of, std::int64_t rows,
+                                std::int64_t global_cols);
 /// Collective. As assemble(), for rows whose columns index `global_of` (sorted, unique global
 /// columns): the compact output of a rank-local product, split without a detour through
 /// global indices; `rows`' storage becomes the local block (move it in). Ghosts are the outside

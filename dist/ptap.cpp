@@ -30,7 +30,7 @@ struct RowBuckets {
 
 DistPtap::DistPtap(const Communicator& comm, const DistMatrix& a, const DistMatrix& p, LocalSpgemm local,
                    std::shared_ptr<Csr<double>> a_extended)
-    : local_(std::move(local)), ap_(comm, a, p, local_, std::move(a_extended)) {
+    : ap_(comm, a, p, std::move(local), std::move(a_extended)) {
   TESSERA_REQUIRE_INPUT(a.row_partition == p.row_partition, "ptap: A's row partition differs from P's");
   const Stopwatch clock;
   std::optional<trace::Step> step(std::in_place, "ptap.transpose_p");
@@ -111,13 +111,12 @@ DistPtap::DistPtap(const Communicator& comm, const DistMatrix& a, const DistMatr
   stats_.nnz = c_.nnz();
 }
 
-// AP's owned rows over compact columns, then T = P_own^T AP_own over the same columns; AP is
-// freed when T is formed. As in CompactSpgemm::multiply, a local failure on one rank is agreed
-// before the return exchanges.
+// T = P_own^T AP_own over AP's compact columns, both products by the local backend's chain:
+// AP is never returned (a device backend keeps it on the GPU between the two). As in
+// CompactSpgemm::multiply, a local failure on one rank is agreed before the return exchanges.
 Csr<double> DistPtap::outer_product(const Communicator& comm) {
-  const Csr<double> ap = ap_.multiply(comm);
-  TESSERA_TRACE_STEP("ptap.outer_product");
-  return call_collectively(comm, "ptap: local outer product", [&] { return local_(p_transposed_, ap); });
+  TESSERA_TRACE_STEP("ptap.local_products");
+  return ap_.multiply_left(comm, p_transposed_, "ptap: local products");
 }
 
 // (P's owned rows over [owned | ghost] columns)^T once, by the counting sort of ref::transpose
@@ -127,6 +126,7 @@ Csr<double> DistPtap::outer_product(const Communicator& comm) {
 void DistPtap::transpose_p_once(const DistMatrix& p) {
   const std::int64_t local_entries = p.local.nnz(), shift = p.local.cols;
   p_local_entries_ = local_entries;
+  p_local_cols_ = p.local.cols;
   TESSERA_ASSERT(p.owned_rows() <= INT32_MAX, "ptap: ", p.owned_rows(), " rows of P beyond the int32 index of P^T");
   p_transposed_ = Csr<double>::empty(p.local.cols + p.nonlocal.cols, p.owned_rows());
   std::vector<std::int64_t>& next = p_transposed_.row_ptr;  // counts, then offsets, then next free slots
@@ -158,6 +158,18 @@ void DistPtap::refresh_p_transposed(const DistMatrix& p) {
     const std::int64_t source = p_transposed_source_[k];
     p_transposed_.values[k] = source < local_entries ? p.local.values[source] : p.nonlocal.values[source - local_entries];
   }
+}
+
+Csr<double> DistPtap::p_local_transposed() const {
+  // Rows below P's owned column count hold P.local's entries only (ghost columns are shifted
+  // past them), each row in P's row order: the counting sort ref::transpose makes.
+  const auto rows = static_cast<std::size_t>(p_local_cols_);
+  const auto entries = static_cast<std::size_t>(p_transposed_.row_ptr[rows]);
+  Csr<double> t = Csr<double>::empty(p_local_cols_, p_transposed_.cols);
+  std::copy_n(p_transposed_.row_ptr.begin(), rows + 1, t.row_ptr.begin());
+  t.col_idx.assign(p_transposed_.col_idx.begin(), p_transposed_.col_idx.begin() + entries);
+  t.values.assign(p_transposed_.values.begin(), p_transposed_.values.begin() + entries);
+  return t;
 }
 
 std::vector<double> DistPtap::received_contributions(const Communicator& comm, const Csr<double>& t) const {

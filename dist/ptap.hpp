@@ -3,7 +3,8 @@
 //   1. AP = A*P row-wise (CompactSpgemm: remote rows of P fetched over A's halo). AP is never
 //      assembled: its owned rows stay over the product's compact columns (sorted global ones).
 //   2. Local outer product T = P_own^T (AP)_own over this rank's rows: T's rows are P's owned
-//      columns plus P's ghost columns, its columns AP's compact ones. Rows of T for ghost
+//      columns plus P's ghost columns, its columns AP's compact ones. Steps 1 and 2 are one
+//      LocalSpgemm::chain, so a device backend keeps AP on the GPU between them. Rows of T for ghost
 //      columns are partial rows of C owned elsewhere: they go back to their owners over P's
 //      halo plan run in reverse.
 //   3. Each owner sums its own partial rows and the received ones into C (rows and columns
@@ -42,6 +43,10 @@ class DistPtap {
   const ExchangePattern& return_pattern() const { return return_entries_; }
   std::int64_t owned_partial_entries() const { return owned_partial_; }
   const std::vector<std::int64_t>& contribution_targets() const { return target_; }
+  /// P's local block transposed, with P's values of the last symbolic phase or recompute: the
+  /// first rows of the outer product's left factor P_own^T, which equal ref::transpose(P.local)
+  /// (for dist::transpose, so that an AMG level transposes P once).
+  Csr<double> p_local_transposed() const;
 
  private:
   // Collective: throws on every rank if one fails.
@@ -51,11 +56,11 @@ class DistPtap {
   std::vector<double> received_contributions(const Communicator& comm, const Csr<double>& t) const;
   std::vector<double> sum_contributions(const Csr<double>& t, const std::vector<double>& received) const;
 
-  LocalSpgemm local_;
-  CompactSpgemm ap_;
+  CompactSpgemm ap_;  // runs both local products (its backend's chain)
   Csr<double> p_transposed_;      // (P's owned rows over [owned | ghost] columns)^T
   std::vector<std::int64_t> p_transposed_source_;  // its entry k <- P's value k of [local | nonlocal]
   std::int64_t p_local_entries_ = 0;                // P's local-block entries at the symbolic phase
+  std::int64_t p_local_cols_ = 0;                   // P's owned columns: P^T's rows from P.local
   std::int64_t owned_partial_ = 0;  // entries of T in rows this rank owns
   ExchangePattern return_entries_;  // ghost-row entries back to their owners
   std::vector<std::int64_t> target_;  // contribution -> index into C's row-order values

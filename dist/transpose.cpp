@@ -2,6 +2,8 @@
 
 #include <chrono>
 #include <climits>
+#include <optional>
+#include <utility>
 
 #include "dist/collective_call.hpp"
 #include "dist/communicator.hpp"
@@ -66,9 +68,9 @@ void fill_nonlocal(const std::vector<Entry>& received, std::int64_t row_begin, D
   }
 }
 
-}  // namespace
-
-DistMatrix transpose(const Communicator& comm, const DistMatrix& p, DistStats* stats) {
+/// `local_transposed`: P's local block transposed by the caller, or none (transposed here).
+DistMatrix transpose_with(const Communicator& comm, const DistMatrix& p, std::optional<Csr<double>> local_transposed,
+                          DistStats* stats) {
   TESSERA_TRACE_STEP("transpose");
   const auto t0 = std::chrono::steady_clock::now();
   std::vector<std::int64_t> send_counts;
@@ -84,7 +86,16 @@ DistMatrix transpose(const Communicator& comm, const DistMatrix& p, DistStats* s
   // Rank-local work that could throw on one rank (the int32 column limit) is agreed before
   // the halo plan's collectives.
   call_collectively(comm, "transpose", [&] {
-    pt.local = ref::transpose(p.local);  // counting sort: rows come out sorted
+    if (local_transposed) {
+      TESSERA_REQUIRE_INPUT(local_transposed->rows == p.local.cols && local_transposed->cols == p.owned_rows() &&
+                                local_transposed->nnz() == p.local.nnz(),
+                            "the given transpose of P's local block is ", local_transposed->rows, "x",
+                            local_transposed->cols, " with ", local_transposed->nnz(), " entries; P's local block is ",
+                            p.local.rows, "x", p.local.cols, " with ", p.local.nnz());
+      pt.local = std::move(*local_transposed);
+    } else {
+      pt.local = ref::transpose(p.local);  // counting sort: rows come out sorted
+    }
     fill_nonlocal(recv, pt.row_begin(), pt);
     // The extended block numbers owned and ghost columns together in int32 (as assemble checks).
     const std::int64_t extended_cols = pt.local.cols + static_cast<std::int64_t>(pt.ghost_cols.size());
@@ -100,6 +111,16 @@ DistMatrix transpose(const Communicator& comm, const DistMatrix& p, DistStats* s
     stats->compute_seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - t1).count();
   }
   return pt;
+}
+
+}  // namespace
+
+DistMatrix transpose(const Communicator& comm, const DistMatrix& p, DistStats* stats) {
+  return transpose_with(comm, p, std::nullopt, stats);
+}
+
+DistMatrix transpose(const Communicator& comm, const DistMatrix& p, Csr<double> local_transposed, DistStats* stats) {
+  return transpose_with(comm, p, std::move(local_transposed), stats);
 }
 
 }  // namespace tessera::dist

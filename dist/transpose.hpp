@@ -13,4 +13,10 @@ class Communicator;
 /// Collective.
 DistMatrix transpose(const Communicator& comm, const DistMatrix& p, DistStats* stats = nullptr);
 
+/// Collective: the same, with P's local block transposed already (`local_transposed` =
+/// ref::transpose(p.local), as DistPtap::p_local_transposed() returns it): only the non-local
+/// entries are moved. Its shape and entry count are checked (InputError on every rank).
+DistMatrix transpose(const Communicator& comm, const DistMatrix& p, Csr<double> local_transposed,
+                     DistStats* stats = nullptr);
+
 }  // namespace tessera::dist

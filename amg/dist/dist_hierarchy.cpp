@@ -1,6 +1,7 @@
 #include "amg/dist/dist_hierarchy.hpp"
 
 #include <algorithm>
+#include <array>
 #include <chrono>
 #include <climits>
 #include <iterator>
@@ -48,41 +49,105 @@ std::vector<std::int32_t> columns_in(const std::vector<std::int64_t>& all, const
   return cols;
 }
 
-/// P = P_tent - omega D^-1 (A P_tent), block by block: the local blocks share the owned
-/// column range, the non-local blocks are merged over the union of both ghost sets. Each
-/// column's value is the serial smooth_prolongator's (append_smoothed_row), so the result
-/// equals the merge in global column order bit for bit. No halo plan (the caller builds it
-/// once, for a new pattern).
-dist::DistMatrix smoothed_blocks(const dist::DistMatrix& p_tent, const dist::DistMatrix& ap, const Vector& inv_diag,
-                                 double omega) {
+/// P = P_tent - omega D^-1 (A P_tent), block by block, from A P_tent's owned rows over the
+/// product's compact columns (`global_of`, increasing: each row of `ap` is [outside columns
+/// left of the owned range | owned | outside right]), without assembling them first. The local
+/// blocks share the owned column range; the non-local ones are merged over the union of
+/// P_tent's ghosts and the outside columns some entry of A P_tent uses (the ghosts an assembly
+/// of A P_tent would have). Each column's value is the serial smooth_prolongator's
+/// (append_smoothed_row), so the result equals the merge in global column order bit for bit.
+/// No halo plan (the caller builds it once, for a new pattern).
+dist::DistMatrix smoothed_blocks(const dist::Communicator& comm, const dist::DistMatrix& p_tent, const Csr<double>& ap,
+                                 const std::vector<std::int64_t>& global_of, const Vector& inv_diag, double omega) {
   TESSERA_TRACE_STEP("merge");
+  // The merge reads the rows as sorted and in range (what assemble_compact would check): a
+  // broken local product is an InputError on every rank, never garbage.
+  const std::string error = dist::compact_block_error(ap, global_of, p_tent.owned_rows(), p_tent.global_cols());
+  dist::throw_if_any_rank_failed(
+      comm, error.empty() ? "" : tessera::detail::concat("AMG: rank ", comm.rank(), ": A*P_tent: ", error));
+  const std::int64_t cb = p_tent.col_begin(), ce = cb + p_tent.local.cols;
+  const auto first_owned = static_cast<std::int32_t>(std::lower_bound(global_of.begin(), global_of.end(), cb) -
+                                                     global_of.begin());
+  const auto end_owned = static_cast<std::int32_t>(std::lower_bound(global_of.begin(), global_of.end(), ce) -
+                                                   global_of.begin());
+  const auto owned = [&](std::int32_t c) { return c >= first_owned && c < end_owned; };
+  // Row i's entries [s, e) of `ap` split into [s, lo) | owned [lo, hi) | [hi, e).
+  const auto split = [&](std::int64_t i) {
+    const auto row = ap.col_idx.begin();
+    const std::int64_t s = ap.row_ptr[i], e = ap.row_ptr[i + 1];
+    const std::int64_t lo = std::lower_bound(row + s, row + e, first_owned) - row;
+    return std::array<std::int64_t, 4>{s, lo, std::lower_bound(row + lo, row + e, end_owned) - row, e};
+  };
+  std::vector<char> used(global_of.size(), 0);
+  std::int64_t outside_entries = 0;
+  for (std::int64_t i = 0; i < ap.rows; ++i) {
+    const auto [s, lo, hi, e] = split(i);
+    for (auto [from, to] : {std::pair{s, lo}, {hi, e}})
+      for (std::int64_t k = from; k < to; ++k) used[ap.col_idx[k]] = 1;
+    outside_entries += lo - s + e - hi;
+  }
+  std::vector<std::int64_t> ap_ghosts;
+  for (std::size_t c = 0; c < used.size(); ++c)
+    if (used[c]) ap_ghosts.push_back(global_of[c]);
+
   dist::DistMatrix p;
   p.row_partition = p_tent.row_partition;
   p.col_partition = p_tent.col_partition;
   p.rank = p_tent.rank;
-  std::set_union(p_tent.ghost_cols.begin(), p_tent.ghost_cols.end(), ap.ghost_cols.begin(), ap.ghost_cols.end(),
+  std::set_union(p_tent.ghost_cols.begin(), p_tent.ghost_cols.end(), ap_ghosts.begin(), ap_ghosts.end(),
                  std::back_inserter(p.ghost_cols));
-  TESSERA_ASSERT(p_tent.local.cols + static_cast<std::int64_t>(p.ghost_cols.size()) <= INT32_MAX,
-                 "P's owned and ghost columns exceed the int32 local column index");
+  dist::throw_if_any_rank_failed(
+      comm, p_tent.local.cols + static_cast<std::int64_t>(p.ghost_cols.size()) <= INT32_MAX
+                ? ""
+                : tessera::detail::concat("AMG: rank ", comm.rank(), ": P's ", p_tent.local.cols, " owned and ",
+                                          p.ghost_cols.size(), " ghost columns exceed the int32 local column index"));
+  // Compact column -> P's column: owned ones into the local block, used outside ones into the
+  // union of ghosts.
+  std::vector<std::int32_t> to_p(global_of.size(), 0);
+  std::size_t g = 0;  // both lists increase: one walk over the ghosts
+  for (std::size_t c = 0; c < global_of.size(); ++c) {
+    if (owned(static_cast<std::int32_t>(c))) {
+      to_p[c] = static_cast<std::int32_t>(global_of[c] - cb);
+    } else if (used[c]) {
+      while (p.ghost_cols[g] < global_of[c]) ++g;
+      to_p[c] = static_cast<std::int32_t>(g);
+    }
+  }
   const std::vector<std::int32_t> tent_ghost = columns_in(p.ghost_cols, p_tent.ghost_cols, p_tent.nonlocal);
-  const std::vector<std::int32_t> ap_ghost = columns_in(p.ghost_cols, ap.ghost_cols, ap.nonlocal);
   p.local = Csr<double>::empty(p_tent.owned_rows(), p_tent.local.cols);
   p.nonlocal = Csr<double>::empty(p_tent.owned_rows(), static_cast<std::int64_t>(p.ghost_cols.size()));
-  const Csr<double>&tl = p_tent.local, &al = ap.local, &tn = p_tent.nonlocal, &an = ap.nonlocal;
+  const Csr<double>&tl = p_tent.local, &tn = p_tent.nonlocal;
   // Room for the union's upper bound: no reallocation while the rows are appended.
-  for (auto [block, bound] : {std::pair{&p.local, tl.nnz() + al.nnz()}, {&p.nonlocal, tn.nnz() + an.nnz()}}) {
+  for (auto [block, bound] : {std::pair{&p.local, tl.nnz() + ap.nnz() - outside_entries},
+                              {&p.nonlocal, tn.nnz() + outside_entries}}) {
     block->col_idx.reserve(static_cast<std::size_t>(bound));
     block->values.reserve(static_cast<std::size_t>(bound));
   }
+  // A P_tent's owned columns read through to_p in place; its few outside entries are copied.
+  struct Renumbered {
+    const std::int32_t* compact;
+    const std::int32_t* to_p;
+    std::int32_t operator[](std::int64_t t) const { return to_p[compact[t]]; }
+  };
+  std::vector<std::int32_t> outside_cols;  // one row's outside entries in P's ghost numbering
+  std::vector<double> outside_values;
   for (std::int64_t i = 0; i < p.owned_rows(); ++i) {
     const double scale = -omega * inv_diag[i];
+    const auto [s, lo, hi, e] = split(i);
+    outside_cols.clear();
+    outside_values.clear();
+    for (auto [from, to] : {std::pair{s, lo}, {hi, e}})
+      for (std::int64_t k = from; k < to; ++k) {
+        outside_cols.push_back(to_p[ap.col_idx[k]]);
+        outside_values.push_back(ap.values[k]);
+      }
     append_smoothed_row(tl.col_idx.data() + tl.row_ptr[i], tl.values.data() + tl.row_ptr[i], tl.row_length(i),
-                        al.col_idx.data() + al.row_ptr[i], al.values.data() + al.row_ptr[i], al.row_length(i), scale,
+                        Renumbered{ap.col_idx.data() + lo, to_p.data()}, ap.values.data() + lo, hi - lo, scale,
                         p.local.col_idx, p.local.values);
     p.local.row_ptr[i + 1] = p.local.nnz();
     append_smoothed_row(tent_ghost.data() + tn.row_ptr[i], tn.values.data() + tn.row_ptr[i], tn.row_length(i),
-                        ap_ghost.data() + an.row_ptr[i], an.values.data() + an.row_ptr[i], an.row_length(i), scale,
-                        p.nonlocal.col_idx, p.nonlocal.values);
+                        outside_cols.data(), outside_values.data(), e - hi + lo - s, scale, p.nonlocal.col_idx,
+                        p.nonlocal.values);
     p.nonlocal.row_ptr[i + 1] = p.nonlocal.nnz();
   }
   return p;
@@ -196,10 +261,11 @@ dist::DistMatrix DistHierarchy::build_transfer(const dist::Communicator& comm, D
       level.p = level.p_tent;
     } else {
       if (first_time)
-        level.a_times_p_tent = std::make_unique<dist::DistSpgemm>(comm, level.a, level.p_tent, local_);
+        level.a_times_p_tent = std::make_unique<dist::CompactSpgemm>(comm, level.a, level.p_tent, local_);
       else
-        level.a_times_p_tent->recompute(comm, level.a, level.p_tent);
-      dist::DistMatrix p = smoothed_blocks(level.p_tent, level.a_times_p_tent->result(), level.inv_diag, level.omega);
+        level.a_times_p_tent->refresh(comm, level.a, level.p_tent);
+      dist::DistMatrix p = smoothed_blocks(comm, level.p_tent, level.a_times_p_tent->multiply(comm),
+                                           level.a_times_p_tent->compact_to_global(), level.inv_diag, level.omega);
       if (first_time) {
         p.halo = dist::HaloPlan::build(comm, p.col_partition, p.ghost_cols);
         level.p = std::move(p);
@@ -212,7 +278,6 @@ dist::DistMatrix DistHierarchy::build_transfer(const dist::Communicator& comm, D
         level.p.nonlocal.values = std::move(p.nonlocal.values);
       }
     }
-    level.r = dist::transpose(comm, level.p);  // one all-to-all; its pattern is fixed too
     return 0;
   });
   return timed("galerkin", level.times.galerkin, [&] {
@@ -220,9 +285,12 @@ dist::DistMatrix DistHierarchy::build_transfer(const dist::Communicator& comm, D
       // A*P_tent's copy of A in [owned | ghost] form serves A*P too.
       level.galerkin = std::make_unique<dist::DistPtap>(
           comm, level.a, level.p, local_,
-          level.a_times_p_tent ? level.a_times_p_tent->compact().shared_a_extended() : nullptr);
+          level.a_times_p_tent ? level.a_times_p_tent->shared_a_extended() : nullptr);
     else
       level.galerkin->recompute(comm, level.a, level.p);
+    // R's local block is the top of the product's P^T (P is transposed once a level); only P's
+    // non-local entries move (one all-to-all).
+    level.r = dist::transpose(comm, level.p, level.galerkin->p_local_transposed());
     return level.galerkin->result();
   });
 }

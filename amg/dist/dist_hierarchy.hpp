@@ -3,9 +3,11 @@
 // by phase on dist::DistMatrix operators. Per level, while global rows > coarse_size:
 //   strength (dist_strength) -> aggregates (dist_aggregation) -> P_tent, B_c (dist_tentative)
 //   -> lambda_max (distributed Lanczos) -> smoother (the serial make_smoother on the rank's
-//   rows) -> P = (I - omega D^-1 A) P_tent (DistSpgemm A*P_tent + a row merge) -> R = P^T
-//   (dist::transpose) -> A_c = P^T A P (DistPtap).
-// The DistSpgemm and DistPtap objects are kept: resetup() runs their recompute() only.
+//   rows) -> P = (I - omega D^-1 A) P_tent (CompactSpgemm A*P_tent + a row merge) -> A_c = P^T A P
+//   (DistPtap) -> R = P^T (dist::transpose, its local block taken from DistPtap's transpose of
+//   P: P is transposed once a level; both are timed as the Galerkin phase).
+// The CompactSpgemm (A*P_tent) and DistPtap objects are kept: resetup() runs their numeric
+// phases only (refresh() + multiply(), recompute()).
 // Their rank-local products are `local` (the host ref::spgemm by default; on a GPU,
 // dist::device_local_spgemm): every product of the setup goes through it. The graph phases
 // (strength, aggregation) are `graph_phases`: the host's by default, on a GPU
@@ -25,8 +27,8 @@
 #include "amg/dist/dist_eigen_estimate.hpp"
 #include "amg/dist/dist_graph_phases.hpp"
 #include "amg/hierarchy.hpp"
+#include "dist/compact_spgemm.hpp"
 #include "dist/ptap.hpp"
-#include "dist/spgemm.hpp"
 
 namespace tessera::amg {
 
@@ -40,8 +42,9 @@ struct DistLevel {
   // Transfer to the next coarser level; empty on the coarsest.
   DistAggregates aggregates;
   dist::DistMatrix p_tent, p, r;
-  std::unique_ptr<dist::DistSpgemm> a_times_p_tent;  // symbolic kept for resetup; its copy of A
-                                                     // in [owned | ghost] form serves galerkin too
+  // A*P_tent's symbolic phase, kept for resetup. Its product is merged into P straight from
+  // compact columns (never assembled); its copy of A in [owned | ghost] form serves galerkin too.
+  std::unique_ptr<dist::CompactSpgemm> a_times_p_tent;
   std::unique_ptr<dist::DistPtap> galerkin;
   double omega = 0;
   SetupTimes times;        // this rank's
@@ -78,7 +81,7 @@ class DistHierarchy {
   dist::DistMatrix build_transfer(const dist::Communicator& comm, DistLevel& level, bool first_time) const;
   void setup_coarsest(const dist::Communicator& comm);
 
-  dist::LocalSpgemm local_;            // the rank-local product of every DistSpgemm / DistPtap
+  dist::LocalSpgemm local_;            // the rank-local products of every CompactSpgemm / DistPtap
   DistGraphPhases graph_phases_;       // strength and aggregation of each level
   DistEigenEstimator eigen_estimator_;  // lambda_max of each level (Chebyshev, prolongator damping)
   std::int64_t coarse_row_begin_ = 0;  // this rank's rows within the gathered coarsest operator

@@ -19,26 +19,30 @@ struct QRow {
   std::int64_t dof, first_coarse, count;  // P_tent row `dof`: columns [first, first + count)
 };
 
-/// Step 1: members and their near-null rows, addressed to the aggregates' owners.
+/// Step 1: this rank's aggregated dofs whose aggregate another rank owns, with their near-null
+/// rows, addressed to that rank. Dofs of this rank's own aggregates stay where they are.
 void send_members(const dist::Communicator& comm, const DistAggregates& agg, const DistNodes& fine,
                   std::int64_t row_begin, const DenseMatrix& b, std::vector<Member>& members, std::vector<double>& rows) {
   const std::size_t ranks = static_cast<std::size_t>(comm.size());
+  const int me = comm.rank();
   std::vector<std::vector<Member>> member_to(ranks);
   std::vector<std::vector<double>> rows_to(ranks);
-  std::vector<std::size_t> dofs_to(ranks, 0);  // sized first: millions of members, no regrowth
+  const auto remote_owner = [&](std::int64_t n) {
+    return agg.of_node[n] == kNotAggregated ? me : agg.partition.owner(agg.of_node[n]);
+  };
+  std::vector<std::size_t> dofs_to(ranks, 0);  // sized first: no regrowth
   for (std::int64_t n = 0; n < fine.count(); ++n)
-    if (agg.of_node[n] != kNotAggregated)
-      dofs_to[agg.partition.owner(agg.of_node[n])] += static_cast<std::size_t>(fine.ptr[n + 1] - fine.ptr[n]);
+    dofs_to[remote_owner(n)] += static_cast<std::size_t>(fine.ptr[n + 1] - fine.ptr[n]);
   for (std::size_t q = 0; q < ranks; ++q) {
+    if (static_cast<int>(q) == me) continue;
     member_to[q].reserve(dofs_to[q]);
     rows_to[q].reserve(dofs_to[q] * static_cast<std::size_t>(b.cols));
   }
   for (std::int64_t n = 0; n < fine.count(); ++n) {
-    const std::int64_t a = agg.of_node[n];
-    if (a == kNotAggregated) continue;
-    const int owner = agg.partition.owner(a);
+    const int owner = remote_owner(n);
+    if (owner == me) continue;
     for (std::int64_t d = fine.ptr[n]; d < fine.ptr[n + 1]; ++d) {
-      member_to[owner].push_back({a, row_begin + d});
+      member_to[owner].push_back({agg.of_node[n], row_begin + d});
       for (std::int64_t j = 0; j < b.cols; ++j) rows_to[owner].push_back(b.at(d, j));
     }
   }
@@ -46,37 +50,84 @@ void send_members(const dist::Communicator& comm, const DistAggregates& agg, con
   rows = route(comm, rows_to);
 }
 
+/// The members of this rank's aggregates, each aggregate's in global dof order. A member is a
+/// slot: s < owned dofs is this rank's dof s, else received member s - owned dofs.
+struct OwnedAggregates {
+  std::vector<std::int64_t> begin;  // aggregate x's slots: slot[begin[x], begin[x + 1])
+  std::vector<std::int64_t> slot;
+};
+
+/// Step 2: a stable bucketing by aggregate of the members in global dof order: the received
+/// ones from lower ranks, this rank's, then those from higher ranks (route delivers in source
+/// rank order, each source in dof order, and ranks own increasing dof ranges).
+OwnedAggregates group_members(const DistAggregates& agg, const DistNodes& fine, std::int64_t first_aggregate,
+                              std::int64_t row_begin, const std::vector<Member>& received) {
+  const std::int64_t owned_dofs = fine.ptr.back(), count = static_cast<std::int64_t>(agg.roots.size());
+  const auto owned = [&](std::int64_t aggregate) {
+    return aggregate != kNotAggregated && aggregate >= first_aggregate && aggregate < first_aggregate + count;
+  };
+  OwnedAggregates out;
+  out.begin.assign(static_cast<std::size_t>(count) + 1, 0);
+  for (std::size_t i = 0; i < received.size(); ++i) {
+    TESSERA_ASSERT(i == 0 || received[i - 1].dof < received[i].dof, "AMG: aggregate members arrived out of dof order");
+    ++out.begin[received[i].aggregate - first_aggregate + 1];
+  }
+  for (std::int64_t n = 0; n < fine.count(); ++n)
+    if (owned(agg.of_node[n])) out.begin[agg.of_node[n] - first_aggregate + 1] += fine.ptr[n + 1] - fine.ptr[n];
+  for (std::int64_t x = 0; x < count; ++x) out.begin[x + 1] += out.begin[x];
+  out.slot.resize(static_cast<std::size_t>(out.begin.back()));
+  std::vector<std::int64_t> at(out.begin.begin(), out.begin.end() - 1);
+  const auto below = static_cast<std::size_t>(
+      std::partition_point(received.begin(), received.end(), [&](const Member& m) { return m.dof < row_begin; }) -
+      received.begin());
+  const auto place_received = [&](std::size_t from, std::size_t to) {
+    for (std::size_t i = from; i < to; ++i)
+      out.slot[at[received[i].aggregate - first_aggregate]++] = owned_dofs + static_cast<std::int64_t>(i);
+  };
+  place_received(0, below);
+  for (std::int64_t n = 0; n < fine.count(); ++n)
+    if (owned(agg.of_node[n]))
+      for (std::int64_t d = fine.ptr[n]; d < fine.ptr[n + 1]; ++d) out.slot[at[agg.of_node[n] - first_aggregate]++] = d;
+  place_received(below, received.size());
+  return out;
+}
+
+/// This rank's rows of P_tent as they are found: row d holds columns [first[d], first[d] +
+/// count[d]) with values[d * k, d * k + count[d]). Rows of non-aggregated dofs stay empty.
+struct QRowsOfOwnedDofs {
+  std::vector<std::int64_t> first, count;
+  std::vector<double> values;
+  QRowsOfOwnedDofs(std::int64_t dofs, int k)
+      : first(static_cast<std::size_t>(dofs), 0), count(first.size(), 0), values(first.size() * k, 0.0) {}
+  void set(std::int64_t d, std::int64_t first_coarse, std::int64_t c, int k, const double* q) {
+    first[d] = first_coarse;
+    count[d] = c;
+    std::copy(q, q + k, values.begin() + d * k);
+  }
+};
+
 }  // namespace
 
 DistTentative dist_tentative_prolongator(const dist::Communicator& comm, const DistAggregates& agg,
                                          const DistNodes& fine, const dist::DistMatrix& a, const DenseMatrix& b) {
   const int k = static_cast<int>(b.cols);
+  // Slots number this rank's dofs 0..owned_dofs-1: the node layout must cover exactly its rows.
   const std::string error =
-      b.rows == a.owned_rows() && b.layout == Layout::row_major && k >= 1
+      b.rows == a.owned_rows() && b.layout == Layout::row_major && k >= 1 && fine.ptr.back() == a.owned_rows()
           ? ""
           : tessera::detail::concat("AMG: rank ", comm.rank(), " holds ", b.rows, " x ", b.cols,
-                           " near-null rows (row-major, k >= 1 expected) for its ", a.owned_rows(), " rows");
+                                    " near-null rows (row-major, k >= 1 expected) and nodes of ", fine.ptr.back(),
+                                    " dofs for its ", a.owned_rows(), " rows");
   dist::throw_if_any_rank_failed(comm, error);
-  std::vector<Member> members;
-  std::vector<double> rows;
+  const std::int64_t owned_dofs = a.owned_rows();
+  std::vector<Member> received;
+  std::vector<double> received_rows;
   std::optional<trace::Step> step(std::in_place, "send_members");
-  send_members(comm, agg, fine, a.row_begin(), b, members, rows);
-
-  // Step 2: group the received members by owned aggregate, in global dof order. They arrive
-  // in dof order already (route delivers in source rank order, each source sent its dofs in
-  // increasing order, and ranks own increasing dof ranges), so a stable bucketing by aggregate
-  // is the sort by (aggregate, dof).
+  send_members(comm, agg, fine, a.row_begin(), b, received, received_rows);
   const std::int64_t first_aggregate = agg.partition.begin(comm.rank());
   const std::int64_t owned_aggregates = static_cast<std::int64_t>(agg.roots.size());
-  std::vector<std::int64_t> begin(static_cast<std::size_t>(owned_aggregates) + 1, 0);
-  for (const Member& m : members) ++begin[m.aggregate - first_aggregate + 1];
-  for (std::int64_t x = 0; x < owned_aggregates; ++x) begin[x + 1] += begin[x];
-  std::vector<std::int64_t> order(members.size());
-  std::vector<std::int64_t> at(begin.begin(), begin.end() - 1);
-  for (std::size_t i = 0; i < members.size(); ++i) {
-    TESSERA_ASSERT(i == 0 || members[i - 1].dof < members[i].dof, "AMG: aggregate members arrived out of dof order");
-    order[at[members[i].aggregate - first_aggregate]++] = static_cast<std::int64_t>(i);
-  }
+  const OwnedAggregates members = group_members(agg, fine, first_aggregate, a.row_begin(), received);
+  const std::vector<std::int64_t>& begin = members.begin;
 
   step.emplace("coarse_numbering");
   std::vector<std::int64_t> sizes(static_cast<std::size_t>(owned_aggregates));
@@ -92,57 +143,66 @@ DistTentative dist_tentative_prolongator(const dist::Communicator& comm, const D
   out.coarse_vectors = DenseMatrix(out.coarse_nodes.ptr.back(), k, Layout::row_major, 0.0);
 
   step.emplace("qr");
+  QRowsOfOwnedDofs rows_of(owned_dofs, k);
   std::vector<std::vector<QRow>> q_to(static_cast<std::size_t>(comm.size()));
   std::vector<std::vector<double>> q_values_to(q_to.size());
   {
     std::vector<std::size_t> q_rows_to(q_to.size(), 0);  // sized first, as in send_members
-    for (const Member& member : members) ++q_rows_to[a.row_partition.owner(member.dof)];
+    for (const Member& member : received) ++q_rows_to[a.row_partition.owner(member.dof)];
     for (std::size_t owner = 0; owner < q_to.size(); ++owner) {
       q_to[owner].reserve(q_rows_to[owner]);
       q_values_to[owner].reserve(q_rows_to[owner] * static_cast<std::size_t>(k));
     }
   }
-  std::vector<double> block, q, r, reflectors;
+  std::vector<double> block, q, r, reflectors, q_row(static_cast<std::size_t>(k));
   for (std::int64_t x = 0; x < owned_aggregates; ++x) {
     const std::int64_t m = begin[x + 1] - begin[x], c = sizes[x];
+    const std::int64_t* slot = members.slot.data() + begin[x];
     block.assign(static_cast<std::size_t>(m) * k, 0.0);
-    for (std::int64_t i = 0; i < m; ++i)
-      for (int j = 0; j < k; ++j) block[j * m + i] = rows[order[begin[x] + i] * k + j];
+    for (std::int64_t i = 0; i < m; ++i) {
+      // Row-major near-null rows: this rank's dof d at data[d * k], received ones as sent.
+      const double* row = slot[i] < owned_dofs ? b.data.data() + slot[i] * k : &received_rows[(slot[i] - owned_dofs) * k];
+      for (int j = 0; j < k; ++j) block[j * m + i] = row[j];
+    }
     thin_qr(m, k, block, q, r, reflectors);
     const std::int64_t first = out.coarse_nodes.ptr[x];
     for (std::int64_t i = 0; i < c; ++i)
       for (int j = 0; j < k; ++j) out.coarse_vectors.at(first + i, j) = r[i * k + j];
-    // Step 3: Q row i goes back to the owner of dof i, padded to k values.
+    // Step 3: Q row i, padded to k values, is row slot[i] of P_tent: written here for this
+    // rank's dofs, sent back to the dof's owner for received ones.
     for (std::int64_t i = 0; i < m; ++i) {
-      const std::int64_t dof = members[order[begin[x] + i]].dof;
+      for (int j = 0; j < k; ++j) q_row[j] = j < c ? q[j * m + i] : 0.0;
+      if (slot[i] < owned_dofs) {
+        rows_of.set(slot[i], coarse_begin + first, c, k, q_row.data());
+        continue;
+      }
+      const std::int64_t dof = received[slot[i] - owned_dofs].dof;
       const int owner = a.row_partition.owner(dof);
       q_to[owner].push_back({dof, coarse_begin + first, c});
-      for (int j = 0; j < k; ++j) q_values_to[owner].push_back(j < c ? q[j * m + i] : 0.0);
+      q_values_to[owner].insert(q_values_to[owner].end(), q_row.begin(), q_row.end());
     }
   }
   step.emplace("return_q");
   const std::vector<QRow> q_rows = route(comm, q_to);
   const std::vector<double> q_values = route(comm, q_values_to);
+  for (std::size_t i = 0; i < q_rows.size(); ++i)
+    rows_of.set(q_rows[i].dof - a.row_begin(), q_rows[i].first_coarse, q_rows[i].count, k, &q_values[i * k]);
 
   step.emplace("rows");
   RowBlock p;
   p.global_rows = a.global_rows();
   p.global_cols = coarse_rows.global_rows();
   p.row_begin = a.row_begin();
-  p.row_end = a.row_begin() + a.owned_rows();
-  // Row lengths first (each dof receives at most one Q row), then every row written in place.
-  p.row_ptr.assign(static_cast<std::size_t>(a.owned_rows()) + 1, 0);
-  for (const QRow& row : q_rows) p.row_ptr[row.dof - a.row_begin() + 1] = row.count;
-  for (std::int64_t d = 0; d < a.owned_rows(); ++d) p.row_ptr[d + 1] += p.row_ptr[d];
+  p.row_end = a.row_begin() + owned_dofs;
+  p.row_ptr.assign(static_cast<std::size_t>(owned_dofs) + 1, 0);
+  for (std::int64_t d = 0; d < owned_dofs; ++d) p.row_ptr[d + 1] = p.row_ptr[d] + rows_of.count[d];
   p.col.resize(static_cast<std::size_t>(p.row_ptr.back()));
   p.values.resize(p.col.size());
-  for (std::size_t i = 0; i < q_rows.size(); ++i) {
-    const std::int64_t start = p.row_ptr[q_rows[i].dof - a.row_begin()];
-    for (std::int64_t j = 0; j < q_rows[i].count; ++j) {
-      p.col[start + j] = q_rows[i].first_coarse + j;
-      p.values[start + j] = q_values[i * k + j];
+  for (std::int64_t d = 0; d < owned_dofs; ++d)
+    for (std::int64_t j = 0; j < rows_of.count[d]; ++j) {
+      p.col[p.row_ptr[d] + j] = rows_of.first[d] + j;
+      p.values[p.row_ptr[d] + j] = rows_of.values[d * k + j];
     }
-  }
   step.emplace("assemble");
   out.p = dist::assemble(comm, p, a.row_partition, coarse_rows);
   return out;

@@ -2,14 +2,15 @@
 // Distributed tentative prolongator: the serial per-aggregate Householder QR
 // (amg/tentative_prolongator.hpp, thin_qr) on the aggregate's owner. An aggregate may have
 // members on several ranks (it is owned by the rank of its root), so:
-//   1. every rank routes each aggregated dof it owns -- (aggregate, global dof) and its k
-//      near-null values -- to the aggregate's owner (one all-to-all of counts + two of data);
+//   1. every rank routes each aggregated dof it owns whose aggregate another rank owns --
+//      (aggregate, global dof) and its k near-null values -- to the aggregate's owner (one
+//      all-to-all of counts + two of data); dofs of its own aggregates are read in place;
 //   2. the owner orders an aggregate's rows by global dof (the serial order), factors
 //      B_agg = Q R, keeps R as its rows of the coarse near-null space, and numbers the
 //      aggregate's c = min(m, k) coarse dofs after those of its earlier aggregates and of lower
 //      ranks (the serial numbering: aggregates in global order, each contiguous);
-//   3. the Q row of every dof goes back to the dof's owner (same route reversed), which
-//      assembles its rows of P_tent. Non-aggregated dofs keep empty rows.
+//   3. the Q row of every received dof goes back to the dof's owner (same route reversed);
+//      each rank assembles its rows of P_tent. Non-aggregated dofs keep empty rows.
 // The coarse level's rows are partitioned by those counts (not tile-aligned: Alignment::any).
 #include "amg/dist/dist_aggregation.hpp"
 #include "amg/dist/dist_strength.hpp"

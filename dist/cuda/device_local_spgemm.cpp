@@ -11,10 +11,17 @@ LocalSpgemm device_local_spgemm(cuda::OffloadSpgemm which, std::shared_ptr<cuda:
   if (!stats) stats = std::make_shared<cuda::OffloadStats>();
   int device = 0;
   TESSERA_CUDA_CHECK(cudaGetDevice(&device));
-  return [which, stats, device](const Csr<double>& a, const Csr<double>& b) {
+  const auto multiply = [which, stats, device](const Csr<double>& a, const Csr<double>& b) {
     TESSERA_CUDA_CHECK(cudaSetDevice(device));
     return cuda::offload_spgemm(a, b, which, *stats);
   };
+  const auto chain = [which, stats, device](const Csr<double>& l, const Csr<double>& a, const Csr<double>& b) {
+    TESSERA_CUDA_CHECK(cudaSetDevice(device));
+    ChainedProduct c;
+    c.product = cuda::offload_chain(l, a, b, which, *stats, &c.inner_entries);
+    return c;
+  };
+  return LocalSpgemm(multiply, chain);
 }
 
 int use_rank_device(const Communicator& comm) {

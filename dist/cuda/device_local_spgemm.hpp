@@ -6,7 +6,8 @@
 // OffloadStats::tile_products counts the tile ones). The exchange of remote rows and the
 // assembly stay on the host (MPI): this moves the local compute, the part that scales with
 // nnz, to the device. All three engines keep the structural pattern, so recompute() reuses
-// the symbolic phase exactly as with the host product. Built only with CUDA.
+// the symbolic phase exactly as with the host product. DistPtap's two products run as one
+// cuda::offload_chain, AP kept on the device between them. Built only with CUDA.
 //
 //   dist::use_rank_device(comm);   // once: each rank on its own GPU
 //   auto stats = std::make_shared<cuda::OffloadStats>();

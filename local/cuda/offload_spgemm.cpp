@@ -132,39 +132,55 @@ Csr<double> offload_spgemm(const Csr<double>& a, const Csr<double>& b, OffloadSp
   return download_result(product, stats);
 }
 
+Csr<double> offload_chain(const Csr<double>& l, const Csr<double>& a, const Csr<double>& b, OffloadSpgemm which,
+                          OffloadStats& stats, std::int64_t* inner_entries) {
+  require_conformal(a, b, "chained product (A*B)");
+  TESSERA_REQUIRE_INPUT(l.cols == a.rows, "offload chained product: L is ", l.rows, "x", l.cols, ", A*B is ", a.rows,
+                        "x", b.cols);
+  if (inner_entries) *inner_entries = 0;
+  if (trivially_empty(a, b)) return Csr<double>::empty(l.rows, b.cols);
+  if (l.rows == 0 || l.nnz() == 0) {  // nothing to keep A*B for: the inner product alone, for its count
+    const Csr<double> ab = offload_spgemm(a, b, which, stats);
+    if (inner_entries) *inner_entries = ab.nnz();
+    return Csr<double>::empty(l.rows, b.cols);
+  }
+  DeviceOperand da, db, dl;
+  upload_operand(a, stats, da);
+  upload_operand(b, stats, db);
+  upload_operand(l, stats, dl);
+  DeviceProduct a_b(which, nullptr, kOneShot), l_a_b(which, nullptr, kOneShot);
+  const OffloadSpgemm ab_engine = timed(stats.convert, [&] { return a_b.resolve_engine(da.csr, db.csr); });
+  bind_operand(ab_engine, stats, da);
+  bind_operand(ab_engine, stats, db);
+  run_product(a_b, da.view, db.view, stats);
+  // A*B stays on the device: in tiles when both products run on tiles, else in CSR (rows
+  // sorted) bound in the form of L*(A*B)'s engine.
+  DeviceCsr<double> ab_csr;
+  ProductOperand ab_form;
+  OperandView ab;
+  if (ab_engine == OffloadSpgemm::tile) {
+    timed(stats.convert, [&] { l_a_b.resolve_engine(dl.csr, *a_b.tile_result().tiles); });
+  } else {
+    timed(stats.convert, [&] { a_b.result_csr(ab_csr); });
+    timed(stats.convert, [&] { l_a_b.resolve_engine(dl.csr, ab_csr); });
+  }
+  if (ab_engine == OffloadSpgemm::tile && l_a_b.engine() == OffloadSpgemm::tile) {
+    ab = a_b.tile_result();
+  } else {
+    if (ab_engine == OffloadSpgemm::tile) timed(stats.convert, [&] { a_b.result_csr(ab_csr); });
+    ab = timed(stats.convert, [&] { return ab_form.bind(ab_csr, l_a_b.engine(), nullptr); });
+  }
+  if (inner_entries) *inner_entries = ab.nnz;
+  bind_operand(l_a_b.engine(), stats, dl);
+  run_product(l_a_b, dl.view, ab, stats);
+  return download_result(l_a_b, stats);
+}
+
 Csr<double> offload_galerkin(const Csr<double>& a, const Csr<double>& p, OffloadSpgemm which, OffloadStats& stats) {
   require_conformal(a, p, "Galerkin product");
   TESSERA_REQUIRE_INPUT(a.rows == a.cols, "offload Galerkin product: A must be square, it is ", a.rows, "x", a.cols);
   if (trivially_empty(a, p)) return Csr<double>::empty(p.cols, p.cols);
-  DeviceOperand da, dp, dr;
-  upload_operand(a, stats, da);
-  upload_operand(p, stats, dp);
-  upload_operand(ref::transpose(p), stats, dr);
-  DeviceProduct a_p(which, nullptr, kOneShot), r_a_p(which, nullptr, kOneShot);
-  const OffloadSpgemm ap_engine = timed(stats.convert, [&] { return a_p.resolve_engine(da.csr, dp.csr); });
-  bind_operand(ap_engine, stats, da);
-  bind_operand(ap_engine, stats, dp);
-  run_product(a_p, da.view, dp.view, stats);
-  // A*P stays on the device: in tiles when both products run on tiles, else in CSR (rows
-  // sorted) bound in the form of R*(A*P)'s engine.
-  DeviceCsr<double> ap_csr;
-  ProductOperand ap_form;
-  OperandView ap;
-  if (ap_engine == OffloadSpgemm::tile) {
-    timed(stats.convert, [&] { r_a_p.resolve_engine(dr.csr, *a_p.tile_result().tiles); });
-  } else {
-    timed(stats.convert, [&] { a_p.result_csr(ap_csr); });
-    timed(stats.convert, [&] { r_a_p.resolve_engine(dr.csr, ap_csr); });
-  }
-  if (ap_engine == OffloadSpgemm::tile && r_a_p.engine() == OffloadSpgemm::tile) {
-    ap = a_p.tile_result();
-  } else {
-    if (ap_engine == OffloadSpgemm::tile) timed(stats.convert, [&] { a_p.result_csr(ap_csr); });
-    ap = timed(stats.convert, [&] { return ap_form.bind(ap_csr, r_a_p.engine(), nullptr); });
-  }
-  bind_operand(r_a_p.engine(), stats, dr);
-  run_product(r_a_p, dr.view, ap, stats);
-  return download_result(r_a_p, stats);
+  return offload_chain(ref::transpose(p), a, p, which, stats);
 }
 
 }  // namespace tessera::cuda

@@ -18,6 +18,7 @@
 // ref::spgemm with keep_zeros does: callers that refresh values in place rely on it.
 // Operands with no entries (or a zero dimension) give the empty product without a device call.
 // Runs on the current device, on the default stream, synchronously.
+#include <cstdint>
 #include <string>
 
 #include "local/formats/csr.hpp"
@@ -55,6 +56,14 @@ struct OffloadStats {
 /// C = A*B on the device. InputError if a.cols != b.rows; DeviceError if a CUDA or cuSPARSE
 /// call fails (out of memory included). Adds its timings to `stats`.
 Csr<double> offload_spgemm(const Csr<double>& a, const Csr<double>& b, OffloadSpgemm which, OffloadStats& stats);
+
+/// L * (A * B) on the device, A*B kept there between the two products (in tiles when both run
+/// on tiles, else in sorted CSR): no download and upload of the inner product. Each product
+/// picks its engine as offload_spgemm does. `inner_entries`, if given, receives nnz(A*B) (the
+/// inner product is formed, for its count, even when L has no entries). InputError if the
+/// dimensions do not chain.
+Csr<double> offload_chain(const Csr<double>& l, const Csr<double>& a, const Csr<double>& b, OffloadSpgemm which,
+                          OffloadStats& stats, std::int64_t* inner_entries = nullptr);
 
 /// C = P^T A P on the device as R * (A * P) with R = P^T formed on the host (ref::transpose)
 /// and A*P kept on the device between the two products. A square, a.cols == p.rows.

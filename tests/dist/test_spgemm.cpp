@@ -179,15 +179,57 @@ TEST(DistSpgemm, LocalKernelFailingOnOneRankThrowsOnEveryRank) {
                                                [&] { product.recompute(comm, da, da); });
 
   // DistPtap: A*P, then the outer product P^T*(AP), in the constructor and in each recompute.
-  expect_same_error_on_every_rank<InputError>(comm, "ptap: local outer product", victim, [&] {
+  expect_same_error_on_every_rank<InputError>(comm, "ptap: local products", victim, [&] {
     DistPtap(comm, da, da, failing_on_one_rank(comm, victim, 1, other));
   });
   DistPtap ptap(comm, da, da, failing_on_one_rank(comm, victim, 3, input_error));
-  expect_same_error_on_every_rank<InputError>(comm, "ptap: local outer product", victim,
+  expect_same_error_on_every_rank<InputError>(comm, "ptap: local products", victim,
                                               [&] { ptap.recompute(comm, da, da); });
 
   // The communicator is still usable and a working kernel still gives the reference product.
   expect_spgemm_matches(comm, DistSpgemm(comm, da, da).result(), a, a);
+}
+
+// DistPtap runs A*P and P^T(AP) as one call of the backend's chain (a device backend keeps AP
+// on the GPU between them), in the symbolic phase and in each recompute, with the result of
+// the default chain bit for bit; a chain that misreports nnz(AP) at the recompute is an error
+// on every rank.
+TEST(DistPtap, RunsBothLocalProductsAsOneChain) {
+  const Communicator comm;
+  const std::uint64_t seed = testing::shared_seed(comm);
+  SCOPED_TRACE("seed " + std::to_string(seed));
+  const std::int64_t n = 8 * comm.size() + 13, nc = 3 * comm.size() + 2;
+  const Csr<double> a = random_csr(RandomSpec{n, n, 0.15, 0.1, 0.1, false}, seed);
+  const Csr<double> p = random_csr(RandomSpec{n, nc, 0.2, 0.1, 0.1, false}, seed + 1);
+  const RowPartition rows = testing::uneven_partition(comm, n, seed + 2);
+  const RowPartition coarse = RowPartition::balanced_rows(nc, comm.size());
+  const DistMatrix da = testing::distribute(comm, a, rows, rows), dp = testing::distribute(comm, p, rows, coarse);
+  auto multiplies = std::make_shared<int>(0), chains = std::make_shared<int>(0), skew = std::make_shared<int>(0);
+  const LocalSpgemm counted(
+      [multiplies](const Csr<double>& x, const Csr<double>& y) {
+        ++*multiplies;
+        return host_local_spgemm(x, y);
+      },
+      [chains, skew](const Csr<double>& l, const Csr<double>& x, const Csr<double>& y) {
+        ++*chains;
+        const Csr<double> xy = host_local_spgemm(x, y);
+        return ChainedProduct{host_local_spgemm(l, xy), xy.nnz() + *skew};
+      });
+  DistPtap chained(comm, da, dp, counted);
+  const DistPtap plain(comm, da, dp);
+  EXPECT_EQ(*chains, 1);
+  EXPECT_EQ(*multiplies, 0);
+  const Csr<double> got = gather(comm, chained.result()), want = gather(comm, plain.result());
+  if (comm.rank() == 0) EXPECT_EQ(got, want);
+  const DistMatrix dp2 = testing::distribute(comm, new_values(p, seed + 3), rows, coarse);
+  chained.recompute(comm, da, dp2);
+  EXPECT_EQ(*chains, 2);
+  const Csr<double> refreshed = gather(comm, chained.result()), fresh = gather(comm, DistPtap(comm, da, dp2).result());
+  if (comm.rank() == 0) EXPECT_EQ(refreshed, fresh);
+  // nnz(AP) misreported on the last rank: every rank throws.
+  if (comm.rank() == comm.size() - 1) *skew = 1;
+  const std::string text = testing::input_error_on_every_rank(comm, [&] { chained.recompute(comm, da, dp); });
+  EXPECT_NE(text.find("ptap: local products: rank " + std::to_string(comm.size() - 1)), std::string::npos) << text;
 }
 
 // A local kernel whose numeric product loses an entry on one rank (a kernel bug): the broken
@@ -246,7 +288,8 @@ TEST(DistTranspose, MatchesReferenceExactly) {
     const RowPartition cols = testing::uneven_partition(comm, p.cols, seed + i++);
     for (const auto& part : testing::test_partitions(comm, p, seed + i++)) {
       SCOPED_TRACE(part.name + " " + std::to_string(shape.first) + "x" + std::to_string(shape.second));
-      const DistMatrix pt = transpose(comm, testing::distribute(comm, p, part.partition, cols));
+      const DistMatrix dp = testing::distribute(comm, p, part.partition, cols);
+      const DistMatrix pt = transpose(comm, dp);
       EXPECT_EQ(pt.row_partition, cols);
       EXPECT_EQ(pt.col_partition, part.partition);
       const Csr<double> got = gather(comm, pt);
@@ -261,8 +304,26 @@ TEST(DistTranspose, MatchesReferenceExactly) {
       EXPECT_EQ(pt.halo.pattern.send_offsets, expected.halo.pattern.send_offsets);
       EXPECT_EQ(pt.halo.pattern.recv_ranks, expected.halo.pattern.recv_ranks);
       EXPECT_EQ(pt.halo.pattern.recv_offsets, expected.halo.pattern.recv_offsets);
+      // The local block transposed by the caller (as an AMG level passes DistPtap's): the same.
+      const DistMatrix given = transpose(comm, dp, ref::transpose(dp.local));
+      EXPECT_EQ(given.local, pt.local);
+      EXPECT_EQ(given.nonlocal, pt.nonlocal);
+      EXPECT_EQ(given.ghost_cols, pt.ghost_cols);
+      EXPECT_EQ(given.halo.send_local, pt.halo.send_local);
     }
   }
+  // A given block of the wrong shape on the last rank alone is refused on every rank.
+  const Csr<double> p = random_csr(RandomSpec{40, 24, 0.15, 0.2, 0.2, false}, seed + i);
+  const DistMatrix dp = testing::distribute(comm, p, RowPartition::balanced_rows(p.rows, comm.size()),
+                                            RowPartition::balanced_rows(p.cols, comm.size()));
+  const bool victim = comm.rank() == comm.size() - 1;
+  const std::string text = testing::input_error_on_every_rank(comm, [&] {
+    transpose(comm, dp,
+              victim ? Csr<double>::empty(dp.local.cols + 1, dp.owned_rows()) : ref::transpose(dp.local));
+  });
+  EXPECT_NE(text.find("transpose: rank " + std::to_string(comm.size() - 1) + ": the given transpose of P's local block is"),
+            std::string::npos)
+      << text;
 }
 
 // PtAP sharing A's extended block with an A*P product (as an AMG level shares A*P_tent's):
@@ -295,6 +356,16 @@ void check_shared_a_extended(const Communicator& comm, const DistMatrix& da, con
   EXPECT_NE(text.find("the shared extended block is not this A's pattern"), std::string::npos) << text;
 }
 
+// The product's P_own^T gives P^T's local block with P's current values: dist::transpose with
+// it (an AMG level's R) equals the transpose made from scratch, block by block.
+void expect_local_transpose(const Communicator& comm, const DistPtap& galerkin, const DistMatrix& dp) {
+  EXPECT_EQ(galerkin.p_local_transposed(), ref::transpose(dp.local));
+  const DistMatrix shared = transpose(comm, dp, galerkin.p_local_transposed()), fresh = transpose(comm, dp);
+  EXPECT_EQ(shared.local, fresh.local);
+  EXPECT_EQ(shared.nonlocal, fresh.nonlocal);
+  EXPECT_EQ(shared.ghost_cols, fresh.ghost_cols);
+}
+
 // A (n x n, on `rows`) and a rectangular P (n x nc, rows on `rows`, columns on `coarse`).
 void check_ptap(const Communicator& comm, const Csr<double>& a, const Csr<double>& p, const RowPartition& rows,
                 const RowPartition& coarse, std::uint64_t seed) {
@@ -308,7 +379,9 @@ void check_ptap(const Communicator& comm, const Csr<double>& a, const Csr<double
   const Csr<double> a2 = new_values(a, seed), p2 = new_values(p, seed + 1);
   const DistMatrix da2 = testing::distribute(comm, a2, rows, rows);
   const DistMatrix dp2 = testing::distribute(comm, p2, rows, coarse);
+  expect_local_transpose(comm, galerkin, dp);
   galerkin.recompute(comm, da2, dp2);
+  expect_local_transpose(comm, galerkin, dp2);
   const Csr<double> refreshed = gather(comm, galerkin.result());
   const Csr<double> fresh = gather(comm, DistPtap(comm, da2, dp2).result());
   if (comm.rank() == 0) EXPECT_EQ(refreshed, fresh);

@@ -48,7 +48,7 @@ endforeach()
 # --trace: rank 0 prints every rank's time of each step (3 ranks: 3 columns), under its caller.
 tessera_driver_test(driver.spgemm.PtAP.trace.np3 RANKS 3
                     COMMAND ${_spgemm} --gen poisson3d:16 --op PtAP --backend host --whole-reps 2 --trace --check
-                    EXPECT_OUTPUT "step trace of whole product 2 of 2[^\n]*\n[^\n]*by rank\n.*\n  ptap\\.outer_product +1 +[0-9.]+ +[0-9.]+   [0-9.]+ [0-9.]+ [0-9.]+\n.*check: .* PASS")
+                    EXPECT_OUTPUT "step trace of whole product 2 of 2[^\n]*\n[^\n]*by rank\n.*\n  ptap\\.local_products +1 +[0-9.]+ +[0-9.]+   [0-9.]+ [0-9.]+ [0-9.]+\n.*check: .* PASS")
 tessera_driver_test(driver.spgemm.trace_needs_distributed RANKS 1 EXPECT_EXIT 2
                     COMMAND ${_spgemm} --gen poisson3d:8 --op AA --trace
                     EXPECT_OUTPUT "--whole-reps and --trace time the distributed product")

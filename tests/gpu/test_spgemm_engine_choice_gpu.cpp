@@ -3,7 +3,8 @@
 // against the host one on random matrices (fresh seeds, odd sizes, empty rows), Poisson 7/27,
 // elasticity (3x3 blocks), R-MAT, real SPD matrices and empty/1x1 shapes; the threshold rule;
 // and OffloadSpgemm::automatic end to end (DeviceProduct, offload_spgemm, offload_galerkin,
-// the AMG Galerkin product with a re-run on new values) against ref::spgemm.
+// the AMG Galerkin product with a re-run on new values) against ref::spgemm; offload_chain on
+// every engine.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -235,6 +236,45 @@ TEST(AutomaticEngine, OffloadSpgemmAndGalerkin) {
   EXPECT_EQ(parse_offload_spgemm("hash"), OffloadSpgemm::hash);
   EXPECT_STREQ(to_string(OffloadSpgemm::hash), "hash");
   EXPECT_THROW(parse_offload_spgemm("cuSPARSE"), InputError);
+}
+
+// L*(A*B) with A*B kept on the device (DistPtap's pair of products), on every engine and on
+// mixed ones (automatic): the product and nnz(A*B) equal the reference's; an L without entries
+// still counts A*B; an empty A*B and mismatched shapes.
+TEST(OffloadChain, EveryEngineGivesTheReferenceAndTheInnerCount) {
+  const std::uint64_t seed = testing::fresh_seed();
+  SCOPED_TRACE("seed " + std::to_string(seed));
+  const ref::SpgemmOptions keep_zeros{true};
+  for (const char* spec : {"poisson3d:7", "poisson3d27:7"}) {
+    const Csr<double> a = generated(spec);
+    const Csr<double> b = random_matrix(a.cols, 51, 0.05, seed);
+    const Csr<double> l = random_matrix(37, a.rows, 0.04, seed + 1);
+    const Csr<double> ab = ref::spgemm(a, b, keep_zeros);
+    for (const OffloadSpgemm which :
+         {OffloadSpgemm::tile, OffloadSpgemm::hash, OffloadSpgemm::cusparse, OffloadSpgemm::automatic}) {
+      SCOPED_TRACE(std::string(spec) + ", " + to_string(which));
+      OffloadStats stats;
+      std::int64_t inner = -1;
+      expect_same(offload_chain(l, a, b, which, stats, &inner), ref::spgemm(l, ab, keep_zeros), "L*(A*B)");
+      EXPECT_EQ(inner, ab.nnz());
+      EXPECT_EQ(stats.products, 2);
+      inner = -1;
+      const Csr<double> no_entries = Csr<double>::empty(5, a.rows);
+      const Csr<double> zero = offload_chain(no_entries, a, b, which, stats, &inner);
+      EXPECT_EQ(inner, ab.nnz()) << "A*B is formed for its count when L has no entries";
+      EXPECT_EQ(zero.rows, 5);
+      EXPECT_EQ(zero.cols, b.cols);
+      EXPECT_EQ(zero.nnz(), 0);
+      inner = -1;
+      const Csr<double> none = offload_chain(l, a, Csr<double>::empty(a.cols, 51), which, stats, &inner);
+      EXPECT_EQ(inner, 0);
+      EXPECT_EQ(none.rows, l.rows);
+      EXPECT_EQ(none.nnz(), 0);
+    }
+    OffloadStats stats;
+    EXPECT_THROW(offload_chain(Csr<double>::empty(3, a.rows + 1), a, b, OffloadSpgemm::hash, stats), InputError);
+    EXPECT_THROW(offload_chain(l, a, Csr<double>::empty(a.cols + 1, 4), OffloadSpgemm::hash, stats), InputError);
+  }
 }
 
 /// The AMG Galerkin product with automatic engines, then a re-run on new values of A (the plan

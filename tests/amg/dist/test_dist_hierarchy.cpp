@@ -10,6 +10,7 @@
 #include "amg/smoother.hpp"
 #include "dist/dist_matrix.hpp"
 #include "dist_amg_test_util.hpp"
+#include "local/reference/kernels.hpp"
 
 namespace tessera::amg {
 namespace {
@@ -34,6 +35,7 @@ void expect_same_hierarchy(const dist::Communicator& comm, const Hierarchy& seri
     const Csr<double> a = dist::gather(comm, level.a);
     const bool last = l + 1 == serial.levels.size();
     const Csr<double> p = last ? Csr<double>{} : dist::gather(comm, level.p);
+    const Csr<double> r = last ? Csr<double>{} : dist::gather(comm, level.r);
     const std::vector<std::int64_t> aggregates = comm.gatherv(level.aggregates.of_node, 0);
     const std::vector<double> smoother = comm.gatherv(level.smoother.inv_diag, 0);
     if (comm.rank() != 0) continue;
@@ -41,6 +43,7 @@ void expect_same_hierarchy(const dist::Communicator& comm, const Hierarchy& seri
     if (last) continue;
     EXPECT_EQ(aggregates, std::vector<std::int64_t>(s.aggregates.of_node.begin(), s.aggregates.of_node.end()));
     testing::expect_equal_to_rounding(p, s.p, "P");
+    EXPECT_EQ(r, ref::transpose(p)) << "R is exactly P^T (its local block from the Galerkin product's P^T)";
     EXPECT_NEAR(level.eigen.safe, s.eigen.safe, 1e-12 * s.eigen.safe);
     ASSERT_EQ(smoother.size(), s.smoother.inv_diag.size());
     for (std::size_t i = 0; i < smoother.size(); ++i)

@@ -7,6 +7,7 @@
 #include "amg/dist/dist_hierarchy.hpp"
 #include "dist_amg_test_util.hpp"
 #include "local/core/error.hpp"
+#include "local/reference/kernels.hpp"
 
 namespace tessera::amg {
 namespace {
@@ -70,13 +71,15 @@ TEST(DistAmgResetup, ScaledValuesGiveTheFreshSetup) {
     const bool last = l + 1 == r.levels.size();
     const Csr<double> rp = last ? Csr<double>{} : dist::gather(comm, r.levels[l].p);
     const Csr<double> fp = last ? Csr<double>{} : dist::gather(comm, f.levels[l].p);
+    const Csr<double> rr = last ? Csr<double>{} : dist::gather(comm, r.levels[l].r);
     if (!last) {  // one [owned | ghost] copy of A a level, through the re-setup too
       ASSERT_TRUE(r.levels[l].a_times_p_tent && r.levels[l].galerkin);
-      EXPECT_EQ(&r.levels[l].galerkin->ap_product().a_extended(), &r.levels[l].a_times_p_tent->compact().a_extended());
+      EXPECT_EQ(&r.levels[l].galerkin->ap_product().a_extended(), &r.levels[l].a_times_p_tent->a_extended());
     }
     if (comm.rank() != 0) continue;
     testing::expect_equal_to_rounding(ra, fa, "A");
     if (!last) testing::expect_equal_to_rounding(rp, fp, "P");
+    if (!last) EXPECT_EQ(rr, ref::transpose(rp)) << "the re-setup's R is exactly its P^T";
   }
   // And it solves like the fresh one.
   const Vector b(static_cast<std::size_t>(second.a.owned_rows()), 1.0);
