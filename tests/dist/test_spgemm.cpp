@@ -259,14 +259,7 @@ TEST(DistSpgemm, PatternChangeOnOneRankThrowsOnEveryRank) {
     };
   };
   const auto expect_error_on_every_rank = [&](const std::string& where, auto recompute) {
-    std::string text;
-    try {
-      recompute();
-      ADD_FAILURE() << "no exception on rank " << comm.rank();
-    } catch (const InputError& e) {
-      text = e.what();
-    }
-    EXPECT_EQ(text, comm.broadcast(text, 0));
+    const std::string text = testing::input_error_on_every_rank(comm, recompute);
     EXPECT_NE(text.find(where + std::to_string(victim)), std::string::npos) << text;
     EXPECT_NE(text.find("the symbolic phase had"), std::string::npos) << text;
   };
@@ -444,14 +437,7 @@ TEST(DistPtap, RecomputeOnAnotherPatternThrowsOnEveryRank) {
   const DistMatrix dp = testing::distribute(comm, p, rows, coarse);
   const DistMatrix dp_more = testing::distribute(comm, p_more, rows, coarse);
   const auto expect_refused = [&](auto&& refresh, const std::string& expected) {
-    std::string text;
-    try {
-      refresh();
-      ADD_FAILURE() << "no exception on rank " << comm.rank();
-    } catch (const InputError& e) {
-      text = e.what();
-    }
-    EXPECT_EQ(text, comm.broadcast(text, 0));
+    const std::string text = testing::input_error_on_every_rank(comm, refresh);
     EXPECT_NE(text.find(expected), std::string::npos) << text;
   };
   DistPtap galerkin(comm, da, dp);
