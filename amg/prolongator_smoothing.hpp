@@ -18,25 +18,40 @@ namespace tessera::amg {
 double prolongator_damping(double lambda_max);
 
 /// One row of P: merges the sorted row of P_tent with the sorted row of A P_tent scaled by
-/// `scale` = -omega / a_ii, appending to (cols, values). The serial setup (local int32 columns)
-/// and the distributed one (global int64 columns) both use it, so they agree bit for bit.
-/// `ap_col` is a pointer, or anything indexable whose ap_col[t] is column t of the row (the
-/// distributed setup reads A P_tent's compact columns through a renumbering, without a copy).
+/// `scale` = -omega / a_ii into (cols, values), which have room for tent_n + ap_n entries;
+/// returns the entries written. The serial setup (local int32 columns) and the distributed one
+/// (global int64 columns) both use it, so they agree bit for bit. `ap_col` is a pointer, or
+/// anything indexable whose ap_col[t] is column t of the row (the distributed setup reads
+/// A P_tent's compact columns through a renumbering, without a copy).
 template <class Col, class ApCol = const Col*>
-void append_smoothed_row(const Col* tent_col, const double* tent_val, std::int64_t tent_n, ApCol ap_col,
-                         const double* ap_val, std::int64_t ap_n, double scale, std::vector<Col>& cols,
-                         std::vector<double>& values) {
+std::int64_t write_smoothed_row(const Col* tent_col, const double* tent_val, std::int64_t tent_n, ApCol ap_col,
+                                const double* ap_val, std::int64_t ap_n, double scale, Col* cols, double* values) {
   constexpr Col kEnd = std::numeric_limits<Col>::max();
-  std::int64_t s = 0, t = 0;
+  std::int64_t s = 0, t = 0, n = 0;
   while (s < tent_n || t < ap_n) {
     const Col cs = s < tent_n ? tent_col[s] : kEnd, ct = t < ap_n ? ap_col[t] : kEnd;
     const Col c = std::min(cs, ct);
     double v = 0.0;
     if (cs == c) v += tent_val[s++];
     if (ct == c) v += scale * ap_val[t++];
-    cols.push_back(c);
-    values.push_back(v);
+    cols[n] = c;
+    values[n++] = v;
   }
+  return n;
+}
+
+/// write_smoothed_row, appended to (cols, values).
+template <class Col, class ApCol = const Col*>
+void append_smoothed_row(const Col* tent_col, const double* tent_val, std::int64_t tent_n, ApCol ap_col,
+                         const double* ap_val, std::int64_t ap_n, double scale, std::vector<Col>& cols,
+                         std::vector<double>& values) {
+  const std::size_t at = cols.size(), room = static_cast<std::size_t>(tent_n + ap_n);
+  cols.resize(at + room);
+  values.resize(at + room);
+  const auto n = static_cast<std::size_t>(
+      write_smoothed_row(tent_col, tent_val, tent_n, ap_col, ap_val, ap_n, scale, cols.data() + at, values.data() + at));
+  cols.resize(at + n);
+  values.resize(at + n);
 }
 
 Csr<double> smooth_prolongator(const Csr<double>& a, const Vector& inv_diag, const Csr<double>& p_tent, double omega,

@@ -6,6 +6,9 @@ find_package(ZLIB REQUIRED)
 find_package(CLI11 CONFIG REQUIRED)
 find_package(nlohmann_json CONFIG REQUIRED)
 find_package(Threads REQUIRED)
+# OpenMP (optional, found with GCC and Clang): the host loops of the distributed setup
+# (local/core/host_ranges.hpp) run on the rank's CPU threads; without it they run on one.
+find_package(OpenMP COMPONENTS CXX)
 
 set(TESSERA_HAVE_CUDA OFF)
 if(TESSERA_ENABLE_CUDA)

@@ -8,6 +8,7 @@
 #include "dist/collective_call.hpp"
 #include "dist/communicator.hpp"
 #include "local/core/error.hpp"
+#include "local/core/host_ranges.hpp"
 #include "local/core/step_trace.hpp"
 #include "local/core/stopwatch.hpp"
 #include "local/reference/kernels.hpp"
@@ -71,40 +72,53 @@ class CompactColumns {
 };
 
 // B's owned rows then the received rows, over compact columns (B's row order is global column
-// order, and the compact numbering is monotone, so each row stays sorted).
+// order, and the compact numbering is monotone, so each row stays sorted). Row r of B starts
+// at row_order_offset(b, r): ranges of rows fill their part in parallel.
 std::vector<std::int32_t> compact_b_columns(const DistMatrix& b, const RemoteRows& remote,
                                             const CompactColumns& compact) {
-  std::vector<std::int32_t> cols;
-  cols.reserve(static_cast<std::size_t>(b.nnz()) + remote.cols().size());
+  std::vector<std::int32_t> cols(static_cast<std::size_t>(b.nnz()) + remote.cols().size());
   std::vector<std::int32_t> ghost(b.ghost_cols.size());
   for (std::size_t g = 0; g < ghost.size(); ++g) ghost[g] = compact(b.ghost_cols[g]);
-  for (std::int64_t r = 0; r < b.owned_rows(); ++r) {
-    std::int64_t k = b.nonlocal.row_ptr[r];
-    const std::int64_t nonlocal_end = b.nonlocal.row_ptr[r + 1];
-    for (; k < nonlocal_end && b.ghost_cols[b.nonlocal.col_idx[k]] < b.col_begin(); ++k)
-      cols.push_back(ghost[b.nonlocal.col_idx[k]]);
-    for (std::int64_t j = b.local.row_ptr[r]; j < b.local.row_ptr[r + 1]; ++j)
-      cols.push_back(compact.owned(b.local.col_idx[j]));
-    for (; k < nonlocal_end; ++k) cols.push_back(ghost[b.nonlocal.col_idx[k]]);
-  }
-  for (std::int64_t c : remote.cols()) cols.push_back(compact(c));
+  host::for_ranges(b.owned_rows(), [&](std::int64_t begin, std::int64_t end) {
+    std::int32_t* out = cols.data() + row_order_offset(b, begin);
+    for (std::int64_t r = begin; r < end; ++r) {
+      std::int64_t k = b.nonlocal.row_ptr[r];
+      const std::int64_t nonlocal_end = b.nonlocal.row_ptr[r + 1];
+      for (; k < nonlocal_end && b.ghost_cols[b.nonlocal.col_idx[k]] < b.col_begin(); ++k)
+        *out++ = ghost[b.nonlocal.col_idx[k]];
+      for (std::int64_t j = b.local.row_ptr[r]; j < b.local.row_ptr[r + 1]; ++j) *out++ = compact.owned(b.local.col_idx[j]);
+      for (; k < nonlocal_end; ++k) *out++ = ghost[b.nonlocal.col_idx[k]];
+    }
+  });
+  const std::vector<std::int64_t>& received = remote.cols();
+  host::for_ranges(static_cast<std::int64_t>(received.size()), [&](std::int64_t begin, std::int64_t end) {
+    for (std::int64_t k = begin; k < end; ++k) cols[b.nnz() + k] = compact(received[k]);
+  });
   return cols;
 }
 
 // Whether `ext` has extended_block(a)'s pattern (owned columns, then ghost g as local.cols + g),
-// compared in place: no copy of A.
+// compared in place (no copy of A), by ranges of rows in parallel.
 bool is_extended_pattern_of(const Csr<double>& ext, const DistMatrix& a) {
   if (ext.rows != a.owned_rows() || ext.cols != a.local.cols + a.nonlocal.cols || ext.nnz() != a.nnz()) return false;
   const auto shift = static_cast<std::int32_t>(a.local.cols);
-  for (std::int64_t r = 0; r < a.owned_rows(); ++r) {
-    std::int64_t k = ext.row_ptr[r];
-    if (k != a.local.row_ptr[r] + a.nonlocal.row_ptr[r]) return false;
-    for (std::int64_t j = a.local.row_ptr[r]; j < a.local.row_ptr[r + 1]; ++j)
-      if (ext.col_idx[k++] != a.local.col_idx[j]) return false;
-    for (std::int64_t j = a.nonlocal.row_ptr[r]; j < a.nonlocal.row_ptr[r + 1]; ++j)
-      if (ext.col_idx[k++] != shift + a.nonlocal.col_idx[j]) return false;
-  }
-  return true;
+  const host::RangeSplit rows(a.owned_rows());
+  std::vector<char> same(static_cast<std::size_t>(rows.count()), 1);
+  rows.run([&](int range, std::int64_t begin, std::int64_t end) {
+    for (std::int64_t r = begin; r < end; ++r) {
+      std::int64_t k = ext.row_ptr[r];
+      bool row_same = k == row_order_offset(a, r);
+      for (std::int64_t j = a.local.row_ptr[r]; row_same && j < a.local.row_ptr[r + 1]; ++j)
+        row_same = ext.col_idx[k++] == a.local.col_idx[j];
+      for (std::int64_t j = a.nonlocal.row_ptr[r]; row_same && j < a.nonlocal.row_ptr[r + 1]; ++j)
+        row_same = ext.col_idx[k++] == shift + a.nonlocal.col_idx[j];
+      if (!row_same) {
+        same[range] = 0;
+        return;
+      }
+    }
+  });
+  return std::all_of(same.begin(), same.end(), [](char s) { return s != 0; });
 }
 
 }  // namespace

@@ -5,7 +5,9 @@
 
 #include "dist/communicator.hpp"
 #include "local/core/error.hpp"
+#include "local/core/host_ranges.hpp"
 #include "local/core/step_trace.hpp"
+#include "local/formats/stack_rows.hpp"
 
 namespace tessera::dist {
 
@@ -24,19 +26,25 @@ std::string row_block_error(const RowBlock& b, std::int64_t rows, std::int64_t c
       b.row_ptr.back() != b.nnz() || b.values.size() != b.col.size())
     return fail("row block arrays are inconsistent (row_ptr ", b.row_ptr.size(), " entries, ", b.col.size(),
                 " columns, ", b.values.size(), " values)");
-  for (std::int64_t r = 0; r < end - begin; ++r) {
-    if (b.row_ptr[r + 1] < b.row_ptr[r]) return fail("row_ptr decreases at global row ", begin + r);
-    if (b.row_ptr[r + 1] > b.nnz())  // before the row is read: a later decrease is caught too late
-      return fail("row_ptr of global row ", begin + r, " ends at ", b.row_ptr[r + 1], ", past the ", b.nnz(),
+  return host::first_failure(end - begin, [&](std::int64_t first, std::int64_t last) -> std::string {
+    // Rows before `first` are another range's to check: this range's start must be in range.
+    if (b.row_ptr[first] < 0 || b.row_ptr[first] > b.nnz())
+      return fail("row_ptr of global row ", begin + first, " starts at ", b.row_ptr[first], ", outside the ", b.nnz(),
                   " entries");
-    for (std::int64_t k = b.row_ptr[r]; k < b.row_ptr[r + 1]; ++k) {
-      if (b.col[k] < 0 || b.col[k] >= cols)
-        return fail("global row ", begin + r, " has column ", b.col[k], " outside [0, ", cols, ")");
-      if (k > b.row_ptr[r] && b.col[k] <= b.col[k - 1])
-        return fail("global row ", begin + r, " columns are not strictly increasing at column ", b.col[k]);
+    for (std::int64_t r = first; r < last; ++r) {
+      if (b.row_ptr[r + 1] < b.row_ptr[r]) return fail("row_ptr decreases at global row ", begin + r);
+      if (b.row_ptr[r + 1] > b.nnz())  // before the row is read: a later decrease is caught too late
+        return fail("row_ptr of global row ", begin + r, " ends at ", b.row_ptr[r + 1], ", past the ", b.nnz(),
+                    " entries");
+      for (std::int64_t k = b.row_ptr[r]; k < b.row_ptr[r + 1]; ++k) {
+        if (b.col[k] < 0 || b.col[k] >= cols)
+          return fail("global row ", begin + r, " has column ", b.col[k], " outside [0, ", cols, ")");
+        if (k > b.row_ptr[r] && b.col[k] <= b.col[k - 1])
+          return fail("global row ", begin + r, " columns are not strictly increasing at column ", b.col[k]);
+      }
     }
-  }
-  return "";
+    return "";
+  });
 }
 
 // extended_block() numbers owned and ghost columns together, so their sum must fit int32.
@@ -87,15 +95,18 @@ std::string compact_block_error(const Csr<double>& b, const std::vector<std::int
   for (std::int64_t c = 0; c < n; ++c)
     if (global_of[c] < 0 || global_of[c] >= global_cols || (c > 0 && global_of[c] <= global_of[c - 1]))
       return fail("compact column map is not increasing within [0, ", global_cols, ") at ", c);
-  for (std::int64_t r = 0; r < rows; ++r) {
-    if (b.row_ptr[r + 1] < b.row_ptr[r] || b.row_ptr[r + 1] > b.nnz()) return fail("row_ptr is broken at row ", r);
-    for (std::int64_t k = b.row_ptr[r]; k < b.row_ptr[r + 1]; ++k) {
-      if (b.col_idx[k] < 0 || b.col_idx[k] >= n) return fail("row ", r, " has compact column ", b.col_idx[k]);
-      if (k > b.row_ptr[r] && b.col_idx[k] <= b.col_idx[k - 1])
-        return fail("row ", r, " columns are not strictly increasing at compact column ", b.col_idx[k]);
+  return host::first_failure(rows, [&](std::int64_t first, std::int64_t last) -> std::string {
+    if (b.row_ptr[first] < 0 || b.row_ptr[first] > b.nnz()) return fail("row_ptr is broken at row ", first);
+    for (std::int64_t r = first; r < last; ++r) {
+      if (b.row_ptr[r + 1] < b.row_ptr[r] || b.row_ptr[r + 1] > b.nnz()) return fail("row_ptr is broken at row ", r);
+      for (std::int64_t k = b.row_ptr[r]; k < b.row_ptr[r + 1]; ++k) {
+        if (b.col_idx[k] < 0 || b.col_idx[k] >= n) return fail("row ", r, " has compact column ", b.col_idx[k]);
+        if (k > b.row_ptr[r] && b.col_idx[k] <= b.col_idx[k - 1])
+          return fail("row ", r, " columns are not strictly increasing at compact column ", b.col_idx[k]);
+      }
     }
-  }
-  return "";
+    return "";
+  });
 }
 
 DistMatrix assemble(const Communicator& comm, const RowBlock& rows, const RowPartition& row_partition,
@@ -110,32 +121,47 @@ DistMatrix assemble(const Communicator& comm, const RowBlock& rows, const RowPar
   a.row_partition = row_partition;
   a.col_partition = col_partition;
   a.rank = me;
-  const std::int64_t n = rows.local_rows(), cb = col_partition.begin(me), ce = col_partition.end(me);
-  for (std::int64_t c : rows.col)
-    if (c < cb || c >= ce) a.ghost_cols.push_back(c);
+  const std::int64_t cb = col_partition.begin(me), ce = col_partition.end(me);
+  const auto is_owned = [&](std::int64_t c) { return c >= cb && c < ce; };
+  const host::RangeSplit split(rows.local_rows());
+  // Ghosts: every outside column, collected range by range, then sorted and made unique.
+  std::vector<std::vector<std::int64_t>> outside(static_cast<std::size_t>(split.count()));
+  split.run([&](int range, std::int64_t begin, std::int64_t end) {
+    for (std::int64_t k = rows.row_ptr[begin]; k < rows.row_ptr[end]; ++k)
+      if (!is_owned(rows.col[k])) outside[range].push_back(rows.col[k]);
+  });
+  for (const std::vector<std::int64_t>& cols : outside) a.ghost_cols.insert(a.ghost_cols.end(), cols.begin(), cols.end());
   std::sort(a.ghost_cols.begin(), a.ghost_cols.end());
   a.ghost_cols.erase(std::unique(a.ghost_cols.begin(), a.ghost_cols.end()), a.ghost_cols.end());
   throw_if_any_rank_failed(comm, block_size_error(ce - cb, static_cast<std::int64_t>(a.ghost_cols.size())));
 
-  const auto owned = static_cast<std::int64_t>(
-      std::count_if(rows.col.begin(), rows.col.end(), [&](std::int64_t c) { return c >= cb && c < ce; }));
-  a.local = empty_block(n, ce - cb, owned);
-  a.nonlocal = empty_block(n, static_cast<std::int64_t>(a.ghost_cols.size()), rows.nnz() - owned);
-  for (std::int64_t r = 0; r < n; ++r) {
-    for (std::int64_t k = rows.row_ptr[r]; k < rows.row_ptr[r + 1]; ++k) {
-      const std::int64_t c = rows.col[k];
-      if (c >= cb && c < ce) {
-        a.local.col_idx.push_back(static_cast<std::int32_t>(c - cb));
-        a.local.values.push_back(rows.values[k]);
-      } else {
-        const auto g = std::lower_bound(a.ghost_cols.begin(), a.ghost_cols.end(), c) - a.ghost_cols.begin();
-        a.nonlocal.col_idx.push_back(static_cast<std::int32_t>(g));
-        a.nonlocal.values.push_back(rows.values[k]);
+  // Each range splits its rows into its own pieces of both blocks; stack_rows joins them.
+  const auto ghosts = static_cast<std::int64_t>(a.ghost_cols.size());
+  std::vector<Csr<double>> local(static_cast<std::size_t>(split.count())), nonlocal(local.size());
+  split.run([&](int range, std::int64_t begin, std::int64_t end) {
+    const std::int64_t entries = rows.row_ptr[end] - rows.row_ptr[begin];
+    const auto outside_entries = static_cast<std::int64_t>(outside[range].size());
+    std::vector<std::int64_t>().swap(outside[range]);
+    Csr<double>& l = local[range] = empty_block(end - begin, ce - cb, entries - outside_entries);
+    Csr<double>& g = nonlocal[range] = empty_block(end - begin, ghosts, outside_entries);
+    for (std::int64_t r = begin; r < end; ++r) {
+      for (std::int64_t k = rows.row_ptr[r]; k < rows.row_ptr[r + 1]; ++k) {
+        const std::int64_t c = rows.col[k];
+        if (is_owned(c)) {
+          l.col_idx.push_back(static_cast<std::int32_t>(c - cb));
+          l.values.push_back(rows.values[k]);
+        } else {
+          const auto ghost = std::lower_bound(a.ghost_cols.begin(), a.ghost_cols.end(), c) - a.ghost_cols.begin();
+          g.col_idx.push_back(static_cast<std::int32_t>(ghost));
+          g.values.push_back(rows.values[k]);
+        }
       }
+      l.row_ptr[r - begin + 1] = l.nnz();
+      g.row_ptr[r - begin + 1] = g.nnz();
     }
-    a.local.row_ptr[r + 1] = a.local.nnz();
-    a.nonlocal.row_ptr[r + 1] = a.nonlocal.nnz();
-  }
+  });
+  a.local = stack_rows(local, ce - cb);
+  a.nonlocal = stack_rows(nonlocal, ghosts);
   a.halo = HaloPlan::build(comm, col_partition, a.ghost_cols);
   return a;
 }
@@ -232,10 +258,13 @@ std::vector<double> values_in_row_order(const DistMatrix& a) {
 }
 
 void copy_values_in_row_order(const DistMatrix& a, double* out) {
-  for (std::int64_t r = 0; r < a.owned_rows(); ++r)
-    for_each_in_row_order(a, r, [&](std::int64_t, bool is_local, std::int64_t k) {
-      *out++ = is_local ? a.local.values[k] : a.nonlocal.values[k];
-    });
+  host::for_ranges(a.owned_rows(), [&](std::int64_t begin, std::int64_t end) {
+    double* to = out + row_order_offset(a, begin);
+    for (std::int64_t r = begin; r < end; ++r)
+      for_each_in_row_order(a, r, [&](std::int64_t, bool is_local, std::int64_t k) {
+        *to++ = is_local ? a.local.values[k] : a.nonlocal.values[k];
+      });
+  });
 }
 
 std::int64_t row_order_offset(const DistMatrix& a, std::int64_t r) {
@@ -253,13 +282,17 @@ void append_row_in_row_order(const DistMatrix& a, std::int64_t r, std::vector<st
 void set_values_in_row_order(DistMatrix& a, const std::vector<double>& values) {
   TESSERA_REQUIRE_INPUT(static_cast<std::int64_t>(values.size()) == a.nnz(), "value refresh: ", values.size(),
                         " values for a pattern of ", a.nnz(), " entries");
-  std::size_t i = 0;
-  for (std::int64_t r = 0; r < a.owned_rows(); ++r)
-    for_each_in_row_order(a, r, [&](std::int64_t, bool is_local, std::int64_t k) {
-      (is_local ? a.local.values[k] : a.nonlocal.values[k]) = values[i++];
-    });
+  host::for_ranges(a.owned_rows(), [&](std::int64_t begin, std::int64_t end) {
+    const double* from = values.data() + row_order_offset(a, begin);
+    for (std::int64_t r = begin; r < end; ++r)
+      for_each_in_row_order(a, r, [&](std::int64_t, bool is_local, std::int64_t k) {
+        (is_local ? a.local.values[k] : a.nonlocal.values[k]) = *from++;
+      });
+  });
 }
 
+// Row r of the extended block: its local entries, then its non-local ones (ghost g as column
+// local.cols + g); every row starts at row_order_offset(a, r).
 Csr<double> extended_block(const DistMatrix& a) {
   Csr<double> ext = Csr<double>::empty(a.owned_rows(), a.local.cols + a.nonlocal.cols);
   if (a.nonlocal.nnz() == 0) {  // one rank, or no coupling: the owned block is the extended block
@@ -268,29 +301,34 @@ Csr<double> extended_block(const DistMatrix& a) {
     ext.values = a.local.values;
     return ext;
   }
-  ext.col_idx.reserve(static_cast<std::size_t>(a.nnz()));
-  ext.values.reserve(static_cast<std::size_t>(a.nnz()));
+  for (std::int64_t r = 0; r <= a.owned_rows(); ++r) ext.row_ptr[r] = row_order_offset(a, r);
+  ext.col_idx.resize(static_cast<std::size_t>(a.nnz()));
+  ext.values.resize(ext.col_idx.size());
   const auto shift = static_cast<std::int32_t>(a.local.cols);
-  for (std::int64_t r = 0; r < a.owned_rows(); ++r) {
-    const std::int64_t lb = a.local.row_ptr[r], le = a.local.row_ptr[r + 1];
-    const std::int64_t nb = a.nonlocal.row_ptr[r], ne = a.nonlocal.row_ptr[r + 1];
-    ext.col_idx.insert(ext.col_idx.end(), a.local.col_idx.begin() + lb, a.local.col_idx.begin() + le);
-    for (std::int64_t k = nb; k < ne; ++k) ext.col_idx.push_back(shift + a.nonlocal.col_idx[k]);
-    ext.values.insert(ext.values.end(), a.local.values.begin() + lb, a.local.values.begin() + le);
-    ext.values.insert(ext.values.end(), a.nonlocal.values.begin() + nb, a.nonlocal.values.begin() + ne);
-    ext.row_ptr[r + 1] = ext.nnz();
-  }
+  host::for_ranges(a.owned_rows(), [&](std::int64_t begin, std::int64_t end) {
+    for (std::int64_t r = begin; r < end; ++r) {
+      const std::int64_t lb = a.local.row_ptr[r], le = a.local.row_ptr[r + 1];
+      const std::int64_t nb = a.nonlocal.row_ptr[r], ne = a.nonlocal.row_ptr[r + 1];
+      const auto to = ext.col_idx.begin() + ext.row_ptr[r];
+      std::copy(a.local.col_idx.begin() + lb, a.local.col_idx.begin() + le, to);
+      std::transform(a.nonlocal.col_idx.begin() + nb, a.nonlocal.col_idx.begin() + ne, to + (le - lb),
+                     [&](std::int32_t g) { return shift + g; });
+    }
+  });
+  fill_extended_values(a, ext);
   return ext;
 }
 
 void fill_extended_values(const DistMatrix& a, Csr<double>& ext) {
   TESSERA_ASSERT(ext.nnz() == a.nnz(), "extended block of ", ext.nnz(), " entries for a matrix of ", a.nnz());
-  double* out = ext.values.data();
-  for (std::int64_t r = 0; r < a.owned_rows(); ++r) {
-    out = std::copy(a.local.values.begin() + a.local.row_ptr[r], a.local.values.begin() + a.local.row_ptr[r + 1], out);
-    out = std::copy(a.nonlocal.values.begin() + a.nonlocal.row_ptr[r],
-                    a.nonlocal.values.begin() + a.nonlocal.row_ptr[r + 1], out);
-  }
+  host::for_ranges(a.owned_rows(), [&](std::int64_t begin, std::int64_t end) {
+    double* out = ext.values.data() + row_order_offset(a, begin);
+    for (std::int64_t r = begin; r < end; ++r) {
+      out = std::copy(a.local.values.begin() + a.local.row_ptr[r], a.local.values.begin() + a.local.row_ptr[r + 1], out);
+      out = std::copy(a.nonlocal.values.begin() + a.nonlocal.row_ptr[r],
+                      a.nonlocal.values.begin() + a.nonlocal.row_ptr[r + 1], out);
+    }
+  });
 }
 
 Csr<double> gather(const Communicator& comm, const DistMatrix& a, int root) {

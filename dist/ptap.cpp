@@ -7,6 +7,7 @@
 #include "dist/collective_call.hpp"
 #include "dist/communicator.hpp"
 #include "local/core/error.hpp"
+#include "local/core/host_ranges.hpp"
 #include "local/core/step_trace.hpp"
 #include "local/core/stopwatch.hpp"
 #include "local/reference/kernels.hpp"
@@ -64,10 +65,15 @@ DistPtap::DistPtap(const Communicator& comm, const DistMatrix& a, const DistMatr
   for (std::size_t i = 0; i < recv_lengths.size(); ++i) buckets.row_ptr[p.halo.send_local[i] + 1] += recv_lengths[i];
   for (std::int64_t r = 0; r < n_own; ++r) buckets.row_ptr[r + 1] += buckets.row_ptr[r];
   buckets.items.resize(static_cast<std::size_t>(buckets.row_ptr.back()));
-  std::vector<std::int64_t> at(buckets.row_ptr.begin(), buckets.row_ptr.end() - 1);
-  for (std::int64_t r = 0; r < n_own; ++r)
-    for (std::int64_t k = t.row_ptr[r]; k < t.row_ptr[r + 1]; ++k)
-      buckets.items[at[r]++] = Contribution{global_col[t.col_idx[k]], k};
+  // Own partial rows first (in parallel: row r's fill its bucket's start), then received ones.
+  std::vector<std::int64_t> at(static_cast<std::size_t>(n_own));
+  host::for_ranges(n_own, [&](std::int64_t begin, std::int64_t end) {
+    for (std::int64_t r = begin; r < end; ++r) {
+      at[r] = buckets.row_ptr[r];
+      for (std::int64_t k = t.row_ptr[r]; k < t.row_ptr[r + 1]; ++k)
+        buckets.items[at[r]++] = Contribution{global_col[t.col_idx[k]], k};
+    }
+  });
   for (std::size_t i = 0, e = 0; i < recv_lengths.size(); ++i)
     for (std::int64_t j = 0; j < recv_lengths[i]; ++j, ++e)
       buckets.items[at[p.halo.send_local[i]]++] =
@@ -82,20 +88,34 @@ DistPtap::DistPtap(const Communicator& comm, const DistMatrix& a, const DistMatr
   rows.row_end = p.col_partition.end(me);
   rows.row_ptr.assign(static_cast<std::size_t>(n_own) + 1, 0);
   target_.assign(buckets.items.size(), 0);
-  rows.col.reserve(buckets.items.size());  // an upper bound; C's entries are fewer
-  for (std::int64_t r = 0; r < n_own; ++r) {
-    const auto first = buckets.items.begin() + buckets.row_ptr[r], last = buckets.items.begin() + buckets.row_ptr[r + 1];
-    const auto before = [](const Contribution& x, const Contribution& y) {
-      return x.col != y.col ? x.col < y.col : x.index < y.index;
-    };
-    // Most rows hold one sorted partial row (interior rows, no ghost columns): nothing to sort.
-    if (!std::is_sorted(first, last, before)) std::sort(first, last, before);
-    for (auto it = first; it != last; ++it) {
-      if (it == first || it->col != (it - 1)->col) rows.col.push_back(it->col);
-      target_[it->index] = rows.nnz() - 1;
+  const auto before = [](const Contribution& x, const Contribution& y) {
+    return x.col != y.col ? x.col < y.col : x.index < y.index;
+  };
+  // Two passes over ranges of rows: sort each row's contributions and count its distinct
+  // columns; then, from the row offsets, write the columns and each contribution's entry.
+  const host::RangeSplit row_ranges(n_own);
+  row_ranges.run([&](int, std::int64_t begin, std::int64_t end) {
+    for (std::int64_t r = begin; r < end; ++r) {
+      const auto first = buckets.items.begin() + buckets.row_ptr[r], last = buckets.items.begin() + buckets.row_ptr[r + 1];
+      // Most rows hold one sorted partial row (interior rows, no ghost columns): nothing to sort.
+      if (!std::is_sorted(first, last, before)) std::sort(first, last, before);
+      std::int64_t distinct = 0;
+      for (auto it = first; it != last; ++it) distinct += it == first || it->col != (it - 1)->col;
+      rows.row_ptr[r + 1] = distinct;
     }
-    rows.row_ptr[r + 1] = rows.nnz();
-  }
+  });
+  for (std::int64_t r = 0; r < n_own; ++r) rows.row_ptr[r + 1] += rows.row_ptr[r];
+  rows.col.resize(static_cast<std::size_t>(rows.row_ptr.back()));
+  row_ranges.run([&](int, std::int64_t begin, std::int64_t end) {
+    for (std::int64_t r = begin; r < end; ++r) {
+      const auto first = buckets.items.begin() + buckets.row_ptr[r], last = buckets.items.begin() + buckets.row_ptr[r + 1];
+      std::int64_t entry = rows.row_ptr[r] - 1;
+      for (auto it = first; it != last; ++it) {
+        if (it == first || it->col != (it - 1)->col) rows.col[++entry] = it->col;
+        target_[it->index] = entry;
+      }
+    }
+  });
   entries_ = rows.nnz();
   step.emplace("ptap.sum");
   rows.values = sum_contributions(t, received_contributions(comm, t));
@@ -122,42 +142,65 @@ Csr<double> DistPtap::outer_product(const Communicator& comm) {
 // (P's owned rows over [owned | ghost] columns)^T once, by the counting sort of ref::transpose
 // (rows of P in increasing order, so every row of P^T comes out sorted and the result is
 // exactly ref::transpose(extended_block(p))), keeping each entry's source among P's
-// [local | nonlocal] values: a refresh gathers values instead of transposing again.
+// [local | nonlocal] values: a refresh gathers values instead of transposing again. In
+// parallel over ranges of P's rows: each range counts its entries per column of P, and places
+// them after the earlier ranges' entries of that column, so the order is the serial one.
 void DistPtap::transpose_p_once(const DistMatrix& p) {
   const std::int64_t local_entries = p.local.nnz(), shift = p.local.cols;
   p_local_entries_ = local_entries;
   p_local_cols_ = p.local.cols;
   TESSERA_ASSERT(p.owned_rows() <= INT32_MAX, "ptap: ", p.owned_rows(), " rows of P beyond the int32 index of P^T");
   p_transposed_ = Csr<double>::empty(p.local.cols + p.nonlocal.cols, p.owned_rows());
-  std::vector<std::int64_t>& next = p_transposed_.row_ptr;  // counts, then offsets, then next free slots
-  for (std::int32_t c : p.local.col_idx) ++next[c + 1];
-  for (std::int32_t g : p.nonlocal.col_idx) ++next[shift + g + 1];
-  for (std::int64_t r = 0; r < p_transposed_.rows; ++r) next[r + 1] += next[r];
-  p_transposed_.col_idx.resize(static_cast<std::size_t>(p.nnz()));
-  p_transposed_source_.resize(static_cast<std::size_t>(p.nnz()));
-  const auto place = [&](std::int64_t ext_col, std::int64_t row, std::int64_t source) {
-    const std::int64_t dst = next[ext_col]++;
-    p_transposed_.col_idx[dst] = static_cast<std::int32_t>(row);
-    p_transposed_source_[dst] = source;
-  };
-  for (std::int64_t r = 0; r < p.owned_rows(); ++r) {
-    for (std::int64_t k = p.local.row_ptr[r]; k < p.local.row_ptr[r + 1]; ++k) place(p.local.col_idx[k], r, k);
-    for (std::int64_t k = p.nonlocal.row_ptr[r]; k < p.nonlocal.row_ptr[r + 1]; ++k)
-      place(shift + p.nonlocal.col_idx[k], r, local_entries + k);
+  const std::int64_t columns = p_transposed_.rows;
+  const host::RangeSplit rows(p.owned_rows());
+  // next[range][c]: entries of column c in this range, then where the range's next one goes.
+  std::vector<std::vector<std::int64_t>> next(static_cast<std::size_t>(rows.count()));
+  rows.run([&](int range, std::int64_t begin, std::int64_t end) {
+    std::vector<std::int64_t>& count = next[range];
+    count.assign(static_cast<std::size_t>(columns), 0);
+    for (std::int64_t k = p.local.row_ptr[begin]; k < p.local.row_ptr[end]; ++k) ++count[p.local.col_idx[k]];
+    for (std::int64_t k = p.nonlocal.row_ptr[begin]; k < p.nonlocal.row_ptr[end]; ++k)
+      ++count[shift + p.nonlocal.col_idx[k]];
+  });
+  std::vector<std::int64_t>& row_ptr = p_transposed_.row_ptr;
+  for (std::int64_t c = 0; c < columns; ++c) {
+    std::int64_t at = row_ptr[c];
+    for (std::vector<std::int64_t>& count : next) {
+      const std::int64_t n = count[c];
+      count[c] = at;
+      at += n;
+    }
+    row_ptr[c + 1] = at;
   }
-  // Each row's next slot is now the following row's start: shift back into offsets.
-  for (std::int64_t r = p_transposed_.rows; r > 0; --r) next[r] = next[r - 1];
-  next[0] = 0;
+  p_transposed_.col_idx.resize(static_cast<std::size_t>(p.nnz()));
   p_transposed_.values.resize(static_cast<std::size_t>(p.nnz()));
-  refresh_p_transposed(p);
+  p_transposed_source_.resize(static_cast<std::size_t>(p.nnz()));
+  rows.run([&](int range, std::int64_t begin, std::int64_t end) {
+    std::vector<std::int64_t>& slot = next[range];
+    const auto place = [&](std::int64_t ext_col, std::int64_t row, std::int64_t source, double value) {
+      const std::int64_t dst = slot[ext_col]++;
+      p_transposed_.col_idx[dst] = static_cast<std::int32_t>(row);
+      p_transposed_.values[dst] = value;
+      p_transposed_source_[dst] = source;
+    };
+    for (std::int64_t r = begin; r < end; ++r) {
+      for (std::int64_t k = p.local.row_ptr[r]; k < p.local.row_ptr[r + 1]; ++k)
+        place(p.local.col_idx[k], r, k, p.local.values[k]);
+      for (std::int64_t k = p.nonlocal.row_ptr[r]; k < p.nonlocal.row_ptr[r + 1]; ++k)
+        place(shift + p.nonlocal.col_idx[k], r, local_entries + k, p.nonlocal.values[k]);
+    }
+  });
 }
 
 void DistPtap::refresh_p_transposed(const DistMatrix& p) {
   const std::int64_t local_entries = p.local.nnz();
-  for (std::size_t k = 0; k < p_transposed_source_.size(); ++k) {
-    const std::int64_t source = p_transposed_source_[k];
-    p_transposed_.values[k] = source < local_entries ? p.local.values[source] : p.nonlocal.values[source - local_entries];
-  }
+  host::for_ranges(static_cast<std::int64_t>(p_transposed_source_.size()), [&](std::int64_t begin, std::int64_t end) {
+    for (std::int64_t k = begin; k < end; ++k) {
+      const std::int64_t source = p_transposed_source_[k];
+      p_transposed_.values[k] =
+          source < local_entries ? p.local.values[source] : p.nonlocal.values[source - local_entries];
+    }
+  });
 }
 
 Csr<double> DistPtap::p_local_transposed() const {
@@ -182,7 +225,11 @@ std::vector<double> DistPtap::received_contributions(const Communicator& comm, c
 // they are added in i order (the summation order DeviceDistPtap reproduces).
 std::vector<double> DistPtap::sum_contributions(const Csr<double>& t, const std::vector<double>& received) const {
   std::vector<double> values(static_cast<std::size_t>(entries_), 0.0);
-  for (std::int64_t i = 0; i < owned_partial_; ++i) values[target_[i]] += t.values[i];
+  // T's owned rows first, in parallel: row r's entries have distinct columns and all land in
+  // row r of C, so no two contributions of this pass meet; received ones are added after.
+  host::for_ranges(p_local_cols_, [&](std::int64_t begin, std::int64_t end) {
+    for (std::int64_t i = t.row_ptr[begin]; i < t.row_ptr[end]; ++i) values[target_[i]] += t.values[i];
+  });
   const std::int64_t* received_target = target_.data() + owned_partial_;
   for (std::size_t e = 0; e < received.size(); ++e) values[received_target[e]] += received[e];
   return values;

@@ -1,6 +1,7 @@
 # dist/ sources: one concept per file.
 target_sources(tessera_dist PUBLIC FILE_SET HEADERS BASE_DIRS ${PROJECT_SOURCE_DIR} FILES
   ${CMAKE_CURRENT_LIST_DIR}/mpi_env.hpp
+  ${CMAKE_CURRENT_LIST_DIR}/host_threads.hpp
   ${CMAKE_CURRENT_LIST_DIR}/backend_choice.hpp
   ${CMAKE_CURRENT_LIST_DIR}/transport.hpp
   ${CMAKE_CURRENT_LIST_DIR}/communicator.hpp
@@ -18,6 +19,7 @@ target_sources(tessera_dist PUBLIC FILE_SET HEADERS BASE_DIRS ${PROJECT_SOURCE_D
   ${CMAKE_CURRENT_LIST_DIR}/ptap.hpp)
 target_sources(tessera_dist PRIVATE
   ${CMAKE_CURRENT_LIST_DIR}/mpi_env.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/host_threads.cpp
   ${CMAKE_CURRENT_LIST_DIR}/backend_choice.cpp
   ${CMAKE_CURRENT_LIST_DIR}/transport.cpp
   ${CMAKE_CURRENT_LIST_DIR}/communicator.cpp

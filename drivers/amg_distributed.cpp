@@ -20,6 +20,7 @@
 #include "drivers/common/huge_pages.hpp"
 #include "drivers/common/trace_report.hpp"
 #include "local/core/error.hpp"
+#include "local/core/host_ranges.hpp"
 #include "local/gen/generators.hpp"
 #include "local/io/matrix_market.hpp"
 
@@ -538,7 +539,12 @@ int run_distributed_amg(const dist::Communicator& comm, const DistributedAmgOpti
   if (root && product_stats)
     std::printf("setup products on the GPUs (%s, slowest rank): %s; graph phases and eigenvalue estimates on the %s\n", o.spgemm.c_str(),
                 setup_products_json.dump().c_str(), graph_on_gpus ? "GPUs" : "host");
+  const std::int64_t threads_min = comm.allreduce(std::int64_t{host::threads()}, dist::ReduceOp::min);
+  const std::int64_t threads_max = comm.allreduce(std::int64_t{host::threads()}, dist::ReduceOp::max);
   if (root) {
+    std::printf("host threads a rank (the setup's host loops): %lld to %lld (%s)\n", (long long)threads_min,
+                (long long)threads_max,
+                host::threads_set_by_environment() ? "OMP_NUM_THREADS" : "its share of the node's CPUs");
     std::printf("host page faults in the setup: %lld on the largest rank, %lld in all; host heap: %s\n",
                 (long long)setup.page_faults_max, (long long)setup.page_faults_sum, host_heap_pages().c_str());
     if (!setup.repeated_seconds.empty())
@@ -603,6 +609,7 @@ int run_distributed_amg(const dist::Communicator& comm, const DistributedAmgOpti
   if (tracing) out["setup_step_trace"] = {{"setup", o.setups}, {"steps", trace_json}};
   out["setup_page_faults"] = {{"max_rank", setup.page_faults_max}, {"all_ranks", setup.page_faults_sum}};
   out["host_heap"] = host_heap_pages();
+  out["host_threads_per_rank"] = {{"min", threads_min}, {"max", threads_max}};
   if (!setup.repeated_seconds.empty()) {
     out["repeated_setup_seconds"] = median(setup.repeated_seconds);
     out["repeated_setups"] = {{"seconds", setup.repeated_seconds},

@@ -12,7 +12,9 @@
 #include "amg/dist/dist_tentative.hpp"
 #include "amg/prolongator_smoothing.hpp"
 #include "dist/transpose.hpp"
+#include "local/core/host_ranges.hpp"
 #include "local/core/step_trace.hpp"
+#include "local/formats/stack_rows.hpp"
 
 namespace tessera::amg {
 namespace {
@@ -55,7 +57,7 @@ std::vector<std::int32_t> columns_in(const std::vector<std::int64_t>& all, const
 /// blocks share the owned column range; the non-local ones are merged over the union of
 /// P_tent's ghosts and the outside columns some entry of A P_tent uses (the ghosts an assembly
 /// of A P_tent would have). Each column's value is the serial smooth_prolongator's
-/// (append_smoothed_row), so the result equals the merge in global column order bit for bit.
+/// (write_smoothed_row), so the result equals the merge in global column order bit for bit.
 /// No halo plan (the caller builds it once, for a new pattern).
 dist::DistMatrix smoothed_blocks(const dist::Communicator& comm, const dist::DistMatrix& p_tent, const Csr<double>& ap,
                                  const std::vector<std::int64_t>& global_of, const Vector& inv_diag, double omega) {
@@ -78,14 +80,19 @@ dist::DistMatrix smoothed_blocks(const dist::Communicator& comm, const dist::Dis
     const std::int64_t lo = std::lower_bound(row + s, row + e, first_owned) - row;
     return std::array<std::int64_t, 4>{s, lo, std::lower_bound(row + lo, row + e, end_owned) - row, e};
   };
+  // The outside columns some entry uses (few: the ghosts' neighbours), found range by range.
+  const host::RangeSplit rows(ap.rows);
+  std::vector<std::vector<std::int32_t>> outside_in(static_cast<std::size_t>(rows.count()));
+  rows.run([&](int range, std::int64_t begin, std::int64_t end) {
+    for (std::int64_t i = begin; i < end; ++i) {
+      const auto [s, lo, hi, e] = split(i);
+      for (auto [from, to] : {std::pair{s, lo}, {hi, e}})
+        outside_in[range].insert(outside_in[range].end(), ap.col_idx.begin() + from, ap.col_idx.begin() + to);
+    }
+  });
   std::vector<char> used(global_of.size(), 0);
-  std::int64_t outside_entries = 0;
-  for (std::int64_t i = 0; i < ap.rows; ++i) {
-    const auto [s, lo, hi, e] = split(i);
-    for (auto [from, to] : {std::pair{s, lo}, {hi, e}})
-      for (std::int64_t k = from; k < to; ++k) used[ap.col_idx[k]] = 1;
-    outside_entries += lo - s + e - hi;
-  }
+  for (const std::vector<std::int32_t>& cols : outside_in)
+    for (std::int32_t c : cols) used[c] = 1;
   std::vector<std::int64_t> ap_ghosts;
   for (std::size_t c = 0; c < used.size(); ++c)
     if (used[c]) ap_ghosts.push_back(global_of[c]);
@@ -114,42 +121,58 @@ dist::DistMatrix smoothed_blocks(const dist::Communicator& comm, const dist::Dis
     }
   }
   const std::vector<std::int32_t> tent_ghost = columns_in(p.ghost_cols, p_tent.ghost_cols, p_tent.nonlocal);
-  p.local = Csr<double>::empty(p_tent.owned_rows(), p_tent.local.cols);
-  p.nonlocal = Csr<double>::empty(p_tent.owned_rows(), static_cast<std::int64_t>(p.ghost_cols.size()));
   const Csr<double>&tl = p_tent.local, &tn = p_tent.nonlocal;
-  // Room for the union's upper bound: no reallocation while the rows are appended.
-  for (auto [block, bound] : {std::pair{&p.local, tl.nnz() + ap.nnz() - outside_entries},
-                              {&p.nonlocal, tn.nnz() + outside_entries}}) {
-    block->col_idx.reserve(static_cast<std::size_t>(bound));
-    block->values.reserve(static_cast<std::size_t>(bound));
-  }
   // A P_tent's owned columns read through to_p in place; its few outside entries are copied.
   struct Renumbered {
     const std::int32_t* compact;
     const std::int32_t* to_p;
     std::int32_t operator[](std::int64_t t) const { return to_p[compact[t]]; }
   };
-  std::vector<std::int32_t> outside_cols;  // one row's outside entries in P's ghost numbering
-  std::vector<double> outside_values;
-  for (std::int64_t i = 0; i < p.owned_rows(); ++i) {
-    const double scale = -omega * inv_diag[i];
-    const auto [s, lo, hi, e] = split(i);
-    outside_cols.clear();
-    outside_values.clear();
-    for (auto [from, to] : {std::pair{s, lo}, {hi, e}})
-      for (std::int64_t k = from; k < to; ++k) {
-        outside_cols.push_back(to_p[ap.col_idx[k]]);
-        outside_values.push_back(ap.values[k]);
-      }
-    append_smoothed_row(tl.col_idx.data() + tl.row_ptr[i], tl.values.data() + tl.row_ptr[i], tl.row_length(i),
-                        Renumbered{ap.col_idx.data() + lo, to_p.data()}, ap.values.data() + lo, hi - lo, scale,
-                        p.local.col_idx, p.local.values);
-    p.local.row_ptr[i + 1] = p.local.nnz();
-    append_smoothed_row(tent_ghost.data() + tn.row_ptr[i], tn.values.data() + tn.row_ptr[i], tn.row_length(i),
-                        outside_cols.data(), outside_values.data(), e - hi + lo - s, scale, p.nonlocal.col_idx,
-                        p.nonlocal.values);
-    p.nonlocal.row_ptr[i + 1] = p.nonlocal.nnz();
-  }
+  // Each range merges its rows into its own pieces of both blocks, as the serial loop would;
+  // stack_rows joins them in order.
+  std::vector<Csr<double>> local_pieces(static_cast<std::size_t>(rows.count()));
+  std::vector<Csr<double>> nonlocal_pieces(local_pieces.size());
+  rows.run([&](int range, std::int64_t begin, std::int64_t end) {
+    Csr<double>& local = local_pieces[range] = Csr<double>::empty(end - begin, tl.cols);
+    Csr<double>& nonlocal = nonlocal_pieces[range] = Csr<double>::empty(end - begin, static_cast<std::int64_t>(p.ghost_cols.size()));
+    // Sized for the union's upper bound, trimmed to the entries written at the end.
+    const auto outside = static_cast<std::int64_t>(outside_in[range].size());
+    for (auto [block, bound] : {std::pair{&local, tl.row_ptr[end] - tl.row_ptr[begin] + ap.row_ptr[end] - ap.row_ptr[begin] - outside},
+                                {&nonlocal, tn.row_ptr[end] - tn.row_ptr[begin] + outside}}) {
+      block->col_idx.resize(static_cast<std::size_t>(bound));
+      block->values.resize(static_cast<std::size_t>(bound));
+    }
+    std::vector<std::int32_t> outside_cols;  // one row's outside entries in P's ghost numbering
+    std::vector<double> outside_values;
+    std::int64_t in_local = 0, in_nonlocal = 0;
+    for (std::int64_t i = begin; i < end; ++i) {
+      const double scale = -omega * inv_diag[i];
+      const auto [s, lo, hi, e] = split(i);
+      outside_cols.clear();
+      outside_values.clear();
+      for (auto [from, to] : {std::pair{s, lo}, {hi, e}})
+        for (std::int64_t k = from; k < to; ++k) {
+          outside_cols.push_back(to_p[ap.col_idx[k]]);
+          outside_values.push_back(ap.values[k]);
+        }
+      in_local += write_smoothed_row(tl.col_idx.data() + tl.row_ptr[i], tl.values.data() + tl.row_ptr[i],
+                                     tl.row_length(i), Renumbered{ap.col_idx.data() + lo, to_p.data()},
+                                     ap.values.data() + lo, hi - lo, scale, local.col_idx.data() + in_local,
+                                     local.values.data() + in_local);
+      local.row_ptr[i - begin + 1] = in_local;
+      in_nonlocal += write_smoothed_row(tent_ghost.data() + tn.row_ptr[i], tn.values.data() + tn.row_ptr[i],
+                                        tn.row_length(i), outside_cols.data(), outside_values.data(), e - hi + lo - s,
+                                        scale, nonlocal.col_idx.data() + in_nonlocal,
+                                        nonlocal.values.data() + in_nonlocal);
+      nonlocal.row_ptr[i - begin + 1] = in_nonlocal;
+    }
+    for (auto [block, n] : {std::pair{&local, in_local}, {&nonlocal, in_nonlocal}}) {
+      block->col_idx.resize(static_cast<std::size_t>(n));
+      block->values.resize(static_cast<std::size_t>(n));
+    }
+  });
+  p.local = stack_rows(local_pieces, tl.cols);
+  p.nonlocal = stack_rows(nonlocal_pieces, static_cast<std::int64_t>(p.ghost_cols.size()));
   return p;
 }
 

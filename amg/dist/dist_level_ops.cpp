@@ -5,6 +5,7 @@
 
 #include "dist/spmv.hpp"
 #include "local/core/error.hpp"
+#include "local/core/host_ranges.hpp"
 
 namespace tessera::amg {
 namespace {
@@ -16,21 +17,24 @@ std::string row_error(const dist::DistMatrix& a, const std::string& what) {
         return tessera::detail::concat("AMG: ", what, " has a non-finite value ", block.values[p], " at row ", a.row_begin() + r);
     return "";
   };
-  for (std::int64_t r = 0; r < a.owned_rows(); ++r) {
-    for (const Csr<double>* block : {&a.local, &a.nonlocal})
-      if (std::string e = bad_value(*block, r); !e.empty()) return e;
-    double diagonal = 0;
-    bool has_diagonal = false;
-    for (std::int64_t p = a.local.row_ptr[r]; p < a.local.row_ptr[r + 1]; ++p)
-      if (a.local.col_idx[p] == r) has_diagonal = true, diagonal = a.local.values[p];
-    if (!has_diagonal)
-      return tessera::detail::concat("AMG: ", what, " has no diagonal entry in row ", a.row_begin() + r,
-                            " (smoothed aggregation needs a positive diagonal)");
-    if (!(diagonal > 0))
-      return tessera::detail::concat("AMG: ", what, " has a ", diagonal == 0 ? "zero" : "negative", " diagonal ", diagonal,
-                            " at row ", a.row_begin() + r, " (smoothed aggregation needs a positive diagonal)");
-  }
-  return "";
+  return host::first_failure(a.owned_rows(), [&](std::int64_t begin, std::int64_t end) -> std::string {
+    for (std::int64_t r = begin; r < end; ++r) {
+      for (const Csr<double>* block : {&a.local, &a.nonlocal})
+        if (std::string e = bad_value(*block, r); !e.empty()) return e;
+      double diagonal = 0;
+      bool has_diagonal = false;
+      for (std::int64_t p = a.local.row_ptr[r]; p < a.local.row_ptr[r + 1]; ++p)
+        if (a.local.col_idx[p] == r) has_diagonal = true, diagonal = a.local.values[p];
+      if (!has_diagonal)
+        return tessera::detail::concat("AMG: ", what, " has no diagonal entry in row ", a.row_begin() + r,
+                                       " (smoothed aggregation needs a positive diagonal)");
+      if (!(diagonal > 0))
+        return tessera::detail::concat("AMG: ", what, " has a ", diagonal == 0 ? "zero" : "negative", " diagonal ",
+                                       diagonal, " at row ", a.row_begin() + r,
+                                       " (smoothed aggregation needs a positive diagonal)");
+    }
+    return "";
+  });
 }
 
 /// Residual and product through dist::spmv; the DistVector keeps its buffers between calls.
@@ -87,21 +91,26 @@ void check_dist_operator(const dist::Communicator& comm, const dist::DistMatrix&
 
 std::vector<double> owned_diagonal(const dist::DistMatrix& a) {
   std::vector<double> d(static_cast<std::size_t>(a.owned_rows()), 0.0);
-  for (std::int64_t r = 0; r < a.owned_rows(); ++r)
-    for (std::int64_t p = a.local.row_ptr[r]; p < a.local.row_ptr[r + 1]; ++p)
-      if (a.local.col_idx[p] == r) d[r] = a.local.values[p];
+  host::for_ranges(a.owned_rows(), [&](std::int64_t begin, std::int64_t end) {
+    for (std::int64_t r = begin; r < end; ++r)
+      for (std::int64_t p = a.local.row_ptr[r]; p < a.local.row_ptr[r + 1]; ++p)
+        if (a.local.col_idx[p] == r) d[r] = a.local.values[p];
+  });
   return d;
 }
 
 std::vector<double> owned_l1_inverse_diagonal(const dist::DistMatrix& a) {
   std::vector<double> inv(static_cast<std::size_t>(a.owned_rows()));
-  for (std::int64_t r = 0; r < a.owned_rows(); ++r) {
-    double l1 = 0.0;
-    for (std::int64_t p = a.local.row_ptr[r]; p < a.local.row_ptr[r + 1]; ++p)
-      l1 += a.local.col_idx[p] == r ? a.local.values[p] : std::abs(a.local.values[p]);
-    for (std::int64_t p = a.nonlocal.row_ptr[r]; p < a.nonlocal.row_ptr[r + 1]; ++p) l1 += std::abs(a.nonlocal.values[p]);
-    inv[r] = 1.0 / l1;
-  }
+  host::for_ranges(a.owned_rows(), [&](std::int64_t begin, std::int64_t end) {
+    for (std::int64_t r = begin; r < end; ++r) {
+      double l1 = 0.0;
+      for (std::int64_t p = a.local.row_ptr[r]; p < a.local.row_ptr[r + 1]; ++p)
+        l1 += a.local.col_idx[p] == r ? a.local.values[p] : std::abs(a.local.values[p]);
+      for (std::int64_t p = a.nonlocal.row_ptr[r]; p < a.nonlocal.row_ptr[r + 1]; ++p)
+        l1 += std::abs(a.nonlocal.values[p]);
+      inv[r] = 1.0 / l1;
+    }
+  });
   return inv;
 }
 

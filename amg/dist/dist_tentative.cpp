@@ -6,6 +6,7 @@
 #include "amg/dist/dist_exchange.hpp"
 #include "amg/tentative_prolongator.hpp"
 #include "local/core/error.hpp"
+#include "local/core/host_ranges.hpp"
 #include "local/core/step_trace.hpp"
 
 namespace tessera::amg {
@@ -143,7 +144,37 @@ DistTentative dist_tentative_prolongator(const dist::Communicator& comm, const D
   out.coarse_vectors = DenseMatrix(out.coarse_nodes.ptr.back(), k, Layout::row_major, 0.0);
 
   step.emplace("qr");
+  // Aggregates are independent: ranges of them run in parallel. Q rows of this rank's dofs are
+  // written in place; those of received dofs are kept by received slot, then addressed to
+  // their owners in aggregate order (the serial loop's).
   QRowsOfOwnedDofs rows_of(owned_dofs, k);
+  QRowsOfOwnedDofs rows_of_received(static_cast<std::int64_t>(received.size()), k);
+  host::for_ranges(owned_aggregates, [&](std::int64_t begin_x, std::int64_t end_x) {
+    std::vector<double> block, q, r, reflectors, q_row(static_cast<std::size_t>(k));
+    for (std::int64_t x = begin_x; x < end_x; ++x) {
+      const std::int64_t m = begin[x + 1] - begin[x], c = sizes[x];
+      const std::int64_t* slot = members.slot.data() + begin[x];
+      block.assign(static_cast<std::size_t>(m) * k, 0.0);
+      for (std::int64_t i = 0; i < m; ++i) {
+        // Row-major near-null rows: this rank's dof d at data[d * k], received ones as sent.
+        const double* row =
+            slot[i] < owned_dofs ? b.data.data() + slot[i] * k : &received_rows[(slot[i] - owned_dofs) * k];
+        for (int j = 0; j < k; ++j) block[j * m + i] = row[j];
+      }
+      thin_qr(m, k, block, q, r, reflectors);
+      const std::int64_t first = out.coarse_nodes.ptr[x];
+      for (std::int64_t i = 0; i < c; ++i)
+        for (int j = 0; j < k; ++j) out.coarse_vectors.at(first + i, j) = r[i * k + j];
+      // Step 3: Q row i, padded to k values, is row slot[i] of P_tent.
+      for (std::int64_t i = 0; i < m; ++i) {
+        for (int j = 0; j < k; ++j) q_row[j] = j < c ? q[j * m + i] : 0.0;
+        if (slot[i] < owned_dofs)
+          rows_of.set(slot[i], coarse_begin + first, c, k, q_row.data());
+        else
+          rows_of_received.set(slot[i] - owned_dofs, coarse_begin + first, c, k, q_row.data());
+      }
+    }
+  });
   std::vector<std::vector<QRow>> q_to(static_cast<std::size_t>(comm.size()));
   std::vector<std::vector<double>> q_values_to(q_to.size());
   {
@@ -154,34 +185,15 @@ DistTentative dist_tentative_prolongator(const dist::Communicator& comm, const D
       q_values_to[owner].reserve(q_rows_to[owner] * static_cast<std::size_t>(k));
     }
   }
-  std::vector<double> block, q, r, reflectors, q_row(static_cast<std::size_t>(k));
-  for (std::int64_t x = 0; x < owned_aggregates; ++x) {
-    const std::int64_t m = begin[x + 1] - begin[x], c = sizes[x];
-    const std::int64_t* slot = members.slot.data() + begin[x];
-    block.assign(static_cast<std::size_t>(m) * k, 0.0);
-    for (std::int64_t i = 0; i < m; ++i) {
-      // Row-major near-null rows: this rank's dof d at data[d * k], received ones as sent.
-      const double* row = slot[i] < owned_dofs ? b.data.data() + slot[i] * k : &received_rows[(slot[i] - owned_dofs) * k];
-      for (int j = 0; j < k; ++j) block[j * m + i] = row[j];
-    }
-    thin_qr(m, k, block, q, r, reflectors);
-    const std::int64_t first = out.coarse_nodes.ptr[x];
-    for (std::int64_t i = 0; i < c; ++i)
-      for (int j = 0; j < k; ++j) out.coarse_vectors.at(first + i, j) = r[i * k + j];
-    // Step 3: Q row i, padded to k values, is row slot[i] of P_tent: written here for this
-    // rank's dofs, sent back to the dof's owner for received ones.
-    for (std::int64_t i = 0; i < m; ++i) {
-      for (int j = 0; j < k; ++j) q_row[j] = j < c ? q[j * m + i] : 0.0;
-      if (slot[i] < owned_dofs) {
-        rows_of.set(slot[i], coarse_begin + first, c, k, q_row.data());
-        continue;
-      }
-      const std::int64_t dof = received[slot[i] - owned_dofs].dof;
+  for (std::int64_t x = 0; x < owned_aggregates; ++x)
+    for (std::int64_t t = begin[x]; t < begin[x + 1]; ++t) {
+      if (members.slot[t] < owned_dofs) continue;
+      const std::int64_t i = members.slot[t] - owned_dofs, dof = received[i].dof;
       const int owner = a.row_partition.owner(dof);
-      q_to[owner].push_back({dof, coarse_begin + first, c});
-      q_values_to[owner].insert(q_values_to[owner].end(), q_row.begin(), q_row.end());
+      q_to[owner].push_back({dof, rows_of_received.first[i], rows_of_received.count[i]});
+      const auto q_row = rows_of_received.values.begin() + i * k;
+      q_values_to[owner].insert(q_values_to[owner].end(), q_row, q_row + k);
     }
-  }
   step.emplace("return_q");
   const std::vector<QRow> q_rows = route(comm, q_to);
   const std::vector<double> q_values = route(comm, q_values_to);
@@ -198,11 +210,13 @@ DistTentative dist_tentative_prolongator(const dist::Communicator& comm, const D
   for (std::int64_t d = 0; d < owned_dofs; ++d) p.row_ptr[d + 1] = p.row_ptr[d] + rows_of.count[d];
   p.col.resize(static_cast<std::size_t>(p.row_ptr.back()));
   p.values.resize(p.col.size());
-  for (std::int64_t d = 0; d < owned_dofs; ++d)
-    for (std::int64_t j = 0; j < rows_of.count[d]; ++j) {
-      p.col[p.row_ptr[d] + j] = rows_of.first[d] + j;
-      p.values[p.row_ptr[d] + j] = rows_of.values[d * k + j];
-    }
+  host::for_ranges(owned_dofs, [&](std::int64_t begin_d, std::int64_t end_d) {
+    for (std::int64_t d = begin_d; d < end_d; ++d)
+      for (std::int64_t j = 0; j < rows_of.count[d]; ++j) {
+        p.col[p.row_ptr[d] + j] = rows_of.first[d] + j;
+        p.values[p.row_ptr[d] + j] = rows_of.values[d * k + j];
+      }
+  });
   step.emplace("assemble");
   out.p = dist::assemble(comm, p, a.row_partition, coarse_rows);
   return out;

@@ -12,6 +12,7 @@
 #include "amg/petsc/petsc_boundary.hpp"
 #include "amg/petsc/petsc_operator.hpp"
 #include "dist/backend_choice.hpp"
+#include "dist/host_threads.hpp"
 
 namespace tessera::petsc {
 namespace {
@@ -84,6 +85,7 @@ void full_setup(PC pc, PcTessera& d) {
   if (!d.comm) {
     d.comm = std::make_unique<dist::Communicator>(PetscObjectComm(reinterpret_cast<PetscObject>(pc)));
     d.backend = dist::resolve_distributed_backend(*d.comm, kBackendNames[d.backend_option]);
+    dist::share_node_cpus(*d.comm);  // the setup's host loops: this rank's share of its node's CPUs
   }
   d.rows = read_owned_rows(a);
   d.a = assemble(*d.comm, a, d.rows);

@@ -9,6 +9,7 @@
 #include <fstream>
 #include <thread>
 
+#include "dist/host_threads.hpp"
 #include "dist/mpi_env.hpp"
 #include "drivers/common/huge_pages.hpp"
 #include "local/core/error.hpp"
@@ -48,6 +49,10 @@ void end_failed_rank(MPI_Comm agree, int code) {
 int run_driver(int argc, char** argv, const char* name, const std::function<int(int, char**)>& body) {
   use_transparent_huge_pages(argv);  // may re-execute this program; before MPI starts
   MpiEnvironment mpi(&argc, &argv);
+  {
+    const dist::Communicator world;
+    dist::share_node_cpus(world);  // the host loops' threads: this rank's share of its node's CPUs
+  }
   MPI_Comm agree = MPI_COMM_NULL;
   MPI_Comm_dup(MPI_COMM_WORLD, &agree);
   try {

@@ -19,6 +19,11 @@ endif()
 # Distributed AMG on the host MPI backend, 1-4 ranks (oversubscribed).
 tessera_add_mpi_test(test_dist_amg_hierarchy SOURCES ${CMAKE_CURRENT_LIST_DIR}/dist/test_dist_hierarchy.cpp LIBS tessera_amg)
 tessera_add_mpi_test(test_dist_amg_resetup SOURCES ${CMAKE_CURRENT_LIST_DIR}/dist/test_dist_resetup.cpp LIBS tessera_amg)
+# The setup's host loops on several threads a rank give the one-thread hierarchy bit for bit.
+if(OpenMP_CXX_FOUND)
+  tessera_add_mpi_test(test_dist_amg_host_threads SOURCES ${CMAKE_CURRENT_LIST_DIR}/dist/test_dist_host_threads.cpp
+                       LIBS tessera_amg)
+endif()
 tessera_add_mpi_test(test_dist_amg_device GPU RANKS 1 2 3 4 SOURCES ${CMAKE_CURRENT_LIST_DIR}/dist/test_dist_device_amg.cpp LIBS tessera_amg)
 # The lambda_max estimate on the ranks' GPUs against the host's, and a setup that uses it.
 tessera_add_mpi_test(test_dist_device_eigen_estimate GPU RANKS 1 2 3 4

@@ -7,6 +7,8 @@
 #include <cstdio>
 #include <cstring>
 #include <vector>
+
+#include "dist/host_threads.hpp"
 #if defined(TESSERA_GPU_TEST)
 #include <cuda_runtime_api.h>
 #endif
@@ -43,6 +45,11 @@ int main(int argc, char** argv) {
     return 77;
   }
 #endif
+  {
+    // Ranks of one node share its CPUs (no rank runs more host threads than its share).
+    const tessera::dist::Communicator world;
+    tessera::dist::share_node_cpus(world);
+  }
   ::testing::InitGoogleTest(&argc, argv);
   if (rank != 0) {
     auto& listeners = ::testing::UnitTest::GetInstance()->listeners();

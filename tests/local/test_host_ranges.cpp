@@ -1,0 +1,99 @@
+// The host loops' building blocks (local/core/host_ranges.hpp, local/formats/stack_rows.hpp):
+// ranges cover [0, n) in order whatever the thread count, a validation reports the serial
+// loop's first failure, a failing range's exception reaches the caller, and stacked pieces are
+// the matrix a serial loop builds.
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <stdexcept>
+#include <string>
+
+#include "local/core/host_ranges.hpp"
+#include "local/formats/stack_rows.hpp"
+
+namespace tessera {
+namespace {
+
+// Several threads and tiny ranges for one test, restored after it.
+class HostRanges : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    threads_ = host::threads();
+    items_ = host::min_range_items();
+    host::set_threads(3);
+    host::set_min_range_items(2);
+  }
+  void TearDown() override {
+    host::set_threads(threads_);
+    host::set_min_range_items(items_);
+  }
+
+ private:
+  int threads_ = 1;
+  std::int64_t items_ = 1;
+};
+
+TEST_F(HostRanges, RangesCoverEveryItemOnceInOrder) {
+  for (std::int64_t n : {0, 1, 2, 5, 7, 100}) {
+    const host::RangeSplit split(n);
+    ASSERT_GE(split.count(), 1);
+    EXPECT_LE(split.count(), host::threads());
+    EXPECT_EQ(split.begin(0), 0);
+    EXPECT_EQ(split.end(split.count() - 1), n);
+    for (int r = 1; r < split.count(); ++r) EXPECT_EQ(split.begin(r), split.end(r - 1)) << "n " << n;
+    std::vector<int> seen(static_cast<std::size_t>(n), 0);
+    split.run([&](int, std::int64_t b, std::int64_t e) {
+      for (std::int64_t i = b; i < e; ++i) ++seen[i];
+    });
+    EXPECT_EQ(seen, std::vector<int>(seen.size(), 1)) << "n " << n;
+  }
+  EXPECT_EQ(host::RangeSplit(100, 1000).count(), 1) << "a grain larger than the loop keeps one range";
+}
+
+TEST_F(HostRanges, FirstFailureIsTheSerialLoopsFirst) {
+  const std::vector<int> bad{0, 0, 0, 0, 1, 0, 1, 0, 0, 1};
+  const auto check = [&](std::int64_t b, std::int64_t e) -> std::string {
+    for (std::int64_t i = b; i < e; ++i)
+      if (bad[i]) return "item " + std::to_string(i);
+    return "";
+  };
+  ASSERT_GT(host::RangeSplit(10).count(), 1);
+  EXPECT_EQ(host::first_failure(10, check), "item 4");
+  EXPECT_EQ(host::first_failure(4, check), "");
+  EXPECT_EQ(host::first_failure(0, check), "");
+}
+
+TEST_F(HostRanges, AnExceptionInARangeReachesTheCaller) {
+  std::atomic<int> ran{0};
+  const host::RangeSplit split(12);
+  ASSERT_GT(split.count(), 1);
+  EXPECT_THROW(split.run([&](int range, std::int64_t, std::int64_t) {
+    ++ran;
+    if (range == split.count() - 1) throw std::runtime_error("last range");
+  }),
+               std::runtime_error);
+  EXPECT_EQ(ran.load(), split.count()) << "every range still ran";
+}
+
+TEST_F(HostRanges, StackedPiecesAreTheWholeMatrix) {
+  // 5x4: rows {0: (1, 1.0)}, {}, {2: (0, 2.0), (3, 3.0)}, {}, {4: (2, 4.0)}.
+  Csr<double> top = Csr<double>::empty(2, 4), middle = Csr<double>::empty(0, 4), bottom = Csr<double>::empty(3, 4);
+  top.row_ptr = {0, 1, 1};
+  top.col_idx = {1};
+  top.values = {1.0};
+  bottom.row_ptr = {0, 2, 2, 3};
+  bottom.col_idx = {0, 3, 2};
+  bottom.values = {2.0, 3.0, 4.0};
+  std::vector<Csr<double>> pieces{top, middle, bottom};
+  const Csr<double> whole = stack_rows(pieces, 4);
+  EXPECT_EQ(whole.rows, 5);
+  EXPECT_EQ(whole.cols, 4);
+  EXPECT_EQ(whole.row_ptr, (std::vector<std::int64_t>{0, 1, 1, 3, 3, 4}));
+  EXPECT_EQ(whole.col_idx, (std::vector<std::int32_t>{1, 0, 3, 2}));
+  EXPECT_EQ(whole.values, (std::vector<double>{1.0, 2.0, 3.0, 4.0}));
+  std::vector<Csr<double>> none;
+  EXPECT_EQ(stack_rows(none, 7).rows, 0);
+}
+
+}  // namespace
+}  // namespace tessera
