@@ -157,11 +157,15 @@ CompactSpgemm::CompactSpgemm(const Communicator& comm, const DistMatrix& a, cons
                                      : detail::concat("spgemm: rank ", comm.rank(), " touches ", compact_to_global_.size(),
                                                       " columns of B, beyond the int32 local index; use more ranks"));
   step.emplace("spgemm.extended_blocks");
+  std::optional<trace::Step> part(std::in_place, "b_pattern");  // the parts, nested under it
   b_ext_ = Csr<double>::empty(b.owned_rows() + remote_.rows(), static_cast<std::int64_t>(compact_to_global_.size()));
-  for (std::int64_t r = 0; r < b.owned_rows(); ++r) b_ext_.row_ptr[r + 1] = row_order_offset(b, r + 1);
+  host::for_ranges(b.owned_rows(), [&](std::int64_t begin, std::int64_t end) {
+    for (std::int64_t r = begin; r < end; ++r) b_ext_.row_ptr[r + 1] = row_order_offset(b, r + 1);
+  });
   for (std::int64_t r = 0; r < remote_.rows(); ++r)
     b_ext_.row_ptr[b.owned_rows() + r + 1] = b.nnz() + remote_.row_ptr()[r + 1];
   b_ext_.col_idx = compact_b_columns(b, remote_, compact);
+  part.emplace("a");
   if (a_ext_) {
     // Another product's copy: it must be this A's pattern (checked on every rank alike), and
     // it may hold the values that product saw last.
@@ -173,6 +177,7 @@ CompactSpgemm::CompactSpgemm(const Communicator& comm, const DistMatrix& a, cons
   } else {
     a_ext_ = std::make_shared<Csr<double>>(extended_block(a));
   }
+  part.emplace("b_values");
   fill_b_values(b);
   b_entries_ = b.nnz();
   stats_.compute_seconds = clock.seconds();

@@ -294,14 +294,12 @@ void set_values_in_row_order(DistMatrix& a, const std::vector<double>& values) {
 // Row r of the extended block: its local entries, then its non-local ones (ghost g as column
 // local.cols + g); every row starts at row_order_offset(a, r).
 Csr<double> extended_block(const DistMatrix& a) {
+  // One path for every rank: on one rank (no non-local entries) this is a parallel copy of the
+  // owned block, several times faster than copying its vectors on one thread.
   Csr<double> ext = Csr<double>::empty(a.owned_rows(), a.local.cols + a.nonlocal.cols);
-  if (a.nonlocal.nnz() == 0) {  // one rank, or no coupling: the owned block is the extended block
-    ext.row_ptr = a.local.row_ptr;
-    ext.col_idx = a.local.col_idx;
-    ext.values = a.local.values;
-    return ext;
-  }
-  for (std::int64_t r = 0; r <= a.owned_rows(); ++r) ext.row_ptr[r] = row_order_offset(a, r);
+  host::for_ranges(a.owned_rows() + 1, [&](std::int64_t begin, std::int64_t end) {
+    for (std::int64_t r = begin; r < end; ++r) ext.row_ptr[r] = row_order_offset(a, r);
+  });
   ext.col_idx.resize(static_cast<std::size_t>(a.nnz()));
   ext.values.resize(ext.col_idx.size());
   const auto shift = static_cast<std::int32_t>(a.local.cols);

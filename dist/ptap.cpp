@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <climits>
 #include <optional>
+#include <utility>
+#include <vector>
 
 #include "dist/collective_call.hpp"
 #include "dist/communicator.hpp"
@@ -153,32 +155,33 @@ void DistPtap::transpose_p_once(const DistMatrix& p) {
   p_transposed_ = Csr<double>::empty(p.local.cols + p.nonlocal.cols, p.owned_rows());
   const std::int64_t columns = p_transposed_.rows;
   const host::RangeSplit rows(p.owned_rows());
-  // next[range][c]: entries of column c in this range, then where the range's next one goes.
-  std::vector<std::vector<std::int64_t>> next(static_cast<std::size_t>(rows.count()));
+  // next[range][c]: entries of column c in this range, then where the range's next one goes
+  // relative to the column's start. A column holds at most one entry a row of P, so int32.
+  std::vector<std::vector<std::int32_t>> next(static_cast<std::size_t>(rows.count()));
+  for (std::vector<std::int32_t>& count : next) count.resize(static_cast<std::size_t>(columns));
   rows.run([&](int range, std::int64_t begin, std::int64_t end) {
-    std::vector<std::int64_t>& count = next[range];
-    count.assign(static_cast<std::size_t>(columns), 0);
+    std::vector<std::int32_t>& count = next[range];
     for (std::int64_t k = p.local.row_ptr[begin]; k < p.local.row_ptr[end]; ++k) ++count[p.local.col_idx[k]];
     for (std::int64_t k = p.nonlocal.row_ptr[begin]; k < p.nonlocal.row_ptr[end]; ++k)
       ++count[shift + p.nonlocal.col_idx[k]];
   });
+  // Each column's ranges in order (in parallel over ranges of columns), then the columns' starts.
   std::vector<std::int64_t>& row_ptr = p_transposed_.row_ptr;
-  for (std::int64_t c = 0; c < columns; ++c) {
-    std::int64_t at = row_ptr[c];
-    for (std::vector<std::int64_t>& count : next) {
-      const std::int64_t n = count[c];
-      count[c] = at;
-      at += n;
+  host::for_ranges(columns, [&](std::int64_t begin, std::int64_t end) {
+    for (std::int64_t c = begin; c < end; ++c) {
+      std::int32_t at = 0;
+      for (std::vector<std::int32_t>& count : next) at += std::exchange(count[c], at);
+      row_ptr[c + 1] = at;
     }
-    row_ptr[c + 1] = at;
-  }
+  });
+  for (std::int64_t c = 0; c < columns; ++c) row_ptr[c + 1] += row_ptr[c];
   p_transposed_.col_idx.resize(static_cast<std::size_t>(p.nnz()));
   p_transposed_.values.resize(static_cast<std::size_t>(p.nnz()));
   p_transposed_source_.resize(static_cast<std::size_t>(p.nnz()));
   rows.run([&](int range, std::int64_t begin, std::int64_t end) {
-    std::vector<std::int64_t>& slot = next[range];
+    std::vector<std::int32_t>& slot = next[range];
     const auto place = [&](std::int64_t ext_col, std::int64_t row, std::int64_t source, double value) {
-      const std::int64_t dst = slot[ext_col]++;
+      const std::int64_t dst = row_ptr[ext_col] + slot[ext_col]++;
       p_transposed_.col_idx[dst] = static_cast<std::int32_t>(row);
       p_transposed_.values[dst] = value;
       p_transposed_source_[dst] = source;

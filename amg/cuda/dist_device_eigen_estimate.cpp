@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <memory>
+#include <optional>
 
 #include "amg/cuda/device_eigen_estimate.hpp"
 #include "amg/cuda/device_row_kernels.hpp"
@@ -10,6 +11,7 @@
 #include "dist/collective_call.hpp"
 #include "dist/cuda/device_dist_matrix.hpp"
 #include "local/core/error.hpp"
+#include "local/core/step_trace.hpp"
 #include "local/cuda/check.hpp"
 
 namespace tessera::amg::gpu {
@@ -19,8 +21,10 @@ EigenEstimate dist_device_estimate_lambda_max(dist::gpu::DeviceContext& ctx, con
   TESSERA_REQUIRE_INPUT(steps >= 0, "AMG eigenvalue estimate: ", steps, " Lanczos steps");
   TESSERA_ASSERT(inv_diag.size() == static_cast<std::size_t>(a.owned_rows()), "one 1/a_ii per owned row");
   EigenEstimate est;
+  std::optional<trace::Step> step(std::in_place, "gershgorin");
   est.gershgorin = dist_gershgorin_bound(ctx.comm(), a, inv_diag);
   if (a.global_rows() == 0) return est;
+  step.emplace("upload");
   const cudaStream_t s = ctx.compute();
   const std::int64_t n = a.owned_rows();
   std::unique_ptr<dist::gpu::DeviceDistMatrix> device_a;
@@ -37,6 +41,7 @@ EigenEstimate dist_device_estimate_lambda_max(dist::gpu::DeviceContext& ctx, con
     device_sqrt(n, d.data(), sqrt_inv_diag.data(), s);
     TESSERA_CUDA_CHECK(cudaStreamSynchronize(s));
   });
+  step.emplace("lanczos");
   DistDeviceOperator op(ctx, *device_a);
   const DeviceSum sum = [&ctx](std::int64_t count, const double* x, const double* y) {
     return ctx.device_dot(count, x, y);

@@ -4,6 +4,8 @@
 // non-local block, with the ghost values each step reads exchanged first (HostStagedHalo).
 #include <algorithm>
 #include <memory>
+#include <optional>
+#include <utility>
 
 #include "amg/cuda/device_setup_phases.hpp"
 #include "amg/cuda/dist_device_graph_phases.hpp"
@@ -12,6 +14,7 @@
 #include "dist/collective_call.hpp"
 #include "dist/cuda/host_staged_halo.cuh"
 #include "local/core/error.hpp"
+#include "local/core/step_trace.hpp"
 #include "local/cuda/check.hpp"
 
 namespace tessera::amg::gpu {
@@ -201,15 +204,19 @@ int distance2_independent_set(const dist::Communicator& comm, const DistDeviceGr
 
 
 /// The host's cross-rank edges as the non-local block over their sorted ghost nodes.
-Csr<double> cross_rank_block(const CrossRankEdges& cross, std::int64_t owned_nodes, std::vector<std::int64_t>& ghosts) {
+Csr<double> cross_rank_block(CrossRankEdges cross, std::int64_t owned_nodes, std::vector<std::int64_t>& ghosts) {
   ghosts = cross.node;
   std::sort(ghosts.begin(), ghosts.end());
   ghosts.erase(std::unique(ghosts.begin(), ghosts.end()), ghosts.end());
   TESSERA_REQUIRE_INPUT(ghosts.size() < std::size_t{INT32_MAX}, "AMG strength: ", ghosts.size(),
                         " ghost nodes exceed 32-bit columns");
-  Csr<double> block = Csr<double>::empty(owned_nodes, static_cast<std::int64_t>(ghosts.size()));
-  block.row_ptr = cross.ptr;
-  block.values = cross.strength;
+  TESSERA_ASSERT(cross.ptr.size() == static_cast<std::size_t>(owned_nodes) + 1, "cross-rank edges of ",
+                 cross.ptr.size() - 1, " nodes for ", owned_nodes, " owned nodes");
+  Csr<double> block;  // rows from the edges' pointers, taken over (no second array of that size)
+  block.rows = owned_nodes;
+  block.cols = static_cast<std::int64_t>(ghosts.size());
+  block.row_ptr = std::move(cross.ptr);
+  block.values = std::move(cross.strength);
   block.col_idx.reserve(cross.node.size());
   for (std::int64_t node : cross.node)
     block.col_idx.push_back(
@@ -225,11 +232,13 @@ DistDeviceGraph dist_device_strength_graph(const dist::Communicator& comm, const
   DistDeviceGraph g;
   g.first_node = nodes.first;
   g.partition = nodes.partition;
-  const CrossRankEdges cross = cross_rank_strength(comm, a, nodes, theta);  // collective, host
+  std::optional<trace::Step> step(std::in_place, "cross_rank_edges");
+  CrossRankEdges cross = cross_rank_strength(comm, a, nodes, theta);  // collective, host
+  step.emplace("device_graph");
   dist::call_collectively(comm, "distributed device strength", [&] {
     // The host sources of the uploads live until the synchronisation below (pinned or not).
     const Csr<double> no_nodes = Csr<double>::empty(0, 0);
-    const Csr<double> cross_block = cross_rank_block(cross, nodes.count(), g.ghost_nodes);
+    const Csr<double> cross_block = cross_rank_block(std::move(cross), nodes.count(), g.ghost_nodes);
     if (nodes.count() > 0) {
       const tessera::cuda::DeviceCsr<double> local = tessera::cuda::upload(a.local, s);
       DeviceBuffer<std::int64_t> node_ptr;
@@ -241,6 +250,7 @@ DistDeviceGraph dist_device_strength_graph(const dist::Communicator& comm, const
     g.nonlocal = tessera::cuda::upload(cross_block, s);
     TESSERA_CUDA_CHECK(cudaStreamSynchronize(s));
   });
+  step.emplace("halo_plan");
   g.halo = dist::HaloPlan::build(comm, g.partition, g.ghost_nodes);
   return g;
 }

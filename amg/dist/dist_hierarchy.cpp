@@ -5,6 +5,7 @@
 #include <chrono>
 #include <climits>
 #include <iterator>
+#include <optional>
 
 #include "amg/dist/dist_eigen_estimate.hpp"
 #include "amg/dist/dist_exchange.hpp"
@@ -33,7 +34,9 @@ auto timed(const char* name, double& seconds, Phase&& phase) {
 
 Vector inverse_diagonal(const dist::DistMatrix& a) {
   Vector d = owned_diagonal(a);
-  for (double& x : d) x = 1.0 / x;
+  host::for_ranges(static_cast<std::int64_t>(d.size()), [&](std::int64_t begin, std::int64_t end) {
+    for (std::int64_t i = begin; i < end; ++i) d[i] = 1.0 / d[i];
+  });
   return d;
 }
 
@@ -267,8 +270,11 @@ void DistHierarchy::resetup(const dist::Communicator& comm, const dist::DistMatr
 
 void DistHierarchy::setup_level_numeric(const dist::Communicator& comm, DistLevel& level) const {
   timed("smoother", level.times.smoother, [&] {
+    std::optional<trace::Step> step(std::in_place, "inverse_diagonal");
     level.inv_diag = inverse_diagonal(level.a);
+    step.emplace("lambda_max");
     level.eigen = eigen_estimator_(comm, level.a, level.inv_diag, options.eigen_iterations, options.eigen_safety);
+    step.emplace("smoother_diagonal");
     // l1-Jacobi's sums see every off-diagonal, on-rank and off-rank; Chebyshev reads no row.
     const bool reads_rows = options.smoother == SmootherKind::l1_jacobi;
     level.smoother =

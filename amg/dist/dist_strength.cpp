@@ -7,6 +7,7 @@
 #include "amg/dist/dist_exchange.hpp"
 #include "amg/strength_rule.hpp"
 #include "dist/transpose.hpp"
+#include "local/core/host_ranges.hpp"
 
 namespace tessera::amg {
 namespace {
@@ -88,20 +89,53 @@ std::vector<NodeNorm> owned_node_norms(const dist::DistMatrix& a, const DistNode
   return owned;
 }
 
+/// Whether owned node n has an entry in a ghost column (a cross-rank edge starts there).
+bool has_ghost_columns(const dist::DistMatrix& a, const DistNodes& nodes, std::int64_t n) {
+  return a.nonlocal.row_ptr[nodes.ptr[n + 1]] > a.nonlocal.row_ptr[nodes.ptr[n]];
+}
+
 /// The same for the nodes the cross-rank edges read only: those with a dof some rank holds as a
 /// ghost (sent over A's halo) and those with a ghost column themselves. The other entries stay
-/// {0, 0}, unread; on a 3D grid this skips all but a surface of the local block.
+/// {0, 0}, unread; on a 3D grid this skips all but a surface of the local block. Nodes in
+/// parallel ranges, each writing its own dofs.
 std::vector<NodeNorm> boundary_node_norms(const dist::DistMatrix& a, const DistNodes& nodes) {
   std::vector<NodeNorm> owned(static_cast<std::size_t>(a.owned_rows()), NodeNorm{0, 0.0});
-  std::vector<bool> done(static_cast<std::size_t>(nodes.count()), false);
-  const auto need = [&](std::int64_t n) {
-    if (!done[n]) set_node_norm(a, nodes, n, owned), done[n] = true;
-  };
-  for (std::int64_t dof : a.halo.send_local)
-    need(std::upper_bound(nodes.ptr.begin(), nodes.ptr.end(), dof) - nodes.ptr.begin() - 1);
-  for (std::int64_t n = 0; n < nodes.count(); ++n)
-    if (a.nonlocal.row_ptr[nodes.ptr[n + 1]] > a.nonlocal.row_ptr[nodes.ptr[n]]) need(n);
+  std::vector<char> sent(owned.size(), 0);
+  for (std::int64_t dof : a.halo.send_local) sent[static_cast<std::size_t>(dof)] = 1;
+  host::for_ranges(nodes.count(), [&](std::int64_t begin, std::int64_t end) {
+    for (std::int64_t n = begin; n < end; ++n) {
+      bool needed = has_ghost_columns(a, nodes, n);
+      for (std::int64_t i = nodes.ptr[n]; !needed && i < nodes.ptr[n + 1]; ++i) needed = sent[i] != 0;
+      if (needed) set_node_norm(a, nodes, n, owned);
+    }
+  });
   return owned;
+}
+
+/// A strong edge between an owned node (`row`, this rank's index) and a global node.
+struct NodeEdge {
+  std::int64_t row, col;
+  double strength;
+  bool operator<(const NodeEdge& o) const { return std::tie(row, col) < std::tie(o.row, o.col); }
+};
+
+/// Two lists of edges sorted by (row, col) as one, the larger strength where both hold an
+/// edge (the serial union_max of the two directions).
+std::vector<NodeEdge> union_max(const std::vector<NodeEdge>& s, const std::vector<NodeEdge>& t) {
+  std::vector<NodeEdge> u;
+  u.reserve(s.size() + t.size());
+  std::size_t p = 0, q = 0;
+  while (p < s.size() || q < t.size()) {
+    if (q == t.size() || (p < s.size() && s[p] < t[q])) {
+      u.push_back(s[p++]);
+    } else if (p == s.size() || t[q] < s[p]) {
+      u.push_back(t[q++]);
+    } else {
+      u.push_back({s[p].row, s[p].col, std::max(0.0, std::max(s[p].strength, t[q].strength))});
+      ++p, ++q;
+    }
+  }
+  return u;
 }
 
 /// An empty row block over this rank's nodes (rows to be filled in order).
@@ -196,47 +230,54 @@ CrossRankEdges cross_rank_strength(const dist::Communicator& comm, const dist::D
                                           " dofs, it owns ", a.owned_rows(), " rows"));
   const std::vector<NodeNorm> owned = boundary_node_norms(a, nodes);
   const std::vector<NodeNorm> ghost = halo_values(comm, a, owned);  // the one halo exchange
-  struct Edge {
-    std::int64_t row, col;  // global nodes; `row` is owned by the rank the edge is sent to
-    double strength;
-  };
   // This rank's direction: node n's blocks with ghost nodes, all in the non-local block, whose
-  // rows are in ghost (= global) column order; each edge also goes, transposed, to the owner of
-  // its far node.
-  RowBlock mine = node_rows(nodes);
-  std::vector<std::vector<Edge>> transposed(static_cast<std::size_t>(comm.size()));
+  // rows are in ghost (= global) column order. Only nodes with ghost columns have any: ranges
+  // of nodes list theirs, joined in node order.
   const Csr<double>& nl = a.nonlocal;
-  for (std::int64_t n = 0; n < nodes.count(); ++n) {
-    std::vector<BlockNorm> entries;
-    for (std::int64_t i = nodes.ptr[n]; i < nodes.ptr[n + 1]; ++i)
-      for (std::int64_t p = nl.row_ptr[i]; p < nl.row_ptr[i + 1]; ++p) {
-        const NodeNorm& c = ghost[static_cast<std::size_t>(nl.col_idx[p])];
-        entries.push_back({c.node, nl.values[p] * nl.values[p], c.diagonal_norm});
+  const host::RangeSplit node_ranges(nodes.count());
+  std::vector<std::vector<NodeEdge>> mine_in(static_cast<std::size_t>(node_ranges.count()));
+  node_ranges.run([&](int range, std::int64_t begin, std::int64_t end) {
+    for (std::int64_t n = begin; n < end; ++n) {
+      if (!has_ghost_columns(a, nodes, n)) continue;
+      std::vector<BlockNorm> entries;
+      for (std::int64_t i = nodes.ptr[n]; i < nodes.ptr[n + 1]; ++i)
+        for (std::int64_t p = nl.row_ptr[i]; p < nl.row_ptr[i + 1]; ++p) {
+          const NodeNorm& c = ghost[static_cast<std::size_t>(nl.col_idx[p])];
+          entries.push_back({c.node, nl.values[p] * nl.values[p], c.diagonal_norm});
+        }
+      const double own_norm = owned[static_cast<std::size_t>(nodes.ptr[n])].diagonal_norm;
+      for (const BlockNorm& b : sum_per_node(std::move(entries))) {
+        const double strength = strong_value(b.sum_sq, own_norm, b.diagonal_norm, theta);
+        if (strength != 0) mine_in[range].push_back({n, b.node, strength});
       }
-    const double own_norm = entries.empty() ? 0.0 : owned[static_cast<std::size_t>(nodes.ptr[n])].diagonal_norm;
-    for (const BlockNorm& b : sum_per_node(std::move(entries))) {
-      const double strength = strong_value(b.sum_sq, own_norm, b.diagonal_norm, theta);
-      if (strength == 0) continue;
-      mine.col.push_back(b.node);
-      mine.values.push_back(strength);
-      transposed[static_cast<std::size_t>(nodes.partition.owner(b.node))].push_back({b.node, nodes.first + n, strength});
     }
-    mine.row_ptr[n + 1] = mine.nnz();
-  }
-  // The other direction: the edges other ranks kept towards this rank's nodes (one all-to-all).
-  std::vector<Edge> received = route(comm, transposed);
-  std::sort(received.begin(), received.end(),
-            [](const Edge& x, const Edge& y) { return std::tie(x.row, x.col) < std::tie(y.row, y.col); });
-  RowBlock theirs = node_rows(nodes);
-  for (const Edge& e : received) {
-    ++theirs.row_ptr[e.row - nodes.first + 1];
-    theirs.col.push_back(e.col);
-    theirs.values.push_back(e.strength);
-  }
-  for (std::int64_t n = 0; n < nodes.count(); ++n) theirs.row_ptr[n + 1] += theirs.row_ptr[n];
+  });
+  std::vector<NodeEdge> mine;
+  for (const std::vector<NodeEdge>& edges : mine_in) mine.insert(mine.end(), edges.begin(), edges.end());
+  // Each edge also goes, transposed, to the owner of its far node (one all-to-all); what the
+  // other ranks kept towards this rank's nodes comes back the same way.
+  std::vector<std::vector<NodeEdge>> transposed(static_cast<std::size_t>(comm.size()));
+  for (const NodeEdge& e : mine)
+    transposed[static_cast<std::size_t>(nodes.partition.owner(e.col))].push_back({e.col, nodes.first + e.row, e.strength});
+  std::vector<NodeEdge> theirs = route(comm, transposed);
+  for (NodeEdge& e : theirs) e.row -= nodes.first;
+  std::sort(theirs.begin(), theirs.end());
+  const std::vector<NodeEdge> both = union_max(mine, theirs);
 
-  RowBlock both = union_max(mine, theirs);
-  return {std::move(both.row_ptr), std::move(both.col), std::move(both.values)};
+  // Rows over every owned node: node n's edges start after those of the rows before it (a
+  // search in the sorted list, so the many empty rows cost no pass of their own).
+  CrossRankEdges out;
+  out.ptr.resize(static_cast<std::size_t>(nodes.count()) + 1);
+  host::for_ranges(nodes.count() + 1, [&](std::int64_t begin, std::int64_t end) {
+    for (std::int64_t n = begin; n < end; ++n)
+      out.ptr[n] = std::lower_bound(both.begin(), both.end(), n, [](const NodeEdge& e, std::int64_t row) {
+                     return e.row < row;
+                   }) - both.begin();
+  });
+  out.node.reserve(both.size());
+  out.strength.reserve(both.size());
+  for (const NodeEdge& e : both) out.node.push_back(e.col), out.strength.push_back(e.strength);
+  return out;
 }
 
 }  // namespace tessera::amg

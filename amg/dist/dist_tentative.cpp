@@ -1,7 +1,9 @@
 #include "amg/dist/dist_tentative.hpp"
 
 #include <algorithm>
+#include <atomic>
 #include <optional>
+#include <utility>
 
 #include "amg/dist/dist_exchange.hpp"
 #include "amg/tentative_prolongator.hpp"
@@ -21,32 +23,42 @@ struct QRow {
 };
 
 /// Step 1: this rank's aggregated dofs whose aggregate another rank owns, with their near-null
-/// rows, addressed to that rank. Dofs of this rank's own aggregates stay where they are.
+/// rows, addressed to that rank. Dofs of this rank's own aggregates stay where they are. Ranges
+/// of nodes count what they send to each rank, then write it at their offset in the serial
+/// order (few items: only the dofs of aggregates that straddle ranks).
 void send_members(const dist::Communicator& comm, const DistAggregates& agg, const DistNodes& fine,
                   std::int64_t row_begin, const DenseMatrix& b, std::vector<Member>& members, std::vector<double>& rows) {
   const std::size_t ranks = static_cast<std::size_t>(comm.size());
   const int me = comm.rank();
-  std::vector<std::vector<Member>> member_to(ranks);
-  std::vector<std::vector<double>> rows_to(ranks);
-  const auto remote_owner = [&](std::int64_t n) {
+  const auto owner = [&](std::int64_t n) {
     return agg.of_node[n] == kNotAggregated ? me : agg.partition.owner(agg.of_node[n]);
   };
-  std::vector<std::size_t> dofs_to(ranks, 0);  // sized first: no regrowth
-  for (std::int64_t n = 0; n < fine.count(); ++n)
-    dofs_to[remote_owner(n)] += static_cast<std::size_t>(fine.ptr[n + 1] - fine.ptr[n]);
+  const host::RangeSplit nodes(fine.count());
+  // at[range][q]: where range's dofs for rank q start in member_to[q] (their count, first).
+  std::vector<std::vector<std::size_t>> at(static_cast<std::size_t>(nodes.count()), std::vector<std::size_t>(ranks, 0));
+  nodes.run([&](int range, std::int64_t begin, std::int64_t end) {
+    for (std::int64_t n = begin; n < end; ++n)
+      if (const int q = owner(n); q != me) at[range][q] += static_cast<std::size_t>(fine.ptr[n + 1] - fine.ptr[n]);
+  });
+  std::vector<std::vector<Member>> member_to(ranks);
+  std::vector<std::vector<double>> rows_to(ranks);
   for (std::size_t q = 0; q < ranks; ++q) {
-    if (static_cast<int>(q) == me) continue;
-    member_to[q].reserve(dofs_to[q]);
-    rows_to[q].reserve(dofs_to[q] * static_cast<std::size_t>(b.cols));
+    std::size_t total = 0;
+    for (std::vector<std::size_t>& range_at : at) total += std::exchange(range_at[q], total);
+    member_to[q].resize(total);
+    rows_to[q].resize(total * static_cast<std::size_t>(b.cols));
   }
-  for (std::int64_t n = 0; n < fine.count(); ++n) {
-    const int owner = remote_owner(n);
-    if (owner == me) continue;
-    for (std::int64_t d = fine.ptr[n]; d < fine.ptr[n + 1]; ++d) {
-      member_to[owner].push_back({agg.of_node[n], row_begin + d});
-      for (std::int64_t j = 0; j < b.cols; ++j) rows_to[owner].push_back(b.at(d, j));
+  nodes.run([&](int range, std::int64_t begin, std::int64_t end) {
+    for (std::int64_t n = begin; n < end; ++n) {
+      const int q = owner(n);
+      if (q == me) continue;
+      for (std::int64_t d = fine.ptr[n]; d < fine.ptr[n + 1]; ++d) {
+        const std::size_t i = at[range][q]++;
+        member_to[q][i] = {agg.of_node[n], row_begin + d};
+        for (std::int64_t j = 0; j < b.cols; ++j) rows_to[q][i * b.cols + j] = b.at(d, j);
+      }
     }
-  }
+  });
   members = route(comm, member_to);
   rows = route(comm, rows_to);
 }
@@ -58,38 +70,51 @@ struct OwnedAggregates {
   std::vector<std::int64_t> slot;
 };
 
-/// Step 2: a stable bucketing by aggregate of the members in global dof order: the received
-/// ones from lower ranks, this rank's, then those from higher ranks (route delivers in source
-/// rank order, each source in dof order, and ranks own increasing dof ranges).
+/// Step 2: a bucketing by aggregate of this rank's dofs and the received members, each
+/// aggregate's members in global dof order. Ranges count and place members with atomic
+/// cursors (any order), then each aggregate's few members are sorted by global dof: the result
+/// is the serial stable bucketing's, for any number of ranges.
 OwnedAggregates group_members(const DistAggregates& agg, const DistNodes& fine, std::int64_t first_aggregate,
                               std::int64_t row_begin, const std::vector<Member>& received) {
   const std::int64_t owned_dofs = fine.ptr.back(), count = static_cast<std::int64_t>(agg.roots.size());
   const auto owned = [&](std::int64_t aggregate) {
     return aggregate != kNotAggregated && aggregate >= first_aggregate && aggregate < first_aggregate + count;
   };
+  for (std::size_t i = 1; i < received.size(); ++i)
+    TESSERA_ASSERT(received[i - 1].dof < received[i].dof, "AMG: aggregate members arrived out of dof order");
+  const auto received_count = static_cast<std::int64_t>(received.size());
+  // A slot's global dof: the sort key.
+  const auto dof_of = [&](std::int64_t slot) {
+    return slot < owned_dofs ? row_begin + slot : received[static_cast<std::size_t>(slot - owned_dofs)].dof;
+  };
+  // Phase 1 counts members into cursor[x]; phase 2 hands out positions from it.
+  std::vector<std::atomic<std::int64_t>> cursor(static_cast<std::size_t>(count));
+  const auto for_members = [&](auto&& visit) {  // visit(aggregate - first_aggregate, slot)
+    host::for_ranges(fine.count(), [&](std::int64_t begin, std::int64_t end) {
+      for (std::int64_t n = begin; n < end; ++n)
+        if (owned(agg.of_node[n]))
+          for (std::int64_t d = fine.ptr[n]; d < fine.ptr[n + 1]; ++d) visit(agg.of_node[n] - first_aggregate, d);
+    });
+    host::for_ranges(received_count, [&](std::int64_t begin, std::int64_t end) {
+      for (std::int64_t i = begin; i < end; ++i) visit(received[i].aggregate - first_aggregate, owned_dofs + i);
+    });
+  };
+  for_members([&](std::int64_t x, std::int64_t) { cursor[x].fetch_add(1, std::memory_order_relaxed); });
   OwnedAggregates out;
   out.begin.assign(static_cast<std::size_t>(count) + 1, 0);
-  for (std::size_t i = 0; i < received.size(); ++i) {
-    TESSERA_ASSERT(i == 0 || received[i - 1].dof < received[i].dof, "AMG: aggregate members arrived out of dof order");
-    ++out.begin[received[i].aggregate - first_aggregate + 1];
+  for (std::int64_t x = 0; x < count; ++x) {
+    out.begin[x + 1] = out.begin[x] + cursor[x].load(std::memory_order_relaxed);
+    cursor[x].store(out.begin[x], std::memory_order_relaxed);
   }
-  for (std::int64_t n = 0; n < fine.count(); ++n)
-    if (owned(agg.of_node[n])) out.begin[agg.of_node[n] - first_aggregate + 1] += fine.ptr[n + 1] - fine.ptr[n];
-  for (std::int64_t x = 0; x < count; ++x) out.begin[x + 1] += out.begin[x];
   out.slot.resize(static_cast<std::size_t>(out.begin.back()));
-  std::vector<std::int64_t> at(out.begin.begin(), out.begin.end() - 1);
-  const auto below = static_cast<std::size_t>(
-      std::partition_point(received.begin(), received.end(), [&](const Member& m) { return m.dof < row_begin; }) -
-      received.begin());
-  const auto place_received = [&](std::size_t from, std::size_t to) {
-    for (std::size_t i = from; i < to; ++i)
-      out.slot[at[received[i].aggregate - first_aggregate]++] = owned_dofs + static_cast<std::int64_t>(i);
-  };
-  place_received(0, below);
-  for (std::int64_t n = 0; n < fine.count(); ++n)
-    if (owned(agg.of_node[n]))
-      for (std::int64_t d = fine.ptr[n]; d < fine.ptr[n + 1]; ++d) out.slot[at[agg.of_node[n] - first_aggregate]++] = d;
-  place_received(below, received.size());
+  for_members([&](std::int64_t x, std::int64_t slot) {
+    out.slot[cursor[x].fetch_add(1, std::memory_order_relaxed)] = slot;
+  });
+  host::for_ranges(count, [&](std::int64_t begin, std::int64_t end) {
+    for (std::int64_t x = begin; x < end; ++x)
+      std::sort(out.slot.begin() + out.begin[x], out.slot.begin() + out.begin[x + 1],
+                [&](std::int64_t s, std::int64_t t) { return dof_of(s) < dof_of(t); });
+  });
   return out;
 }
 
@@ -127,6 +152,7 @@ DistTentative dist_tentative_prolongator(const dist::Communicator& comm, const D
   send_members(comm, agg, fine, a.row_begin(), b, received, received_rows);
   const std::int64_t first_aggregate = agg.partition.begin(comm.rank());
   const std::int64_t owned_aggregates = static_cast<std::int64_t>(agg.roots.size());
+  step.emplace("group_members");
   const OwnedAggregates members = group_members(agg, fine, first_aggregate, a.row_begin(), received);
   const std::vector<std::int64_t>& begin = members.begin;
 

@@ -8,8 +8,8 @@
 //
 // Steps nest: a step opened inside another is recorded under its path, "galerkin/ptap.bucket",
 // so the time of a shared step (an MPI collective, an assembly) is attributed to its callers.
-// A parent's time includes its children's. Not thread-safe: host setup steps run on the rank's
-// one thread.
+// A parent's time includes its children's. Not thread-safe: open steps on the rank's calling
+// thread only, around a threaded loop (local/core/host_ranges.hpp), never inside its ranges.
 #include <chrono>
 #include <cstddef>
 #include <string>

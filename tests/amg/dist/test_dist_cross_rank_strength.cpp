@@ -3,9 +3,11 @@
 // exactly the off-rank part of dist_strength_graph()'s owned rows (pattern, bitwise values),
 // and that graph's owned x owned block plus it must be each whole row. Both are also checked
 // against the serial reference: strength_graph() of the gathered operator on rank 0, whose
-// entries between nodes of different owners are the gathered cross edges.
+// entries between nodes of different owners are the gathered cross edges. Each case runs again
+// on 3 threads with ranges of 3 nodes, which must give the same edges bit for bit.
 #include "amg/dist/dist_strength.hpp"
 #include "graph_phase_cases.hpp"
+#include "support/host_threads_scope.hpp"
 
 namespace tessera::amg {
 namespace {
@@ -129,6 +131,12 @@ void check(const testing::GraphCaseBuilder& build, bool expect_cross_edges = tru
     const dist::DistMatrix graph = dist_strength_graph(comm, c.a, c.nodes, theta);
     const CrossRankEdges cross = cross_rank_strength(comm, c.a, c.nodes, theta);
     ASSERT_NO_FATAL_FAILURE(expect_well_formed(cross, c.nodes));
+    // Ranges of 3 nodes on 3 threads: the same edges, bit for bit.
+    const CrossRankEdges threaded =
+        tessera::testing::with_host_threads(3, [&] { return cross_rank_strength(comm, c.a, c.nodes, theta); });
+    EXPECT_EQ(threaded.ptr, cross.ptr);
+    EXPECT_EQ(threaded.node, cross.node);
+    EXPECT_EQ(testing::bits(threaded.strength), testing::bits(cross.strength));
     expect_cross_is_off_rank_part(graph, c.nodes, cross);
     expect_matches_serial(comm, c, graph, cross, theta);
     if (theta == 0 && owning_ranks(c.nodes.partition) > 1) cross_edges += static_cast<std::int64_t>(cross.node.size());

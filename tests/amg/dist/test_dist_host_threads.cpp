@@ -9,7 +9,7 @@
 #include "amg/dist/dist_amg.hpp"
 #include "amg/dist/dist_hierarchy.hpp"
 #include "dist_amg_test_util.hpp"
-#include "local/core/host_ranges.hpp"
+#include "support/host_threads_scope.hpp"
 
 namespace tessera::amg {
 namespace {
@@ -40,24 +40,6 @@ void expect_identical(const DistHierarchy& got, const DistHierarchy& want) {
   }
 }
 
-/// Builds with `threads` host threads and ranges of 3 items, then restores the defaults.
-template <class Build>
-auto with_threads(int threads, Build&& build) {
-  const int before = host::threads();
-  const std::int64_t items = host::min_range_items();
-  host::set_threads(threads);
-  host::set_min_range_items(3);
-  struct Restore {
-    int t;
-    std::int64_t i;
-    ~Restore() {
-      host::set_threads(t);
-      host::set_min_range_items(i);
-    }
-  } restore{before, items};
-  return build();
-}
-
 void check(const std::string& spec, SmootherKind smoother) {
   const dist::Communicator comm;
   const std::uint64_t seed = dist::testing::shared_seed(comm);
@@ -72,8 +54,8 @@ void check(const std::string& spec, SmootherKind smoother) {
         testing::aligned_partition(comm, pb.a.rows, pb.near_null.block_size, uneven, seed);
     const dist::DistMatrix a = dist::testing::distribute(comm, pb.a, rows, rows);
     const NearNullSpace b = testing::owned_rows(pb.near_null, rows.begin(comm.rank()), rows.end(comm.rank()));
-    auto one = with_threads(1, [&] { return std::make_unique<DistAmg>(comm, a, b, o); });
-    auto three = with_threads(3, [&] { return std::make_unique<DistAmg>(comm, a, b, o); });
+    auto one = tessera::testing::with_host_threads(1, [&] { return std::make_unique<DistAmg>(comm, a, b, o); });
+    auto three = tessera::testing::with_host_threads(3, [&] { return std::make_unique<DistAmg>(comm, a, b, o); });
     ASSERT_GE(one->hierarchy().levels.size(), 3u) << "the test wants a real hierarchy";
     expect_identical(three->hierarchy(), one->hierarchy());
 
@@ -81,8 +63,8 @@ void check(const std::string& spec, SmootherKind smoother) {
     dist::DistMatrix changed = a;
     for (std::size_t k = 0; k < changed.local.values.size(); ++k) changed.local.values[k] *= 1.0 + 1e-3 * double(k % 7);
     for (double& v : changed.nonlocal.values) v *= 1.0 + 2e-3;
-    with_threads(1, [&] { one->resetup(changed); return 0; });
-    with_threads(3, [&] { three->resetup(changed); return 0; });
+    tessera::testing::with_host_threads(1, [&] { one->resetup(changed); return 0; });
+    tessera::testing::with_host_threads(3, [&] { three->resetup(changed); return 0; });
     expect_identical(three->hierarchy(), one->hierarchy());
   }
 }
