@@ -294,8 +294,9 @@ void set_values_in_row_order(DistMatrix& a, const std::vector<double>& values) {
 // Row r of the extended block: its local entries, then its non-local ones (ghost g as column
 // local.cols + g); every row starts at row_order_offset(a, r).
 Csr<double> extended_block(const DistMatrix& a) {
-  // One path for every rank: on one rank (no non-local entries) this is a parallel copy of the
-  // owned block, several times faster than copying its vectors on one thread.
+  // One path for every rank: on one rank (no non-local entries) it copies the owned block in
+  // parallel ranges. That is no faster than one thread's copy at 7.1M rows (the serial
+  // zero-fill of the new vectors costs as much; docs/performance.md, eighteenth session).
   Csr<double> ext = Csr<double>::empty(a.owned_rows(), a.local.cols + a.nonlocal.cols);
   host::for_ranges(a.owned_rows() + 1, [&](std::int64_t begin, std::int64_t end) {
     for (std::int64_t r = begin; r < end; ++r) ext.row_ptr[r] = row_order_offset(a, r);
