@@ -4,6 +4,7 @@
 
 #include <optional>
 
+#include "amg/cuda/device_operator_slot.hpp"
 #include "amg/cuda/dist_device_operator.hpp"
 #include "dist/collective_call.hpp"
 #include "dist/communicator.hpp"
@@ -16,7 +17,7 @@ namespace {
 
 using dist::gpu::DeviceDistMatrix;
 
-std::int64_t matrix_bytes(const std::unique_ptr<DeviceDistMatrix>& m) {
+std::int64_t matrix_bytes(const DeviceDistMatrix* m) {
   if (!m) return 0;
   return m->local.bytes() + m->nonlocal.bytes() + m->local_plan.bytes() + m->boundary_rows.bytes() +
          std::int64_t(m->send_local.bytes() + m->send.bytes() + m->ghosts.bytes()) +
@@ -132,7 +133,8 @@ void DistDeviceAmgPreconditioner::upload_level(std::size_t l, DeviceCycleLevel& 
   const DistLevel& host = h_.levels[l];
   DeviceLevel& v = levels_[l];
   const cudaStream_t stream = ctx_.compute();
-  v.a = std::make_unique<DeviceDistMatrix>(host.a, stream);
+  v.a = current_copy(host.device_a, host.a);  // the setup's copy of A, when it made one
+  if (!v.a) v.a = std::make_shared<DeviceDistMatrix>(host.a, stream);
   v.a_op = std::make_unique<DistDeviceOperator>(ctx_, *v.a);
   c.a = v.a_op.get();
   const bool last = l + 1 == distributed_levels();  // the coarsest, or the first replicated level
@@ -302,7 +304,8 @@ std::int64_t DistDeviceAmgPreconditioner::device_bytes() const {
   if (replicated_levels_) bytes += replicated_levels_->device_bytes();
   if (replicated_prolongation_) bytes += replicated_prolongation_->bytes();
   for (const DeviceLevel& v : levels_)
-    bytes += matrix_bytes(v.a) + matrix_bytes(v.p) + matrix_bytes(v.r) + std::int64_t(v.inv_diag.bytes());
+    bytes += matrix_bytes(v.a.get()) + matrix_bytes(v.p.get()) + matrix_bytes(v.r.get()) +
+             std::int64_t(v.inv_diag.bytes());
   return bytes;
 }
 

@@ -1,7 +1,9 @@
 #pragma once
 // The distributed AMG solve phase on GPUs, one rank per GPU: a DistHierarchy set up on the
 // host (amg::DistAmg) is uploaded level by level -- A, P and R = P^T as
-// dist::gpu::DeviceDistMatrix, the smoother's diagonal -- and the shared device cycle
+// dist::gpu::DeviceDistMatrix, the smoother's diagonal; A is not uploaded again where the
+// setup's device phases left a current copy of it in the level (DistLevel::device_a), which
+// the preconditioner then shares -- and the shared device cycle
 // (device_vcycle.hpp) runs on DistDeviceOperators: every product a device SpMV with its NCCL
 // halo exchange, the same V/W cycle and smoothers as the single-GPU preconditioner and as
 // amg/dist/dist_cycle.cpp. The coarsest level's direct solve is redundant on every GPU, as
@@ -38,7 +40,8 @@ class DistDeviceAmgPreconditioner {
   /// Collective. Uploads this rank's parts of every level of `h`; a failure on any rank (out
   /// of device memory) throws the same error on every rank. Keeps references to `ctx` and `h`
   /// (the coarse solve and the DeviceDistMatrix plans): both must outlive it. After a
-  /// re-setup of `h` build a new one (the values changed). Levels from
+  /// re-setup of `h` build a new one (the values changed; a re-setup refreshes the shared
+  /// copies of A in place, so this one must not be applied across it). Levels from
   /// first_replicated_level(comm, h, replicate_nnz) on are replicated (0: none).
   DistDeviceAmgPreconditioner(dist::gpu::DeviceContext& ctx, const DistHierarchy& h,
                               std::int64_t replicate_nnz = kReplicateBelowNonzeros);
@@ -97,7 +100,8 @@ class DistDeviceAmgPreconditioner {
 
  private:
   struct DeviceLevel {
-    std::unique_ptr<dist::gpu::DeviceDistMatrix> a, p, r;
+    std::shared_ptr<dist::gpu::DeviceDistMatrix> a;  // the setup's copy (DistLevel::device_a) if current
+    std::unique_ptr<dist::gpu::DeviceDistMatrix> p, r;
     tessera::cuda::DeviceBuffer<double> inv_diag;
     std::unique_ptr<DeviceOperator> a_op, p_op, r_op;
   };

@@ -1,4 +1,4 @@
-// Host code only: uploads the level, then device_lanczos_ritz on its DistDeviceOperator.
+// Host code only: the level's A on the device (its slot's copy), then device_lanczos_ritz on it.
 #include "amg/cuda/dist_device_eigen_estimate.hpp"
 
 #include <algorithm>
@@ -6,6 +6,7 @@
 #include <optional>
 
 #include "amg/cuda/device_eigen_estimate.hpp"
+#include "amg/cuda/device_operator_slot.hpp"
 #include "amg/cuda/device_row_kernels.hpp"
 #include "amg/cuda/dist_device_operator.hpp"
 #include "dist/collective_call.hpp"
@@ -17,7 +18,8 @@
 namespace tessera::amg::gpu {
 
 EigenEstimate dist_device_estimate_lambda_max(dist::gpu::DeviceContext& ctx, const dist::DistMatrix& a,
-                                              const Vector& inv_diag, int steps, double safety) {
+                                              const Vector& inv_diag, int steps, double safety,
+                                              DeviceOperatorSlot& device_a) {
   TESSERA_REQUIRE_INPUT(steps >= 0, "AMG eigenvalue estimate: ", steps, " Lanczos steps");
   TESSERA_ASSERT(inv_diag.size() == static_cast<std::size_t>(a.owned_rows()), "one 1/a_ii per owned row");
   EigenEstimate est;
@@ -27,13 +29,13 @@ EigenEstimate dist_device_estimate_lambda_max(dist::gpu::DeviceContext& ctx, con
   step.emplace("upload");
   const cudaStream_t s = ctx.compute();
   const std::int64_t n = a.owned_rows();
-  std::unique_ptr<dist::gpu::DeviceDistMatrix> device_a;
+  dist::gpu::DeviceDistMatrix* da = nullptr;
   std::unique_ptr<LanczosWorkspace> work;
   tessera::cuda::DeviceBuffer<double> sqrt_inv_diag;
   // An allocation can fail on one rank only (out of memory): agree before the first NCCL call.
   // (The halo's exchange buffers are still made by the first product, as in the solve.)
   dist::call_collectively(ctx.comm(), "AMG eigenvalue estimate: upload", [&] {
-    device_a = std::make_unique<dist::gpu::DeviceDistMatrix>(a, s);
+    da = &device_operator(device_a, a, s);  // the strength phase's copy, if it made one
     work = std::make_unique<LanczosWorkspace>(n, steps, s);
     tessera::cuda::DeviceBuffer<double> d;
     d.upload(inv_diag, s);
@@ -42,7 +44,7 @@ EigenEstimate dist_device_estimate_lambda_max(dist::gpu::DeviceContext& ctx, con
     TESSERA_CUDA_CHECK(cudaStreamSynchronize(s));
   });
   step.emplace("lanczos");
-  DistDeviceOperator op(ctx, *device_a);
+  DistDeviceOperator op(ctx, *da);
   const DeviceSum sum = [&ctx](std::int64_t count, const double* x, const double* y) {
     return ctx.device_dot(count, x, y);
   };
@@ -55,9 +57,9 @@ EigenEstimate dist_device_estimate_lambda_max(dist::gpu::DeviceContext& ctx, con
 
 DistEigenEstimator device_eigen_estimator(dist::gpu::DeviceContext& ctx) {
   return [&ctx](const dist::Communicator& comm, const dist::DistMatrix& a, const Vector& inv_diag, int steps,
-                double safety) {
+                double safety, DeviceOperatorSlot& device_a) {
     TESSERA_ASSERT(&comm == &ctx.comm(), "the device eigenvalue estimator runs on its context's communicator");
-    return dist_device_estimate_lambda_max(ctx, a, inv_diag, steps, safety);
+    return dist_device_estimate_lambda_max(ctx, a, inv_diag, steps, safety, device_a);
   };
 }
 

@@ -7,6 +7,7 @@
 #include <optional>
 #include <utility>
 
+#include "amg/cuda/device_operator_slot.hpp"
 #include "amg/cuda/device_setup_phases.hpp"
 #include "amg/cuda/dist_device_graph_phases.hpp"
 #include "amg/cuda/mis2_rules.cuh"
@@ -227,23 +228,27 @@ Csr<double> cross_rank_block(CrossRankEdges cross, std::int64_t owned_nodes, std
 }  // namespace
 
 DistDeviceGraph dist_device_strength_graph(const dist::Communicator& comm, const dist::DistMatrix& a,
-                                           const DistNodes& nodes, double theta, cudaStream_t s) {
+                                           const DistNodes& nodes, double theta, DeviceOperatorSlot& device_a,
+                                           cudaStream_t s) {
   TESSERA_REQUIRE_INPUT(a.row_partition == a.col_partition, "AMG strength: the operator must be square");
   DistDeviceGraph g;
   g.first_node = nodes.first;
   g.partition = nodes.partition;
   std::optional<trace::Step> step(std::in_place, "cross_rank_edges");
   CrossRankEdges cross = cross_rank_strength(comm, a, nodes, theta);  // collective, host
+  step.emplace("upload_a");
+  // A's copy for this level's later device phases; the graph reads its local block.
+  const dist::gpu::DeviceDistMatrix& da = *dist::call_collectively(
+      comm, "distributed device strength: upload of A", [&] { return &device_operator(device_a, a, s); });
   step.emplace("device_graph");
   dist::call_collectively(comm, "distributed device strength", [&] {
     // The host sources of the uploads live until the synchronisation below (pinned or not).
     const Csr<double> no_nodes = Csr<double>::empty(0, 0);
     const Csr<double> cross_block = cross_rank_block(std::move(cross), nodes.count(), g.ghost_nodes);
     if (nodes.count() > 0) {
-      const tessera::cuda::DeviceCsr<double> local = tessera::cuda::upload(a.local, s);
       DeviceBuffer<std::int64_t> node_ptr;
       node_ptr.upload(nodes.ptr, s);
-      g.local = device_strength_graph(local, node_ptr.data(), nodes.count(), theta, s);
+      g.local = device_strength_graph(da.local, node_ptr.data(), nodes.count(), theta, s);
     } else {
       g.local = tessera::cuda::upload(no_nodes, s);
     }
@@ -253,6 +258,12 @@ DistDeviceGraph dist_device_strength_graph(const dist::Communicator& comm, const
   step.emplace("halo_plan");
   g.halo = dist::HaloPlan::build(comm, g.partition, g.ghost_nodes);
   return g;
+}
+
+DistDeviceGraph dist_device_strength_graph(const dist::Communicator& comm, const dist::DistMatrix& a,
+                                           const DistNodes& nodes, double theta, cudaStream_t s) {
+  DeviceOperatorSlot device_a;  // dropped at return: freed on `s` after the graph's synchronisation
+  return dist_device_strength_graph(comm, a, nodes, theta, device_a, s);
 }
 
 DistAggregates dist_device_aggregate(const dist::Communicator& comm, const DistDeviceGraph& graph, cudaStream_t s) {
@@ -305,12 +316,13 @@ DistAggregates dist_device_aggregate(const dist::Communicator& comm, const DistD
   return agg;
 }
 
-DistAggregates device_graph_phases(const dist::Communicator& comm, const dist::DistMatrix& a, const DistNodes& nodes,
-                                   double theta, SetupTimes& times) {
-  const cudaStream_t s = nullptr;  // the products of the setup run on the default stream too
-  return timed_graph_phases(
-      times, [&] { return dist_device_strength_graph(comm, a, nodes, theta, s); },
-      [&](const DistDeviceGraph& graph) { return dist_device_aggregate(comm, graph, s); });
+DistGraphPhases device_graph_phases(cudaStream_t s) {
+  return [s](const dist::Communicator& comm, const dist::DistMatrix& a, const DistNodes& nodes, double theta,
+             SetupTimes& times, DeviceOperatorSlot& device_a) {
+    return timed_graph_phases(
+        times, [&] { return dist_device_strength_graph(comm, a, nodes, theta, device_a, s); },
+        [&](const DistDeviceGraph& graph) { return dist_device_aggregate(comm, graph, s); });
+  };
 }
 
 }  // namespace tessera::amg::gpu

@@ -4,8 +4,10 @@
 // partition (the same graph, the same aggregates numbered alike, the same MIS-2 rounds).
 //   Strength: the owned x owned block of the graph by the one-GPU kernels (device_strength_graph
 //     on A's local block: a node never spans ranks, so its diagonal block and every edge
-//     between two owned nodes, in both directions, are there); the edges to other ranks' nodes
-//     from the host (cross_rank_strength: boundary nodes only), uploaded as the non-local block.
+//     between two owned nodes, in both directions, are there), read from the level's device copy
+//     of A, which stays for the level's eigenvalue estimate and solve; the edges to other ranks'
+//     nodes from the host (cross_rank_strength: boundary nodes only), uploaded as the non-local
+//     block.
 //   Aggregation: device_aggregate's three phases over both blocks. Each step that reads a
 //     neighbour's value (MIS-2 keys, one-ring maxima, root aggregates, placements) first
 //     exchanges the boundary values over the graph's halo plan (dist/cuda/host_staged_halo.cuh:
@@ -37,7 +39,13 @@ struct DistDeviceGraph {
   std::int64_t owned_nodes() const { return local.rows; }
 };
 
-/// Collective. The graph of dist_strength_graph(comm, a, nodes, theta), split as above.
+/// Collective. The graph of dist_strength_graph(comm, a, nodes, theta), split as above. The
+/// owned block is read from A's device copy in `device_a` (device_operator_slot.hpp: uploaded
+/// here on `stream` if the slot is empty, and kept there for the level's later device phases).
+DistDeviceGraph dist_device_strength_graph(const dist::Communicator& comm, const dist::DistMatrix& a,
+                                           const DistNodes& nodes, double theta, DeviceOperatorSlot& device_a,
+                                           cudaStream_t stream);
+/// The same with a copy of A made for the call and dropped after it.
 DistDeviceGraph dist_device_strength_graph(const dist::Communicator& comm, const dist::DistMatrix& a,
                                            const DistNodes& nodes, double theta, cudaStream_t stream = nullptr);
 
@@ -45,9 +53,9 @@ DistDeviceGraph dist_device_strength_graph(const dist::Communicator& comm, const
 DistAggregates dist_device_aggregate(const dist::Communicator& comm, const DistDeviceGraph& graph,
                                      cudaStream_t stream = nullptr);
 
-/// Collective. Both, timed: the DistGraphPhases of the GPU backend (on the rank's current
-/// device and its own stream).
-DistAggregates device_graph_phases(const dist::Communicator& comm, const dist::DistMatrix& a, const DistNodes& nodes,
-                                   double theta, SetupTimes& times);
+/// Both, timed: the DistGraphPhases of the GPU backend, on the rank's current device and
+/// `stream`, which must outlive the levels' copies of A it makes (a DeviceContext's compute
+/// stream, which the device solve that shares them uses too; or the legacy default stream).
+DistGraphPhases device_graph_phases(cudaStream_t stream = nullptr);
 
 }  // namespace tessera::amg::gpu

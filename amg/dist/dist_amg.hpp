@@ -32,7 +32,7 @@ class DistAmg {
   DistAmg(const dist::Communicator& comm, const dist::DistMatrix& a, const NearNullSpace& near_null,
           const AmgOptions& options = {}, dist::LocalSpgemm local = dist::host_local_spgemm,
           DistGraphPhases graph_phases = host_graph_phases,
-          DistEigenEstimator eigen_estimator = dist_estimate_lambda_max);
+          DistEigenEstimator eigen_estimator = host_eigen_estimator);
   ~DistAmg();
   DistAmg(DistAmg&&) noexcept;
   DistAmg& operator=(DistAmg&&) noexcept;

@@ -48,4 +48,9 @@ EigenEstimate dist_estimate_lambda_max(const dist::Communicator& comm, const dis
   return est;
 }
 
+EigenEstimate host_eigen_estimator(const dist::Communicator& comm, const dist::DistMatrix& a, const Vector& inv_diag,
+                                   int steps, double safety, DeviceOperatorSlot& /*device_a*/) {
+  return dist_estimate_lambda_max(comm, a, inv_diag, steps, safety);
+}
+
 }  // namespace tessera::amg

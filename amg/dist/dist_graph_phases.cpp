@@ -3,7 +3,7 @@
 namespace tessera::amg {
 
 DistAggregates host_graph_phases(const dist::Communicator& comm, const dist::DistMatrix& a, const DistNodes& nodes,
-                                 double theta, SetupTimes& times) {
+                                 double theta, SetupTimes& times, DeviceOperatorSlot& /*device_a*/) {
   return timed_graph_phases(
       times, [&] { return dist_strength_graph(comm, a, nodes, theta); },
       [&](const dist::DistMatrix& graph) { return dist_aggregate(comm, graph); });

@@ -3,11 +3,13 @@
 // operator, then its aggregates -- as one replaceable step of DistHierarchy: the host's
 // (dist_strength_graph, then dist_aggregate) by default, the ranks' GPUs' with the GPU backend
 // (amg::gpu::device_graph_phases, amg/cuda/dist_device_graph_phases.hpp). Every version returns
-// the same aggregates, numbered alike.
+// the same aggregates, numbered alike. The GPU version leaves the level's A on the device in
+// `device_a` (device_operator_slot.hpp) for the phases after it; the host version ignores it.
 #include <chrono>
 #include <functional>
 
 #include "amg/dist/dist_aggregation.hpp"
+#include "amg/dist/device_operator_slot.hpp"
 #include "amg/dist/dist_strength.hpp"
 #include "amg/hierarchy.hpp"
 #include "local/core/step_trace.hpp"
@@ -15,9 +17,11 @@
 namespace tessera::amg {
 
 /// Collective. Aggregates of `a`'s strong node graph (threshold theta); the wall time of each
-/// phase is added to times.strength and times.aggregation.
-using DistGraphPhases = std::function<DistAggregates(const dist::Communicator& comm, const dist::DistMatrix& a,
-                                                     const DistNodes& nodes, double theta, SetupTimes& times)>;
+/// phase is added to times.strength and times.aggregation. `device_a` is the level's slot for
+/// A's device copy.
+using DistGraphPhases =
+    std::function<DistAggregates(const dist::Communicator& comm, const dist::DistMatrix& a, const DistNodes& nodes,
+                                 double theta, SetupTimes& times, DeviceOperatorSlot& device_a)>;
 
 /// Both versions' skeleton: graph = strength(), then aggregate(graph), the wall time of each
 /// added to times.strength and times.aggregation.
@@ -39,8 +43,8 @@ DistAggregates timed_graph_phases(SetupTimes& times, Strength&& strength, Aggreg
   return aggregates;
 }
 
-/// The host's: dist_strength_graph, then dist_aggregate.
+/// The host's: dist_strength_graph, then dist_aggregate (`device_a` is left as it is).
 DistAggregates host_graph_phases(const dist::Communicator& comm, const dist::DistMatrix& a, const DistNodes& nodes,
-                                 double theta, SetupTimes& times);
+                                 double theta, SetupTimes& times, DeviceOperatorSlot& device_a);
 
 }  // namespace tessera::amg

@@ -202,13 +202,14 @@ DistHierarchy::DistHierarchy(const dist::Communicator& comm, const dist::DistMat
     : options(o),
       local_(std::move(local)),
       graph_phases_(std::move(graph_phases)),
-      eigen_estimator_(eigen_estimator ? std::move(eigen_estimator) : DistEigenEstimator(dist_estimate_lambda_max)) {
+      eigen_estimator_(eigen_estimator ? std::move(eigen_estimator) : DistEigenEstimator(host_eigen_estimator)) {
   validate(options);  // options are the same on every rank: every rank throws alike
   check_dist_operator(comm, a, "A");
   dist::throw_if_any_rank_failed(comm, near_null.vectors.rows == a.owned_rows()
                                            ? ""
                                            : tessera::detail::concat("AMG: rank ", comm.rank(), " holds ", near_null.vectors.rows,
                                                             " near-null rows for its ", a.owned_rows(), " rows"));
+  levels.reserve(static_cast<std::size_t>(options.max_levels));  // the loop below stops at max_levels
   DistLevel first;
   first.a = a;
   first.nodes = uniform_dist_nodes(comm, a, near_null.block_size);
@@ -225,7 +226,7 @@ DistHierarchy::DistHierarchy(const dist::Communicator& comm, const dist::DistMat
       stop_reason = "max levels reached";
       break;
     }
-    DistAggregates agg = graph_phases_(comm, fine.a, fine.nodes, options.strength_threshold, fine.times);
+    DistAggregates agg = graph_phases_(comm, fine.a, fine.nodes, options.strength_threshold, fine.times, fine.device_a);
     if (agg.count == 0) {
       stop_reason = "no strong connections left to aggregate";
       break;
@@ -245,6 +246,7 @@ DistHierarchy::DistHierarchy(const dist::Communicator& comm, const dist::DistMat
     check_dist_operator(comm, coarse.a, level_name(levels.size()));
     coarse.nodes = std::move(t.coarse_nodes);
     coarse.near_null = std::move(t.coarse_vectors);
+    TESSERA_ASSERT(levels.size() < levels.capacity(), "a level beyond max_levels would move the others");
     levels.push_back(std::move(coarse));
   }
   setup_coarsest(comm);
@@ -256,6 +258,7 @@ void DistHierarchy::resetup(const dist::Communicator& comm, const dist::DistMatr
     throw InputError("AMG re-setup: A's pattern or partition differs from the one set up (re-setup reuses "
                      "aggregates and patterns; run a fresh setup)");
   levels[0].a = a;
+  levels[0].device_a.values_changed();
   for (std::size_t l = 0; l + 1 < levels.size(); ++l) {
     DistLevel& fine = levels[l];
     fine.times = {};
@@ -263,6 +266,7 @@ void DistHierarchy::resetup(const dist::Communicator& comm, const dist::DistMatr
     dist::DistMatrix next = build_transfer(comm, fine, false);
     check_dist_operator(comm, next, level_name(l + 1));
     levels[l + 1].a = std::move(next);
+    levels[l + 1].device_a.values_changed();
   }
   levels.back().times = {};
   setup_coarsest(comm);
@@ -273,7 +277,8 @@ void DistHierarchy::setup_level_numeric(const dist::Communicator& comm, DistLeve
     std::optional<trace::Step> step(std::in_place, "inverse_diagonal");
     level.inv_diag = inverse_diagonal(level.a);
     step.emplace("lambda_max");
-    level.eigen = eigen_estimator_(comm, level.a, level.inv_diag, options.eigen_iterations, options.eigen_safety);
+    level.eigen = eigen_estimator_(comm, level.a, level.inv_diag, options.eigen_iterations, options.eigen_safety,
+                                   level.device_a);
     step.emplace("smoother_diagonal");
     // l1-Jacobi's sums see every off-diagonal, on-rank and off-rank; Chebyshev reads no row.
     const bool reads_rows = options.smoother == SmootherKind::l1_jacobi;

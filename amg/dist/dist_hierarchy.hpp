@@ -11,7 +11,8 @@
 // Their rank-local products are `local` (the host ref::spgemm by default; on a GPU,
 // dist::device_local_spgemm): every product of the setup goes through it. The graph phases
 // (strength, aggregation) are `graph_phases`: the host's by default, on a GPU
-// amg::gpu::device_graph_phases.
+// amg::gpu::device_graph_phases, which leaves the level's A on the device (DistLevel::device_a)
+// for the GPU eigenvalue estimate and the device solve.
 // Coarsest level: gathered onto EVERY rank (one allgatherv at setup) and factored redundantly
 // by the serial dense solver; each cycle then allgathers the coarse rhs and every rank solves
 // and keeps its own rows -- no broadcast of the solution. The host cycle keeps every other level
@@ -24,6 +25,7 @@
 #include <vector>
 
 #include "amg/coarse_solver.hpp"
+#include "amg/dist/device_operator_slot.hpp"
 #include "amg/dist/dist_eigen_estimate.hpp"
 #include "amg/dist/dist_graph_phases.hpp"
 #include "amg/hierarchy.hpp"
@@ -34,6 +36,9 @@ namespace tessera::amg {
 
 struct DistLevel {
   dist::DistMatrix a;
+  // A's copy on the rank's GPU, made by the first device phase of the level (the GPU backend's
+  // strength phase) and reused by the eigenvalue estimate and the device solve; empty on the host.
+  DeviceOperatorSlot device_a;
   DistNodes nodes;
   DenseMatrix near_null;   // owned rows x k
   Vector inv_diag;         // 1 / a_ii of the owned rows
@@ -57,6 +62,8 @@ Csr<double> allgather_operator(const dist::Communicator& comm, const dist::DistM
 class DistHierarchy {
  public:
   AmgOptions options;
+  // Reserved for options.max_levels at construction and never grown beyond: a level stays at
+  // one address, which its device copy of A points at (device_operator_slot.hpp).
   std::vector<DistLevel> levels;
   DenseCoarseSolver coarse;    // every rank holds the factor of the coarsest operator
   /// The whole coarsest operator as gathered for `coarse` (rows in rank order, so rank r's rows
@@ -70,7 +77,7 @@ class DistHierarchy {
   DistHierarchy(const dist::Communicator& comm, const dist::DistMatrix& a, const NearNullSpace& near_null,
                 const AmgOptions& options, dist::LocalSpgemm local = dist::host_local_spgemm,
                 DistGraphPhases graph_phases = host_graph_phases,
-                DistEigenEstimator eigen_estimator = dist_estimate_lambda_max);
+                DistEigenEstimator eigen_estimator = host_eigen_estimator);
   void resetup(const dist::Communicator& comm, const dist::DistMatrix& a);
 
   /// The coarsest level's direct solve: owned rhs in, owned solution out. Collective.

@@ -26,7 +26,9 @@ struct PcDeviceBackend::Impl {
   cuda::DeviceBuffer<double> r, z;
 };
 
-amg::DistGraphPhases PcDeviceBackend::graph_phases() { return amg::gpu::device_graph_phases; }
+amg::DistGraphPhases PcDeviceBackend::graph_phases() {
+  return amg::gpu::device_graph_phases(impl_->context.compute());
+}
 
 amg::DistEigenEstimator PcDeviceBackend::eigen_estimator() { return amg::gpu::device_eigen_estimator(impl_->context); }
 

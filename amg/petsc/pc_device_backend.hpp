@@ -24,8 +24,11 @@ namespace tessera::petsc {
 
 class PcDeviceBackend {
  public:
-  /// The setup's graph phases on the ranks' GPUs (amg::gpu::device_graph_phases).
-  static amg::DistGraphPhases graph_phases();
+  /// The setup's graph phases on the ranks' GPUs (amg::gpu::device_graph_phases), on this
+  /// backend's compute stream: the copies of A they leave in the hierarchy's levels (shared
+  /// with the uploaded cycle) are freed there, so a DistAmg set up with them must be destroyed
+  /// before this backend.
+  amg::DistGraphPhases graph_phases();
   /// The setup's lambda_max estimates on the ranks' GPUs (amg::gpu::device_eigen_estimator), on
   /// this backend's context: a DistAmg holding it must not estimate after this backend is gone.
   amg::DistEigenEstimator eigen_estimator();

@@ -30,13 +30,17 @@ struct PcTessera {
   std::unique_ptr<dist::Communicator> comm;
   RowBlock rows;        // the operator's owned rows as last set up
   dist::DistMatrix a;
-  std::unique_ptr<amg::DistAmg> amg;
-  // gpu backend; declared after amg: destroyed first (its uploaded levels refer to amg's). amg's
-  // eigenvalue estimator refers to its context, but amg never estimates after a full or value
-  // setup, which both run while device exists.
+  // gpu backend; declared before amg: destroyed after it. amg's levels hold copies of A on the
+  // device, freed on the backend's stream, and its setup phases refer to the backend's context.
+  // The backend's uploaded cycle refers to amg's levels: release() it before amg goes.
   std::unique_ptr<PcDeviceBackend> device;
+  std::unique_ptr<amg::DistAmg> amg;
   std::vector<double> r, z;  // host staging of the PETSc vectors
   PetscInt full_setups = 0, value_setups = 0;
+
+  ~PcTessera() {
+    if (device) device->release();  // then amg, then device: the members' order
+  }
 };
 
 PcTessera& data(PC pc) { return *static_cast<PcTessera*>(pc->data); }
@@ -98,9 +102,9 @@ void full_setup(PC pc, PcTessera& d) {
   if (gpu && !d.device) d.device = std::make_unique<PcDeviceBackend>(*d.comm);
   const dist::LocalSpgemm products = dist::local_spgemm_for(*d.comm, d.backend, kSpgemmNames[d.spgemm]);
   const amg::DistGraphPhases graph_phases =
-      gpu ? PcDeviceBackend::graph_phases() : amg::DistGraphPhases(amg::host_graph_phases);
+      gpu ? d.device->graph_phases() : amg::DistGraphPhases(amg::host_graph_phases);
   const amg::DistEigenEstimator eigen =
-      gpu ? d.device->eigen_estimator() : amg::DistEigenEstimator(amg::dist_estimate_lambda_max);
+      gpu ? d.device->eigen_estimator() : amg::DistEigenEstimator(amg::host_eigen_estimator);
   d.amg = std::make_unique<amg::DistAmg>(*d.comm, d.a, near_null, d.options, products, graph_phases, eigen);
   if (gpu) d.device->upload(*d.amg);
   ++d.full_setups;
@@ -276,8 +280,9 @@ PetscErrorCode PCView_Tessera(PC pc, PetscViewer viewer) {
 PetscErrorCode PCReset_Tessera(PC pc) {
   PcTessera& d = data(pc);
   PetscFunctionBegin;
-  d.device.reset();  // before the hierarchy it points into
-  d.amg.reset();
+  if (d.device) d.device->release();  // the uploaded cycle, before the hierarchy it points into
+  d.amg.reset();                       // its copies of A, before the context they were made on
+  d.device.reset();
   d.a = dist::DistMatrix{};
   d.rows = RowBlock{};
   PetscFunctionReturn(0);

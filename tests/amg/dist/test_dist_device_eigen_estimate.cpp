@@ -3,13 +3,15 @@
 // bound bit for bit (the same host code), the same number of Lanczos steps, Ritz values equal to
 // rounding (the dots and the SpMV sum in other orders) and the same on every rank, bit for bit;
 // on balanced and uneven partitions with a rank owning no rows, a matrix with fewer rows than
-// steps (an early stop), and zero steps. Then the whole setup with it: a DistAmg whose estimates
+// steps (an early stop), and zero steps; the device copy of A is kept in the slot between
+// estimates and refreshed when stale. Then the whole setup with it: a DistAmg whose estimates
 // run on the GPUs builds the host's levels. One GPU per rank (label gpu; exit 77 without); ctest
 // runs it on both halo routes (peer and, as a variant, NCCL).
 #include "amg/cuda/dist_device_eigen_estimate.hpp"
 #include "amg/dist/dist_amg.hpp"
 #include "amg/dist/dist_hierarchy.hpp"
 #include "amg/dist/dist_level_ops.hpp"
+#include "dist/cuda/device_dist_matrix.hpp"
 #include "dist_amg_test_util.hpp"
 
 namespace tessera::amg {
@@ -54,10 +56,14 @@ void check_estimates(const std::string& spec, std::initializer_list<int> step_co
     const dist::RowPartition rows = testing::aligned_partition(comm, pb.a.rows, pb.near_null.block_size, uneven, seed);
     const dist::DistMatrix a = dist::testing::distribute(comm, pb.a, rows, rows);
     const Vector inv_diag = inverse_diagonal(a);
+    DeviceOperatorSlot device_a;  // made by the first estimate, reused by the others
+    const dist::gpu::DeviceDistMatrix* first_copy = nullptr;
     for (const int steps : step_counts) {
       SCOPED_TRACE("steps " + std::to_string(steps));
       const EigenEstimate want = dist_estimate_lambda_max(comm, a, inv_diag, steps, 1.1);
-      const EigenEstimate got = gpu::dist_device_estimate_lambda_max(ctx, a, inv_diag, steps, 1.1);
+      const EigenEstimate got = gpu::dist_device_estimate_lambda_max(ctx, a, inv_diag, steps, 1.1, device_a);
+      if (!first_copy) first_copy = device_a.matrix.get();
+      EXPECT_TRUE(first_copy != nullptr && device_a.matrix.get() == first_copy) << "A's device copy was not kept";
       expect_same_estimate(got, want);
       expect_same_on_every_rank(comm, got);
       EXPECT_LE(got.steps, std::min(steps, most_steps));
@@ -72,6 +78,31 @@ TEST(DistDeviceEigenEstimate, ElasticityMatchesHost) { check_estimates("elastici
 
 // 4 rows, 10 steps: the recurrence meets an invariant subspace and stops early on every rank.
 TEST(DistDeviceEigenEstimate, FewerRowsThanStepsStopsEarlyAlike) { check_estimates("poisson2d:2", {10}, 4); }
+
+// A stale copy (the host values changed and the slot was told) is refreshed before the estimate
+// reads it: the estimate is the host one of the new values. Halving the off-diagonal entries
+// moves lambda_max(D^-1 A) from about 2 to about 1.5, far beyond rounding.
+TEST(DistDeviceEigenEstimate, StaleCopyIsRefreshedBeforeUse) {
+  const dist::Communicator comm;
+  dist::gpu::DeviceContext ctx(comm);
+  const testing::Problem pb = testing::make_problem("poisson3d:11");
+  const std::uint64_t seed = dist::testing::shared_seed(comm);
+  const dist::RowPartition rows = testing::aligned_partition(comm, pb.a.rows, 1, true, seed);
+  dist::DistMatrix a = dist::testing::distribute(comm, pb.a, rows, rows);
+  const Vector inv_diag = inverse_diagonal(a);
+  DeviceOperatorSlot device_a;
+  const EigenEstimate before = gpu::dist_device_estimate_lambda_max(ctx, a, inv_diag, 10, 1.1, device_a);
+  for (std::int64_t r = 0; r < a.owned_rows(); ++r)
+    for (std::int64_t k = a.local.row_ptr[r]; k < a.local.row_ptr[r + 1]; ++k)
+      if (a.local.col_idx[k] != r) a.local.values[k] *= 0.5;
+  for (double& v : a.nonlocal.values) v *= 0.5;
+  device_a.values_changed();
+  const EigenEstimate want = dist_estimate_lambda_max(comm, a, inv_diag, 10, 1.1);
+  const EigenEstimate got = gpu::dist_device_estimate_lambda_max(ctx, a, inv_diag, 10, 1.1, device_a);
+  EXPECT_FALSE(device_a.stale);
+  expect_same_estimate(got, want);
+  EXPECT_LT(want.ritz, before.ritz - 0.2) << "the new values should move the estimate";
+}
 
 TEST(DistDeviceEigenEstimate, SetupWithDeviceEstimatesBuildsTheHostLevels) {
   const dist::Communicator comm;

@@ -7,7 +7,8 @@
 //     bitwise values;
 //   - dist_device_aggregate of it is dist_aggregate of the host graph: count, partition,
 //     of_node, roots and MIS-2 rounds;
-//   - device_graph_phases gives the same aggregates and fills its times;
+//   - device_graph_phases gives the same aggregates, fills its times and leaves the level's A
+//     on the device for the later phases (the slot's local block is A's, bitwise);
 //   - DistAmg with device_graph_phases is the host DistAmg: with host products every level is
 //     bitwise the same; with device products too, the same sizes and aggregates per level;
 //   - bad input (a negative threshold, nodes that do not cover the rows) is the same InputError
@@ -20,6 +21,7 @@
 #include <utility>
 
 #include "amg/cuda/dist_device_graph_phases.hpp"
+#include "dist/cuda/device_dist_matrix.hpp"
 #include "dist/cuda/device_local_spgemm.hpp"
 #include "graph_phase_cases.hpp"
 
@@ -110,7 +112,16 @@ void check(const testing::GraphCaseBuilder& build) {
     }
     SetupTimes times;
     SCOPED_TRACE("device_graph_phases");
-    expect_same_aggregates(gpu::device_graph_phases(comm, c.a, c.nodes, theta, times), want);
+    DeviceOperatorSlot device_a;
+    expect_same_aggregates(gpu::device_graph_phases(stream.s)(comm, c.a, c.nodes, theta, times, device_a), want);
+    // The level's A stays on the device for the phases after it (eigenvalue estimate, solve).
+    ASSERT_TRUE(device_a.matrix) << "the strength phase left no device copy of A";
+    EXPECT_FALSE(device_a.stale);
+    EXPECT_EQ(device_a.matrix->host, &c.a);
+    const Csr<double> local = cuda::download(device_a.matrix->local, stream.s);
+    EXPECT_EQ(local.row_ptr, c.a.local.row_ptr);
+    EXPECT_EQ(local.col_idx, c.a.local.col_idx);
+    EXPECT_EQ(local.values, c.a.local.values);
     EXPECT_GE(times.strength, 0);
     EXPECT_GE(times.aggregation, 0);
     if (c.nodes.partition.global_rows() > 0) {
@@ -146,15 +157,16 @@ TEST(DistDeviceGraphPhases, BadInputIsTheSameErrorOnEveryRank) {
   dist::use_rank_device(comm);
   const GraphCase c = testing::generated("poisson3d:7")(comm, false, dist::testing::shared_seed(comm));
   SetupTimes times;
+  DeviceOperatorSlot device_a;
   const std::string negative = dist::testing::input_error_on_every_rank(
-      comm, [&] { gpu::device_graph_phases(comm, c.a, c.nodes, -0.5, times); });
+      comm, [&] { gpu::device_graph_phases()(comm, c.a, c.nodes, -0.5, times, device_a); });
   EXPECT_NE(negative.find("theta must be non-negative"), std::string::npos) << negative;
   // Rank 0's nodes lose their last dof (every rank owns rows on this balanced partition): they
   // no longer cover its rows.
   DistNodes short_nodes = c.nodes;
   if (comm.rank() == 0) short_nodes.ptr.back() -= 1;
   const std::string uncovered = dist::testing::input_error_on_every_rank(
-      comm, [&] { gpu::device_graph_phases(comm, c.a, short_nodes, 0.02, times); });
+      comm, [&] { gpu::device_graph_phases()(comm, c.a, short_nodes, 0.02, times, device_a); });
   EXPECT_NE(uncovered.find("nodes cover"), std::string::npos) << uncovered;
 }
 
@@ -214,14 +226,14 @@ void check_hierarchy(const std::string& spec) {
     ASSERT_GE(host.hierarchy().levels.size(), 3u) << "the test wants a real hierarchy";
     {
       SCOPED_TRACE("device graph phases, host products");
-      const DistAmg device(comm, a, b, options, dist::host_local_spgemm, gpu::device_graph_phases);
+      const DistAmg device(comm, a, b, options, dist::host_local_spgemm, gpu::device_graph_phases());
       expect_same_levels(device.hierarchy(), host.hierarchy(), true);
       EXPECT_GT(graph_phase_seconds(device.hierarchy(), &SetupTimes::strength), 0);
       EXPECT_GT(graph_phase_seconds(device.hierarchy(), &SetupTimes::aggregation), 0);
     }
     SCOPED_TRACE("device graph phases, device products");
     const DistAmg device(comm, a, b, options, dist::device_local_spgemm(cuda::OffloadSpgemm::automatic),
-                         gpu::device_graph_phases);
+                         gpu::device_graph_phases());
     expect_same_levels(device.hierarchy(), host.hierarchy(), false);
   }
 }

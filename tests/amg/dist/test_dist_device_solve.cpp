@@ -6,7 +6,9 @@
 //     rank, and the true residual recomputed on the host from the downloaded x;
 //   - bad input (non-finite b, rtol <= 0, rectangular operator) throws on every rank.
 //   - a breakdown (M = -I; a NaN from one rank's preconditioner) stops every rank at the same
-//     iteration, with the last valid iterate.
+//     iteration, with the last valid iterate;
+//   - on a hierarchy set up with the GPU graph phases and eigenvalue estimates, the
+//     preconditioner shares the levels' device copies of A, and a re-setup refreshes them.
 // Poisson 7-point (Chebyshev, V and W cycles), 27-point with l1-Jacobi, elasticity with rigid-
 // body modes, and a hierarchy whose coarsest level is smoothed instead of factored.
 // The coarsest level is solved on every GPU (cuSOLVER Cholesky of the gathered operator, rhs
@@ -25,7 +27,10 @@
 #include <random>
 #include <string>
 
+#include "amg/cuda/device_operator_slot.hpp"
 #include "amg/cuda/dist_device_amg.hpp"
+#include "amg/cuda/dist_device_eigen_estimate.hpp"
+#include "amg/cuda/dist_device_graph_phases.hpp"
 #include "amg/dist/dist_amg.hpp"
 #include "amg/dist/dist_hierarchy.hpp"
 #include "dist/cuda/device_context.hpp"
@@ -339,6 +344,49 @@ TEST(DistDeviceAmgSolve, SmoothedCoarsestLevelMatchesHost) {
   AmgOptions o = small_coarse();
   o.max_dense_rows = 1;  // the coarsest level (a few rows) is smoothed, not factored
   check_problem("poisson3d:12", o, false);
+}
+
+/// `a` with its off-diagonal entries times `factor`: the same pattern, other values, and a
+/// D^-1 A of another spectrum (a uniform scale would leave the smoothers' operator unchanged).
+Csr<double> off_diagonal_scaled(Csr<double> a, double factor) {
+  for (std::int64_t r = 0; r < a.rows; ++r)
+    for (std::int64_t k = a.row_ptr[r]; k < a.row_ptr[r + 1]; ++k)
+      if (a.col_idx[k] != r) a.values[k] *= factor;
+  return a;
+}
+
+// The GPU backend's setup (graph phases and eigenvalue estimates on the context's compute
+// stream) leaves every level's A it coarsened on the device; the preconditioner shares those
+// copies instead of uploading A again. A re-setup with other values refreshes them: the
+// application after it is the host cycle's on the new values.
+TEST(DistDeviceAmgSolve, SharesTheSetupsCopiesOfAAndSeesReSetupValues) {
+  const dist::Communicator comm;
+  const std::uint64_t seed = dist::testing::shared_seed(comm);
+  SCOPED_TRACE("uneven partition with an empty rank, seed " + std::to_string(seed));
+  const Problem pb = testing::make_problem("poisson3d:13");
+  dist::gpu::DeviceContext ctx(comm);
+  const dist::RowPartition rows = testing::aligned_partition(comm, pb.a.rows, 1, true, seed);
+  const dist::DistMatrix a = dist::testing::distribute(comm, pb.a, rows, rows);
+  const dist::DistMatrix a2 = dist::testing::distribute(comm, off_diagonal_scaled(pb.a, 0.6), rows, rows);
+  DistAmg m(comm, a, testing::owned_rows(pb.near_null, rows.begin(comm.rank()), rows.end(comm.rank())),
+            small_coarse(), dist::host_local_spgemm, gpu::device_graph_phases(ctx.compute()),
+            gpu::device_eigen_estimator(ctx));
+  const DistHierarchy& h = m.hierarchy();
+  ASSERT_GE(h.levels.size(), 3u) << "the test wants a real hierarchy";
+  const auto expect_current_copies = [&](const char* when) {
+    for (std::size_t l = 0; l + 1 < h.levels.size(); ++l)
+      EXPECT_TRUE(gpu::current_copy(h.levels[l].device_a, h.levels[l].a)) << "level " << l << " " << when;
+  };
+  expect_current_copies("after the setup");
+  {
+    gpu::DistDeviceAmgPreconditioner device(ctx, h, 0);
+    EXPECT_EQ(&device.fine_operator(), h.levels[0].device_a.matrix.get()) << "A was uploaded again";
+    expect_same_application(comm, ctx, m, device, a, seed);
+  }
+  m.resetup(a2);
+  expect_current_copies("after the re-setup");
+  gpu::DistDeviceAmgPreconditioner device(ctx, h, 0);
+  expect_same_application(comm, ctx, m, device, a2, seed);
 }
 
 /// A small Poisson problem on a balanced partition, its host hierarchy and the device

@@ -1,0 +1,24 @@
+#pragma once
+// The device side of DeviceOperatorSlot (amg/dist/device_operator_slot.hpp): the level's A as a
+// dist::gpu::DeviceDistMatrix, uploaded by the first device phase that asks for it and re-sent
+// (values only) after the host values changed.
+#include <cuda_runtime_api.h>
+
+#include <memory>
+
+#include "amg/dist/device_operator_slot.hpp"
+#include "dist/cuda/device_dist_matrix.hpp"
+
+namespace tessera::amg::gpu {
+
+/// The copy of `a` in `slot`: made on `stream` if the slot is empty, its values re-sent if it is
+/// stale. Not collective, and it can fail on one rank alone (out of device memory): call it
+/// inside dist::call_collectively. The buffers are freed on `stream` when the last holder lets go,
+/// so `stream` must outlive the slot (a DeviceContext's compute stream, or the legacy default
+/// stream).
+dist::gpu::DeviceDistMatrix& device_operator(DeviceOperatorSlot& slot, const dist::DistMatrix& a, cudaStream_t stream);
+
+/// The slot's copy if it holds `a`'s current values, else null (a reader that cannot refresh it).
+std::shared_ptr<dist::gpu::DeviceDistMatrix> current_copy(const DeviceOperatorSlot& slot, const dist::DistMatrix& a);
+
+}  // namespace tessera::amg::gpu
