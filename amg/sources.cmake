@@ -45,6 +45,7 @@ target_sources(tessera_amg PUBLIC FILE_SET HEADERS BASE_DIRS ${PROJECT_SOURCE_DI
   ${CMAKE_CURRENT_LIST_DIR}/dist/dist_graph_phases.hpp
   ${CMAKE_CURRENT_LIST_DIR}/dist/dist_tentative.hpp
   ${CMAKE_CURRENT_LIST_DIR}/dist/dist_eigen_estimate.hpp
+  ${CMAKE_CURRENT_LIST_DIR}/dist/dist_setup_backend.hpp
   ${CMAKE_CURRENT_LIST_DIR}/dist/dist_hierarchy.hpp
   ${CMAKE_CURRENT_LIST_DIR}/dist/dist_cycle.hpp
   ${CMAKE_CURRENT_LIST_DIR}/dist/dist_amg.hpp)
@@ -73,6 +74,7 @@ if(TESSERA_HAVE_CUDA)
     ${CMAKE_CURRENT_LIST_DIR}/cuda/dist_device_operator.hpp
     ${CMAKE_CURRENT_LIST_DIR}/cuda/dist_device_eigen_estimate.hpp
     ${CMAKE_CURRENT_LIST_DIR}/cuda/device_operator_slot.hpp
+    ${CMAKE_CURRENT_LIST_DIR}/cuda/device_held_extended_a.hpp
     ${CMAKE_CURRENT_LIST_DIR}/cuda/dist_device_amg.hpp
     ${CMAKE_CURRENT_LIST_DIR}/cuda/replicated_levels.hpp
     ${CMAKE_CURRENT_LIST_DIR}/cuda/timed_operator.hpp
@@ -88,6 +90,7 @@ if(TESSERA_HAVE_CUDA)
     ${CMAKE_CURRENT_LIST_DIR}/cuda/dist_device_operator.cpp
     ${CMAKE_CURRENT_LIST_DIR}/cuda/dist_device_eigen_estimate.cpp
     ${CMAKE_CURRENT_LIST_DIR}/cuda/device_operator_slot.cpp
+    ${CMAKE_CURRENT_LIST_DIR}/cuda/device_held_extended_a.cpp
     ${CMAKE_CURRENT_LIST_DIR}/cuda/dist_device_amg.cpp
     ${CMAKE_CURRENT_LIST_DIR}/cuda/replicated_levels.cpp
     ${CMAKE_CURRENT_LIST_DIR}/cuda/timed_operator.cpp

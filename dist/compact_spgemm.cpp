@@ -134,11 +134,16 @@ ChainedProduct LocalSpgemm::chain(const Csr<double>& l, const Csr<double>& a, co
 }
 
 CompactSpgemm::CompactSpgemm(const Communicator& comm, const DistMatrix& a, const DistMatrix& b, LocalSpgemm local,
-                             std::shared_ptr<Csr<double>> a_extended)
-    : local_(std::move(local)), a_ext_(std::move(a_extended)) {
+                             ExtendedA a_extended)
+    : local_(std::move(local)),
+      a_ext_(std::move(a_extended.host)),
+      held_a_(std::move(a_extended.held)),
+      a_entries_(a.nnz()) {
   // Partitions are replicated, so this check fails on every rank alike.
   TESSERA_REQUIRE_INPUT(a.col_partition == b.row_partition, "spgemm: A's column partition (", a.global_cols(),
                         " columns) differs from B's row partition (", b.global_rows(), " rows)");
+  TESSERA_ASSERT(!held_a_ || (!a_ext_ && &held_a_->source() == &a),
+                 "spgemm: a held extended block must be this A's, and not given with a host copy");
   Stopwatch clock;
   {
     TESSERA_TRACE_STEP("spgemm.remote_rows");
@@ -166,7 +171,9 @@ CompactSpgemm::CompactSpgemm(const Communicator& comm, const DistMatrix& a, cons
     b_ext_.row_ptr[b.owned_rows() + r + 1] = b.nnz() + remote_.row_ptr()[r + 1];
   b_ext_.col_idx = compact_b_columns(b, remote_, compact);
   part.emplace("a");
-  if (a_ext_) {
+  if (held_a_) {
+    // Nothing to copy: the backend holds A_ext.
+  } else if (a_ext_) {
     // Another product's copy: it must be this A's pattern (checked on every rank alike), and
     // it may hold the values that product saw last.
     throw_if_any_rank_failed(comm, is_extended_pattern_of(*a_ext_, a)
@@ -183,6 +190,11 @@ CompactSpgemm::CompactSpgemm(const Communicator& comm, const DistMatrix& a, cons
   stats_.compute_seconds = clock.seconds();
 }
 
+const Csr<double>& CompactSpgemm::a_extended() const {
+  TESSERA_ASSERT(a_ext_, "spgemm: A_ext is held by the backend, not on the host");
+  return *a_ext_;
+}
+
 void CompactSpgemm::fill_b_values(const DistMatrix& b) {
   // The compact renumbering is monotone, so row order of B is B_ext's entry order.
   b_ext_.values.resize(static_cast<std::size_t>(b.nnz()) + remote_.values().size());
@@ -196,7 +208,7 @@ void CompactSpgemm::fill_b_values(const DistMatrix& b) {
 Csr<double> CompactSpgemm::multiply(const Communicator& comm) {
   TESSERA_TRACE_STEP("spgemm.local_product");
   Csr<double> product = call_collectively(comm, "spgemm: local product", [&] {
-    Csr<double> c = local_(*a_ext_, b_ext_);
+    Csr<double> c = held_a_ ? held_a_->times(b_ext_) : local_(*a_ext_, b_ext_);
     TESSERA_ASSERT(product_entries_ < 0 || c.nnz() == product_entries_, "the local product has ", c.nnz(),
                    " entries, the symbolic phase had ", product_entries_);
     return c;
@@ -207,7 +219,7 @@ Csr<double> CompactSpgemm::multiply(const Communicator& comm) {
 
 Csr<double> CompactSpgemm::multiply_left(const Communicator& comm, const Csr<double>& l, const char* step) {
   ChainedProduct c = call_collectively(comm, step, [&] {
-    ChainedProduct chained = local_.chain(l, *a_ext_, b_ext_);
+    ChainedProduct chained = held_a_ ? held_a_->chain(l, b_ext_) : local_.chain(l, *a_ext_, b_ext_);
     TESSERA_ASSERT(product_entries_ < 0 || chained.inner_entries == product_entries_, "the local product has ",
                    chained.inner_entries, " entries, the symbolic phase had ", product_entries_);
     return chained;
@@ -217,10 +229,12 @@ Csr<double> CompactSpgemm::multiply_left(const Communicator& comm, const Csr<dou
 }
 
 void CompactSpgemm::refresh(const Communicator& comm, const DistMatrix& a, const DistMatrix& b) {
+  // A held A_ext is read from its source, which the holder keeps current: it must be this `a`.
+  TESSERA_ASSERT(!held_a_ || &held_a_->source() == &a, "spgemm recompute: A is not the matrix whose A_ext is held");
   std::string changed;
-  if (a.nnz() != a_ext_->nnz())
+  if (a.nnz() != a_entries_)
     changed = detail::concat("spgemm recompute: rank ", a.rank, " holds ", a.nnz(), " entries of A, the symbolic phase saw ",
-                             a_ext_->nnz());
+                             a_entries_);
   else if (b.nnz() != b_entries_)
     changed = detail::concat("spgemm recompute: rank ", b.rank, " holds ", b.nnz(), " entries of B, the symbolic phase saw ",
                              b_entries_);
@@ -231,7 +245,9 @@ void CompactSpgemm::refresh(const Communicator& comm, const DistMatrix& a, const
   stats_.remote_row_bytes = remote_.numeric_bytes();
   stats_.exchange_seconds = clock.seconds();
   clock.restart();
-  fill_extended_values(a, *a_ext_);  // also when shared: the other product may have seen other values
+  // A shared host copy is refilled too (the other product may have seen other values); a held
+  // one is its holder's to keep current.
+  if (!held_a_) fill_extended_values(a, *a_ext_);
   fill_b_values(b);
   stats_.compute_seconds = clock.seconds();
 }

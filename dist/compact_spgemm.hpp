@@ -9,6 +9,9 @@
 //   multiply: A_ext * B_ext with the local kernel: C's owned rows over compact columns;
 //   refresh:  new values of A and B (same patterns): re-send B's values only, refill the
 //             operands, so the next multiply() reproduces the symbolic pattern.
+// A_ext may instead be held by a backend where the products run (dist/extended_operand.hpp: an
+// AMG level's copy of A on its GPU): then no host copy is built or refilled, and the holder
+// multiplies.
 // DistSpgemm assembles the product into a DistMatrix; DistPtap feeds it to its outer product
 // as it is, with no owned/ghost split and no copy.
 #include <cstdint>
@@ -18,6 +21,7 @@
 #include <vector>
 
 #include "dist/dist_matrix.hpp"
+#include "dist/extended_operand.hpp"  // ExtendedA, HeldExtendedA
 #include "dist/remote_rows.hpp"
 #include "dist/stats.hpp"
 
@@ -61,13 +65,14 @@ Csr<double> host_local_spgemm(const Csr<double>& a, const Csr<double>& b);
 
 class CompactSpgemm {
  public:
-  /// Collective: the symbolic phase (remote rows, compact columns, operands). `a_extended`,
-  /// when given, is another product's extended block of an A with this pattern (A*P_tent and
-  /// A*P on one AMG level): A is then copied once, not once per product. Its pattern is checked
+  /// Collective: the symbolic phase (remote rows, compact columns, operands). `a_extended` says
+  /// where A_ext comes from (dist/extended_operand.hpp). A shared host copy (A*P_tent and A*P on
+  /// one AMG level: A is then copied once, not once per product) must have this A's pattern
   /// (InputError on every rank if it differs), and every product that shares it refills its
-  /// values from its own A here and in refresh(), before it multiplies.
+  /// values from its own A here and in refresh(), before it multiplies. A held one must be
+  /// this A's (asserted); its products run by the holder, not by `local`.
   CompactSpgemm(const Communicator& comm, const DistMatrix& a, const DistMatrix& b, LocalSpgemm local,
-                std::shared_ptr<Csr<double>> a_extended = nullptr);
+                ExtendedA a_extended = {});
   /// Collective: new values of A and B with the patterns the symbolic phase saw (checked on
   /// every rank, InputError on all if one differs).
   void refresh(const Communicator& comm, const DistMatrix& a, const DistMatrix& b);
@@ -89,10 +94,12 @@ class CompactSpgemm {
   /// For device numeric phases (dist/cuda/device_compact_spgemm.hpp): the remote-row plan and
   /// the operands (B_ext's values: B's owned rows in row order, then the received values).
   const RemoteRows& remote_rows() const { return remote_; }
-  const Csr<double>& a_extended() const { return *a_ext_; }
-  /// The same, to share with the next product of this A. Shared, not owned: whoever holds it
-  /// may overwrite its values, which is why every sharer refills them before multiplying.
-  const std::shared_ptr<Csr<double>>& shared_a_extended() const { return a_ext_; }
+  /// A_ext on the host (not for a held one).
+  const Csr<double>& a_extended() const;
+  /// A_ext as this product got it, to share with the next product of this A. A host copy is
+  /// shared, not owned: whoever holds it may overwrite its values, which is why every sharer
+  /// refills them before multiplying.
+  ExtendedA shared_a_extended() const { return {a_ext_, held_a_}; }
   const Csr<double>& b_extended() const { return b_ext_; }
 
  private:
@@ -102,6 +109,8 @@ class CompactSpgemm {
   RemoteRows remote_;
   std::vector<std::int64_t> compact_to_global_;
   std::shared_ptr<Csr<double>> a_ext_;  // A's rows; columns: B's owned rows, then received rows
+  std::shared_ptr<HeldExtendedA> held_a_;  // or A_ext held by a backend (then a_ext_ is null)
+  std::int64_t a_entries_ = 0;  // A's entries on this rank at the symbolic phase
   Csr<double> b_ext_;  // B's owned rows, then received rows; compact columns
   std::int64_t b_entries_ = 0;  // B's entries on this rank at the symbolic phase
   std::int64_t product_entries_ = -1;

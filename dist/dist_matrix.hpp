@@ -77,7 +77,7 @@ void set_values_in_row_order(DistMatrix& a, const std::vector<double>& values);
 
 /// The owned rows as one rank-local Csr over columns [owned columns | ghost columns]: owned
 /// column j stays j, ghost g becomes local.cols + g (each row stays sorted). This is the operand
-/// the local kernels of SpGEMM/PtAP see.
+/// the local kernels of SpGEMM/PtAP see (its device twin: dist/cuda/device_extended_block.hpp).
 Csr<double> extended_block(const DistMatrix& a);
 /// Refills the values of extended_block(a) after a value refresh of `a`.
 void fill_extended_values(const DistMatrix& a, Csr<double>& extended);

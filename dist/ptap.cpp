@@ -32,7 +32,7 @@ struct RowBuckets {
 }  // namespace
 
 DistPtap::DistPtap(const Communicator& comm, const DistMatrix& a, const DistMatrix& p, LocalSpgemm local,
-                   std::shared_ptr<Csr<double>> a_extended)
+                   ExtendedA a_extended)
     : ap_(comm, a, p, std::move(local), std::move(a_extended)) {
   TESSERA_REQUIRE_INPUT(a.row_partition == p.row_partition, "ptap: A's row partition differs from P's");
   const Stopwatch clock;

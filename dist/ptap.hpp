@@ -4,7 +4,8 @@
 //      assembled: its owned rows stay over the product's compact columns (sorted global ones).
 //   2. Local outer product T = P_own^T (AP)_own over this rank's rows: T's rows are P's owned
 //      columns plus P's ghost columns, its columns AP's compact ones. Steps 1 and 2 are one
-//      LocalSpgemm::chain, so a device backend keeps AP on the GPU between them. Rows of T for ghost
+//      LocalSpgemm::chain (or HeldExtendedA::chain when a backend holds A), so a device backend
+//      keeps AP on the GPU between them. Rows of T for ghost
 //      columns are partial rows of C owned elsewhere: they go back to their owners over P's
 //      halo plan run in reverse.
 //   3. Each owner sums its own partial rows and the received ones into C (rows and columns
@@ -26,10 +27,11 @@ class Communicator;
 
 class DistPtap {
  public:
-  /// Collective. A square on P's row partition; P rectangular allowed. `a_extended`: see
-  /// CompactSpgemm (A's extended block shared with another product of A, or null).
+  /// Collective. A square on P's row partition; P rectangular allowed. `a_extended`: where A*P
+  /// gets A's extended block (see CompactSpgemm: copied by default, or another product's, or
+  /// held by the backend).
   DistPtap(const Communicator& comm, const DistMatrix& a, const DistMatrix& p, LocalSpgemm local = host_local_spgemm,
-           std::shared_ptr<Csr<double>> a_extended = nullptr);
+           ExtendedA a_extended = {});
   /// Collective: new values of A and P (same patterns) -> new values of C.
   void recompute(const Communicator& comm, const DistMatrix& a, const DistMatrix& p);
 

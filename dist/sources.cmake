@@ -13,6 +13,7 @@ target_sources(tessera_dist PUBLIC FILE_SET HEADERS BASE_DIRS ${PROJECT_SOURCE_D
   ${CMAKE_CURRENT_LIST_DIR}/stats.hpp
   ${CMAKE_CURRENT_LIST_DIR}/spmv.hpp
   ${CMAKE_CURRENT_LIST_DIR}/remote_rows.hpp
+  ${CMAKE_CURRENT_LIST_DIR}/extended_operand.hpp
   ${CMAKE_CURRENT_LIST_DIR}/compact_spgemm.hpp
   ${CMAKE_CURRENT_LIST_DIR}/spgemm.hpp
   ${CMAKE_CURRENT_LIST_DIR}/transpose.hpp
@@ -48,6 +49,8 @@ if(TESSERA_HAVE_CUDA)
     ${CMAKE_CURRENT_LIST_DIR}/cuda/device_spmv.hpp
     # Rank-local products of DistSpgemm / DistPtap on the rank's GPU (tile SpGEMM or cuSPARSE).
     ${CMAKE_CURRENT_LIST_DIR}/cuda/device_local_spgemm.hpp
+    # dist::extended_block from a DeviceDistMatrix (the products' A read from a device copy).
+    ${CMAKE_CURRENT_LIST_DIR}/cuda/device_extended_block.hpp
     # Device-resident numeric phases of DistSpgemm / DistPtap (issue 5): symbolic on the host
     # once, then value gathers, values-only NCCL exchanges and the tile SpGEMM on the device.
     ${CMAKE_CURRENT_LIST_DIR}/cuda/value_maps.hpp
@@ -63,6 +66,7 @@ if(TESSERA_HAVE_CUDA)
     ${CMAKE_CURRENT_LIST_DIR}/cuda/peer_halo_exchange.cu
     ${CMAKE_CURRENT_LIST_DIR}/cuda/device_spmv.cu
     ${CMAKE_CURRENT_LIST_DIR}/cuda/device_local_spgemm.cpp
+    ${CMAKE_CURRENT_LIST_DIR}/cuda/device_extended_block.cu
     ${CMAKE_CURRENT_LIST_DIR}/cuda/value_maps.cu
     ${CMAKE_CURRENT_LIST_DIR}/cuda/device_compact_spgemm.cpp
     ${CMAKE_CURRENT_LIST_DIR}/cuda/device_dist_spgemm.cpp

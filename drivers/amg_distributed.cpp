@@ -28,6 +28,7 @@
 #include "amg/cuda/dist_device_amg.hpp"
 #include "amg/cuda/dist_device_eigen_estimate.hpp"
 #include "amg/cuda/dist_device_graph_phases.hpp"
+#include "amg/cuda/device_held_extended_a.hpp"
 #include "dist/cuda/device_context.hpp"
 #include "dist/cuda/device_dist_matrix.hpp"
 #include "local/cuda/device_buffer.hpp"
@@ -443,25 +444,30 @@ bool graph_phases_on_gpus(const DistributedAmgOptions& o) {
   return o.backend == Backend::gpu && o.setup != "host";
 }
 
-amg::DistGraphPhases graph_phases(Devices& devices, bool on_gpus) {
+/// The setup's steps: the products where `products` runs them; with the gpu backend and
+/// `graph_on_gpus`, the graph phases and eigenvalue estimates run on the GPUs too and the
+/// products read A from the levels' device copies the strength phase makes, all on the context's
+/// compute stream, whose lifetime those copies (the solve's too) need. (--setup host keeps the
+/// products' host copies of A, as before the copies were shared.)
+amg::DistSetupBackend setup_backend(Devices& devices, const DistributedAmgOptions& o, dist::LocalSpgemm products,
+                                    bool graph_on_gpus, std::shared_ptr<cuda::OffloadStats> stats) {
+  amg::DistSetupBackend backend;
+  backend.products = std::move(products);
+  if (o.backend != Backend::gpu) return backend;
 #if TESSERA_HAVE_CUDA
-  // On the context's compute stream: the levels' copies of A it leaves are the solve's too.
-  if (on_gpus) return amg::gpu::device_graph_phases(devices.ctx->compute());
+  if (graph_on_gpus) {
+    const cudaStream_t stream = devices.ctx->compute();
+    backend.graph_phases = amg::gpu::device_graph_phases(stream);
+    backend.eigen_estimator = amg::gpu::device_eigen_estimator(*devices.ctx);
+    backend.held_extended_a = amg::gpu::device_held_extended_a(stream, cuda::parse_offload_spgemm(o.spgemm), stats);
+  }
 #else
   (void)devices;
-  TESSERA_REQUIRE_INPUT(!on_gpus, "--backend gpu: this build has no CUDA backend");
+  (void)graph_on_gpus;
+  (void)stats;
+  throw InputError("--backend gpu: this build has no CUDA backend");
 #endif
-  return amg::host_graph_phases;
-}
-
-amg::DistEigenEstimator eigen_estimator(Devices& devices, bool on_gpus) {
-#if TESSERA_HAVE_CUDA
-  if (on_gpus) return amg::gpu::device_eigen_estimator(*devices.ctx);
-#else
-  (void)devices;
-  TESSERA_REQUIRE_INPUT(!on_gpus, "--backend gpu: this build has no CUDA backend");
-#endif
-  return amg::host_eigen_estimator;
+  return backend;
 }
 
 /// Slowest rank's time in each part of the device setup products (seconds).
@@ -514,10 +520,8 @@ int run_distributed_amg(const dist::Communicator& comm, const DistributedAmgOpti
   const dist::LocalSpgemm local_product = dist::local_spgemm_for(comm, o.backend, o.spgemm, product_stats);
   const bool graph_on_gpus = graph_phases_on_gpus(o);
   Devices devices = open_devices(comm, o);  // declared before the hierarchy, which uses it
-  const auto build = [&] {
-    return amg::DistAmg(comm, a, nns, o.amg, local_product, graph_phases(devices, graph_on_gpus),
-                        eigen_estimator(devices, graph_on_gpus));
-  };
+  const amg::DistSetupBackend backend = setup_backend(devices, o, local_product, graph_on_gpus, product_stats);
+  const auto build = [&] { return amg::DistAmg(comm, a, nns, o.amg, backend); };
   SetupPhase setup;
   nlohmann::json setup_products_json;  // the first setup's (product_stats then keeps adding up)
   std::optional<amg::HierarchyStats> first_stats;

@@ -1,8 +1,9 @@
 #pragma once
 // DeviceOperatorSlot: where a level of the distributed hierarchy keeps its operator's copy on the
 // rank's GPU (a dist::gpu::DeviceDistMatrix) between the phases that read it there. With the GPU
-// backend the first of them (the strength phase) uploads A, the eigenvalue estimate and the
-// device solve reuse that copy: one upload of A a level instead of three. The host backend
+// backend the first of them (the strength phase) uploads A; the eigenvalue estimate, the
+// products (amg/cuda/device_held_extended_a.hpp) and the device solve reuse that copy: one upload
+// of A a level instead of five. The host backend
 // never fills it, so a build without CUDA only carries an empty pointer (the type is declared,
 // not defined, here).
 //

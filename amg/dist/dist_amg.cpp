@@ -40,11 +40,9 @@ std::string system_error(const dist::DistMatrix& a, const std::vector<double>& b
 }  // namespace
 
 DistAmg::DistAmg(const dist::Communicator& comm, const dist::DistMatrix& a, const NearNullSpace& near_null,
-                 const AmgOptions& options, dist::LocalSpgemm local, DistGraphPhases graph_phases,
-                 DistEigenEstimator eigen_estimator)
+                 const AmgOptions& options, DistSetupBackend backend)
     : comm_(&comm),
-      hierarchy_(std::make_unique<DistHierarchy>(comm, a, near_null, options, std::move(local),
-                                                 std::move(graph_phases), std::move(eigen_estimator))),
+      hierarchy_(std::make_unique<DistHierarchy>(comm, a, near_null, options, std::move(backend))),
       cycle_(std::make_unique<DistCycle>(comm, *hierarchy_)) {}
 
 DistAmg::~DistAmg() = default;

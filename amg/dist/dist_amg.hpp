@@ -7,8 +7,7 @@
 #include <memory>
 #include <vector>
 
-#include "amg/dist/dist_eigen_estimate.hpp"
-#include "amg/dist/dist_graph_phases.hpp"
+#include "amg/dist/dist_setup_backend.hpp"
 #include "amg/hierarchy_stats.hpp"
 #include "amg/krylov.hpp"
 #include "amg/near_null_space.hpp"
@@ -25,14 +24,11 @@ class DistCycle;      // the V/W-cycle on a DistHierarchy (dist_cycle.hpp)
 class DistAmg {
  public:
   /// Collective setup. `near_null` holds this rank's owned rows of the near-null space
-  /// (owned_rows x k); InputError (on every rank) for a bad operator or options. `local` is the
-  /// rank-local product of the setup's DistSpgemm/DistPtap (dist::device_local_spgemm on a GPU),
-  /// `graph_phases` its strength and aggregation (amg::gpu::device_graph_phases on a GPU),
-  /// `eigen_estimator` its lambda_max estimates (amg::gpu::device_eigen_estimator on a GPU).
+  /// (owned_rows x k); InputError (on every rank) for a bad operator or options. `backend` says
+  /// where the setup's products, graph phases, eigenvalue estimates and the products' reads of A
+  /// run (dist_setup_backend.hpp: the host by default).
   DistAmg(const dist::Communicator& comm, const dist::DistMatrix& a, const NearNullSpace& near_null,
-          const AmgOptions& options = {}, dist::LocalSpgemm local = dist::host_local_spgemm,
-          DistGraphPhases graph_phases = host_graph_phases,
-          DistEigenEstimator eigen_estimator = host_eigen_estimator);
+          const AmgOptions& options = {}, DistSetupBackend backend = {});
   ~DistAmg();
   DistAmg(DistAmg&&) noexcept;
   DistAmg& operator=(DistAmg&&) noexcept;

@@ -197,12 +197,10 @@ Csr<double> allgather_operator(const dist::Communicator& comm, const dist::DistM
 }
 
 DistHierarchy::DistHierarchy(const dist::Communicator& comm, const dist::DistMatrix& a, const NearNullSpace& near_null,
-                             const AmgOptions& o, dist::LocalSpgemm local, DistGraphPhases graph_phases,
-                             DistEigenEstimator eigen_estimator)
-    : options(o),
-      local_(std::move(local)),
-      graph_phases_(std::move(graph_phases)),
-      eigen_estimator_(eigen_estimator ? std::move(eigen_estimator) : DistEigenEstimator(host_eigen_estimator)) {
+                             const AmgOptions& o, DistSetupBackend backend)
+    : options(o), backend_(std::move(backend)) {
+  TESSERA_ASSERT(backend_.graph_phases && backend_.eigen_estimator,
+                 "DistHierarchy: a setup backend without graph phases or eigenvalue estimates");
   validate(options);  // options are the same on every rank: every rank throws alike
   check_dist_operator(comm, a, "A");
   dist::throw_if_any_rank_failed(comm, near_null.vectors.rows == a.owned_rows()
@@ -226,7 +224,8 @@ DistHierarchy::DistHierarchy(const dist::Communicator& comm, const dist::DistMat
       stop_reason = "max levels reached";
       break;
     }
-    DistAggregates agg = graph_phases_(comm, fine.a, fine.nodes, options.strength_threshold, fine.times, fine.device_a);
+    DistAggregates agg =
+        backend_.graph_phases(comm, fine.a, fine.nodes, options.strength_threshold, fine.times, fine.device_a);
     if (agg.count == 0) {
       stop_reason = "no strong connections left to aggregate";
       break;
@@ -277,8 +276,8 @@ void DistHierarchy::setup_level_numeric(const dist::Communicator& comm, DistLeve
     std::optional<trace::Step> step(std::in_place, "inverse_diagonal");
     level.inv_diag = inverse_diagonal(level.a);
     step.emplace("lambda_max");
-    level.eigen = eigen_estimator_(comm, level.a, level.inv_diag, options.eigen_iterations, options.eigen_safety,
-                                   level.device_a);
+    level.eigen = backend_.eigen_estimator(comm, level.a, level.inv_diag, options.eigen_iterations,
+                                           options.eigen_safety, level.device_a);
     step.emplace("smoother_diagonal");
     // l1-Jacobi's sums see every off-diagonal, on-rank and off-rank; Chebyshev reads no row.
     const bool reads_rows = options.smoother == SmootherKind::l1_jacobi;
@@ -295,7 +294,8 @@ dist::DistMatrix DistHierarchy::build_transfer(const dist::Communicator& comm, D
       level.p = level.p_tent;
     } else {
       if (first_time)
-        level.a_times_p_tent = std::make_unique<dist::CompactSpgemm>(comm, level.a, level.p_tent, local_);
+        level.a_times_p_tent = std::make_unique<dist::CompactSpgemm>(comm, level.a, level.p_tent, backend_.products,
+                                                                     held_extended_a(level));
       else
         level.a_times_p_tent->refresh(comm, level.a, level.p_tent);
       dist::DistMatrix p = smoothed_blocks(comm, level.p_tent, level.a_times_p_tent->multiply(comm),
@@ -316,10 +316,10 @@ dist::DistMatrix DistHierarchy::build_transfer(const dist::Communicator& comm, D
   });
   return timed("galerkin", level.times.galerkin, [&] {
     if (first_time)
-      // A*P_tent's copy of A in [owned | ghost] form serves A*P too.
+      // A*P_tent's A in [owned | ghost] form (a host copy or the backend's) serves A*P too.
       level.galerkin = std::make_unique<dist::DistPtap>(
-          comm, level.a, level.p, local_,
-          level.a_times_p_tent ? level.a_times_p_tent->shared_a_extended() : nullptr);
+          comm, level.a, level.p, backend_.products,
+          level.a_times_p_tent ? level.a_times_p_tent->shared_a_extended() : held_extended_a(level));
     else
       level.galerkin->recompute(comm, level.a, level.p);
     // R's local block is the top of the product's P^T (P is transposed once a level); only P's
@@ -327,6 +327,11 @@ dist::DistMatrix DistHierarchy::build_transfer(const dist::Communicator& comm, D
     level.r = dist::transpose(comm, level.p, level.galerkin->p_local_transposed());
     return level.galerkin->result();
   });
+}
+
+dist::ExtendedA DistHierarchy::held_extended_a(DistLevel& level) const {
+  if (!backend_.held_extended_a) return {};
+  return {nullptr, backend_.held_extended_a(level.a, level.device_a)};
 }
 
 void DistHierarchy::setup_coarsest(const dist::Communicator& comm) {

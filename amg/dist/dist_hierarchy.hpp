@@ -8,11 +8,10 @@
 //   P: P is transposed once a level; both are timed as the Galerkin phase).
 // The CompactSpgemm (A*P_tent) and DistPtap objects are kept: resetup() runs their numeric
 // phases only (refresh() + multiply(), recompute()).
-// Their rank-local products are `local` (the host ref::spgemm by default; on a GPU,
-// dist::device_local_spgemm): every product of the setup goes through it. The graph phases
-// (strength, aggregation) are `graph_phases`: the host's by default, on a GPU
-// amg::gpu::device_graph_phases, which leaves the level's A on the device (DistLevel::device_a)
-// for the GPU eigenvalue estimate and the device solve.
+// Where the rank-local products, the graph phases (strength, aggregation), the lambda_max
+// estimates and the products' reads of A run is the DistSetupBackend's choice (the host by
+// default; dist_setup_backend.hpp). On the GPUs, the graph phases leave the level's A on the
+// device (DistLevel::device_a) for the eigenvalue estimate, the products and the device solve.
 // Coarsest level: gathered onto EVERY rank (one allgatherv at setup) and factored redundantly
 // by the serial dense solver; each cycle then allgathers the coarse rhs and every rank solves
 // and keeps its own rows -- no broadcast of the solution. The host cycle keeps every other level
@@ -26,8 +25,7 @@
 
 #include "amg/coarse_solver.hpp"
 #include "amg/dist/device_operator_slot.hpp"
-#include "amg/dist/dist_eigen_estimate.hpp"
-#include "amg/dist/dist_graph_phases.hpp"
+#include "amg/dist/dist_setup_backend.hpp"
 #include "amg/hierarchy.hpp"
 #include "dist/compact_spgemm.hpp"
 #include "dist/ptap.hpp"
@@ -37,7 +35,8 @@ namespace tessera::amg {
 struct DistLevel {
   dist::DistMatrix a;
   // A's copy on the rank's GPU, made by the first device phase of the level (the GPU backend's
-  // strength phase) and reused by the eigenvalue estimate and the device solve; empty on the host.
+  // strength phase) and reused by the eigenvalue estimate, the products and the device solve;
+  // empty on the host.
   DeviceOperatorSlot device_a;
   DistNodes nodes;
   DenseMatrix near_null;   // owned rows x k
@@ -48,7 +47,8 @@ struct DistLevel {
   DistAggregates aggregates;
   dist::DistMatrix p_tent, p, r;
   // A*P_tent's symbolic phase, kept for resetup. Its product is merged into P straight from
-  // compact columns (never assembled); its copy of A in [owned | ghost] form serves galerkin too.
+  // compact columns (never assembled); its A in [owned | ghost] form (a host copy, or the one
+  // the backend holds) serves galerkin too.
   std::unique_ptr<dist::CompactSpgemm> a_times_p_tent;
   std::unique_ptr<dist::DistPtap> galerkin;
   double omega = 0;
@@ -75,9 +75,7 @@ class DistHierarchy {
 
   /// Collective; throws InputError on every rank for bad input.
   DistHierarchy(const dist::Communicator& comm, const dist::DistMatrix& a, const NearNullSpace& near_null,
-                const AmgOptions& options, dist::LocalSpgemm local = dist::host_local_spgemm,
-                DistGraphPhases graph_phases = host_graph_phases,
-                DistEigenEstimator eigen_estimator = host_eigen_estimator);
+                const AmgOptions& options, DistSetupBackend backend = {});
   void resetup(const dist::Communicator& comm, const dist::DistMatrix& a);
 
   /// The coarsest level's direct solve: owned rhs in, owned solution out. Collective.
@@ -86,11 +84,12 @@ class DistHierarchy {
  private:
   void setup_level_numeric(const dist::Communicator& comm, DistLevel& level) const;
   dist::DistMatrix build_transfer(const dist::Communicator& comm, DistLevel& level, bool first_time) const;
+  /// Where a level's first products read A from: the backend's hold on the level's copy, or
+  /// nothing (they copy A on the host).
+  dist::ExtendedA held_extended_a(DistLevel& level) const;
   void setup_coarsest(const dist::Communicator& comm);
 
-  dist::LocalSpgemm local_;            // the rank-local products of every CompactSpgemm / DistPtap
-  DistGraphPhases graph_phases_;       // strength and aggregation of each level
-  DistEigenEstimator eigen_estimator_;  // lambda_max of each level (Chebyshev, prolongator damping)
+  DistSetupBackend backend_;
   std::int64_t coarse_row_begin_ = 0;  // this rank's rows within the gathered coarsest operator
 };
 

@@ -7,6 +7,8 @@
 #include "amg/cuda/dist_device_amg.hpp"
 #include "amg/cuda/dist_device_eigen_estimate.hpp"
 #include "amg/cuda/dist_device_graph_phases.hpp"
+#include "amg/cuda/device_held_extended_a.hpp"
+#include "dist/backend_choice.hpp"
 #include "dist/collective_call.hpp"
 #include "dist/cuda/device_context.hpp"
 #include "local/cuda/check.hpp"
@@ -26,11 +28,15 @@ struct PcDeviceBackend::Impl {
   cuda::DeviceBuffer<double> r, z;
 };
 
-amg::DistGraphPhases PcDeviceBackend::graph_phases() {
-  return amg::gpu::device_graph_phases(impl_->context.compute());
+amg::DistSetupBackend PcDeviceBackend::setup_backend(const std::string& spgemm) {
+  dist::gpu::DeviceContext& ctx = impl_->context;
+  amg::DistSetupBackend backend;
+  backend.products = dist::local_spgemm_for(ctx.comm(), Backend::gpu, spgemm);
+  backend.graph_phases = amg::gpu::device_graph_phases(ctx.compute());
+  backend.eigen_estimator = amg::gpu::device_eigen_estimator(ctx);
+  backend.held_extended_a = amg::gpu::device_held_extended_a(ctx.compute(), cuda::parse_offload_spgemm(spgemm));
+  return backend;
 }
-
-amg::DistEigenEstimator PcDeviceBackend::eigen_estimator() { return amg::gpu::device_eigen_estimator(impl_->context); }
 
 PcDeviceBackend::PcDeviceBackend(const dist::Communicator& comm) : impl_(std::make_unique<Impl>(comm)) {}
 PcDeviceBackend::~PcDeviceBackend() = default;
@@ -74,11 +80,7 @@ std::int64_t PcDeviceBackend::device_bytes() const { return impl_->cycle ? impl_
 
 struct PcDeviceBackend::Impl {};
 
-amg::DistGraphPhases PcDeviceBackend::graph_phases() {
-  throw InputError("PCTESSERA: -pc_tessera_backend gpu needs a Tessera build with CUDA");
-}
-
-amg::DistEigenEstimator PcDeviceBackend::eigen_estimator() {
+amg::DistSetupBackend PcDeviceBackend::setup_backend(const std::string&) {
   throw InputError("PCTESSERA: -pc_tessera_backend gpu needs a Tessera build with CUDA");
 }
 

@@ -8,10 +8,10 @@
 // In a build without CUDA every member throws InputError (the backend is never chosen there).
 #include <cstdint>
 #include <memory>
+#include <string>
 #include <vector>
 
-#include "amg/dist/dist_eigen_estimate.hpp"
-#include "amg/dist/dist_graph_phases.hpp"
+#include "amg/dist/dist_setup_backend.hpp"
 
 namespace tessera::dist {
 class Communicator;
@@ -24,14 +24,13 @@ namespace tessera::petsc {
 
 class PcDeviceBackend {
  public:
-  /// The setup's graph phases on the ranks' GPUs (amg::gpu::device_graph_phases), on this
-  /// backend's compute stream: the copies of A they leave in the hierarchy's levels (shared
-  /// with the uploaded cycle) are freed there, so a DistAmg set up with them must be destroyed
-  /// before this backend.
-  amg::DistGraphPhases graph_phases();
-  /// The setup's lambda_max estimates on the ranks' GPUs (amg::gpu::device_eigen_estimator), on
-  /// this backend's context: a DistAmg holding it must not estimate after this backend is gone.
-  amg::DistEigenEstimator eigen_estimator();
+  /// Collective (the products' device choice). The setup on the ranks' GPUs: products on the
+  /// SpGEMM named `spgemm` (dist::local_spgemm_for), graph phases, eigenvalue estimates, and the
+  /// products' reads of A from the levels' device copies (amg/dist/dist_setup_backend.hpp), all on
+  /// this backend's context and compute stream. The copies of A they leave in the hierarchy's
+  /// levels (shared with the uploaded cycle) are freed there, so a DistAmg set up with them must
+  /// be destroyed before this backend, and must not be set up again after it is gone.
+  amg::DistSetupBackend setup_backend(const std::string& spgemm);
 
   /// Collective: the rank's GPU and the NCCL communicator (once per PC).
   explicit PcDeviceBackend(const dist::Communicator& comm);

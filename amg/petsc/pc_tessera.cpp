@@ -100,12 +100,12 @@ void full_setup(PC pc, PcTessera& d) {
   // the hierarchy uploaded for the cycles.
   const bool gpu = d.backend == Backend::gpu;
   if (gpu && !d.device) d.device = std::make_unique<PcDeviceBackend>(*d.comm);
-  const dist::LocalSpgemm products = dist::local_spgemm_for(*d.comm, d.backend, kSpgemmNames[d.spgemm]);
-  const amg::DistGraphPhases graph_phases =
-      gpu ? d.device->graph_phases() : amg::DistGraphPhases(amg::host_graph_phases);
-  const amg::DistEigenEstimator eigen =
-      gpu ? d.device->eigen_estimator() : amg::DistEigenEstimator(amg::host_eigen_estimator);
-  d.amg = std::make_unique<amg::DistAmg>(*d.comm, d.a, near_null, d.options, products, graph_phases, eigen);
+  amg::DistSetupBackend backend;  // the host's
+  if (gpu)
+    backend = d.device->setup_backend(kSpgemmNames[d.spgemm]);
+  else
+    backend.products = dist::local_spgemm_for(*d.comm, d.backend, kSpgemmNames[d.spgemm]);  // checks the name
+  d.amg = std::make_unique<amg::DistAmg>(*d.comm, d.a, near_null, d.options, std::move(backend));
   if (gpu) d.device->upload(*d.amg);
   ++d.full_setups;
 }

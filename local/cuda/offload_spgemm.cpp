@@ -81,12 +81,70 @@ Csr<double> download_result(DeviceProduct& product, OffloadStats& s) {
   return timed(s.download, [&] { return download(c); });
 }
 
-void require_conformal(const Csr<double>& a, const Csr<double>& b, const char* what) {
-  TESSERA_REQUIRE_INPUT(a.cols == b.rows, "offload ", what, ": inner dimensions differ (", a.rows, "x", a.cols,
-                        " times ", b.rows, "x", b.cols, ")");
+void require_conformal(std::int64_t a_rows, std::int64_t a_cols, std::int64_t b_rows, std::int64_t b_cols,
+                       const char* what) {
+  TESSERA_REQUIRE_INPUT(a_cols == b_rows, "offload ", what, ": inner dimensions differ (", a_rows, "x", a_cols,
+                        " times ", b_rows, "x", b_cols, ")");
+}
+
+void require_chain(const Csr<double>& l, std::int64_t a_rows, std::int64_t a_cols, const Csr<double>& b) {
+  require_conformal(a_rows, a_cols, b.rows, b.cols, "chained product (A*B)");
+  TESSERA_REQUIRE_INPUT(l.cols == a_rows, "offload chained product: L is ", l.rows, "x", l.cols, ", A*B is ", a_rows,
+                        "x", b.cols);
 }
 
 constexpr bool kOneShot = false;  // DeviceProduct's keep_plan: nothing is run again
+
+/// A*B with A on the device (`da.csr`, not trivially empty with B), B uploaded.
+Csr<double> multiply_operands(DeviceOperand& da, const Csr<double>& b, OffloadSpgemm which, OffloadStats& stats) {
+  DeviceOperand db;
+  upload_operand(b, stats, db);
+  DeviceProduct product(which, nullptr, kOneShot);
+  const OffloadSpgemm engine = timed(stats.convert, [&] { return product.resolve_engine(da.csr, db.csr); });
+  bind_operand(engine, stats, da);
+  bind_operand(engine, stats, db);
+  run_product(product, da.view, db.view, stats);
+  return download_result(product, stats);
+}
+
+/// L*(A*B) with A on the device (as above), L and B uploaded, A*B kept on the device.
+Csr<double> chain_operands(const Csr<double>& l, DeviceOperand& da, const Csr<double>& b, OffloadSpgemm which,
+                           OffloadStats& stats, std::int64_t* inner_entries) {
+  if (l.rows == 0 || l.nnz() == 0) {  // nothing to keep A*B for: the inner product alone, for its count
+    const Csr<double> ab = multiply_operands(da, b, which, stats);
+    if (inner_entries) *inner_entries = ab.nnz();
+    return Csr<double>::empty(l.rows, b.cols);
+  }
+  DeviceOperand db, dl;
+  upload_operand(b, stats, db);
+  upload_operand(l, stats, dl);
+  DeviceProduct a_b(which, nullptr, kOneShot), l_a_b(which, nullptr, kOneShot);
+  const OffloadSpgemm ab_engine = timed(stats.convert, [&] { return a_b.resolve_engine(da.csr, db.csr); });
+  bind_operand(ab_engine, stats, da);
+  bind_operand(ab_engine, stats, db);
+  run_product(a_b, da.view, db.view, stats);
+  // A*B stays on the device: in tiles when both products run on tiles, else in CSR (rows
+  // sorted) bound in the form of L*(A*B)'s engine.
+  DeviceCsr<double> ab_csr;
+  ProductOperand ab_form;
+  OperandView ab;
+  if (ab_engine == OffloadSpgemm::tile) {
+    timed(stats.convert, [&] { l_a_b.resolve_engine(dl.csr, *a_b.tile_result().tiles); });
+  } else {
+    timed(stats.convert, [&] { a_b.result_csr(ab_csr); });
+    timed(stats.convert, [&] { l_a_b.resolve_engine(dl.csr, ab_csr); });
+  }
+  if (ab_engine == OffloadSpgemm::tile && l_a_b.engine() == OffloadSpgemm::tile) {
+    ab = a_b.tile_result();
+  } else {
+    if (ab_engine == OffloadSpgemm::tile) timed(stats.convert, [&] { a_b.result_csr(ab_csr); });
+    ab = timed(stats.convert, [&] { return ab_form.bind(ab_csr, l_a_b.engine(), nullptr); });
+  }
+  if (inner_entries) *inner_entries = ab.nnz;
+  bind_operand(l_a_b.engine(), stats, dl);
+  run_product(l_a_b, dl.view, ab, stats);
+  return download_result(l_a_b, stats);
+}
 
 }  // namespace
 
@@ -119,65 +177,43 @@ OffloadStats& OffloadStats::operator+=(const OffloadStats& o) {
 }
 
 Csr<double> offload_spgemm(const Csr<double>& a, const Csr<double>& b, OffloadSpgemm which, OffloadStats& stats) {
-  require_conformal(a, b, "SpGEMM");
+  require_conformal(a.rows, a.cols, b.rows, b.cols, "SpGEMM");
   if (trivially_empty(a, b)) return Csr<double>::empty(a.rows, b.cols);
-  DeviceOperand da, db;
+  DeviceOperand da;
   upload_operand(a, stats, da);
-  upload_operand(b, stats, db);
-  DeviceProduct product(which, nullptr, kOneShot);
-  const OffloadSpgemm engine = timed(stats.convert, [&] { return product.resolve_engine(da.csr, db.csr); });
-  bind_operand(engine, stats, da);
-  bind_operand(engine, stats, db);
-  run_product(product, da.view, db.view, stats);
-  return download_result(product, stats);
+  return multiply_operands(da, b, which, stats);
+}
+
+Csr<double> offload_spgemm(DeviceCsr<double>&& a, const Csr<double>& b, OffloadSpgemm which, OffloadStats& stats) {
+  require_conformal(a.rows, a.cols, b.rows, b.cols, "SpGEMM");
+  if (trivially_empty(a.rows, a.nnz, b.cols, b.nnz())) return Csr<double>::empty(a.rows, b.cols);
+  DeviceOperand da;
+  da.csr = std::move(a);
+  return multiply_operands(da, b, which, stats);
 }
 
 Csr<double> offload_chain(const Csr<double>& l, const Csr<double>& a, const Csr<double>& b, OffloadSpgemm which,
                           OffloadStats& stats, std::int64_t* inner_entries) {
-  require_conformal(a, b, "chained product (A*B)");
-  TESSERA_REQUIRE_INPUT(l.cols == a.rows, "offload chained product: L is ", l.rows, "x", l.cols, ", A*B is ", a.rows,
-                        "x", b.cols);
+  require_chain(l, a.rows, a.cols, b);
   if (inner_entries) *inner_entries = 0;
   if (trivially_empty(a, b)) return Csr<double>::empty(l.rows, b.cols);
-  if (l.rows == 0 || l.nnz() == 0) {  // nothing to keep A*B for: the inner product alone, for its count
-    const Csr<double> ab = offload_spgemm(a, b, which, stats);
-    if (inner_entries) *inner_entries = ab.nnz();
-    return Csr<double>::empty(l.rows, b.cols);
-  }
-  DeviceOperand da, db, dl;
+  DeviceOperand da;
   upload_operand(a, stats, da);
-  upload_operand(b, stats, db);
-  upload_operand(l, stats, dl);
-  DeviceProduct a_b(which, nullptr, kOneShot), l_a_b(which, nullptr, kOneShot);
-  const OffloadSpgemm ab_engine = timed(stats.convert, [&] { return a_b.resolve_engine(da.csr, db.csr); });
-  bind_operand(ab_engine, stats, da);
-  bind_operand(ab_engine, stats, db);
-  run_product(a_b, da.view, db.view, stats);
-  // A*B stays on the device: in tiles when both products run on tiles, else in CSR (rows
-  // sorted) bound in the form of L*(A*B)'s engine.
-  DeviceCsr<double> ab_csr;
-  ProductOperand ab_form;
-  OperandView ab;
-  if (ab_engine == OffloadSpgemm::tile) {
-    timed(stats.convert, [&] { l_a_b.resolve_engine(dl.csr, *a_b.tile_result().tiles); });
-  } else {
-    timed(stats.convert, [&] { a_b.result_csr(ab_csr); });
-    timed(stats.convert, [&] { l_a_b.resolve_engine(dl.csr, ab_csr); });
-  }
-  if (ab_engine == OffloadSpgemm::tile && l_a_b.engine() == OffloadSpgemm::tile) {
-    ab = a_b.tile_result();
-  } else {
-    if (ab_engine == OffloadSpgemm::tile) timed(stats.convert, [&] { a_b.result_csr(ab_csr); });
-    ab = timed(stats.convert, [&] { return ab_form.bind(ab_csr, l_a_b.engine(), nullptr); });
-  }
-  if (inner_entries) *inner_entries = ab.nnz;
-  bind_operand(l_a_b.engine(), stats, dl);
-  run_product(l_a_b, dl.view, ab, stats);
-  return download_result(l_a_b, stats);
+  return chain_operands(l, da, b, which, stats, inner_entries);
+}
+
+Csr<double> offload_chain(const Csr<double>& l, DeviceCsr<double>&& a, const Csr<double>& b, OffloadSpgemm which,
+                          OffloadStats& stats, std::int64_t* inner_entries) {
+  require_chain(l, a.rows, a.cols, b);
+  if (inner_entries) *inner_entries = 0;
+  if (trivially_empty(a.rows, a.nnz, b.cols, b.nnz())) return Csr<double>::empty(l.rows, b.cols);
+  DeviceOperand da;
+  da.csr = std::move(a);
+  return chain_operands(l, da, b, which, stats, inner_entries);
 }
 
 Csr<double> offload_galerkin(const Csr<double>& a, const Csr<double>& p, OffloadSpgemm which, OffloadStats& stats) {
-  require_conformal(a, p, "Galerkin product");
+  require_conformal(a.rows, a.cols, p.rows, p.cols, "Galerkin product");
   TESSERA_REQUIRE_INPUT(a.rows == a.cols, "offload Galerkin product: A must be square, it is ", a.rows, "x", a.cols);
   if (trivially_empty(a, p)) return Csr<double>::empty(p.cols, p.cols);
   return offload_chain(ref::transpose(p), a, p, which, stats);

@@ -2,8 +2,9 @@
 // Host Csr in, device product, host Csr out: the offload behind the AMG setup products on one
 // GPU (amg/cuda/device_level_ops) and the rank-local products of the distributed SpGEMM/PtAP
 // (dist/cuda/device_local_spgemm). A thin wrapper of the one device SpGEMM driver
-// (local/cuda/device_product.hpp): the operands are uploaded, bound (ProductOperand), multiplied
-// by a one-shot DeviceProduct (keep_plan false: no plan outlives the call) and downloaded:
+// (local/cuda/device_product.hpp): the operands are uploaded (A may also come from the device),
+// bound (ProductOperand), multiplied by a one-shot DeviceProduct (keep_plan false: no plan
+// outlives the call) and downloaded:
 //   tile:     8x8 bitmap tiles on the device, the tensor-core TileSpgemm (symbolic + numeric),
 //             C converted back to CSR on the device;
 //   cusparse: cuSPARSE SpGEMM ALG1 on the operands in place (int32 row offsets), C's rows
@@ -26,6 +27,9 @@
 namespace tessera::cuda {
 
 enum class OffloadSpgemm { tile, cusparse, hash, automatic };
+
+template <class T>
+struct DeviceCsr;  // local/cuda/device_matrix.hpp (declared only: this header is host-safe)
 
 /// "tile" | "cusparse" | "hash" | "auto"; anything else is an InputError.
 OffloadSpgemm parse_offload_spgemm(const std::string& name);
@@ -57,12 +61,21 @@ struct OffloadStats {
 /// call fails (out of memory included). Adds its timings to `stats`.
 Csr<double> offload_spgemm(const Csr<double>& a, const Csr<double>& b, OffloadSpgemm which, OffloadStats& stats);
 
+/// The same with A already on the device (for example assembled there from a device copy of
+/// a distributed matrix): it is moved in, converted in place and freed by the product, and must
+/// be ready on the default stream. Not uploaded, so not timed as a transfer.
+Csr<double> offload_spgemm(DeviceCsr<double>&& a, const Csr<double>& b, OffloadSpgemm which, OffloadStats& stats);
+
 /// L * (A * B) on the device, A*B kept there between the two products (in tiles when both run
 /// on tiles, else in sorted CSR): no download and upload of the inner product. Each product
 /// picks its engine as offload_spgemm does. `inner_entries`, if given, receives nnz(A*B) (the
 /// inner product is formed, for its count, even when L has no entries). InputError if the
 /// dimensions do not chain.
 Csr<double> offload_chain(const Csr<double>& l, const Csr<double>& a, const Csr<double>& b, OffloadSpgemm which,
+                          OffloadStats& stats, std::int64_t* inner_entries = nullptr);
+
+/// The same with A already on the device, moved in as for offload_spgemm.
+Csr<double> offload_chain(const Csr<double>& l, DeviceCsr<double>&& a, const Csr<double>& b, OffloadSpgemm which,
                           OffloadStats& stats, std::int64_t* inner_entries = nullptr);
 
 /// C = P^T A P on the device as R * (A * P) with R = P^T formed on the host (ref::transpose)

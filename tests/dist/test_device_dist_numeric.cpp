@@ -3,12 +3,14 @@
 // patterns, values within the two-summation-orders bound of test_device_spgemm.cpp
 // (2*gamma_{K+2}*sum|a_ik b_kj|), and a second recompute bitwise equal to the first. Uneven
 // partitions with an empty rank, Poisson with an aggregation prolongator, rectangular P,
-// cancellation. One GPU per rank (label gpu; exit 77 without).
+// cancellation. Also the device extended block (A's rows over [owned | ghost] columns) against
+// the host's. One GPU per rank (label gpu; exit 77 without).
 #include <algorithm>
 #include <memory>
 
 #include "dist/cuda/device_dist_ptap.hpp"
 #include "dist/cuda/device_dist_spgemm.hpp"
+#include "dist/cuda/device_extended_block.hpp"
 #include "dist_test_util.hpp"
 #include "local/core/error.hpp"
 #include "local/gen/generators.hpp"
@@ -222,6 +224,47 @@ TEST_F(DeviceDistNumeric, RecomputeOnWrongOperandsOfOneRankThrowsOnEveryRank) {
   DeviceDistMatrix c_right(spgemm_host.result(), ctx->compute());
   spgemm.recompute(a_dev, a_dev, c_right);
   EXPECT_EQ(comm.allreduce(std::int64_t(1), ReduceOp::sum), comm.size());
+}
+
+/// gpu::extended_block against the host extended_block, bit for bit, into a poisoned CSR of
+/// the right sizes (every offset, column and value must be written) and into a new one.
+void expect_extended_block_matches(gpu::DeviceContext& ctx, const DistMatrix& a) {
+  const Csr<double> want = extended_block(a);
+  const DeviceDistMatrix device(a, ctx.compute());
+  tessera::cuda::DeviceCsr<double> poisoned = tessera::cuda::upload(want, ctx.compute());
+  poisoned.row_ptr.fill_bytes(0xff, ctx.compute());
+  poisoned.col_idx.fill_bytes(0xff, ctx.compute());
+  poisoned.values.fill_bytes(0xff, ctx.compute());  // NaN
+  gpu::fill_extended_block(device, poisoned, ctx.compute());
+  for (const Csr<double>& got : {tessera::cuda::download(poisoned, ctx.compute()),
+                                 tessera::cuda::download(gpu::extended_block(device, ctx.compute()), ctx.compute())}) {
+    EXPECT_EQ(got.rows, want.rows);
+    EXPECT_EQ(got.cols, want.cols);
+    EXPECT_EQ(got.row_ptr, want.row_ptr) << "rank " << a.rank;
+    EXPECT_EQ(got.col_idx, want.col_idx) << "rank " << a.rank;
+    EXPECT_EQ(got.values, want.values) << "rank " << a.rank;
+  }
+}
+
+// The products' A read from a device copy: A's rows over [owned | ghost] columns, assembled on
+// the GPU, equal the host's. Random rows (empty ones included), a power-law graph, Poisson,
+// elasticity, sizes that are not multiples of 8, 1x1 and empty, on every test partition.
+TEST_F(DeviceDistNumeric, ExtendedBlockOnTheDeviceIsTheHosts) {
+  const std::uint64_t seed = testing::shared_seed(comm);
+  SCOPED_TRACE("seed " + std::to_string(seed));
+  std::vector<std::pair<std::string, Csr<double>>> cases;
+  cases.emplace_back("random 203x203 with empty rows", random_csr(RandomSpec{203, 203, 0.05, 0.2, 0.1, false}, seed));
+  cases.emplace_back("1x1", random_csr(RandomSpec{1, 1, 1.0, 0.0, 0.0, false}, seed + 1));
+  cases.emplace_back("empty 0x0", Csr<double>::empty(0, 0));
+  for (const char* spec : {"rmat:9:8", "poisson3d:7", "elasticity3d:3"})
+    cases.emplace_back(spec, gen::generate(gen::parse_spec(spec)));
+  std::uint64_t i = 2;
+  for (const auto& [name, a] : cases) {
+    for (const auto& part : testing::test_partitions(comm, a, seed + i++)) {
+      SCOPED_TRACE(name + ", " + part.name);
+      expect_extended_block_matches(*ctx, testing::distribute(comm, a, part.partition, part.partition));
+    }
+  }
 }
 
 TEST_F(DeviceDistNumeric, OperandsOfAnotherPatternAreAnInputError) {

@@ -2,7 +2,9 @@
 // tile SpGEMM and cuSPARSE) against the same DistAmg with the host products: the same levels
 // (global rows, nnz, patterns), operators and prolongators equal to rounding, on a balanced and
 // an uneven partition with a rank owning no rows; a re-setup with new values again matches.
+// Also with the products reading A from the level's device copy (gpu::device_held_extended_a).
 // One GPU per rank (label gpu; exit 77 without).
+#include "amg/cuda/device_held_extended_a.hpp"
 #include "amg/dist/dist_amg.hpp"
 #include "amg/dist/dist_hierarchy.hpp"
 #include "dist/cuda/device_local_spgemm.hpp"
@@ -64,14 +66,27 @@ void check_problem(const std::string& spec) {
     DistAmg host_resetup(comm, a, b, small_coarse());
     host_resetup.resetup(a2);
     for (const OffloadSpgemm which : {OffloadSpgemm::tile, OffloadSpgemm::cusparse}) {
-      SCOPED_TRACE(cuda::to_string(which));
-      const auto stats = std::make_shared<cuda::OffloadStats>();
-      DistAmg device(comm, a, b, small_coarse(), dist::device_local_spgemm(which, stats));
-      expect_same_levels(comm, host, device);
-      const std::int64_t products = comm.allreduce(std::int64_t(stats->products), dist::ReduceOp::sum);
-      EXPECT_GT(products, 0) << "the setup products did not run on the device";
-      device.resetup(a2);
-      expect_same_levels(comm, host_resetup, device);
+      // With the products' A copied on the host and uploaded, then read from the level's device
+      // copy, which only the products make here (host graph phases and estimates): a re-setup
+      // must refresh it before the products read it.
+      for (const bool read_device_copy : {false, true}) {
+        SCOPED_TRACE(std::string(cuda::to_string(which)) + (read_device_copy ? ", A from the device copy" : ""));
+        const auto stats = std::make_shared<cuda::OffloadStats>();
+        DistSetupBackend backend;
+        backend.products = dist::device_local_spgemm(which, stats);
+        if (read_device_copy) backend.held_extended_a = gpu::device_held_extended_a(nullptr, which, stats);
+        DistAmg device(comm, a, b, small_coarse(), backend);
+        expect_same_levels(comm, host, device);
+        const std::int64_t products = comm.allreduce(std::int64_t(stats->products), dist::ReduceOp::sum);
+        EXPECT_GT(products, 0) << "the setup products did not run on the device";
+        for (std::size_t l = 0; l + 1 < device.hierarchy().levels.size(); ++l) {
+          const DistLevel& level = device.hierarchy().levels[l];
+          EXPECT_EQ(level.a_times_p_tent->shared_a_extended().held != nullptr, read_device_copy) << "level " << l;
+          EXPECT_EQ(level.device_a.matrix != nullptr, read_device_copy) << "level " << l;
+        }
+        device.resetup(a2);
+        expect_same_levels(comm, host_resetup, device);
+      }
     }
   }
 }

@@ -116,7 +116,7 @@ TEST(DistDeviceEigenEstimate, SetupWithDeviceEstimatesBuildsTheHostLevels) {
   AmgOptions o;
   o.coarse_size = 40;
   const DistAmg host(comm, a, b, o);
-  DistAmg device(comm, a, b, o, dist::host_local_spgemm, host_graph_phases, gpu::device_eigen_estimator(ctx));
+  DistAmg device(comm, a, b, o, {dist::host_local_spgemm, host_graph_phases, gpu::device_eigen_estimator(ctx)});
   device.resetup(a);  // a re-setup estimates again, on the same context
   const auto& want = host.hierarchy().levels;
   const auto& got = device.hierarchy().levels;

@@ -226,14 +226,14 @@ void check_hierarchy(const std::string& spec) {
     ASSERT_GE(host.hierarchy().levels.size(), 3u) << "the test wants a real hierarchy";
     {
       SCOPED_TRACE("device graph phases, host products");
-      const DistAmg device(comm, a, b, options, dist::host_local_spgemm, gpu::device_graph_phases());
+      const DistAmg device(comm, a, b, options, {dist::host_local_spgemm, gpu::device_graph_phases()});
       expect_same_levels(device.hierarchy(), host.hierarchy(), true);
       EXPECT_GT(graph_phase_seconds(device.hierarchy(), &SetupTimes::strength), 0);
       EXPECT_GT(graph_phase_seconds(device.hierarchy(), &SetupTimes::aggregation), 0);
     }
     SCOPED_TRACE("device graph phases, device products");
-    const DistAmg device(comm, a, b, options, dist::device_local_spgemm(cuda::OffloadSpgemm::automatic),
-                         gpu::device_graph_phases());
+    const DistAmg device(comm, a, b, options,
+                         {dist::device_local_spgemm(cuda::OffloadSpgemm::automatic), gpu::device_graph_phases()});
     expect_same_levels(device.hierarchy(), host.hierarchy(), false);
   }
 }

@@ -24,10 +24,12 @@
 // are held to the same host application and convergence.
 #include <cmath>
 #include <map>
+#include <memory>
 #include <random>
 #include <string>
 
 #include "amg/cuda/device_operator_slot.hpp"
+#include "amg/cuda/device_held_extended_a.hpp"
 #include "amg/cuda/dist_device_amg.hpp"
 #include "amg/cuda/dist_device_eigen_estimate.hpp"
 #include "amg/cuda/dist_device_graph_phases.hpp"
@@ -35,6 +37,7 @@
 #include "amg/dist/dist_hierarchy.hpp"
 #include "dist/cuda/device_context.hpp"
 #include "dist/cuda/device_dist_matrix.hpp"
+#include "dist/cuda/device_local_spgemm.hpp"
 #include "dist/cuda/device_spmv.hpp"
 #include "dist/dist_matrix.hpp"
 #include "dist/spmv.hpp"
@@ -355,10 +358,11 @@ Csr<double> off_diagonal_scaled(Csr<double> a, double factor) {
   return a;
 }
 
-// The GPU backend's setup (graph phases and eigenvalue estimates on the context's compute
-// stream) leaves every level's A it coarsened on the device; the preconditioner shares those
-// copies instead of uploading A again. A re-setup with other values refreshes them: the
-// application after it is the host cycle's on the new values.
+// The GPU backend's setup (graph phases, eigenvalue estimates and the products' reads of A on
+// the context's compute stream) leaves every level's A it coarsened on the device; the products
+// and the preconditioner share those copies instead of copying and uploading A again. A re-setup
+// with other values refreshes them: the application after it is the host cycle's on the new
+// values.
 TEST(DistDeviceAmgSolve, SharesTheSetupsCopiesOfAAndSeesReSetupValues) {
   const dist::Communicator comm;
   const std::uint64_t seed = dist::testing::shared_seed(comm);
@@ -368,14 +372,21 @@ TEST(DistDeviceAmgSolve, SharesTheSetupsCopiesOfAAndSeesReSetupValues) {
   const dist::RowPartition rows = testing::aligned_partition(comm, pb.a.rows, 1, true, seed);
   const dist::DistMatrix a = dist::testing::distribute(comm, pb.a, rows, rows);
   const dist::DistMatrix a2 = dist::testing::distribute(comm, off_diagonal_scaled(pb.a, 0.6), rows, rows);
+  const auto stats = std::make_shared<tessera::cuda::OffloadStats>();
+  const auto which = tessera::cuda::OffloadSpgemm::automatic;
   DistAmg m(comm, a, testing::owned_rows(pb.near_null, rows.begin(comm.rank()), rows.end(comm.rank())),
-            small_coarse(), dist::host_local_spgemm, gpu::device_graph_phases(ctx.compute()),
-            gpu::device_eigen_estimator(ctx));
+            small_coarse(),
+            {dist::device_local_spgemm(which, stats), gpu::device_graph_phases(ctx.compute()),
+             gpu::device_eigen_estimator(ctx), gpu::device_held_extended_a(ctx.compute(), which, stats)});
   const DistHierarchy& h = m.hierarchy();
   ASSERT_GE(h.levels.size(), 3u) << "the test wants a real hierarchy";
+  EXPECT_GT(comm.allreduce(std::int64_t(stats->products), dist::ReduceOp::sum), 0) << "no product on the GPUs";
   const auto expect_current_copies = [&](const char* when) {
-    for (std::size_t l = 0; l + 1 < h.levels.size(); ++l)
+    for (std::size_t l = 0; l + 1 < h.levels.size(); ++l) {
       EXPECT_TRUE(gpu::current_copy(h.levels[l].device_a, h.levels[l].a)) << "level " << l << " " << when;
+      const dist::ExtendedA read = h.levels[l].a_times_p_tent->shared_a_extended();
+      EXPECT_TRUE(read.held && !read.host) << "level " << l << ": the products copied A on the host";
+    }
   };
   expect_current_copies("after the setup");
   {

@@ -1,7 +1,11 @@
 // Re-setup and bad input of the distributed AMG, 1-4 ranks: a re-setup with scaled values
-// equals a fresh setup; a changed pattern, a non-positive diagonal, an indefinite operator and
-// a non-finite right-hand side are reported identically on every rank (no hang, no NaN).
+// equals a fresh setup; products that read A from the backend's hold build the hierarchy the
+// host copy of A builds, re-setup included; a changed pattern, a non-positive diagonal, an
+// indefinite operator and a non-finite right-hand side are reported identically on every rank
+// (no hang, no NaN).
 #include <functional>
+#include <memory>
+#include <vector>
 
 #include "amg/dist/dist_amg.hpp"
 #include "amg/dist/dist_hierarchy.hpp"
@@ -87,6 +91,79 @@ TEST(DistAmgResetup, ScaledValuesGiveTheFreshSetup) {
   const SolveResult s1 = dist_pcg(comm, second.a, b, x1, reused, {}), s2 = dist_pcg(comm, second.a, b, x2, fresh, {});
   EXPECT_TRUE(s1.converged()) << s1.message;
   EXPECT_LE(std::abs(s1.iterations - s2.iterations), 1);
+}
+
+/// A backend's hold on a level's A_ext, on the host: each product assembles A_ext from the
+/// level's matrix as it is now (as the GPU backend's hold reads the level's device copy, kept
+/// current by the re-setup) and counts itself.
+class CountingHeldA final : public dist::HeldExtendedA {
+ public:
+  explicit CountingHeldA(const dist::DistMatrix& a) : a_(a) {}
+  const dist::DistMatrix& source() const override { return a_; }
+  Csr<double> times(const Csr<double>& b) override {
+    ++times_calls;
+    return dist::host_local_spgemm(dist::extended_block(a_), b);
+  }
+  dist::ChainedProduct chain(const Csr<double>& l, const Csr<double>& b) override {
+    ++chain_calls;
+    const Csr<double> ab = dist::host_local_spgemm(dist::extended_block(a_), b);
+    return {dist::host_local_spgemm(l, ab), ab.nnz()};
+  }
+  int times_calls = 0, chain_calls = 0;
+
+ private:
+  const dist::DistMatrix& a_;
+};
+
+// The products read A from what the backend holds (DistSetupBackend::held_extended_a): no host
+// copy of A, one hold a level shared by A*P_tent and P^T A P, and the same hierarchy as the
+// host copy's, bit for bit, after the setup and after a re-setup with other values.
+TEST(DistAmgResetup, ProductsReadTheBackendsHoldOnA) {
+  const dist::Communicator comm;
+  const std::uint64_t seed = dist::testing::shared_seed(comm);
+  SCOPED_TRACE("seed " + std::to_string(seed));
+  const Problem pb = testing::make_problem("poisson3d:10");
+  AmgOptions o;
+  o.coarse_size = 40;
+  const Distributed first = distribute(comm, pb, pb.a, seed);
+  const Distributed second = distribute(comm, pb, scaled(pb.a, 0.75), seed);
+  std::vector<std::shared_ptr<CountingHeldA>> holds;
+  DistSetupBackend backend;
+  backend.held_extended_a = [&](const dist::DistMatrix& a, DeviceOperatorSlot&) {
+    holds.push_back(std::make_shared<CountingHeldA>(a));
+    return holds.back();
+  };
+  DistAmg held(comm, first.a, first.near_null, o, backend);
+  DistAmg copied(comm, first.a, first.near_null, o);
+  const auto expect_same = [&](const char* when) {
+    SCOPED_TRACE(when);
+    const DistHierarchy &h = held.hierarchy(), &c = copied.hierarchy();
+    ASSERT_EQ(h.levels.size(), c.levels.size());
+    ASSERT_GE(h.levels.size(), 3u) << "the test wants a real hierarchy";
+    ASSERT_EQ(holds.size(), h.levels.size() - 1) << "one hold a level with a transfer";
+    for (std::size_t l = 0; l < h.levels.size(); ++l) {
+      SCOPED_TRACE("level " + std::to_string(l));
+      EXPECT_EQ(h.levels[l].a.local.values, c.levels[l].a.local.values);
+      EXPECT_EQ(h.levels[l].a.nonlocal.values, c.levels[l].a.nonlocal.values);
+      EXPECT_EQ(h.levels[l].a.ghost_cols, c.levels[l].a.ghost_cols);
+      if (l + 1 == h.levels.size()) continue;
+      EXPECT_EQ(h.levels[l].p.local.values, c.levels[l].p.local.values);
+      EXPECT_EQ(h.levels[l].p.nonlocal.values, c.levels[l].p.nonlocal.values);
+      const dist::ExtendedA shared = h.levels[l].a_times_p_tent->shared_a_extended();
+      EXPECT_EQ(shared.host, nullptr) << "A was copied on the host";
+      EXPECT_EQ(shared.held, holds[l]);
+      EXPECT_EQ(&holds[l]->source(), &h.levels[l].a);
+    }
+  };
+  expect_same("setup");
+  for (const auto& hold : holds) {
+    EXPECT_EQ(hold->times_calls, 1) << "A*P_tent";
+    EXPECT_EQ(hold->chain_calls, 1) << "A*P inside P^T A P";
+  }
+  held.resetup(second.a);
+  copied.resetup(second.a);
+  expect_same("re-setup");
+  for (const auto& hold : holds) EXPECT_EQ(hold->times_calls + hold->chain_calls, 4) << "not run again";
 }
 
 TEST(DistAmgResetup, AnotherPatternIsRejectedOnEveryRank) {

@@ -1,0 +1,26 @@
+#pragma once
+// The GPU backend's DistHeldExtendedA (amg/dist/dist_setup_backend.hpp): a level's products
+// (A*P_tent, then A*P inside P^T A P) read A from the level's copy on the rank's GPU, the
+// DeviceOperatorSlot the strength phase fills. For each product, A_ext is assembled on the device
+// from the copy's two blocks (dist::gpu::extended_block, a copy kernel) and handed to the
+// offloaded product (cuda::offload_spgemm / offload_chain with a device A): A is neither copied
+// on the host nor uploaded for the products (docs/performance.md, twentieth session).
+// The right operands (P_tent's and P's extended rows, P^T) are still host-built and uploaded.
+#include <cuda_runtime_api.h>
+
+#include <memory>
+
+#include "amg/dist/dist_setup_backend.hpp"
+#include "local/cuda/offload_spgemm.hpp"
+
+namespace tessera::amg::gpu {
+
+/// Products on the device that is current at this call, on engine `which`, their times added
+/// to `stats` (A_ext's assembly counted as a conversion); the slot's copy is made on `stream` if
+/// the slot is empty, and refreshed there if stale (a re-setup), before each product. `stream`
+/// must outlive the hierarchy (the copies are freed there): the DeviceContext's compute stream,
+/// as for device_graph_phases.
+DistHeldExtendedA device_held_extended_a(cudaStream_t stream, cuda::OffloadSpgemm which,
+                                          std::shared_ptr<cuda::OffloadStats> stats = {});
+
+}  // namespace tessera::amg::gpu
