@@ -75,6 +75,7 @@ if(TESSERA_HAVE_CUDA)
     ${CMAKE_CURRENT_LIST_DIR}/cuda/dist_device_eigen_estimate.hpp
     ${CMAKE_CURRENT_LIST_DIR}/cuda/device_operator_slot.hpp
     ${CMAKE_CURRENT_LIST_DIR}/cuda/device_held_extended_a.hpp
+    ${CMAKE_CURRENT_LIST_DIR}/cuda/device_setup_backend.hpp
     ${CMAKE_CURRENT_LIST_DIR}/cuda/dist_device_amg.hpp
     ${CMAKE_CURRENT_LIST_DIR}/cuda/replicated_levels.hpp
     ${CMAKE_CURRENT_LIST_DIR}/cuda/timed_operator.hpp
@@ -91,6 +92,7 @@ if(TESSERA_HAVE_CUDA)
     ${CMAKE_CURRENT_LIST_DIR}/cuda/dist_device_eigen_estimate.cpp
     ${CMAKE_CURRENT_LIST_DIR}/cuda/device_operator_slot.cpp
     ${CMAKE_CURRENT_LIST_DIR}/cuda/device_held_extended_a.cpp
+    ${CMAKE_CURRENT_LIST_DIR}/cuda/device_setup_backend.cpp
     ${CMAKE_CURRENT_LIST_DIR}/cuda/dist_device_amg.cpp
     ${CMAKE_CURRENT_LIST_DIR}/cuda/replicated_levels.cpp
     ${CMAKE_CURRENT_LIST_DIR}/cuda/timed_operator.cpp

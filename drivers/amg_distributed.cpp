@@ -26,9 +26,7 @@
 
 #if TESSERA_HAVE_CUDA
 #include "amg/cuda/dist_device_amg.hpp"
-#include "amg/cuda/dist_device_eigen_estimate.hpp"
-#include "amg/cuda/dist_device_graph_phases.hpp"
-#include "amg/cuda/device_held_extended_a.hpp"
+#include "amg/cuda/device_setup_backend.hpp"
 #include "dist/cuda/device_context.hpp"
 #include "dist/cuda/device_dist_matrix.hpp"
 #include "local/cuda/device_buffer.hpp"
@@ -451,22 +449,16 @@ bool graph_phases_on_gpus(const DistributedAmgOptions& o) {
 /// products' host copies of A, as before the copies were shared.)
 amg::DistSetupBackend setup_backend(Devices& devices, const DistributedAmgOptions& o, dist::LocalSpgemm products,
                                     bool graph_on_gpus, std::shared_ptr<cuda::OffloadStats> stats) {
-  amg::DistSetupBackend backend;
-  backend.products = std::move(products);
-  if (o.backend != Backend::gpu) return backend;
 #if TESSERA_HAVE_CUDA
-  if (graph_on_gpus) {
-    const cudaStream_t stream = devices.ctx->compute();
-    backend.graph_phases = amg::gpu::device_graph_phases(stream);
-    backend.eigen_estimator = amg::gpu::device_eigen_estimator(*devices.ctx);
-    backend.held_extended_a = amg::gpu::device_held_extended_a(stream, cuda::parse_offload_spgemm(o.spgemm), stats);
-  }
+  if (graph_on_gpus) return amg::gpu::device_setup_backend(*devices.ctx, cuda::parse_offload_spgemm(o.spgemm), stats);
 #else
   (void)devices;
-  (void)graph_on_gpus;
+  (void)o;
   (void)stats;
-  throw InputError("--backend gpu: this build has no CUDA backend");
+  TESSERA_REQUIRE_INPUT(!graph_on_gpus, "--backend gpu: this build has no CUDA backend");
 #endif
+  amg::DistSetupBackend backend;  // the host's steps, with `products` where they run
+  backend.products = std::move(products);
   return backend;
 }
 

@@ -1,7 +1,8 @@
 #pragma once
 // Where the replaceable steps of the distributed setup run (DistHierarchy, DistAmg). Each field
-// defaults to the host; the GPU backend's versions (amg/cuda/) run on the ranks' GPUs. Every
-// combination builds the same hierarchy (the gpu tests compare them with the host's).
+// defaults to the host; the GPU backend's versions (amg/cuda/) run on the ranks' GPUs, all of
+// them together from amg::gpu::device_setup_backend. Every combination builds the same hierarchy
+// (the gpu tests compare them with the host's).
 //   products         the rank-local SpGEMMs of A*P_tent and P^T A P (dist::device_local_spgemm),
 //                    unless A is held (below): then the holder multiplies, on its own engine,
 //                    which should be the same one

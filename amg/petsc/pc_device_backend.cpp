@@ -4,11 +4,8 @@
 #include "local/core/error.hpp"
 
 #if TESSERA_HAVE_CUDA
+#include "amg/cuda/device_setup_backend.hpp"
 #include "amg/cuda/dist_device_amg.hpp"
-#include "amg/cuda/dist_device_eigen_estimate.hpp"
-#include "amg/cuda/dist_device_graph_phases.hpp"
-#include "amg/cuda/device_held_extended_a.hpp"
-#include "dist/backend_choice.hpp"
 #include "dist/collective_call.hpp"
 #include "dist/cuda/device_context.hpp"
 #include "local/cuda/check.hpp"
@@ -29,13 +26,7 @@ struct PcDeviceBackend::Impl {
 };
 
 amg::DistSetupBackend PcDeviceBackend::setup_backend(const std::string& spgemm) {
-  dist::gpu::DeviceContext& ctx = impl_->context;
-  amg::DistSetupBackend backend;
-  backend.products = dist::local_spgemm_for(ctx.comm(), Backend::gpu, spgemm);
-  backend.graph_phases = amg::gpu::device_graph_phases(ctx.compute());
-  backend.eigen_estimator = amg::gpu::device_eigen_estimator(ctx);
-  backend.held_extended_a = amg::gpu::device_held_extended_a(ctx.compute(), cuda::parse_offload_spgemm(spgemm));
-  return backend;
+  return amg::gpu::device_setup_backend(impl_->context, cuda::parse_offload_spgemm(spgemm));
 }
 
 PcDeviceBackend::PcDeviceBackend(const dist::Communicator& comm) : impl_(std::make_unique<Impl>(comm)) {}

@@ -24,10 +24,9 @@ namespace tessera::petsc {
 
 class PcDeviceBackend {
  public:
-  /// Collective (the products' device choice). The setup on the ranks' GPUs: products on the
-  /// SpGEMM named `spgemm` (dist::local_spgemm_for), graph phases, eigenvalue estimates, and the
-  /// products' reads of A from the levels' device copies (amg/dist/dist_setup_backend.hpp), all on
-  /// this backend's context and compute stream. The copies of A they leave in the hierarchy's
+  /// The setup on the ranks' GPUs (amg::gpu::device_setup_backend): products on the SpGEMM
+  /// named `spgemm`, graph phases, eigenvalue estimates, and the products' reads of A from the
+  /// levels' device copies, all on this backend's context and compute stream. The copies of A they leave in the hierarchy's
   /// levels (shared with the uploaded cycle) are freed there, so a DistAmg set up with them must
   /// be destroyed before this backend, and must not be set up again after it is gone.
   amg::DistSetupBackend setup_backend(const std::string& spgemm);

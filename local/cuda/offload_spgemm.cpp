@@ -179,9 +179,7 @@ OffloadStats& OffloadStats::operator+=(const OffloadStats& o) {
 Csr<double> offload_spgemm(const Csr<double>& a, const Csr<double>& b, OffloadSpgemm which, OffloadStats& stats) {
   require_conformal(a.rows, a.cols, b.rows, b.cols, "SpGEMM");
   if (trivially_empty(a, b)) return Csr<double>::empty(a.rows, b.cols);
-  DeviceOperand da;
-  upload_operand(a, stats, da);
-  return multiply_operands(da, b, which, stats);
+  return offload_spgemm(timed(stats.upload, [&] { return upload(a); }), b, which, stats);
 }
 
 Csr<double> offload_spgemm(DeviceCsr<double>&& a, const Csr<double>& b, OffloadSpgemm which, OffloadStats& stats) {
@@ -197,9 +195,7 @@ Csr<double> offload_chain(const Csr<double>& l, const Csr<double>& a, const Csr<
   require_chain(l, a.rows, a.cols, b);
   if (inner_entries) *inner_entries = 0;
   if (trivially_empty(a, b)) return Csr<double>::empty(l.rows, b.cols);
-  DeviceOperand da;
-  upload_operand(a, stats, da);
-  return chain_operands(l, da, b, which, stats, inner_entries);
+  return offload_chain(l, timed(stats.upload, [&] { return upload(a); }), b, which, stats, inner_entries);
 }
 
 Csr<double> offload_chain(const Csr<double>& l, DeviceCsr<double>&& a, const Csr<double>& b, OffloadSpgemm which,

@@ -29,15 +29,12 @@
 #include <string>
 
 #include "amg/cuda/device_operator_slot.hpp"
-#include "amg/cuda/device_held_extended_a.hpp"
+#include "amg/cuda/device_setup_backend.hpp"
 #include "amg/cuda/dist_device_amg.hpp"
-#include "amg/cuda/dist_device_eigen_estimate.hpp"
-#include "amg/cuda/dist_device_graph_phases.hpp"
 #include "amg/dist/dist_amg.hpp"
 #include "amg/dist/dist_hierarchy.hpp"
 #include "dist/cuda/device_context.hpp"
 #include "dist/cuda/device_dist_matrix.hpp"
-#include "dist/cuda/device_local_spgemm.hpp"
 #include "dist/cuda/device_spmv.hpp"
 #include "dist/dist_matrix.hpp"
 #include "dist/spmv.hpp"
@@ -375,9 +372,7 @@ TEST(DistDeviceAmgSolve, SharesTheSetupsCopiesOfAAndSeesReSetupValues) {
   const auto stats = std::make_shared<tessera::cuda::OffloadStats>();
   const auto which = tessera::cuda::OffloadSpgemm::automatic;
   DistAmg m(comm, a, testing::owned_rows(pb.near_null, rows.begin(comm.rank()), rows.end(comm.rank())),
-            small_coarse(),
-            {dist::device_local_spgemm(which, stats), gpu::device_graph_phases(ctx.compute()),
-             gpu::device_eigen_estimator(ctx), gpu::device_held_extended_a(ctx.compute(), which, stats)});
+            small_coarse(), gpu::device_setup_backend(ctx, which, stats));
   const DistHierarchy& h = m.hierarchy();
   ASSERT_GE(h.levels.size(), 3u) << "the test wants a real hierarchy";
   EXPECT_GT(comm.allreduce(std::int64_t(stats->products), dist::ReduceOp::sum), 0) << "no product on the GPUs";

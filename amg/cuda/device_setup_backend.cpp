@@ -1,0 +1,24 @@
+// Host code only: the GPU versions of the distributed setup's steps, bound to one context.
+#include "amg/cuda/device_setup_backend.hpp"
+
+#include "amg/cuda/device_held_extended_a.hpp"
+#include "amg/cuda/dist_device_eigen_estimate.hpp"
+#include "amg/cuda/dist_device_graph_phases.hpp"
+#include "dist/cuda/device_local_spgemm.hpp"
+#include "local/cuda/check.hpp"
+
+namespace tessera::amg::gpu {
+
+DistSetupBackend device_setup_backend(dist::gpu::DeviceContext& ctx, cuda::OffloadSpgemm which,
+                                      std::shared_ptr<cuda::OffloadStats> stats) {
+  if (!stats) stats = std::make_shared<cuda::OffloadStats>();
+  TESSERA_CUDA_CHECK(cudaSetDevice(ctx.device()));  // the products and the hold keep the current device
+  DistSetupBackend backend;
+  backend.products = dist::device_local_spgemm(which, stats);
+  backend.graph_phases = device_graph_phases(ctx.compute());
+  backend.eigen_estimator = device_eigen_estimator(ctx);
+  backend.held_extended_a = device_held_extended_a(ctx.compute(), which, stats);
+  return backend;
+}
+
+}  // namespace tessera::amg::gpu

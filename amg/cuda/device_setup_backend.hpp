@@ -1,0 +1,21 @@
+#pragma once
+// The GPU backend's DistSetupBackend (amg/dist/dist_setup_backend.hpp): every replaceable step
+// of the distributed setup on the ranks' GPUs, as the driver and the PETSc plugin run it.
+#include <memory>
+
+#include "amg/dist/dist_setup_backend.hpp"
+#include "dist/cuda/device_context.hpp"
+#include "local/cuda/offload_spgemm.hpp"
+
+namespace tessera::amg::gpu {
+
+/// On `ctx`'s device and compute stream: the products (dist::device_local_spgemm) on engine
+/// `which`, their times added to `stats`; the graph phases (device_graph_phases), which leave each
+/// level's A on the device; the eigenvalue estimates (device_eigen_estimator) and the products'
+/// reads of A (device_held_extended_a, on the same engine) from that copy. `ctx` must outlive
+/// every hierarchy set up with it: the copies are freed on its stream, and a re-setup runs
+/// these steps again.
+DistSetupBackend device_setup_backend(dist::gpu::DeviceContext& ctx, cuda::OffloadSpgemm which,
+                                      std::shared_ptr<cuda::OffloadStats> stats = {});
+
+}  // namespace tessera::amg::gpu
