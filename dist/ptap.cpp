@@ -8,6 +8,7 @@
 
 #include "dist/collective_call.hpp"
 #include "dist/communicator.hpp"
+#include "dist/summed_rows.hpp"
 #include "local/core/error.hpp"
 #include "local/core/host_ranges.hpp"
 #include "local/core/step_trace.hpp"
@@ -15,21 +16,6 @@
 #include "local/reference/kernels.hpp"
 
 namespace tessera::dist {
-
-namespace {
-
-struct Contribution {
-  std::int64_t col;    // global column of C
-  std::int64_t index;  // position in the contribution list (own partial entries first)
-};
-
-// Contributions bucketed by owned row of C (rows of length row_ptr[r+1]-row_ptr[r]).
-struct RowBuckets {
-  std::vector<std::int64_t> row_ptr;
-  std::vector<Contribution> items;
-};
-
-}  // namespace
 
 DistPtap::DistPtap(const Communicator& comm, const DistMatrix& a, const DistMatrix& p, LocalSpgemm local,
                    ExtendedA a_extended)
@@ -43,6 +29,10 @@ DistPtap::DistPtap(const Communicator& comm, const DistMatrix& a, const DistMatr
   const std::vector<std::int64_t>& global_col = ap_.compact_to_global();  // T's columns -> C's
   step.emplace("ptap.return_pattern");
   const std::int64_t n_own = p.local.cols;
+  // T's rows are read as sorted and in range below, and sent: a broken local product is an
+  // InputError on every rank before any exchange, never garbage.
+  const std::string broken = compact_block_error(t, global_col, n_own + p.nonlocal.cols, p.global_cols());
+  throw_if_any_rank_failed(comm, broken.empty() ? "" : detail::concat("ptap: rank ", comm.rank(), ": P^T (AP): ", broken));
   owned_partial_ = t.row_ptr[n_own];
 
   // Symbolic return of the ghost rows of T: lengths, then global columns.
@@ -58,71 +48,15 @@ DistPtap::DistPtap(const Communicator& comm, const DistMatrix& a, const DistMatr
   std::vector<std::int64_t> recv_cols(static_cast<std::size_t>(return_entries_.recv_count()));
   exchange(comm, return_entries_, sizeof(std::int64_t), send_cols.data(), recv_cols.data());
 
-  // Bucket every contribution by its owned row of C: own partial rows, then received rows
-  // (item i of the reversed halo is a partial of owned row p.halo.send_local[i]).
-  step.emplace("ptap.bucket");
-  RowBuckets buckets;
-  buckets.row_ptr.assign(static_cast<std::size_t>(n_own) + 1, 0);
-  for (std::int64_t r = 0; r < n_own; ++r) buckets.row_ptr[r + 1] = t.row_length(r);
-  for (std::size_t i = 0; i < recv_lengths.size(); ++i) buckets.row_ptr[p.halo.send_local[i] + 1] += recv_lengths[i];
-  for (std::int64_t r = 0; r < n_own; ++r) buckets.row_ptr[r + 1] += buckets.row_ptr[r];
-  buckets.items.resize(static_cast<std::size_t>(buckets.row_ptr.back()));
-  // Own partial rows first (in parallel: row r's fill its bucket's start), then received ones.
-  std::vector<std::int64_t> at(static_cast<std::size_t>(n_own));
-  host::for_ranges(n_own, [&](std::int64_t begin, std::int64_t end) {
-    for (std::int64_t r = begin; r < end; ++r) {
-      at[r] = buckets.row_ptr[r];
-      for (std::int64_t k = t.row_ptr[r]; k < t.row_ptr[r + 1]; ++k)
-        buckets.items[at[r]++] = Contribution{global_col[t.col_idx[k]], k};
-    }
-  });
-  for (std::size_t i = 0, e = 0; i < recv_lengths.size(); ++i)
-    for (std::int64_t j = 0; j < recv_lengths[i]; ++j, ++e)
-      buckets.items[at[p.halo.send_local[i]]++] =
-          Contribution{recv_cols[e], owned_partial_ + static_cast<std::int64_t>(e)};
-
+  // C's pattern and each contribution's entry (most rows are T's own rows as they are).
   step.emplace("ptap.pattern");
-  // C's pattern: the sorted union of each row's contributions; target_ maps them to entries.
-  const int me = comm.rank();
-  RowBlock rows;
-  rows.global_rows = rows.global_cols = p.global_cols();
-  rows.row_begin = p.col_partition.begin(me);
-  rows.row_end = p.col_partition.end(me);
-  rows.row_ptr.assign(static_cast<std::size_t>(n_own) + 1, 0);
-  target_.assign(buckets.items.size(), 0);
-  const auto before = [](const Contribution& x, const Contribution& y) {
-    return x.col != y.col ? x.col < y.col : x.index < y.index;
-  };
-  // Two passes over ranges of rows: sort each row's contributions and count its distinct
-  // columns; then, from the row offsets, write the columns and each contribution's entry.
-  const host::RangeSplit row_ranges(n_own);
-  row_ranges.run([&](int, std::int64_t begin, std::int64_t end) {
-    for (std::int64_t r = begin; r < end; ++r) {
-      const auto first = buckets.items.begin() + buckets.row_ptr[r], last = buckets.items.begin() + buckets.row_ptr[r + 1];
-      // Most rows hold one sorted partial row (interior rows, no ghost columns): nothing to sort.
-      if (!std::is_sorted(first, last, before)) std::sort(first, last, before);
-      std::int64_t distinct = 0;
-      for (auto it = first; it != last; ++it) distinct += it == first || it->col != (it - 1)->col;
-      rows.row_ptr[r + 1] = distinct;
-    }
-  });
-  for (std::int64_t r = 0; r < n_own; ++r) rows.row_ptr[r + 1] += rows.row_ptr[r];
-  rows.col.resize(static_cast<std::size_t>(rows.row_ptr.back()));
-  row_ranges.run([&](int, std::int64_t begin, std::int64_t end) {
-    for (std::int64_t r = begin; r < end; ++r) {
-      const auto first = buckets.items.begin() + buckets.row_ptr[r], last = buckets.items.begin() + buckets.row_ptr[r + 1];
-      std::int64_t entry = rows.row_ptr[r] - 1;
-      for (auto it = first; it != last; ++it) {
-        if (it == first || it->col != (it - 1)->col) rows.col[++entry] = it->col;
-        target_[it->index] = entry;
-      }
-    }
-  });
-  entries_ = rows.nnz();
+  SummedPattern pattern = summed_pattern(comm, t, global_col, ReceivedRows{p.halo.send_local, recv_lengths, recv_cols},
+                                         p.col_partition);
+  c_ = std::move(pattern.sum);
+  target_ = std::move(pattern.target);
+  entries_ = c_.nnz();
   step.emplace("ptap.sum");
-  rows.values = sum_contributions(t, received_contributions(comm, t));
-  step.emplace("ptap.assemble");
-  c_ = assemble(comm, rows, p.col_partition, p.col_partition);
+  set_values_in_row_order(c_, sum_contributions(t, received_contributions(comm, t)));
   step.reset();
 
   stats_ = ap_.stats();

@@ -9,7 +9,8 @@
 //      columns are partial rows of C owned elsewhere: they go back to their owners over P's
 //      halo plan run in reverse.
 //   3. Each owner sums its own partial rows and the received ones into C (rows and columns
-//      partitioned like P's columns).
+//      partitioned like P's columns). C's pattern comes from T's rows directly
+//      (dist/summed_rows.hpp): the rows that receive nothing, all of them on one rank, are T's.
 // The symbolic phase fixes every pattern and the summation map; recompute() re-sends values
 // only and sums in the same order, so a refresh with the same values is bitwise identical.
 #include <cstdint>

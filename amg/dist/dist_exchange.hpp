@@ -2,6 +2,7 @@
 // The three communication shapes of the distributed AMG setup, on plain-old-data items:
 //   halo_values  one value per owned row travels to the ranks that hold it as a ghost column
 //                (the operator's own HaloPlan; used for node ids, diagonal norms, MIS states);
+//                halo_exchange takes the values already packed for the rows sent only;
 //   route        items addressed to arbitrary ranks (aggregate members to the aggregate's
 //                owner and Q rows back): one all-to-all of counts, one of items;
 //   allgatherv   every rank's block on every rank (the small coarsest operator and its rhs).
@@ -17,15 +18,24 @@
 
 namespace tessera::amg {
 
-/// ghosts[g] = owned value of ghost column a.ghost_cols[g] on its owner. Collective.
+/// The halo exchange of values already packed in send order (send[i]: the value of owned row
+/// a.halo.send_local[i]): ghosts[g] for ghost column a.ghost_cols[g]. Collective.
 template <class T>
-std::vector<T> halo_values(const dist::Communicator& comm, const dist::DistMatrix& a, const std::vector<T>& owned) {
+std::vector<T> halo_exchange(const dist::Communicator& comm, const dist::DistMatrix& a, const std::vector<T>& send) {
   static_assert(std::is_trivially_copyable_v<T>);
-  std::vector<T> send(a.halo.send_local.size());
-  for (std::size_t i = 0; i < send.size(); ++i) send[i] = owned[static_cast<std::size_t>(a.halo.send_local[i])];
+  TESSERA_ASSERT(send.size() == a.halo.send_local.size(), "halo exchange: ", send.size(), " values for ",
+                 a.halo.send_local.size(), " sent rows");
   std::vector<T> ghosts(static_cast<std::size_t>(a.halo.num_ghosts()));
   dist::exchange(comm, a.halo.pattern, sizeof(T), send.data(), ghosts.data());
   return ghosts;
+}
+
+/// ghosts[g] = owned value of ghost column a.ghost_cols[g] on its owner. Collective.
+template <class T>
+std::vector<T> halo_values(const dist::Communicator& comm, const dist::DistMatrix& a, const std::vector<T>& owned) {
+  std::vector<T> send(a.halo.send_local.size());
+  for (std::size_t i = 0; i < send.size(); ++i) send[i] = owned[static_cast<std::size_t>(a.halo.send_local[i])];
+  return halo_exchange(comm, a, send);
 }
 
 /// Sends by_rank[q] to rank q; returns what every rank sent here, in rank order. Collective.

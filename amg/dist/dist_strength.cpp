@@ -94,22 +94,19 @@ bool has_ghost_columns(const dist::DistMatrix& a, const DistNodes& nodes, std::i
   return a.nonlocal.row_ptr[nodes.ptr[n + 1]] > a.nonlocal.row_ptr[nodes.ptr[n]];
 }
 
-/// The same for the nodes the cross-rank edges read only: those with a dof some rank holds as a
-/// ghost (sent over A's halo) and those with a ghost column themselves. The other entries stay
-/// {0, 0}, unread; on a 3D grid this skips all but a surface of the local block. Nodes in
-/// parallel ranges, each writing its own dofs.
-std::vector<NodeNorm> boundary_node_norms(const dist::DistMatrix& a, const DistNodes& nodes) {
-  std::vector<NodeNorm> owned(static_cast<std::size_t>(a.owned_rows()), NodeNorm{0, 0.0});
-  std::vector<char> sent(owned.size(), 0);
-  for (std::int64_t dof : a.halo.send_local) sent[static_cast<std::size_t>(dof)] = 1;
-  host::for_ranges(nodes.count(), [&](std::int64_t begin, std::int64_t end) {
-    for (std::int64_t n = begin; n < end; ++n) {
-      bool needed = has_ghost_columns(a, nodes, n);
-      for (std::int64_t i = nodes.ptr[n]; !needed && i < nodes.ptr[n + 1]; ++i) needed = sent[i] != 0;
-      if (needed) set_node_norm(a, nodes, n, owned);
+/// The {node, ||A_II||} pair of each dof A's halo sends (the owned dof's node, whose norm
+/// set_node_norm would attach), in send order: what halo_values would send from a table over
+/// every dof, computed for the sent dofs only (a surface of a 3D grid).
+std::vector<NodeNorm> sent_node_norms(const dist::DistMatrix& a, const DistNodes& nodes) {
+  const std::vector<std::int64_t>& sent = a.halo.send_local;
+  std::vector<NodeNorm> out(sent.size());
+  host::for_ranges(static_cast<std::int64_t>(sent.size()), [&](std::int64_t begin, std::int64_t end) {
+    for (std::int64_t i = begin; i < end; ++i) {
+      const std::int64_t n = std::upper_bound(nodes.ptr.begin(), nodes.ptr.end(), sent[i]) - nodes.ptr.begin() - 1;
+      out[i] = {nodes.first + n, own_block_norm(a.local, nodes, n)};
     }
   });
-  return owned;
+  return out;
 }
 
 /// A strong edge between an owned node (`row`, this rank's index) and a global node.
@@ -228,8 +225,7 @@ CrossRankEdges cross_rank_strength(const dist::Communicator& comm, const dist::D
                 ? ""
                 : tessera::detail::concat("AMG strength: rank ", comm.rank(), "'s nodes cover ", nodes.ptr.back(),
                                           " dofs, it owns ", a.owned_rows(), " rows"));
-  const std::vector<NodeNorm> owned = boundary_node_norms(a, nodes);
-  const std::vector<NodeNorm> ghost = halo_values(comm, a, owned);  // the one halo exchange
+  const std::vector<NodeNorm> ghost = halo_exchange(comm, a, sent_node_norms(a, nodes));  // the one exchange
   // This rank's direction: node n's blocks with ghost nodes, all in the non-local block, whose
   // rows are in ghost (= global) column order. Only nodes with ghost columns have any: ranges
   // of nodes list theirs, joined in node order.
@@ -245,7 +241,7 @@ CrossRankEdges cross_rank_strength(const dist::Communicator& comm, const dist::D
           const NodeNorm& c = ghost[static_cast<std::size_t>(nl.col_idx[p])];
           entries.push_back({c.node, nl.values[p] * nl.values[p], c.diagonal_norm});
         }
-      const double own_norm = owned[static_cast<std::size_t>(nodes.ptr[n])].diagonal_norm;
+      const double own_norm = own_block_norm(a.local, nodes, n);
       for (const BlockNorm& b : sum_per_node(std::move(entries))) {
         const double strength = strong_value(b.sum_sq, own_norm, b.diagonal_norm, theta);
         if (strength != 0) mine_in[range].push_back({n, b.node, strength});
@@ -264,15 +260,17 @@ CrossRankEdges cross_rank_strength(const dist::Communicator& comm, const dist::D
   std::sort(theirs.begin(), theirs.end());
   const std::vector<NodeEdge> both = union_max(mine, theirs);
 
-  // Rows over every owned node: node n's edges start after those of the rows before it (a
-  // search in the sorted list, so the many empty rows cost no pass of their own).
+  // Rows over every owned node: node n's edges start after those of the rows before it. Each
+  // range searches the sorted list once, for its first node, then walks it with its nodes.
   CrossRankEdges out;
   out.ptr.resize(static_cast<std::size_t>(nodes.count()) + 1);
   host::for_ranges(nodes.count() + 1, [&](std::int64_t begin, std::int64_t end) {
-    for (std::int64_t n = begin; n < end; ++n)
-      out.ptr[n] = std::lower_bound(both.begin(), both.end(), n, [](const NodeEdge& e, std::int64_t row) {
-                     return e.row < row;
-                   }) - both.begin();
+    auto edge = std::lower_bound(both.begin(), both.end(), begin,
+                                 [](const NodeEdge& e, std::int64_t row) { return e.row < row; });
+    for (std::int64_t n = begin; n < end; ++n) {
+      while (edge != both.end() && edge->row < n) ++edge;
+      out.ptr[n] = edge - both.begin();
+    }
   });
   out.node.reserve(both.size());
   out.strength.reserve(both.size());

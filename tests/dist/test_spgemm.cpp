@@ -9,6 +9,7 @@
 #include "dist/spgemm.hpp"
 #include "dist/transpose.hpp"
 #include "dist_test_util.hpp"
+#include "support/host_threads_scope.hpp"
 #include "local/core/error.hpp"
 #include "local/gen/generators.hpp"
 
@@ -271,6 +272,48 @@ TEST(DistSpgemm, PatternChangeOnOneRankThrowsOnEveryRank) {
   expect_error_on_every_rank("ptap recompute: rank ", [&] { ptap.recompute(comm, de, de); });
 }
 
+// A local outer product P^T (AP) that comes back broken on one rank (a column outside the
+// compact columns, or a row out of order) is an InputError on every rank before C's pattern
+// reads it or any of its rows is sent, and names the rank.
+TEST(DistPtap, BrokenOuterProductOnOneRankThrowsOnEveryRank) {
+  const Communicator comm;
+  const std::uint64_t seed = testing::shared_seed(comm);
+  SCOPED_TRACE("seed " + std::to_string(seed));
+  const std::int64_t n = 8 * comm.size() + 5;
+  const Csr<double> a = random_csr(RandomSpec{n, n, 0.3, 0.1, 0, false}, seed);
+  const RowPartition p = RowPartition::balanced_rows(n, comm.size());
+  const DistMatrix da = testing::distribute(comm, a, p, p);
+  const int victim = comm.size() - 1;
+  // The chain's second call (the constructor's outer product) on the victim, broken by `harm`.
+  const auto breaking = [&comm, victim](std::function<void(Csr<double>&)> harm) -> LocalSpgemm {
+    auto calls = std::make_shared<int>(0);
+    return [&comm, victim, calls, harm](const Csr<double>& l, const Csr<double>& r) {
+      Csr<double> c = host_local_spgemm(l, r);
+      if (comm.rank() == victim && (*calls)++ == 1) harm(c);
+      return c;
+    };
+  };
+  const auto expect_refused = [&](const LocalSpgemm& local, const std::string& why) {
+    const std::string text = testing::input_error_on_every_rank(comm, [&] { DistPtap(comm, da, da, local); });
+    EXPECT_NE(text.find("ptap: rank " + std::to_string(victim) + ": P^T (AP): "), std::string::npos) << text;
+    EXPECT_NE(text.find(why), std::string::npos) << text;
+  };
+  expect_refused(breaking([](Csr<double>& c) {
+                   ASSERT_GT(c.nnz(), 0);
+                   c.col_idx.back() = static_cast<std::int32_t>(c.cols);
+                 }),
+                 "has compact column");
+  expect_refused(breaking([](Csr<double>& c) {
+                   for (std::int64_t r = 0; r < c.rows; ++r)
+                     if (c.row_length(r) > 1) {
+                       std::swap(c.col_idx[c.row_ptr[r]], c.col_idx[c.row_ptr[r] + 1]);
+                       return;
+                     }
+                   FAIL() << "no row of two entries to disorder";
+                 }),
+                 "not strictly increasing");
+}
+
 TEST(DistTranspose, MatchesReferenceExactly) {
   const Communicator comm;
   const std::uint64_t seed = testing::shared_seed(comm);
@@ -359,6 +402,25 @@ void expect_local_transpose(const Communicator& comm, const DistPtap& galerkin, 
   EXPECT_EQ(shared.ghost_cols, fresh.ghost_cols);
 }
 
+void expect_same_blocks(const DistMatrix& got, const DistMatrix& want, const char* what) {
+  EXPECT_EQ(got.local, want.local) << what;
+  EXPECT_EQ(got.nonlocal, want.nonlocal) << what;
+  EXPECT_EQ(got.ghost_cols, want.ghost_cols) << what;
+  EXPECT_EQ(got.halo.send_local, want.halo.send_local) << what;
+}
+
+// C is built from T's rows and the received partial rows directly (dist/summed_rows.hpp):
+// block for block what assemble() makes of C's rows, and on several host threads with short
+// ranges (rows that receive and rows that do not in one range) what one thread makes.
+void expect_direct_assembly(const Communicator& comm, const DistMatrix& da, const DistMatrix& dp,
+                            const DistPtap& galerkin) {
+  const DistMatrix& c = galerkin.result();
+  expect_same_blocks(c, assemble(comm, owned_row_block(c), c.row_partition, c.col_partition), "assemble()");
+  const DistPtap threaded = tessera::testing::with_host_threads(3, [&] { return DistPtap(comm, da, dp); }, 2);
+  expect_same_blocks(threaded.result(), c, "3 host threads");
+  EXPECT_EQ(threaded.contribution_targets(), galerkin.contribution_targets());
+}
+
 // A (n x n, on `rows`) and a rectangular P (n x nc, rows on `rows`, columns on `coarse`).
 void check_ptap(const Communicator& comm, const Csr<double>& a, const Csr<double>& p, const RowPartition& rows,
                 const RowPartition& coarse, std::uint64_t seed) {
@@ -368,6 +430,7 @@ void check_ptap(const Communicator& comm, const Csr<double>& a, const Csr<double
   EXPECT_EQ(galerkin.result().row_partition, coarse);
   EXPECT_EQ(galerkin.result().col_partition, coarse);
   expect_ptap_matches(comm, galerkin.result(), a, p);
+  expect_direct_assembly(comm, da, dp, galerkin);
 
   const Csr<double> a2 = new_values(a, seed), p2 = new_values(p, seed + 1);
   const DistMatrix da2 = testing::distribute(comm, a2, rows, rows);
