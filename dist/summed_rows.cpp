@@ -35,7 +35,10 @@ MergedRows merged_rows(const Csr<double>& own, std::int64_t rows, const std::vec
   for (std::size_t i = 0; i < received.row.size(); ++i) {
     const std::int64_t r = received.row[i];
     TESSERA_ASSERT(r >= 0 && r < rows, "summed rows: a partial row for row ", r, " of ", rows);
-    if (received.lengths[i] > 0 && m.of_row[r] < 0) m.of_row[r] = 0, receiving.push_back(r);
+    if (received.lengths[i] > 0 && m.of_row[r] < 0) {
+      m.of_row[r] = 0;  // seen; numbered below, in row order
+      receiving.push_back(r);
+    }
   }
   std::sort(receiving.begin(), receiving.end());
   for (std::size_t j = 0; j < receiving.size(); ++j) {
