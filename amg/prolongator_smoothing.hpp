@@ -43,8 +43,8 @@ std::int64_t write_smoothed_row(const Col* tent_col, const double* tent_val, std
 /// write_smoothed_row, appended to (cols, values).
 template <class Col, class ApCol = const Col*>
 void append_smoothed_row(const Col* tent_col, const double* tent_val, std::int64_t tent_n, ApCol ap_col,
-                         const double* ap_val, std::int64_t ap_n, double scale, std::vector<Col>& cols,
-                         std::vector<double>& values) {
+                         const double* ap_val, std::int64_t ap_n, double scale, HostArray<Col>& cols,
+                         HostArray<double>& values) {
   const std::size_t at = cols.size(), room = static_cast<std::size_t>(tent_n + ap_n);
   cols.resize(at + room);
   values.resize(at + room);

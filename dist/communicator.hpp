@@ -46,8 +46,8 @@ class Communicator {
     return recv;
   }
   /// Concatenation of every rank's block at `root` (empty elsewhere).
-  template <class T>
-  std::vector<T> gatherv(const std::vector<T>& mine, int root) const {
+  template <class T, class Allocator>
+  std::vector<T> gatherv(const std::vector<T, Allocator>& mine, int root) const {
     std::vector<std::int64_t> counts = allgather(static_cast<std::int64_t>(mine.size()));
     std::int64_t total = 0;
     for (std::int64_t c : counts) total += c;

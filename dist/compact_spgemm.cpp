@@ -26,7 +26,7 @@ class CompactColumns {
       : begin_(b.col_begin()),
         end_(b.col_begin() + b.local.cols),
         of_owned_(static_cast<std::size_t>(b.local.cols), -1) {
-    for (std::int32_t c : b.local.col_idx) of_owned_[c] = 0;
+    mark_used_owned_columns(b.local);
     // Outside columns: B's ghosts that an entry uses, and received columns outside the range.
     std::vector<char> ghost_used(b.ghost_cols.size(), 0);
     for (std::int32_t g : b.nonlocal.col_idx) ghost_used[g] = 1;
@@ -63,6 +63,24 @@ class CompactColumns {
   std::int32_t owned(std::int32_t local_col) const { return of_owned_[local_col]; }
 
  private:
+  /// of_owned_[c] = 0 for each column c an entry of `local` uses. Ranges of entries mark their
+  /// own flags in parallel (one pass over all of B's entries), then ranges of columns merge them.
+  /// A range gets at least as many entries as there are columns, so the flags take no more
+  /// bytes than B has entries.
+  void mark_used_owned_columns(const Csr<double>& local) {
+    const host::RangeSplit entries(local.nnz(), std::max(local.cols, host::min_range_items()));
+    std::vector<std::vector<char>> used(static_cast<std::size_t>(entries.count()));
+    entries.run([&](int range, std::int64_t begin, std::int64_t end) {
+      used[range].assign(of_owned_.size(), 0);
+      for (std::int64_t k = begin; k < end; ++k) used[range][local.col_idx[k]] = 1;
+    });
+    host::for_ranges(static_cast<std::int64_t>(of_owned_.size()), [&](std::int64_t begin, std::int64_t end) {
+      for (const std::vector<char>& u : used)
+        for (std::int64_t c = begin; c < end; ++c)
+          if (u[c]) of_owned_[c] = 0;
+    });
+  }
+
   std::int64_t begin_, end_;               // B's owned column range
   std::vector<std::int32_t> of_owned_;     // owned column - begin_ -> compact (-1: untouched)
   std::vector<std::int64_t> outside_;      // touched columns outside [begin_, end_), sorted
@@ -74,9 +92,9 @@ class CompactColumns {
 // B's owned rows then the received rows, over compact columns (B's row order is global column
 // order, and the compact numbering is monotone, so each row stays sorted). Row r of B starts
 // at row_order_offset(b, r): ranges of rows fill their part in parallel.
-std::vector<std::int32_t> compact_b_columns(const DistMatrix& b, const RemoteRows& remote,
-                                            const CompactColumns& compact) {
-  std::vector<std::int32_t> cols(static_cast<std::size_t>(b.nnz()) + remote.cols().size());
+HostArray<std::int32_t> compact_b_columns(const DistMatrix& b, const RemoteRows& remote,
+                                          const CompactColumns& compact) {
+  HostArray<std::int32_t> cols(static_cast<std::size_t>(b.nnz()) + remote.cols().size());  // all written below
   std::vector<std::int32_t> ghost(b.ghost_cols.size());
   for (std::size_t g = 0; g < ghost.size(); ++g) ghost[g] = compact(b.ghost_cols[g]);
   host::for_ranges(b.owned_rows(), [&](std::int64_t begin, std::int64_t end) {

@@ -251,8 +251,8 @@ RowBlock owned_row_block(const DistMatrix& a) {
   return b;
 }
 
-std::vector<double> values_in_row_order(const DistMatrix& a) {
-  std::vector<double> v(static_cast<std::size_t>(a.nnz()));
+HostArray<double> values_in_row_order(const DistMatrix& a) {
+  HostArray<double> v(static_cast<std::size_t>(a.nnz()));  // every entry written below
   copy_values_in_row_order(a, v.data());
   return v;
 }
@@ -279,11 +279,10 @@ void append_row_in_row_order(const DistMatrix& a, std::int64_t r, std::vector<st
   });
 }
 
-void set_values_in_row_order(DistMatrix& a, const std::vector<double>& values) {
-  TESSERA_REQUIRE_INPUT(static_cast<std::int64_t>(values.size()) == a.nnz(), "value refresh: ", values.size(),
-                        " values for a pattern of ", a.nnz(), " entries");
+void set_values_in_row_order(DistMatrix& a, const double* values, std::int64_t count) {
+  TESSERA_REQUIRE_INPUT(count == a.nnz(), "value refresh: ", count, " values for a pattern of ", a.nnz(), " entries");
   host::for_ranges(a.owned_rows(), [&](std::int64_t begin, std::int64_t end) {
-    const double* from = values.data() + row_order_offset(a, begin);
+    const double* from = values + row_order_offset(a, begin);
     for (std::int64_t r = begin; r < end; ++r)
       for_each_in_row_order(a, r, [&](std::int64_t, bool is_local, std::int64_t k) {
         (is_local ? a.local.values[k] : a.nonlocal.values[k]) = *from++;
@@ -295,8 +294,7 @@ void set_values_in_row_order(DistMatrix& a, const std::vector<double>& values) {
 // local.cols + g); every row starts at row_order_offset(a, r).
 Csr<double> extended_block(const DistMatrix& a) {
   // One path for every rank: on one rank (no non-local entries) it copies the owned block in
-  // parallel ranges. That is no faster than one thread's copy at 7.1M rows (the serial
-  // zero-fill of the new vectors costs as much; docs/performance.md, eighteenth session).
+  // parallel ranges, into arrays that are not zero-filled first (HostArray).
   Csr<double> ext = Csr<double>::empty(a.owned_rows(), a.local.cols + a.nonlocal.cols);
   host::for_ranges(a.owned_rows() + 1, [&](std::int64_t begin, std::int64_t end) {
     for (std::int64_t r = begin; r < end; ++r) ext.row_ptr[r] = row_order_offset(a, r);

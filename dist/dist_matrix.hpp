@@ -64,7 +64,7 @@ DistMatrix assemble(const Communicator& comm, const RowBlock& rows, const RowPar
 RowBlock owned_row_block(const DistMatrix& a);
 
 /// Stored values in row order (global column order within each row).
-std::vector<double> values_in_row_order(const DistMatrix& a);
+HostArray<double> values_in_row_order(const DistMatrix& a);
 /// The same into out[0, a.nnz()) (no temporary).
 void copy_values_in_row_order(const DistMatrix& a, double* out);
 /// Row order of one owned row r: the position of its first entry among all entries; its global
@@ -72,8 +72,13 @@ void copy_values_in_row_order(const DistMatrix& a, double* out);
 std::int64_t row_order_offset(const DistMatrix& a, std::int64_t r);
 void append_row_in_row_order(const DistMatrix& a, std::int64_t r, std::vector<std::int64_t>* cols,
                              std::vector<double>* values);
-/// Numeric refresh: new values for the same pattern, in row order.
-void set_values_in_row_order(DistMatrix& a, const std::vector<double>& values);
+/// Numeric refresh: new values for the same pattern, in row order (`count` of them, which must
+/// be a.nnz()).
+void set_values_in_row_order(DistMatrix& a, const double* values, std::int64_t count);
+template <class Allocator>
+void set_values_in_row_order(DistMatrix& a, const std::vector<double, Allocator>& values) {
+  set_values_in_row_order(a, values.data(), static_cast<std::int64_t>(values.size()));
+}
 
 /// The owned rows as one rank-local Csr over columns [owned columns | ghost columns]: owned
 /// column j stays j, ghost g becomes local.cols + g (each row stays sorted). This is the operand

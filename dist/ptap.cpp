@@ -92,15 +92,15 @@ void DistPtap::transpose_p_once(const DistMatrix& p) {
   // next[range][c]: entries of column c in this range, then where the range's next one goes
   // relative to the column's start. A column holds at most one entry a row of P, so int32.
   std::vector<std::vector<std::int32_t>> next(static_cast<std::size_t>(rows.count()));
-  for (std::vector<std::int32_t>& count : next) count.resize(static_cast<std::size_t>(columns));
   rows.run([&](int range, std::int64_t begin, std::int64_t end) {
     std::vector<std::int32_t>& count = next[range];
+    count.assign(static_cast<std::size_t>(columns), 0);  // on the range's thread, not all on one
     for (std::int64_t k = p.local.row_ptr[begin]; k < p.local.row_ptr[end]; ++k) ++count[p.local.col_idx[k]];
     for (std::int64_t k = p.nonlocal.row_ptr[begin]; k < p.nonlocal.row_ptr[end]; ++k)
       ++count[shift + p.nonlocal.col_idx[k]];
   });
   // Each column's ranges in order (in parallel over ranges of columns), then the columns' starts.
-  std::vector<std::int64_t>& row_ptr = p_transposed_.row_ptr;
+  HostArray<std::int64_t>& row_ptr = p_transposed_.row_ptr;
   host::for_ranges(columns, [&](std::int64_t begin, std::int64_t end) {
     for (std::int64_t c = begin; c < end; ++c) {
       std::int32_t at = 0;
@@ -160,8 +160,11 @@ std::vector<double> DistPtap::received_contributions(const Communicator& comm, c
 
 // Contribution i is T's entry i for i < owned_partial_, then received entry i - owned_partial_;
 // they are added in i order (the summation order DeviceDistPtap reproduces).
-std::vector<double> DistPtap::sum_contributions(const Csr<double>& t, const std::vector<double>& received) const {
-  std::vector<double> values(static_cast<std::size_t>(entries_), 0.0);
+HostArray<double> DistPtap::sum_contributions(const Csr<double>& t, const std::vector<double>& received) const {
+  HostArray<double> values(static_cast<std::size_t>(entries_));
+  host::for_ranges(entries_, [&](std::int64_t begin, std::int64_t end) {
+    std::fill(values.begin() + begin, values.begin() + end, 0.0);
+  });
   // T's owned rows first, in parallel: row r's entries have distinct columns and all land in
   // row r of C, so no two contributions of this pass meet; received ones are added after.
   host::for_ranges(p_local_cols_, [&](std::int64_t begin, std::int64_t end) {

@@ -45,7 +45,7 @@ class DistPtap {
   const CompactSpgemm& ap_product() const { return ap_; }
   const ExchangePattern& return_pattern() const { return return_entries_; }
   std::int64_t owned_partial_entries() const { return owned_partial_; }
-  const std::vector<std::int64_t>& contribution_targets() const { return target_; }
+  const HostArray<std::int64_t>& contribution_targets() const { return target_; }
   /// P's local block transposed, with P's values of the last symbolic phase or recompute: the
   /// first rows of the outer product's left factor P_own^T, which equal ref::transpose(P.local)
   /// (for dist::transpose, so that an AMG level transposes P once).
@@ -57,16 +57,16 @@ class DistPtap {
   void refresh_p_transposed(const DistMatrix& p);
   Csr<double> outer_product(const Communicator& comm);
   std::vector<double> received_contributions(const Communicator& comm, const Csr<double>& t) const;
-  std::vector<double> sum_contributions(const Csr<double>& t, const std::vector<double>& received) const;
+  HostArray<double> sum_contributions(const Csr<double>& t, const std::vector<double>& received) const;
 
   CompactSpgemm ap_;  // runs both local products (its backend's chain)
   Csr<double> p_transposed_;      // (P's owned rows over [owned | ghost] columns)^T
-  std::vector<std::int64_t> p_transposed_source_;  // its entry k <- P's value k of [local | nonlocal]
+  HostArray<std::int64_t> p_transposed_source_;  // its entry k <- P's value k of [local | nonlocal]
   std::int64_t p_local_entries_ = 0;                // P's local-block entries at the symbolic phase
   std::int64_t p_local_cols_ = 0;                   // P's owned columns: P^T's rows from P.local
   std::int64_t owned_partial_ = 0;  // entries of T in rows this rank owns
   ExchangePattern return_entries_;  // ghost-row entries back to their owners
-  std::vector<std::int64_t> target_;  // contribution -> index into C's row-order values
+  HostArray<std::int64_t> target_;  // contribution -> index into C's row-order values
   std::int64_t entries_ = 0;          // C's owned entries
   DistMatrix c_;
   DistStats stats_;

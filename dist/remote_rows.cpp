@@ -7,12 +7,11 @@ namespace tessera::dist {
 
 // B's owned rows are read in place (row order), never copied whole: only the sent rows matter.
 RemoteRows::RemoteRows(const Communicator& comm, const DistMatrix& b, const HaloPlan& requests)
-    : send_rows_(requests.send_local) {
-  b_row_ptr_.resize(static_cast<std::size_t>(b.owned_rows()) + 1);
-  for (std::int64_t r = 0; r <= b.owned_rows(); ++r) b_row_ptr_[r] = row_order_offset(b, r);
+    : send_rows_(requests.send_local), b_entries_(b.nnz()) {
+  // Only the sent rows' lengths: no pass over all of B's rows.
   std::vector<std::int64_t> send_lengths(send_rows_.size());
   for (std::size_t i = 0; i < send_rows_.size(); ++i)
-    send_lengths[i] = b_row_ptr_[send_rows_[i] + 1] - b_row_ptr_[send_rows_[i]];
+    send_lengths[i] = row_order_offset(b, send_rows_[i] + 1) - row_order_offset(b, send_rows_[i]);
   std::vector<std::int64_t> recv_lengths(static_cast<std::size_t>(requests.num_ghosts()));
   exchange(comm, requests.pattern, sizeof(std::int64_t), send_lengths.data(), recv_lengths.data());
 
@@ -38,10 +37,10 @@ std::vector<double> RemoteRows::pack_values(const DistMatrix& b) const {
 void RemoteRows::refresh_values(const Communicator& comm, const DistMatrix& b) {
   // A changed pattern would silently scramble values; the count check catches the usual case
   // (callers promise an identical pattern, as with PETSc's MAT_REUSE_MATRIX).
-  const std::string error = b.nnz() == b_row_ptr_.back()
+  const std::string error = b.nnz() == b_entries_
                                 ? ""
                                 : detail::concat("numeric refresh: rank ", b.rank, " holds ", b.nnz(),
-                                                 " entries of B, the symbolic phase saw ", b_row_ptr_.back());
+                                                 " entries of B, the symbolic phase saw ", b_entries_);
   throw_if_any_rank_failed(comm, error);
   const std::vector<double> send = pack_values(b);
   values_.resize(static_cast<std::size_t>(entries_.recv_count()));

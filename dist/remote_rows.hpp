@@ -38,7 +38,7 @@ class RemoteRows {
   std::vector<double> pack_values(const DistMatrix& b) const;
 
   std::vector<std::int64_t> send_rows_;    // B-local rows to send, in send order
-  std::vector<std::int64_t> b_row_ptr_;    // B's row-order offsets when the plan was built
+  std::int64_t b_entries_ = 0;             // B's entries on this rank when the plan was built
   ExchangePattern entries_;                // entry-level traffic
   std::vector<std::int64_t> row_ptr_{0};
   std::vector<std::int64_t> cols_;

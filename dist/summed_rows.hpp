@@ -32,7 +32,7 @@ struct SummedPattern {
   DistMatrix sum;  // the pattern, values 0; square, rows and columns on the given partition
   /// Contribution -> entry of `sum` in row order. Contributions are the own block's entries
   /// of the owned rows (k < own.row_ptr[owned rows]), then the received entries in order.
-  std::vector<std::int64_t> target;
+  HostArray<std::int64_t> target;
 };
 
 /// Collective (builds the halo plan). `own`'s first rows are this rank's rows under

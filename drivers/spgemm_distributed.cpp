@@ -330,7 +330,7 @@ double max_relative_difference(const dist::Communicator& comm, const std::vector
                                         " local + ", got_nonlocal.size(), " non-local values of C, the host-driven "
                                         "product ", c.local.values.size(), " + ", c.nonlocal.values.size()));
   double diff = 0, scale = 0;
-  const auto compare = [&](const std::vector<double>& got, const std::vector<double>& want) {
+  const auto compare = [&](const std::vector<double>& got, const HostArray<double>& want) {
     for (std::size_t k = 0; k < got.size(); ++k)
       diff = std::max(diff, std::fabs(got[k] - want[k])), scale = std::max(scale, std::fabs(want[k]));
   };

@@ -45,9 +45,9 @@ dist::DistMatrix dist_strength_graph(const dist::Communicator& comm, const dist:
 /// values. The device graph phases (amg/cuda/dist_device_graph_phases.hpp) compute the owned x
 /// owned block on the GPU and take this small boundary part from here.
 struct CrossRankEdges {
-  std::vector<std::int64_t> ptr{0};  // owned node n's edges are [ptr[n], ptr[n+1])
-  std::vector<std::int64_t> node;    // the global node at the other end, increasing per row
-  std::vector<double> strength;
+  HostArray<std::int64_t> ptr{0};  // owned node n's edges are [ptr[n], ptr[n+1])
+  std::vector<std::int64_t> node;  // the global node at the other end, increasing per row
+  HostArray<double> strength;      // (ptr and strength become a Csr's arrays as they are)
 };
 
 /// Collective: one halo exchange over A's plan (node norms) and one all-to-all (the edges kept

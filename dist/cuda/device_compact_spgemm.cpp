@@ -21,11 +21,11 @@ Csr<double> tagged_a_ext(const CompactSpgemm& symbolic, const DistMatrix& a) {
 /// order (CompactSpgemm::fill_b_values), then RemoteRows' values in arrival order.
 Csr<double> tagged_b_ext(const CompactSpgemm& symbolic, const DistMatrix& b) {
   Csr<double> ext = symbolic.b_extended();
-  std::vector<double> values = values_in_row_order(tagged(b));
+  HostArray<double> values = values_in_row_order(tagged(b));
   const std::int64_t received = symbolic.remote_rows().entry_pattern().recv_count();
   TESSERA_REQUIRE_INPUT(static_cast<std::int64_t>(values.size()) + received == ext.nnz(), "device product: rank ",
                         b.rank, "'s B holds ", values.size(), " entries, the symbolic phase saw ", ext.nnz() - received);
-  const std::vector<double> remote = index_tags(received, b.nnz());
+  const HostArray<double> remote = index_tags(received, b.nnz());
   values.insert(values.end(), remote.begin(), remote.end());
   ext.values = std::move(values);
   return ext;

@@ -19,7 +19,7 @@ Csr<double> tagged_extended(const DistMatrix& m) { return extended_block(tagged(
 /// `source_of[i]` is contribution i's index into [T's tile values | received values].
 void summation_plan(const DistPtap& symbolic, const std::vector<std::int64_t>& source_of,
                     std::vector<std::int64_t>& seg_ptr, std::vector<std::int64_t>& order) {
-  const std::vector<std::int64_t>& target = symbolic.contribution_targets();
+  const HostArray<std::int64_t>& target = symbolic.contribution_targets();
   DistMatrix c = symbolic.result();
   const std::int64_t entries = c.nnz();
   std::vector<std::int64_t> entry_ptr(static_cast<std::size_t>(entries) + 1, 0);
@@ -32,7 +32,7 @@ void summation_plan(const DistPtap& symbolic, const std::vector<std::int64_t>& s
   seg_ptr.assign(1, 0);
   order.clear();
   order.reserve(by_entry.size());
-  for (const std::vector<double>* block : {&c.local.values, &c.nonlocal.values})
+  for (const HostArray<double>* block : {&c.local.values, &c.nonlocal.values})
     for (double v : *block) {
       const auto e = static_cast<std::size_t>(v);
       order.insert(order.end(), by_entry.begin() + entry_ptr[e], by_entry.begin() + entry_ptr[e + 1]);

@@ -70,8 +70,8 @@ void segmented_sum(const ValueSources& sources, const tessera::cuda::DeviceBuffe
   TESSERA_CHECK_LAUNCH();
 }
 
-std::vector<double> index_tags(std::int64_t n, std::int64_t first) {
-  std::vector<double> tags(static_cast<std::size_t>(n));
+HostArray<double> index_tags(std::int64_t n, std::int64_t first) {
+  HostArray<double> tags(static_cast<std::size_t>(n));
   for (std::int64_t i = 0; i < n; ++i) tags[i] = static_cast<double>(first + i);
   return tags;
 }
@@ -85,12 +85,6 @@ DistMatrix tagged(const DistMatrix& m) {
 
 ValueSources matrix_values(const DeviceDistMatrix& m) {
   return ValueSources().add(m.local.values.data(), m.local.nnz).add(m.nonlocal.values.data(), m.nonlocal.nnz);
-}
-
-std::vector<std::int64_t> tag_indices(const std::vector<double>& tagged) {
-  std::vector<std::int64_t> indices(tagged.size());
-  for (std::size_t i = 0; i < tagged.size(); ++i) indices[i] = static_cast<std::int64_t>(tagged[i]);
-  return indices;
 }
 
 TiledOperand::TiledOperand(const Csr<double>& tagged, cudaStream_t stream) {
@@ -115,7 +109,8 @@ std::vector<std::int64_t> csr_to_tile_positions(const tessera::cuda::DeviceTileM
   host.tile_col = c.tile_col.download(stream);
   host.bitmap = c.bitmap.download(stream);
   host.value_offset = c.value_offset.download(stream);
-  host.values = index_tags(c.nnz);
+  const HostArray<double> tags = index_tags(c.nnz);
+  host.values.assign(tags.begin(), tags.end());
   // A product without tiles may hold no offset arrays at all.
   if (host.tile_row_ptr.empty()) host.tile_row_ptr.assign(static_cast<std::size_t>(c.tile_rows()) + 1, 0);
   if (host.value_offset.empty()) host.value_offset.assign(1, 0);

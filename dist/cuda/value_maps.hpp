@@ -49,9 +49,14 @@ void segmented_sum(const ValueSources& sources, const tessera::cuda::DeviceBuffe
                    cudaStream_t stream);
 
 /// 0, 1, ..., n-1 as doubles (exact below 2^53): the tags.
-std::vector<double> index_tags(std::int64_t n, std::int64_t first = 0);
+HostArray<double> index_tags(std::int64_t n, std::int64_t first = 0);
 /// Tags back to indices.
-std::vector<std::int64_t> tag_indices(const std::vector<double>& tagged);
+template <class Allocator>
+std::vector<std::int64_t> tag_indices(const std::vector<double, Allocator>& tagged) {
+  std::vector<std::int64_t> indices(tagged.size());
+  for (std::size_t i = 0; i < tagged.size(); ++i) indices[i] = static_cast<std::int64_t>(tagged[i]);
+  return indices;
+}
 /// `m` with each block's values replaced by their index in [local | non-local].
 DistMatrix tagged(const DistMatrix& m);
 /// A device matrix's values as one logical array [local | non-local], the order of tagged().

@@ -1,6 +1,7 @@
 target_sources(tessera_local PUBLIC FILE_SET HEADERS BASE_DIRS ${PROJECT_SOURCE_DIR} FILES
   ${CMAKE_CURRENT_LIST_DIR}/error.hpp
   ${CMAKE_CURRENT_LIST_DIR}/half.hpp
+  ${CMAKE_CURRENT_LIST_DIR}/host_array.hpp
   ${CMAKE_CURRENT_LIST_DIR}/precision.hpp
   ${CMAKE_CURRENT_LIST_DIR}/host_device.hpp
   ${CMAKE_CURRENT_LIST_DIR}/host_ranges.hpp

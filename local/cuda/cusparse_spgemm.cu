@@ -150,8 +150,8 @@ Csr<T> download(const DeviceCsr32<T>& a, cudaStream_t s) {
   const auto ptr = a.row_ptr.download(s);
   h.row_ptr.assign(ptr.begin(), ptr.end());
   if (h.row_ptr.empty()) h.row_ptr.assign(1, 0);
-  h.col_idx = a.col_idx.download(s);
-  h.values = a.values.download(s);
+  h.col_idx = a.col_idx.template download<HostArray<std::int32_t>>(s);
+  h.values = a.values.template download<HostArray<T>>(s);
   return h;
 }
 

@@ -75,13 +75,17 @@ class DeviceBuffer {
 
   /// Copy of `host` (copy_to_device: `host` may be reused at return; 8 MiB and more wait for
   /// `stream`).
-  void upload(const std::vector<T>& host, cudaStream_t stream = nullptr) {
+  template <class Allocator>
+  void upload(const std::vector<T, Allocator>& host, cudaStream_t stream = nullptr) {
     if (host.size() != size_) allocate(host.size(), stream);
     if (size_) copy_to_device(data_, host.data(), bytes(), stream);
   }
-  /// Synchronous copy back (waits for `stream`).
-  std::vector<T> download(cudaStream_t stream = nullptr) const {
-    std::vector<T> host(size_);
+  /// Synchronous copy back (waits for `stream`), into a std::vector or a HostArray (which is
+  /// not zero-filled first).
+  template <class Container = std::vector<T>>
+  Container download(cudaStream_t stream = nullptr) const {
+    Container host;
+    host.resize(size_);
     if (size_)
       copy_to_host(host.data(), data_, bytes(), stream);  // waits for the stream
     else

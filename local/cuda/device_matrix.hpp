@@ -46,9 +46,9 @@ Csr<T> download(const DeviceCsr<T>& d, cudaStream_t stream = nullptr) {
   Csr<T> a;
   a.rows = d.rows;
   a.cols = d.cols;
-  a.row_ptr = d.row_ptr.download(stream);
-  a.col_idx = d.col_idx.download(stream);
-  a.values = d.values.download(stream);
+  a.row_ptr = d.row_ptr.template download<HostArray<std::int64_t>>(stream);
+  a.col_idx = d.col_idx.template download<HostArray<std::int32_t>>(stream);
+  a.values = d.values.template download<HostArray<T>>(stream);
   return a;
 }
 

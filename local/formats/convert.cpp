@@ -106,7 +106,7 @@ Csr<T> to_csr(const TileMatrix<T>& a) {
 }
 
 template <class T>
-std::vector<double> values_as_double(const std::vector<T>& values) {
+std::vector<double> values_as_double(const HostArray<T>& values) {
   std::vector<double> out(values.size());
   std::transform(values.begin(), values.end(), out.begin(), [](T v) { return to_double(v); });
   return out;
@@ -131,7 +131,7 @@ Csr<To> convert_values(const Csr<From>& a, const std::string& what) {
   template void validate(const TileMatrix<T>&, const std::string&);             \
   template TileMatrix<T> to_tiles(const Csr<T>&);                               \
   template Csr<T> to_csr(const TileMatrix<T>&);                                 \
-  template std::vector<double> values_as_double(const std::vector<T>&);
+  template std::vector<double> values_as_double(const HostArray<T>&);
 TESSERA_FOR_EACH_VALUE_TYPE(TESSERA_INSTANTIATE)
 #define TESSERA_INSTANTIATE_PAIR(To, From) template Csr<To> convert_values<To, From>(const Csr<From>&, const std::string&);
 TESSERA_INSTANTIATE_PAIR(double, double)

@@ -21,6 +21,6 @@ Csr<To> convert_values(const Csr<From>& a, const std::string& what = "matrix");
 
 /// Values as doubles (for checks and error measurement).
 template <class T>
-std::vector<double> values_as_double(const std::vector<T>& values);
+std::vector<double> values_as_double(const HostArray<T>& values);
 
 }  // namespace tessera

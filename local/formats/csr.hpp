@@ -2,9 +2,12 @@
 // Csr<T>: compressed sparse rows on the host. int64 row offsets (nnz may pass 2^31), int32
 // column indices (a local block's columns fit), values of type T (double, float or Half).
 // Invariant (checked by validate): columns sorted within each row, no duplicates, in range.
+// The arrays are HostArrays: resize() does not zero-fill (local/core/host_array.hpp).
 #include <cstdint>
 #include <string>
 #include <vector>
+
+#include "local/core/host_array.hpp"
 
 namespace tessera {
 
@@ -14,9 +17,9 @@ struct Csr {
 
   std::int64_t rows = 0;
   std::int64_t cols = 0;
-  std::vector<std::int64_t> row_ptr{0};  // rows + 1 entries, row_ptr[0] == 0
-  std::vector<std::int32_t> col_idx;     // nnz entries, sorted within each row
-  std::vector<T> values;                 // nnz entries
+  HostArray<std::int64_t> row_ptr{0};  // rows + 1 entries, row_ptr[0] == 0
+  HostArray<std::int32_t> col_idx;     // nnz entries, sorted within each row
+  HostArray<T> values;                 // nnz entries
 
   std::int64_t nnz() const { return static_cast<std::int64_t>(col_idx.size()); }
   std::int64_t row_length(std::int64_t r) const { return row_ptr[r + 1] - row_ptr[r]; }

@@ -12,9 +12,9 @@ Csr<double> to_csr(const RowBlock& b) {
   Csr<double> m;
   m.rows = b.global_rows;
   m.cols = b.global_cols;
-  m.row_ptr = b.row_ptr;
+  m.row_ptr.assign(b.row_ptr.begin(), b.row_ptr.end());
   m.col_idx.assign(b.col.begin(), b.col.end());
-  m.values = b.values;
+  m.values.assign(b.values.begin(), b.values.end());
   return m;
 }
 

@@ -32,8 +32,8 @@ Csr<double> new_values(Csr<double> a, std::uint64_t seed) {
 /// `pattern` with the device values of `c` (waits for the stream).
 DistMatrix downloaded(const DistMatrix& pattern, const DeviceDistMatrix& c, cudaStream_t s) {
   DistMatrix m = pattern;
-  m.local.values = c.local.values.download(s);
-  m.nonlocal.values = c.nonlocal.values.download(s);
+  m.local.values = c.local.values.download<HostArray<double>>(s);
+  m.nonlocal.values = c.nonlocal.values.download<HostArray<double>>(s);
   return m;
 }
 

@@ -249,7 +249,7 @@ TEST(DeviceDistSpmv, RefreshedValuesAreUsed) {
   DistMatrix da = testing::distribute(comm, a, testing::uneven_partition(comm, a.rows, seed + 1),
                                       testing::uneven_partition(comm, a.rows, seed + 1));
   gpu::DeviceDistMatrix dev(da, ctx.compute());
-  std::vector<double> values = values_in_row_order(da);
+  HostArray<double> values = values_in_row_order(da);
   for (double& x : values) x = -3 * x + 0.5;
   set_values_in_row_order(da, values);
   dev.refresh_values(ctx.compute());

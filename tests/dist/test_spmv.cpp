@@ -128,7 +128,7 @@ TEST(DistMatrix, AssemblyAndGatherRoundTripExactly) {
     const Csr<double> back = gather(comm, da);
     if (comm.rank() == 0) EXPECT_EQ(back, a);
     // A value refresh in row order lands where the values came from.
-    std::vector<double> doubled = values_in_row_order(da);
+    HostArray<double> doubled = values_in_row_order(da);
     for (double& x : doubled) x *= 2;
     set_values_in_row_order(da, doubled);
     Csr<double> twice = a;

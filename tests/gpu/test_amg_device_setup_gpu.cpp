@@ -58,7 +58,8 @@ std::vector<Problem> problems() {
   return out;
 }
 
-double max_abs(const std::vector<double>& v) {
+template <class Allocator>
+double max_abs(const std::vector<double, Allocator>& v) {
   double m = 0;
   for (const double x : v) m = std::max(m, std::abs(x));
   return m;

@@ -40,7 +40,8 @@ std::vector<Problem> small_problems() {
   return {generated("poisson3d:15", 40), generated("elasticity3d:5", 30), generated("poisson3d27:9", 20)};
 }
 
-double max_abs(const std::vector<double>& v) {
+template <class Allocator>
+double max_abs(const std::vector<double, Allocator>& v) {
   double m = 0;
   for (const double x : v) m = std::max(m, std::abs(x));
   return m;

@@ -30,7 +30,8 @@ using tessera::cuda::OffloadSpgemm;
 using tessera::cuda::OperandView;
 using tessera::cuda::ProductOperand;
 
-double max_abs(const std::vector<double>& v) {
+template <class Allocator>
+double max_abs(const std::vector<double, Allocator>& v) {
   double m = 0;
   for (const double x : v) m = std::max(m, std::abs(x));
   return m;

@@ -377,7 +377,7 @@ Csr<double> product_in_csr_order(const Csr<double>& a, const Csr<double>& b) {
 }
 
 /// Values equal bit for bit (NaN never equals: the poison must be gone).
-std::int64_t bitwise_differences(const std::vector<double>& got, const std::vector<double>& want) {
+std::int64_t bitwise_differences(const HostArray<double>& got, const HostArray<double>& want) {
   std::int64_t n = got.size() == want.size() ? 0 : 1;
   for (std::size_t i = 0; i < std::min(got.size(), want.size()); ++i)
     n += std::memcmp(&got[i], &want[i], sizeof(double)) != 0;

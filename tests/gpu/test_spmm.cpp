@@ -142,7 +142,8 @@ TEST(GpuSpmm, PlanServesNewValuesOfTheSamePattern) {
   for (auto alg : {cuda::SpmmAlgorithm::tiles, cuda::SpmmAlgorithm::balanced, cuda::SpmmAlgorithm::nnz_split}) {
     SCOPED_TRACE(cuda::to_string(alg));
     const cuda::SpmmPlan plan = cuda::make_spmm_plan(da, k, alg);
-    a.values = random_values<double>(a.nnz(), seed + static_cast<int>(alg));
+    const std::vector<double> fresh = random_values<double>(a.nnz(), seed + static_cast<int>(alg));
+    a.values.assign(fresh.begin(), fresh.end());
     da.values.upload(a.values);
     DenseMatrix x(a.cols, k, Layout::row_major), y(a.rows, k, Layout::row_major);
     x.data = random_values<double>(a.cols * k, seed + 9);

@@ -38,7 +38,8 @@ double device_seconds(F&& f) {
   return seconds(f);
 }
 
-long long differing(const std::vector<double>& x, const std::vector<double>& y) {
+template <class A, class B>
+long long differing(const std::vector<double, A>& x, const std::vector<double, B>& y) {
   if (x.size() != y.size()) return -1;
   long long n = 0;
   for (std::size_t i = 0; i < x.size(); ++i) n += x[i] != y[i];

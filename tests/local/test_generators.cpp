@@ -28,7 +28,7 @@ Csr<double> transpose(const Csr<double>& a) {
       rows.push_back(a.col_idx[k]);
       cols.push_back(r);
     }
-  return csr_from_triplets<double>(a.cols, a.rows, cols, rows, a.values);
+  return csr_from_triplets<double>(a.cols, a.rows, cols, rows, {a.values.begin(), a.values.end()});
 }
 
 std::vector<double> multiply(const Csr<double>& a, const std::vector<double>& x) {

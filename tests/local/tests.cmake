@@ -7,6 +7,7 @@ tessera_add_test(test_matrix_market SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_matri
 tessera_add_test(test_real_matrices SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_real_matrices.cpp LIBS ZLIB::ZLIB GTest::gmock)
 tessera_add_test(test_spmv_model SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_spmv_model.cpp)
 tessera_add_test(test_step_trace SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_step_trace.cpp)
+tessera_add_test(test_host_array SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_host_array.cpp)
 if(OpenMP_CXX_FOUND)  # the ranges run on several threads only with OpenMP
   tessera_add_test(test_host_ranges SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_host_ranges.cpp)
 endif()

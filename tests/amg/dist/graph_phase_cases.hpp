@@ -173,7 +173,10 @@ inline std::vector<std::uint64_t> bits(const double* first, const double* last) 
   return out;
 }
 
-inline std::vector<std::uint64_t> bits(const std::vector<double>& v) { return bits(v.data(), v.data() + v.size()); }
+template <class Allocator>
+std::vector<std::uint64_t> bits(const std::vector<double, Allocator>& v) {
+  return bits(v.data(), v.data() + v.size());
+}
 
 /// One graph row: global column nodes and strength values.
 struct GraphRow {
