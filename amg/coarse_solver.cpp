@@ -4,6 +4,8 @@
 #include <cmath>
 #include <limits>
 
+#include "local/core/host_ranges.hpp"
+
 namespace tessera::amg {
 namespace {
 
@@ -25,10 +27,19 @@ double dot(const double* a, const double* b, std::int64_t n) {
 
 constexpr std::int64_t cholesky_panel = 4;
 
+/// A range of rows below a panel gets at least this many multiply-adds: a panel at column k
+/// costs a row 4k of them, and starting a thread costs microseconds.
+constexpr std::int64_t panel_range_work = 1 << 15;
+
 /// Columns [k, k+b) of L, b <= cholesky_panel; columns before k are done. False if a pivot
 /// is not positive. Each row i below the panel is read once for the b dot products against
 /// rows k..k+b-1 (instead of once per column): the factorisation streams the lower triangle
-/// n/4 times instead of n times, and the b sums are independent chains.
+/// n/4 times instead of n times, and the b sums are independent chains. The rows below the
+/// panel are independent (each reads the panel's rows and writes only itself), so ranges of
+/// them run on the rank's threads, each row's arithmetic that of the serial loop: the factor is
+/// the same bit for bit whatever the thread count. The coarsest operator is gathered on every
+/// rank and grows with the number of ranks (to AmgOptions::coarse_size rows), so its O(n^3)
+/// factor must not run on one thread.
 bool cholesky_panel_columns(double* a, std::int64_t n, std::int64_t k, std::int64_t b) {
   for (std::int64_t c = k; c < k + b; ++c) {  // the panel's own rows, one column at a time
     double* row_c = a + c * n;
@@ -40,20 +51,23 @@ bool cholesky_panel_columns(double* a, std::int64_t n, std::int64_t k, std::int6
   if (k + b == n) return true;  // b < cholesky_panel only in the last panel
   const double* r0 = a + k * n;
   const double *r1 = r0 + n, *r2 = r1 + n, *r3 = r2 + n;
-  for (std::int64_t i = k + b; i < n; ++i) {
-    double* row_i = a + i * n;
-    double s[cholesky_panel] = {0, 0, 0, 0};
-    for (std::int64_t j = 0; j < k; ++j) {
-      const double v = row_i[j];
-      s[0] += v * r0[j], s[1] += v * r1[j], s[2] += v * r2[j], s[3] += v * r3[j];
+  const std::int64_t below = n - (k + b);
+  host::for_ranges(below, [&](std::int64_t begin, std::int64_t end) {
+    for (std::int64_t i = k + b + begin; i < k + b + end; ++i) {
+      double* row_i = a + i * n;
+      double s[cholesky_panel] = {0, 0, 0, 0};
+      for (std::int64_t j = 0; j < k; ++j) {
+        const double v = row_i[j];
+        s[0] += v * r0[j], s[1] += v * r1[j], s[2] += v * r2[j], s[3] += v * r3[j];
+      }
+      for (std::int64_t m = 0; m < cholesky_panel; ++m) {  // the terms j in [k, k+m), in order
+        const double* row_m = a + (k + m) * n;
+        double v = row_i[k + m] - s[m];
+        for (std::int64_t t = 0; t < m; ++t) v -= row_i[k + t] * row_m[k + t];
+        row_i[k + m] = v / row_m[k + m];
+      }
     }
-    for (std::int64_t m = 0; m < cholesky_panel; ++m) {  // the terms j in [k, k+m), in order
-      const double* row_m = a + (k + m) * n;
-      double v = row_i[k + m] - s[m];
-      for (std::int64_t t = 0; t < m; ++t) v -= row_i[k + t] * row_m[k + t];
-      row_i[k + m] = v / row_m[k + m];
-    }
-  }
+  }, std::max<std::int64_t>(1, panel_range_work / (cholesky_panel * (k + 1))));
   return true;
 }
 

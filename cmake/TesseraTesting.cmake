@@ -6,7 +6,7 @@ find_package(GTest REQUIRED)
 set(TESSERA_SKIP_CODE 77)
 # In every test program: new host arrays poisoned (tests/support/poison_host_arrays.cpp).
 set(TESSERA_POISON_HOST_ARRAYS_SOURCE ${PROJECT_SOURCE_DIR}/tests/support/poison_host_arrays.cpp)
-# The drivers that tests run get it from the environment (TESSERA_POISON_HOST_ARRAYS).
+# The drivers and MPI programs that tests run get it from the environment (TESSERA_POISON_HOST_ARRAYS).
 set(TESSERA_TEST_ENV "OMPI_ALLOW_RUN_AS_ROOT=1;OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1;OMPI_MCA_rmaps_base_oversubscribe=1"
     "TESSERA_MATRIX_DIR=${PROJECT_SOURCE_DIR}/../shared/matrices" "TESSERA_POISON_HOST_ARRAYS=1")
 
@@ -15,7 +15,11 @@ function(tessera_add_test name)
   cmake_parse_arguments(T "" "" "SOURCES;LIBS" ${ARGN})
   add_executable(${name} ${T_SOURCES} ${TESSERA_POISON_HOST_ARRAYS_SOURCE})
   target_link_libraries(${name} PRIVATE tessera_test_support GTest::gtest_main ${T_LIBS})
-  gtest_discover_tests(${name} DISCOVERY_MODE PRE_TEST PROPERTIES ENVIRONMENT "${TESSERA_TEST_ENV}" LABELS host)
+  # No ENVIRONMENT: gtest_discover_tests splits a list-valued property into separate arguments
+  # (CMake 3.25 gave these tests only TESSERA_TEST_ENV's first variable and read the rest as
+  # property names). They need none of it: they start no MPI, find the matrices through the
+  # compiled-in default (tests/support/matrix_files.cpp) and poison host arrays themselves.
+  gtest_discover_tests(${name} DISCOVERY_MODE PRE_TEST PROPERTIES LABELS host)
 endfunction()
 
 # tessera_add_gpu_test(NAME SOURCES ... [LIBS ...]): device test against the host reference.

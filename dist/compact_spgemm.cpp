@@ -9,6 +9,7 @@
 #include "dist/communicator.hpp"
 #include "local/core/error.hpp"
 #include "local/core/host_ranges.hpp"
+#include "local/core/host_sort_unique.hpp"
 #include "local/core/step_trace.hpp"
 #include "local/core/stopwatch.hpp"
 #include "local/reference/kernels.hpp"
@@ -38,8 +39,7 @@ class CompactColumns {
       else
         outside_.push_back(c);
     }
-    std::sort(outside_.begin(), outside_.end());
-    outside_.erase(std::unique(outside_.begin(), outside_.end()), outside_.end());
+    host::sort_unique(outside_);  // the received columns repeat: hundreds of thousands on a 3D surface
     left_ = std::lower_bound(outside_.begin(), outside_.end(), begin_) - outside_.begin();
     global_.reserve(outside_.size() + of_owned_.size());
     global_.insert(global_.end(), outside_.begin(), outside_.begin() + left_);

@@ -6,6 +6,7 @@
 #include "dist/communicator.hpp"
 #include "local/core/error.hpp"
 #include "local/core/host_ranges.hpp"
+#include "local/core/host_sort_unique.hpp"
 #include "local/core/step_trace.hpp"
 #include "local/formats/stack_rows.hpp"
 
@@ -131,8 +132,7 @@ DistMatrix assemble(const Communicator& comm, const RowBlock& rows, const RowPar
       if (!is_owned(rows.col[k])) outside[range].push_back(rows.col[k]);
   });
   for (const std::vector<std::int64_t>& cols : outside) a.ghost_cols.insert(a.ghost_cols.end(), cols.begin(), cols.end());
-  std::sort(a.ghost_cols.begin(), a.ghost_cols.end());
-  a.ghost_cols.erase(std::unique(a.ghost_cols.begin(), a.ghost_cols.end()), a.ghost_cols.end());
+  host::sort_unique(a.ghost_cols);
   throw_if_any_rank_failed(comm, block_size_error(ce - cb, static_cast<std::int64_t>(a.ghost_cols.size())));
 
   // Each range splits its rows into its own pieces of both blocks; stack_rows joins them.

@@ -3,15 +3,21 @@
 #include <algorithm>
 #include <array>
 #include <climits>
+#include <utility>
 
 #include "dist/collective_call.hpp"
 #include "dist/communicator.hpp"
 #include "local/core/error.hpp"
 #include "local/core/host_ranges.hpp"
+#include "local/core/host_sort_unique.hpp"
 
 namespace tessera::dist {
 
 namespace {
+
+// A merged row costs its entries' copies and sort (tens of entries): a range gets at least this
+// many rows, so that starting a thread pays.
+constexpr std::int64_t kRowsARange = 256;
 
 struct Contribution {
   std::int64_t col;    // global column
@@ -49,18 +55,34 @@ MergedRows merged_rows(const Csr<double>& own, std::int64_t rows, const std::vec
   for (std::size_t i = 0; i < received.row.size(); ++i)
     if (received.lengths[i] > 0) m.ptr[m.of_row[received.row[i]] + 1] += received.lengths[i];
   for (std::size_t j = 0; j < receiving.size(); ++j) m.ptr[j + 1] += m.ptr[j];
+  // Where each contribution goes: a merged row holds its own entries, then its partial rows in
+  // the order received. The offsets are found in one pass over the partial rows; the entries
+  // (hundreds of thousands on a 3D surface) are then copied by ranges, in parallel.
   m.items.resize(static_cast<std::size_t>(m.ptr.back()));
-  std::vector<std::int64_t> at(m.ptr.begin(), m.ptr.end() - 1);
-  for (std::size_t j = 0; j < receiving.size(); ++j)
-    for (std::int64_t k = own.row_ptr[receiving[j]]; k < own.row_ptr[receiving[j] + 1]; ++k)
-      m.items[at[j]++] = Contribution{global_of[own.col_idx[k]], k};
-  std::int64_t index = own.row_ptr[rows];  // the first received contribution
-  for (std::size_t i = 0, e = 0; i < received.row.size(); ++i)
-    for (std::int64_t n = 0; n < received.lengths[i]; ++n, ++e)
-      m.items[at[m.of_row[received.row[i]]]++] = Contribution{received.cols[e], index++};
+  host::for_ranges(static_cast<std::int64_t>(receiving.size()), [&](std::int64_t begin, std::int64_t end) {
+    for (std::int64_t j = begin; j < end; ++j)
+      for (std::int64_t k = own.row_ptr[receiving[j]], to = m.ptr[j]; k < own.row_ptr[receiving[j] + 1]; ++k)
+        m.items[to++] = Contribution{global_of[own.col_idx[k]], k};
+  }, kRowsARange);
+  std::vector<std::int64_t> at(receiving.size());  // merged row j's next free item: after its own entries
+  for (std::size_t j = 0; j < receiving.size(); ++j) at[j] = m.ptr[j] + own.row_length(receiving[j]);
+  std::vector<std::int64_t> item_of(received.row.size()), entry_of(received.row.size() + 1, 0);
+  for (std::size_t i = 0; i < received.row.size(); ++i) {
+    entry_of[i + 1] = entry_of[i] + received.lengths[i];
+    if (received.lengths[i] == 0) continue;
+    std::int64_t& next = at[static_cast<std::size_t>(m.of_row[received.row[i]])];
+    item_of[i] = next;
+    next += received.lengths[i];
+  }
+  const std::int64_t first_received = own.row_ptr[rows];  // contribution number of the first received entry
+  host::for_ranges(static_cast<std::int64_t>(received.row.size()), [&](std::int64_t begin, std::int64_t end) {
+    for (std::int64_t i = begin; i < end; ++i)
+      for (std::int64_t e = entry_of[i]; e < entry_of[i + 1]; ++e)
+        m.items[item_of[i] + (e - entry_of[i])] = Contribution{received.cols[e], first_received + e};
+  }, kRowsARange);
   host::for_ranges(static_cast<std::int64_t>(receiving.size()), [&](std::int64_t begin, std::int64_t end) {
     for (std::int64_t j = begin; j < end; ++j) std::sort(m.items.begin() + m.ptr[j], m.items.begin() + m.ptr[j + 1]);
-  }, 64);
+  }, kRowsARange);
   return m;
 }
 
@@ -102,27 +124,29 @@ SummedPattern summed_pattern(const Communicator& comm, const Csr<double>& own,
     return std::array<std::int64_t, 4>{s, lo, std::lower_bound(col + lo, col + e, end_owned) - col, e};
   };
 
-  // Ghosts: the outside columns of the own rows (few: found range by range), and the received
-  // ones (the merged rows hold them all).
+  // Ghosts: the outside columns of the own rows and the received ones (the merged rows hold them
+  // all), collected by ranges, then sorted and made unique in parallel: on a 3D surface they are
+  // hundreds of thousands of entries, most of them repeats.
+  const auto is_owned = [&](std::int64_t g) { return g >= cb && g < ce; };
   const host::RangeSplit ranges(rows);
-  std::vector<std::vector<std::int32_t>> outside_in(static_cast<std::size_t>(ranges.count()));
+  std::vector<std::vector<std::int64_t>> outside_in(static_cast<std::size_t>(ranges.count()));
   ranges.run([&](int range, std::int64_t begin, std::int64_t end) {
     for (std::int64_t r = begin; r < end; ++r) {
       const auto [s, lo, hi, e] = split(r);
-      outside_in[range].insert(outside_in[range].end(), own.col_idx.begin() + s, own.col_idx.begin() + lo);
-      outside_in[range].insert(outside_in[range].end(), own.col_idx.begin() + hi, own.col_idx.begin() + e);
+      for (auto [from, to] : {std::pair{s, lo}, {hi, e}})
+        for (std::int64_t k = from; k < to; ++k) outside_in[range].push_back(global_of[own.col_idx[k]]);
     }
   });
-  std::vector<char> used(global_of.size(), 0);
-  for (const std::vector<std::int32_t>& cols : outside_in)
-    for (std::int32_t c : cols) used[c] = 1;
+  const host::RangeSplit item_ranges(static_cast<std::int64_t>(merged.items.size()));
+  std::vector<std::vector<std::int64_t>> received_outside(static_cast<std::size_t>(item_ranges.count()));
+  item_ranges.run([&](int range, std::int64_t begin, std::int64_t end) {
+    for (std::int64_t q = begin; q < end; ++q)
+      if (!is_owned(merged.items[q].col)) received_outside[range].push_back(merged.items[q].col);
+  });
   std::vector<std::int64_t> ghosts;
-  for (const Contribution& item : merged.items)
-    if (item.col < cb || item.col >= ce) ghosts.push_back(item.col);
-  for (std::size_t c = 0; c < used.size(); ++c)
-    if (used[c]) ghosts.push_back(global_of[c]);
-  std::sort(ghosts.begin(), ghosts.end());
-  ghosts.erase(std::unique(ghosts.begin(), ghosts.end()), ghosts.end());
+  for (const auto* parts : {&outside_in, &received_outside})
+    for (const std::vector<std::int64_t>& part : *parts) ghosts.insert(ghosts.end(), part.begin(), part.end());
+  host::sort_unique(ghosts);
   throw_if_any_rank_failed(
       comm, ce - cb + static_cast<std::int64_t>(ghosts.size()) <= INT32_MAX
                 ? ""
@@ -131,9 +155,13 @@ SummedPattern summed_pattern(const Communicator& comm, const Csr<double>& own,
   const auto ghost_index = [&](std::int64_t g) {
     return static_cast<std::int32_t>(std::lower_bound(ghosts.begin(), ghosts.end(), g) - ghosts.begin());
   };
-  std::vector<std::int32_t> ghost_of(global_of.size(), 0);  // used outside compact column -> ghost
-  for (std::size_t c = 0; c < used.size(); ++c)
-    if (used[c]) ghost_of[c] = ghost_index(global_of[c]);
+  // Outside compact column -> ghost, for the own rows' entries. global_of increases, so the outside
+  // columns are those before first_owned and from end_owned on.
+  std::vector<std::int32_t> ghost_of(global_of.size(), 0);
+  host::for_ranges(static_cast<std::int64_t>(global_of.size()), [&](std::int64_t begin, std::int64_t end) {
+    for (std::int64_t c = begin; c < end; ++c)
+      if (c < first_owned || c >= end_owned) ghost_of[c] = ghost_index(global_of[c]);
+  });
 
   SummedPattern out;
   DistMatrix& a = out.sum;
@@ -141,7 +169,6 @@ SummedPattern summed_pattern(const Communicator& comm, const Csr<double>& own,
   a.rank = me;
   a.local = Csr<double>::empty(rows, ce - cb);
   a.nonlocal = Csr<double>::empty(rows, static_cast<std::int64_t>(ghosts.size()));
-  const auto is_owned = [&](std::int64_t g) { return g >= cb && g < ce; };
   // Row lengths, then offsets.
   ranges.run([&](int, std::int64_t begin, std::int64_t end) {
     for (std::int64_t r = begin; r < end; ++r) {

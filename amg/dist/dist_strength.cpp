@@ -12,6 +12,10 @@
 namespace tessera::amg {
 namespace {
 
+// A surface node's edges take a fraction of a microsecond (its blocks gathered, summed and
+// scaled): a range of the surface gets at least this many nodes, so that starting a thread pays.
+constexpr std::int64_t kSurfaceNodesARange = 512;
+
 struct NodeNorm {
   std::int64_t node;    // global node of a dof
   double diagonal_norm; // ||A_II|| of that node
@@ -39,17 +43,23 @@ struct BlockNorm {
   double sum_sq, diagonal_norm;  // ||A_IJ||^2 and ||A_JJ||
 };
 
-/// Squares summed per column node, nodes increasing. `entries` are in the serial order (the
-/// node row's dofs, each row in global column order); the stable sort keeps that order within a
-/// node, so the sums round as strength_graph()'s do.
-std::vector<BlockNorm> sum_per_node(std::vector<BlockNorm> entries) {
-  std::stable_sort(entries.begin(), entries.end(), [](auto& x, auto& y) { return x.node < y.node; });
-  std::vector<BlockNorm> sums;
+/// Squares summed per column node, nodes increasing, in place: `entries` become the sums.
+/// `entries` are in the serial order (the node row's dofs, each row in global column order); the
+/// stable sort keeps that order within a node, so the sums round as strength_graph()'s do. With
+/// one dof a node they come sorted (a row's global columns, and so its nodes, increase), and the
+/// sort is skipped.
+void sum_per_node(std::vector<BlockNorm>& entries) {
+  const auto by_node = [](const BlockNorm& x, const BlockNorm& y) { return x.node < y.node; };
+  if (!std::is_sorted(entries.begin(), entries.end(), by_node))
+    std::stable_sort(entries.begin(), entries.end(), by_node);
+  std::size_t sums = 0;
   for (const BlockNorm& e : entries) {
-    if (sums.empty() || sums.back().node != e.node) sums.push_back({e.node, 0.0, e.diagonal_norm});
-    sums.back().sum_sq += e.sum_sq;
+    if (sums > 0 && entries[sums - 1].node == e.node)
+      entries[sums - 1].sum_sq += e.sum_sq;
+    else
+      entries[sums++] = e;
   }
-  return sums;
+  entries.resize(sums);
 }
 
 /// The blocks of node row n, sorted by column node.
@@ -61,7 +71,8 @@ std::vector<BlockNorm> block_row(const RowBlock& rows, const DistNodes& nodes, c
       const NodeNorm& c = columns.of(rows.col[p]);
       entries.push_back({c.node, rows.values[p] * rows.values[p], c.diagonal_norm});
     }
-  return sum_per_node(std::move(entries));
+  sum_per_node(entries);
+  return entries;
 }
 
 /// ||A_II|| of owned node n. The node's own block lies in the local block (a node never spans
@@ -89,9 +100,18 @@ std::vector<NodeNorm> owned_node_norms(const dist::DistMatrix& a, const DistNode
   return owned;
 }
 
-/// Whether owned node n has an entry in a ghost column (a cross-rank edge starts there).
-bool has_ghost_columns(const dist::DistMatrix& a, const DistNodes& nodes, std::int64_t n) {
-  return a.nonlocal.row_ptr[nodes.ptr[n + 1]] > a.nonlocal.row_ptr[nodes.ptr[n]];
+/// The owned nodes with an entry in a ghost column (where cross-rank edges start), increasing:
+/// the rank's surface, found by ranges of nodes.
+std::vector<std::int64_t> surface_nodes(const dist::DistMatrix& a, const DistNodes& nodes) {
+  const host::RangeSplit ranges(nodes.count());
+  std::vector<std::vector<std::int64_t>> found(static_cast<std::size_t>(ranges.count()));
+  ranges.run([&](int range, std::int64_t begin, std::int64_t end) {
+    for (std::int64_t n = begin; n < end; ++n)
+      if (a.nonlocal.row_ptr[nodes.ptr[n + 1]] > a.nonlocal.row_ptr[nodes.ptr[n]]) found[range].push_back(n);
+  });
+  std::vector<std::int64_t> surface;
+  for (const std::vector<std::int64_t>& part : found) surface.insert(surface.end(), part.begin(), part.end());
+  return surface;
 }
 
 /// The {node, ||A_II||} pair of each dof A's halo sends (the owned dof's node, whose norm
@@ -227,22 +247,26 @@ CrossRankEdges cross_rank_strength(const dist::Communicator& comm, const dist::D
                                           " dofs, it owns ", a.owned_rows(), " rows"));
   const std::vector<NodeNorm> ghost = halo_exchange(comm, a, sent_node_norms(a, nodes));  // the one exchange
   // This rank's direction: node n's blocks with ghost nodes, all in the non-local block, whose
-  // rows are in ghost (= global) column order. Only nodes with ghost columns have any: ranges
-  // of nodes list theirs, joined in node order.
+  // rows are in ghost (= global) column order. Only the surface nodes have any. They lie in a few
+  // runs of consecutive nodes, so ranges of the surface list (not of all nodes) share them out:
+  // each lists its edges, joined in node order.
   const Csr<double>& nl = a.nonlocal;
-  const host::RangeSplit node_ranges(nodes.count());
-  std::vector<std::vector<NodeEdge>> mine_in(static_cast<std::size_t>(node_ranges.count()));
-  node_ranges.run([&](int range, std::int64_t begin, std::int64_t end) {
-    for (std::int64_t n = begin; n < end; ++n) {
-      if (!has_ghost_columns(a, nodes, n)) continue;
-      std::vector<BlockNorm> entries;
+  const std::vector<std::int64_t> surface = surface_nodes(a, nodes);
+  const host::RangeSplit surface_ranges(static_cast<std::int64_t>(surface.size()), kSurfaceNodesARange);
+  std::vector<std::vector<NodeEdge>> mine_in(static_cast<std::size_t>(surface_ranges.count()));
+  surface_ranges.run([&](int range, std::int64_t begin, std::int64_t end) {
+    std::vector<BlockNorm> entries;  // one node's, reused along the range
+    for (std::int64_t s = begin; s < end; ++s) {
+      const std::int64_t n = surface[static_cast<std::size_t>(s)];
+      entries.clear();
       for (std::int64_t i = nodes.ptr[n]; i < nodes.ptr[n + 1]; ++i)
         for (std::int64_t p = nl.row_ptr[i]; p < nl.row_ptr[i + 1]; ++p) {
           const NodeNorm& c = ghost[static_cast<std::size_t>(nl.col_idx[p])];
           entries.push_back({c.node, nl.values[p] * nl.values[p], c.diagonal_norm});
         }
+      sum_per_node(entries);
       const double own_norm = own_block_norm(a.local, nodes, n);
-      for (const BlockNorm& b : sum_per_node(std::move(entries))) {
+      for (const BlockNorm& b : entries) {
         const double strength = strong_value(b.sum_sq, own_norm, b.diagonal_norm, theta);
         if (strength != 0) mine_in[range].push_back({n, b.node, strength});
       }

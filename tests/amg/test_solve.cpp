@@ -12,6 +12,7 @@
 #include "amg/hierarchy.hpp"
 #include "amg/krylov.hpp"
 #include "local/core/error.hpp"
+#include "local/core/host_ranges.hpp"
 #include "local/gen/generators.hpp"
 #include "local/io/matrix_market.hpp"
 #include "local/reference/kernels.hpp"
@@ -209,6 +210,41 @@ TEST(CoarseSolver, CholeskyAndSingularFallback) {
   s.solve(by, x);
   ref::spmv(1.0, neumann, x, 0.0, ay);
   for (std::int64_t i = 0; i < n; ++i) EXPECT_NEAR(ay[i], by[i], 1e-12) << "not a solution of the consistent system";
+}
+
+TEST(CoarseSolver, CholeskyIsTheSameOnSeveralThreads) {
+  // The rows below each panel are factored in ranges on the rank's threads; each row's
+  // arithmetic is the serial loop's, so the solution is the same bit for bit. 301 rows (not a
+  // multiple of the 4-column panel) and a dense-ish SPD matrix, so late panels split.
+  const std::int64_t n = 301;
+  std::mt19937_64 random(11);
+  std::uniform_real_distribution<double> value(-1.0, 1.0);
+  std::vector<std::int64_t> r, c;
+  std::vector<double> v;
+  for (std::int64_t i = 0; i < n; ++i)
+    for (std::int64_t j = 0; j <= i; ++j) {
+      const double w = i == j ? double(n) : (random() % 3 == 0 ? value(random) : 0.0);
+      if (w == 0.0) continue;
+      r.push_back(i), c.push_back(j), v.push_back(w);
+      if (i != j) r.push_back(j), c.push_back(i), v.push_back(w);
+    }
+  const Csr<double> a = csr_from_triplets<double>(n, n, r, c, v);
+  Vector b(static_cast<std::size_t>(n));
+  for (std::int64_t i = 0; i < n; ++i) b[i] = std::cos(double(i));
+  const int threads = host::threads();
+  std::vector<Vector> x(2);
+  for (int t : {1, 3}) {
+    host::set_threads(t);
+    DenseCoarseSolver s;
+    s.factor(a);
+    EXPECT_EQ(s.method(), "cholesky");
+    s.solve(b, x[t == 1 ? 0 : 1]);
+  }
+  host::set_threads(threads);
+  EXPECT_EQ(x[0], x[1]);
+  Vector ax(b.size());
+  ref::spmv(1.0, a, x[0], 0.0, ax);
+  for (std::int64_t i = 0; i < n; ++i) EXPECT_NEAR(ax[i], b[i], 1e-11);
 }
 
 }  // namespace

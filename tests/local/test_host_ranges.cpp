@@ -1,14 +1,20 @@
-// The host loops' building blocks (local/core/host_ranges.hpp, local/formats/stack_rows.hpp):
-// ranges cover [0, n) in order whatever the thread count, a validation reports the serial
-// loop's first failure, a failing range's exception reaches the caller, and stacked pieces are
-// the matrix a serial loop builds.
+// The host loops' building blocks (local/core/host_ranges.hpp, host_sort_unique.hpp,
+// local/formats/stack_rows.hpp): ranges cover [0, n) in order whatever the thread count, a
+// validation reports the serial loop's first failure, a failing range's exception reaches the
+// caller, the parallel sort_unique is std::sort + std::unique, and stacked pieces are the matrix
+// a serial loop builds.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <atomic>
+#include <cstdint>
+#include <random>
 #include <stdexcept>
 #include <string>
+#include <vector>
 
 #include "local/core/host_ranges.hpp"
+#include "local/core/host_sort_unique.hpp"
 #include "local/formats/stack_rows.hpp"
 
 namespace tessera {
@@ -73,6 +79,32 @@ TEST_F(HostRanges, AnExceptionInARangeReachesTheCaller) {
   }),
                std::runtime_error);
   EXPECT_EQ(ran.load(), split.count()) << "every range still ran";
+}
+
+TEST_F(HostRanges, SortUniqueIsTheSerialSortAndUnique) {
+  std::mt19937_64 random(7);
+  // Sizes around the range counts (an odd run waits a merge round), many repeats and none,
+  // values already sorted and reversed; 3 and 5 threads.
+  for (int threads : {3, 5}) {
+    host::set_threads(threads);
+    for (std::int64_t n : {0, 1, 2, 3, 4, 5, 6, 11, 1000}) {
+      for (std::int64_t distinct : {std::int64_t{1}, std::int64_t{7}, n + 1, 4 * n + 1}) {
+        std::vector<std::int64_t> values(static_cast<std::size_t>(n));
+        for (std::int64_t& v : values) v = static_cast<std::int64_t>(random() % distinct) - distinct / 2;
+        for (int order = 0; order < 3; ++order) {
+          if (order == 1) std::sort(values.begin(), values.end());
+          if (order == 2) std::reverse(values.begin(), values.end());
+          std::vector<std::int64_t> expected = values;
+          std::sort(expected.begin(), expected.end());
+          expected.erase(std::unique(expected.begin(), expected.end()), expected.end());
+          std::vector<std::int64_t> sorted = values;
+          host::sort_unique(sorted);
+          EXPECT_EQ(sorted, expected) << threads << " threads, n " << n << ", " << distinct << " values, order " << order;
+        }
+      }
+    }
+  }
+  EXPECT_GT(host::RangeSplit(11).count(), 1) << "the test must reach the parallel path";
 }
 
 TEST_F(HostRanges, StackedPiecesAreTheWholeMatrix) {
