@@ -15,8 +15,6 @@
 #include "dist/collective_call.hpp"
 #include "dist/cuda/host_staged_halo.cuh"
 #include "local/core/error.hpp"
-#include "local/core/host_ranges.hpp"
-#include "local/core/host_sort_unique.hpp"
 #include "local/core/step_trace.hpp"
 #include "local/cuda/check.hpp"
 
@@ -209,7 +207,8 @@ int distance2_independent_set(const dist::Communicator& comm, const DistDeviceGr
 /// The host's cross-rank edges as the non-local block over their sorted ghost nodes.
 Csr<double> cross_rank_block(CrossRankEdges cross, std::int64_t owned_nodes, std::vector<std::int64_t>& ghosts) {
   ghosts = cross.node;
-  tessera::host::sort_unique(ghosts);
+  std::sort(ghosts.begin(), ghosts.end());
+  ghosts.erase(std::unique(ghosts.begin(), ghosts.end()), ghosts.end());
   TESSERA_REQUIRE_INPUT(ghosts.size() < std::size_t{INT32_MAX}, "AMG strength: ", ghosts.size(),
                         " ghost nodes exceed 32-bit columns");
   TESSERA_ASSERT(cross.ptr.size() == static_cast<std::size_t>(owned_nodes) + 1, "cross-rank edges of ",
@@ -219,12 +218,10 @@ Csr<double> cross_rank_block(CrossRankEdges cross, std::int64_t owned_nodes, std
   block.cols = static_cast<std::int64_t>(ghosts.size());
   block.row_ptr = std::move(cross.ptr);
   block.values = std::move(cross.strength);
-  block.col_idx.resize(cross.node.size());  // every entry written below
-  tessera::host::for_ranges(static_cast<std::int64_t>(cross.node.size()), [&](std::int64_t begin, std::int64_t end) {
-    for (std::int64_t k = begin; k < end; ++k)
-      block.col_idx[k] =
-          static_cast<std::int32_t>(std::lower_bound(ghosts.begin(), ghosts.end(), cross.node[k]) - ghosts.begin());
-  });
+  block.col_idx.reserve(cross.node.size());
+  for (std::int64_t node : cross.node)
+    block.col_idx.push_back(
+        static_cast<std::int32_t>(std::lower_bound(ghosts.begin(), ghosts.end(), node) - ghosts.begin()));
   return block;
 }
 
