@@ -71,79 +71,110 @@ bool cholesky_panel_columns(double* a, std::int64_t n, std::int64_t k, std::int6
   return true;
 }
 
-}  // namespace
-
-void DenseCoarseSolver::factor(const Csr<double>& a) {
-  n_ = a.rows;
-  std::vector<double> dense(static_cast<std::size_t>(n_ * n_), 0.0);
-  for (std::int64_t i = 0; i < n_; ++i)
-    for (std::int64_t p = a.row_ptr[i]; p < a.row_ptr[i + 1]; ++p) dense[i * n_ + a.col_idx[p]] = a.values[p];
-  dropped_pivots_ = 0;
-  if (try_cholesky(dense)) {
-    method_ = "cholesky";
-    return;
-  }
-  lu(std::move(dense));
-  method_ = dropped_pivots_ ? "lu (singular: pivots dropped)" : "lu";
-}
-
-bool DenseCoarseSolver::try_cholesky(std::vector<double> a) {
-  // Row-oriented (dot-product) Cholesky on the lower triangle (the Galerkin product is
-  // symmetric to rounding; the upper triangle is ignored), four columns of L at a time.
-  for (std::int64_t k = 0; k < n_; k += cholesky_panel)
-    if (!cholesky_panel_columns(a.data(), n_, k, std::min(cholesky_panel, n_ - k))) return false;
-  factor_ = std::move(a);
-  pivot_.clear();
+/// L in the lower triangle of the row-major n x n `a`, or false if a pivot is not positive.
+/// Row-oriented (dot-product) Cholesky on the lower triangle (the Galerkin product is symmetric
+/// to rounding; the upper triangle is ignored), four columns of L at a time.
+bool cholesky(std::vector<double>& a, std::int64_t n) {
+  for (std::int64_t k = 0; k < n; k += cholesky_panel)
+    if (!cholesky_panel_columns(a.data(), n, k, std::min(cholesky_panel, n - k))) return false;
   return true;
 }
 
-void DenseCoarseSolver::lu(std::vector<double> a) {
-  pivot_.resize(static_cast<std::size_t>(n_));
-  dropped_.assign(static_cast<std::size_t>(n_), 0);
+/// L\U of the row-major n x n `a` in place, rows swapped as `pivot` says; pivots below
+/// n * eps * max|a| are dropped (marked in `dropped`, their column's multipliers zero).
+/// Returns how many were dropped.
+int lu(std::vector<double>& a, std::int64_t n, std::vector<std::int64_t>& pivot, std::vector<char>& dropped) {
+  pivot.resize(static_cast<std::size_t>(n));
+  dropped.assign(static_cast<std::size_t>(n), 0);
+  int dropped_pivots = 0;
   double scale = 0.0;
   for (const double v : a) scale = std::max(scale, std::abs(v));
-  const double tiny = static_cast<double>(n_) * std::numeric_limits<double>::epsilon() * scale;
-  for (std::int64_t k = 0; k < n_; ++k) {
+  const double tiny = static_cast<double>(n) * std::numeric_limits<double>::epsilon() * scale;
+  for (std::int64_t k = 0; k < n; ++k) {
     std::int64_t best = k;
-    for (std::int64_t i = k + 1; i < n_; ++i)
-      if (std::abs(a[i * n_ + k]) > std::abs(a[best * n_ + k])) best = i;
-    pivot_[k] = best;
-    if (best != k) std::swap_ranges(a.begin() + k * n_, a.begin() + (k + 1) * n_, a.begin() + best * n_);
-    if (std::abs(a[k * n_ + k]) <= tiny) {
-      dropped_[k] = 1, ++dropped_pivots_;
+    for (std::int64_t i = k + 1; i < n; ++i)
+      if (std::abs(a[i * n + k]) > std::abs(a[best * n + k])) best = i;
+    pivot[k] = best;
+    if (best != k) std::swap_ranges(a.begin() + k * n, a.begin() + (k + 1) * n, a.begin() + best * n);
+    if (std::abs(a[k * n + k]) <= tiny) {
+      dropped[k] = 1, ++dropped_pivots;
       // Column k eliminates nothing: zero multipliers, so that the row-wise forward
       // substitution in solve() needs no test.
-      for (std::int64_t i = k + 1; i < n_; ++i) a[i * n_ + k] = 0.0;
+      for (std::int64_t i = k + 1; i < n; ++i) a[i * n + k] = 0.0;
       continue;
     }
-    for (std::int64_t i = k + 1; i < n_; ++i) {
-      const double l = a[i * n_ + k] / a[k * n_ + k];
-      a[i * n_ + k] = l;
-      for (std::int64_t j = k + 1; j < n_; ++j) a[i * n_ + j] -= l * a[k * n_ + j];
+    for (std::int64_t i = k + 1; i < n; ++i) {
+      const double l = a[i * n + k] / a[k * n + k];
+      a[i * n + k] = l;
+      for (std::int64_t j = k + 1; j < n; ++j) a[i * n + j] -= l * a[k * n + j];
     }
   }
-  factor_ = std::move(a);
+  return dropped_pivots;
+}
+
+}  // namespace
+
+DenseCoarseSolver::Factorization DenseCoarseSolver::factorize(const Csr<double>& a) {
+  Factorization f;
+  f.n = a.rows;
+  const std::int64_t n = f.n;
+  std::vector<double> dense(static_cast<std::size_t>(n * n), 0.0);
+  for (std::int64_t i = 0; i < n; ++i)
+    for (std::int64_t p = a.row_ptr[i]; p < a.row_ptr[i + 1]; ++p) dense[i * n + a.col_idx[p]] = a.values[p];
+  f.factor = dense;  // Cholesky works on a copy: LU needs the original if a pivot fails
+  if (cholesky(f.factor, n)) {
+    f.method = "cholesky";
+    return f;
+  }
+  f.dropped_pivots = lu(dense, n, f.pivot, f.dropped);
+  f.factor = std::move(dense);
+  f.method = f.dropped_pivots ? "lu (singular: pivots dropped)" : "lu";
+  return f;
+}
+
+void DenseCoarseSolver::factor(const Csr<double>& a) {
+  f_ = factorize(a);
+  deferred_ = Csr<double>{};
+  pending_ = false;
+}
+
+void DenseCoarseSolver::factor_on_first_use(Csr<double> a) {
+  f_ = Factorization{};
+  deferred_ = std::move(a);
+  pending_ = true;
+}
+
+const DenseCoarseSolver::Factorization& DenseCoarseSolver::ready() const {
+  if (pending_) {
+    f_ = factorize(deferred_);
+    deferred_ = Csr<double>{};
+    pending_ = false;
+  }
+  return f_;
 }
 
 void DenseCoarseSolver::solve(const std::vector<double>& b, std::vector<double>& x) const {
+  const Factorization& f = ready();
+  const std::int64_t n = f.n;
+  const double* factor = f.factor.data();
   x = b;
-  if (pivot_.empty()) {  // Cholesky: L y = b, L^T x = y
-    for (std::int64_t i = 0; i < n_; ++i) x[i] = (x[i] - dot(&factor_[i * n_], x.data(), i)) / factor_[i * n_ + i];
-    for (std::int64_t i = n_ - 1; i >= 0; --i) {  // row i of L is column i of L^T: an axpy
-      const double xi = x[i] /= factor_[i * n_ + i];
-      const double* row_i = &factor_[i * n_];
+  if (f.pivot.empty()) {  // Cholesky: L y = b, L^T x = y
+    for (std::int64_t i = 0; i < n; ++i) x[i] = (x[i] - dot(factor + i * n, x.data(), i)) / factor[i * n + i];
+    for (std::int64_t i = n - 1; i >= 0; --i) {  // row i of L is column i of L^T: an axpy
+      const double xi = x[i] /= factor[i * n + i];
+      const double* row_i = factor + i * n;
       for (std::int64_t j = 0; j < i; ++j) x[j] -= row_i[j] * xi;
     }
     return;
   }
   // Rows were swapped whole during the factorisation (as LAPACK's getrf), so the
   // permutation is applied in full before the forward substitution.
-  for (std::int64_t k = 0; k < n_; ++k) std::swap(x[k], x[pivot_[k]]);
+  for (std::int64_t k = 0; k < n; ++k) std::swap(x[k], x[f.pivot[k]]);
   // Row-wise (contiguous) substitutions; a dropped column's multipliers are zero.
-  for (std::int64_t i = 0; i < n_; ++i) x[i] -= dot(&factor_[i * n_], x.data(), i);
-  for (std::int64_t i = n_ - 1; i >= 0; --i) {
-    const double* row_i = &factor_[i * n_];
-    x[i] = dropped_[i] ? 0.0 : (x[i] - dot(row_i + i + 1, x.data() + i + 1, n_ - i - 1)) / row_i[i];
+  for (std::int64_t i = 0; i < n; ++i) x[i] -= dot(factor + i * n, x.data(), i);
+  for (std::int64_t i = n - 1; i >= 0; --i) {
+    const double* row_i = factor + i * n;
+    x[i] = f.dropped[i] ? 0.0 : (x[i] - dot(row_i + i + 1, x.data() + i + 1, n - i - 1)) / row_i[i];
   }
 }
 

@@ -18,24 +18,40 @@ namespace tessera::amg {
 
 class DenseCoarseSolver {
  public:
+  /// Factors `a` now.
   void factor(const Csr<double>& a);
+  /// Keeps `a` and factors it when a call first needs the factor (solve, method,
+  /// dropped_pivots): for an owner whose solves usually run elsewhere. The distributed GPU
+  /// solve factors its own copy of the coarsest operator with cuSOLVER and reads this one only
+  /// where the device refuses it, so its setup should not pay the O(n^3) host factor.
+  void factor_on_first_use(Csr<double> a);
+  bool factored() const { return !pending_; }
+
   /// x = A^-1 b (x sized by the caller).
   void solve(const std::vector<double>& b, std::vector<double>& x) const;
 
-  const std::string& method() const { return method_; }
-  int dropped_pivots() const { return dropped_pivots_; }
-  std::int64_t rows() const { return n_; }
+  const std::string& method() const { return ready().method; }
+  int dropped_pivots() const { return ready().dropped_pivots; }
+  std::int64_t rows() const { return pending_ ? deferred_.rows : f_.n; }
 
  private:
-  bool try_cholesky(std::vector<double> a);
-  void lu(std::vector<double> a);
+  struct Factorization {
+    std::int64_t n = 0;
+    std::string method = "none";
+    int dropped_pivots = 0;
+    std::vector<double> factor;         // row-major n x n: L (Cholesky) or L\U (LU)
+    std::vector<std::int64_t> pivot;    // LU row permutation; empty for Cholesky
+    std::vector<char> dropped;          // LU: pivot treated as zero
+  };
+  static Factorization factorize(const Csr<double>& a);
+  /// The factorization, made first if it was deferred.
+  const Factorization& ready() const;
 
-  std::int64_t n_ = 0;
-  std::string method_ = "none";
-  int dropped_pivots_ = 0;
-  std::vector<double> factor_;         // row-major n x n: L (Cholesky) or L\U (LU)
-  std::vector<std::int64_t> pivot_;    // LU row permutation
-  std::vector<char> dropped_;          // LU: pivot treated as zero
+  // A deferred operator's factorization is a cache the first const call that needs it fills.
+  // Not thread-safe until then: each rank calls its solver from one thread.
+  mutable Csr<double> deferred_;
+  mutable bool pending_ = false;
+  mutable Factorization f_;
 };
 
 }  // namespace tessera::amg

@@ -341,8 +341,8 @@ Csr<double> gather(const Communicator& comm, const DistMatrix& a, int root) {
   whole.global_cols = a.global_cols();
   whole.row_ptr.assign(static_cast<std::size_t>(a.global_rows()) + 1, 0);
   for (std::int64_t r = 0; r < a.global_rows(); ++r) whole.row_ptr[r + 1] = whole.row_ptr[r] + all_lengths[r];
-  whole.col = all_cols;
-  whole.values = all_values;
+  whole.col.assign(all_cols.begin(), all_cols.end());
+  whole.values.assign(all_values.begin(), all_values.end());
   return to_csr(whole);
 }
 

@@ -459,6 +459,7 @@ amg::DistSetupBackend setup_backend(Devices& devices, const DistributedAmgOption
 #endif
   amg::DistSetupBackend backend;  // the host's steps, with `products` where they run
   backend.products = std::move(products);
+  if (o.backend == Backend::gpu) backend.host_coarse_factor = amg::CoarseFactor::on_first_use;  // as the GPUs' steps
   return backend;
 }
 

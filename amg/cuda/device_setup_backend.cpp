@@ -18,6 +18,7 @@ DistSetupBackend device_setup_backend(dist::gpu::DeviceContext& ctx, cuda::Offlo
   backend.graph_phases = device_graph_phases(ctx.compute());
   backend.eigen_estimator = device_eigen_estimator(ctx);
   backend.held_extended_a = device_held_extended_a(ctx.compute(), which, stats);
+  backend.host_coarse_factor = CoarseFactor::on_first_use;  // the device solve factors its own copy
   return backend;
 }
 

@@ -207,8 +207,8 @@ void DistDeviceAmgPreconditioner::replicated_coarse_solve(const double* b, doubl
   std::optional<StreamTimer::Section> timed;
   if (replicated_coarse_timer_) timed.emplace(*replicated_coarse_timer_);
   if (device_coarse_.rows() > 0) return device_coarse_.solve(b, x, stream);  // factored (device or fallback)
-  // cuSOLVER refused the size (int dimensions): every rank holds the host factor of the same
-  // whole operator (DistHierarchy::coarse), so each solves alone, no MPI.
+  // cuSOLVER refused the size (int dimensions): every rank holds the host solver of the same
+  // whole operator (DistHierarchy::coarse, factored on this first use), so each solves alone, no MPI.
   const std::size_t n = std::size_t(h_.coarse_operator.rows), bytes = n * sizeof(double);
   whole_host_b_.resize(n);
   TESSERA_CUDA_CHECK(cudaMemcpyAsync(whole_host_b_.data(), b, bytes, cudaMemcpyDeviceToHost, stream));

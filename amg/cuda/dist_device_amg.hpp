@@ -12,7 +12,8 @@
 // allgathers the owned rhs through NCCL on the exchange stream, solves on the compute stream
 // and keeps the rank's rows -- no host synchronisation, no MPI. Where cuSOLVER cannot factor
 // it on some rank (DeviceCoarseSolver's host fallback: singular to working precision), every
-// rank keeps DistHierarchy's host solve (rhs down, owned solution up through MPI).
+// rank keeps DistHierarchy's host solve (rhs down, owned solution up through MPI), whose
+// factor the GPU setup defers to that first use (DistSetupBackend::host_coarse_factor).
 // Coarse levels of at most `replicate_nnz` nonzeros are not cycled across ranks but replicated
 // on every GPU (replicated_levels.hpp): one allgather a cycle instead of six halo exchanges a
 // level; the coarsest direct solve is then part of them, and the prolongation out of them

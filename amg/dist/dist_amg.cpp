@@ -70,8 +70,9 @@ HierarchyStats DistAmg::statistics() const {
     l.times = max_over_ranks(*comm_, level.times);
     add_level(s, l);
   }
-  s.coarse_method = h.coarse_direct ? "dense " + h.coarse.method() + ", redundant on every rank"
-                                    : "smoothed (too large for a dense solve)";
+  s.coarse_method = !h.coarse_direct    ? "smoothed (too large for a dense solve)"
+                    : h.coarse.factored() ? "dense " + h.coarse.method() + ", redundant on every rank"
+                                          : "dense, redundant on every rank, host factor on first use";
   s.stop_reason = h.stop_reason;
   return s;
 }

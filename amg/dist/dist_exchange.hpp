@@ -56,8 +56,8 @@ std::vector<T> route(const dist::Communicator& comm, const std::vector<std::vect
 
 /// Concatenation of every rank's `mine` in rank order, on every rank. Collective; for small
 /// data (byte counts must fit int).
-template <class T>
-std::vector<T> allgatherv(const dist::Communicator& comm, const std::vector<T>& mine) {
+template <class T, class Allocator>
+std::vector<T> allgatherv(const dist::Communicator& comm, const std::vector<T, Allocator>& mine) {
   static_assert(std::is_trivially_copyable_v<T>);
   const std::vector<std::int64_t> counts = comm.allgather(static_cast<std::int64_t>(mine.size()));
   std::vector<int> bytes(counts.size()), displs(counts.size());

@@ -191,8 +191,10 @@ Csr<double> allgather_operator(const dist::Communicator& comm, const dist::DistM
   const std::vector<std::int64_t> all_lengths = allgatherv(comm, lengths);
   whole.row_ptr.assign(all_lengths.size() + 1, 0);
   for (std::size_t r = 0; r < all_lengths.size(); ++r) whole.row_ptr[r + 1] = whole.row_ptr[r] + all_lengths[r];
-  whole.col = allgatherv(comm, mine.col);
-  whole.values = allgatherv(comm, mine.values);
+  const std::vector<std::int64_t> all_cols = allgatherv(comm, mine.col);
+  const std::vector<double> all_values = allgatherv(comm, mine.values);
+  whole.col.assign(all_cols.begin(), all_cols.end());
+  whole.values.assign(all_values.begin(), all_values.end());
   return to_csr(whole);
 }
 
@@ -345,7 +347,10 @@ void DistHierarchy::setup_coarsest(const dist::Communicator& comm) {
   c.inv_diag = inverse_diagonal(c.a);
   timed("coarse", c.times.coarse, [&] {
     coarse_operator = allgather_operator(comm, c.a);
-    coarse.factor(coarse_operator);
+    if (backend_.host_coarse_factor == CoarseFactor::at_setup)
+      coarse.factor(coarse_operator);
+    else
+      coarse.factor_on_first_use(coarse_operator);
     return 0;
   });
   coarse_row_begin_ = c.a.row_begin();

@@ -13,7 +13,7 @@
 // default; dist_setup_backend.hpp). On the GPUs, the graph phases leave the level's A on the
 // device (DistLevel::device_a) for the eigenvalue estimate, the products and the device solve.
 // Coarsest level: gathered onto EVERY rank (one allgatherv at setup) and factored redundantly
-// by the serial dense solver; each cycle then allgathers the coarse rhs and every rank solves
+// by the dense solver (at setup, or on first use where a device solve factors its own copy); each cycle then allgathers the coarse rhs and every rank solves
 // and keeps its own rows -- no broadcast of the solution. The host cycle keeps every other level
 // distributed; the device solve replicates the levels below 4M nonzeros whole on every GPU
 // (amg/cuda/replicated_levels.hpp), where their halo exchanges cost more than their work.
@@ -65,7 +65,9 @@ class DistHierarchy {
   // Reserved for options.max_levels at construction and never grown beyond: a level stays at
   // one address, which its device copy of A points at (device_operator_slot.hpp).
   std::vector<DistLevel> levels;
-  DenseCoarseSolver coarse;    // every rank holds the factor of the coarsest operator
+  // Every rank holds the factor of the coarsest operator (made at setup or on first use, as
+  // the backend's host_coarse_factor says).
+  DenseCoarseSolver coarse;
   /// The whole coarsest operator as gathered for `coarse` (rows in rank order, so rank r's rows
   /// start at levels.back().a.row_begin()): a device solver factors it without a second
   /// collective. Empty unless coarse_direct.

@@ -12,6 +12,11 @@
 //   held_extended_a  where the products read A: empty, from a host copy of A each level's first
 //                    product makes (which device products upload); amg::gpu::device_held_extended_a,
 //                    from the level's device copy (no host copy, no upload)
+//   host_coarse_factor
+//                    when the host factors the gathered coarsest operator (DistHierarchy::coarse):
+//                    at setup, for the host cycle; or on its first use, where a device solve
+//                    follows, which factors its own copy (cuSOLVER) and needs the host's only if
+//                    the device refuses it
 #include <functional>
 #include <memory>
 
@@ -28,11 +33,14 @@ namespace tessera::amg {
 using DistHeldExtendedA =
     std::function<std::shared_ptr<dist::HeldExtendedA>(const dist::DistMatrix& a, DeviceOperatorSlot& device_a)>;
 
+enum class CoarseFactor { at_setup, on_first_use };
+
 struct DistSetupBackend {
   dist::LocalSpgemm products = dist::host_local_spgemm;
   DistGraphPhases graph_phases = host_graph_phases;
   DistEigenEstimator eigen_estimator = host_eigen_estimator;
   DistHeldExtendedA held_extended_a;  // empty: the products copy A on the host
+  CoarseFactor host_coarse_factor = CoarseFactor::at_setup;
 };
 
 }  // namespace tessera::amg

@@ -8,6 +8,8 @@
 #include "amg/dist/dist_exchange.hpp"
 #include "amg/tentative_prolongator.hpp"
 #include "local/core/error.hpp"
+#include "local/core/host_array.hpp"
+#include "local/core/host_offsets.hpp"
 #include "local/core/host_ranges.hpp"
 #include "local/core/step_trace.hpp"
 
@@ -67,7 +69,7 @@ void send_members(const dist::Communicator& comm, const DistAggregates& agg, con
 /// slot: s < owned dofs is this rank's dof s, else received member s - owned dofs.
 struct OwnedAggregates {
   std::vector<std::int64_t> begin;  // aggregate x's slots: slot[begin[x], begin[x + 1])
-  std::vector<std::int64_t> slot;
+  HostArray<std::int64_t> slot;     // every entry written by the placing pass
 };
 
 /// Step 2: a bucketing by aggregate of this rank's dofs and the received members, each
@@ -119,12 +121,17 @@ OwnedAggregates group_members(const DistAggregates& agg, const DistNodes& fine, 
 }
 
 /// This rank's rows of P_tent as they are found: row d holds columns [first[d], first[d] +
-/// count[d]) with values[d * k, d * k + count[d]). Rows of non-aggregated dofs stay empty.
+/// count[d]) with values[d * k, d * k + count[d]). Rows of non-aggregated dofs stay empty: only
+/// the counts start at zero (on the rank's threads), first and values are read where set.
 struct QRowsOfOwnedDofs {
-  std::vector<std::int64_t> first, count;
-  std::vector<double> values;
+  HostArray<std::int64_t> first, count;
+  HostArray<double> values;
   QRowsOfOwnedDofs(std::int64_t dofs, int k)
-      : first(static_cast<std::size_t>(dofs), 0), count(first.size(), 0), values(first.size() * k, 0.0) {}
+      : first(static_cast<std::size_t>(dofs)), count(first.size()), values(first.size() * k) {
+    host::for_ranges(dofs, [&](std::int64_t begin, std::int64_t end) {
+      std::fill(count.begin() + begin, count.begin() + end, 0);
+    });
+  }
   void set(std::int64_t d, std::int64_t first_coarse, std::int64_t c, int k, const double* q) {
     first[d] = first_coarse;
     count[d] = c;
@@ -232,9 +239,9 @@ DistTentative dist_tentative_prolongator(const dist::Communicator& comm, const D
   p.global_cols = coarse_rows.global_rows();
   p.row_begin = a.row_begin();
   p.row_end = a.row_begin() + owned_dofs;
-  p.row_ptr.assign(static_cast<std::size_t>(owned_dofs) + 1, 0);
-  for (std::int64_t d = 0; d < owned_dofs; ++d) p.row_ptr[d + 1] = p.row_ptr[d] + rows_of.count[d];
-  p.col.resize(static_cast<std::size_t>(p.row_ptr.back()));
+  p.row_ptr.resize(static_cast<std::size_t>(owned_dofs) + 1);
+  host::offsets_from_counts(owned_dofs, [&](std::int64_t d) { return rows_of.count[d]; }, p.row_ptr.data());
+  p.col.resize(static_cast<std::size_t>(p.row_ptr.back()));  // both written below
   p.values.resize(p.col.size());
   host::for_ranges(owned_dofs, [&](std::int64_t begin_d, std::int64_t end_d) {
     for (std::int64_t d = begin_d; d < end_d; ++d)

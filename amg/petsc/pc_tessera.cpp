@@ -112,7 +112,7 @@ void full_setup(PC pc, PcTessera& d) {
 
 // false if some rank's rows changed pattern (then nothing was touched).
 bool value_setup(PC pc, PcTessera& d) {
-  std::vector<double> values;
+  HostArray<double> values;
   const std::int64_t same = read_values_if_same_pattern(pc->pmat, d.rows, values) ? 1 : 0;
   if (d.comm->allreduce(same, dist::ReduceOp::min) == 0) return false;
   dist::set_values_in_row_order(d.a, values);

@@ -52,11 +52,11 @@ RowBlock read_owned_rows(Mat a) {
   return rows;
 }
 
-bool read_values_if_same_pattern(Mat a, const RowBlock& pattern, std::vector<double>& values) {
+bool read_values_if_same_pattern(Mat a, const RowBlock& pattern, HostArray<double>& values) {
   PetscInt begin = 0, end = 0;
   TESSERA_PETSC_THROW(MatGetOwnershipRange(a, &begin, &end));
   if (begin != pattern.row_begin || end != pattern.row_end) return false;
-  std::vector<double> fresh(pattern.col.size());
+  HostArray<double> fresh(pattern.col.size());  // every entry written unless the pattern differs
   bool same = true;
   for_each_owned_row(a, [&](PetscInt r, PetscInt len, const PetscInt* cols, const PetscScalar* vals) {
     const std::int64_t first = pattern.row_ptr[r];
@@ -126,7 +126,7 @@ MatrixMirror::Change MatrixMirror::sync(const dist::Communicator& comm, Mat a) {
   if (built_ && state == state_) return Change::none;
   Change change = Change::pattern;
   if (built_ && nonzero_state == nonzero_state_) {
-    std::vector<double> values;
+    HostArray<double> values;
     const std::int64_t same = read_values_if_same_pattern(a, rows_, values) ? 1 : 0;
     // Every rank takes the same branch: the refresh below is collective-free, the rebuild is not.
     if (comm.allreduce(same, dist::ReduceOp::min) == 1) {

@@ -19,7 +19,7 @@ RowBlock read_owned_rows(Mat a);
 
 /// The values of this rank's rows in row order, if their pattern is still `pattern`'s;
 /// false (values untouched) if any row of this rank changed pattern. Local.
-bool read_values_if_same_pattern(Mat a, const RowBlock& pattern, std::vector<double>& values);
+bool read_values_if_same_pattern(Mat a, const RowBlock& pattern, HostArray<double>& values);
 
 /// PETSc's row / column ownership ranges as a partition. PETSc's boundaries fall on any row,
 /// so the tile-alignment rule is waived (dist::Alignment::any).

@@ -5,6 +5,7 @@ target_sources(tessera_local PUBLIC FILE_SET HEADERS BASE_DIRS ${PROJECT_SOURCE_
   ${CMAKE_CURRENT_LIST_DIR}/precision.hpp
   ${CMAKE_CURRENT_LIST_DIR}/host_device.hpp
   ${CMAKE_CURRENT_LIST_DIR}/host_ranges.hpp
+  ${CMAKE_CURRENT_LIST_DIR}/host_offsets.hpp
   ${CMAKE_CURRENT_LIST_DIR}/host_sort_unique.hpp
   ${CMAKE_CURRENT_LIST_DIR}/backend.hpp
   ${CMAKE_CURRENT_LIST_DIR}/step_trace.hpp

@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "local/core/host_array.hpp"
 #include "local/formats/csr.hpp"
 
 namespace tessera {
@@ -12,9 +13,9 @@ namespace tessera {
 struct RowBlock {
   std::int64_t global_rows = 0, global_cols = 0;
   std::int64_t row_begin = 0, row_end = 0;
-  std::vector<std::int64_t> row_ptr{0};  // (row_end - row_begin) + 1 entries
-  std::vector<std::int64_t> col;         // global columns, sorted and unique within each row
-  std::vector<double> values;
+  HostArray<std::int64_t> row_ptr{0};  // (row_end - row_begin) + 1 entries
+  HostArray<std::int64_t> col;         // global columns, sorted and unique within each row
+  HostArray<double> values;
 
   std::int64_t local_rows() const { return row_end - row_begin; }
   std::int64_t nnz() const { return static_cast<std::int64_t>(col.size()); }

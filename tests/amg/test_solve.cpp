@@ -212,6 +212,38 @@ TEST(CoarseSolver, CholeskyAndSingularFallback) {
   for (std::int64_t i = 0; i < n; ++i) EXPECT_NEAR(ay[i], by[i], 1e-12) << "not a solution of the consistent system";
 }
 
+TEST(CoarseSolver, FactorOnFirstUseIsTheFactorMadeAtOnce) {
+  const Csr<double> a = gen::generate(gen::parse_spec("poisson2d:7"));
+  DenseCoarseSolver now, later;
+  now.factor(a);
+  later.factor_on_first_use(a);
+  EXPECT_FALSE(later.factored());
+  EXPECT_EQ(later.rows(), a.rows);
+  Vector b(static_cast<std::size_t>(a.rows)), x_now, x_later;
+  for (std::size_t i = 0; i < b.size(); ++i) b[i] = std::cos(double(i));
+  now.solve(b, x_now);
+  later.solve(b, x_later);
+  EXPECT_TRUE(later.factored());
+  EXPECT_EQ(later.method(), "cholesky");
+  EXPECT_EQ(x_later, x_now);
+  // A deferred operator replaces the factor held; asking for the method factors it.
+  Csr<double> indefinite = a;
+  for (std::int64_t i = 0; i < indefinite.rows; ++i)
+    for (std::int64_t p = indefinite.row_ptr[i]; p < indefinite.row_ptr[i + 1]; ++p)
+      if (indefinite.col_idx[p] == i && i % 2 == 1) indefinite.values[p] = -indefinite.values[p];
+  later.factor_on_first_use(indefinite);
+  EXPECT_FALSE(later.factored());
+  EXPECT_EQ(later.method(), "lu");
+  EXPECT_TRUE(later.factored());
+  now.factor(indefinite);
+  later.solve(b, x_later);
+  now.solve(b, x_now);
+  EXPECT_EQ(x_later, x_now);
+  Vector ax(b.size());
+  ref::spmv(1.0, indefinite, x_now, 0.0, ax);
+  for (std::size_t i = 0; i < b.size(); ++i) EXPECT_NEAR(ax[i], b[i], 1e-10);
+}
+
 TEST(CoarseSolver, CholeskyIsTheSameOnSeveralThreads) {
   // The rows below each panel are factored in ranges on the rank's threads; each row's
   // arithmetic is the serial loop's, so the solution is the same bit for bit. 301 rows (not a

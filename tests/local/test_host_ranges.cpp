@@ -1,18 +1,20 @@
 // The host loops' building blocks (local/core/host_ranges.hpp, host_sort_unique.hpp,
-// local/formats/stack_rows.hpp): ranges cover [0, n) in order whatever the thread count, a
-// validation reports the serial loop's first failure, a failing range's exception reaches the
-// caller, the parallel sort_unique is std::sort + std::unique, and stacked pieces are the matrix
-// a serial loop builds.
+// host_offsets.hpp, local/formats/stack_rows.hpp): ranges cover [0, n) in order whatever the
+// thread count, a validation reports the serial loop's first failure, a failing range's exception
+// reaches the caller, the parallel sort_unique is std::sort + std::unique, the parallel offsets
+// are the running sum, and stacked pieces are the matrix a serial loop builds.
 #include <gtest/gtest.h>
 
 #include <algorithm>
 #include <atomic>
 #include <cstdint>
+#include <numeric>
 #include <random>
 #include <stdexcept>
 #include <string>
 #include <vector>
 
+#include "local/core/host_offsets.hpp"
 #include "local/core/host_ranges.hpp"
 #include "local/core/host_sort_unique.hpp"
 #include "local/formats/stack_rows.hpp"
@@ -105,6 +107,25 @@ TEST_F(HostRanges, SortUniqueIsTheSerialSortAndUnique) {
     }
   }
   EXPECT_GT(host::RangeSplit(11).count(), 1) << "the test must reach the parallel path";
+}
+
+TEST_F(HostRanges, OffsetsAreTheRunningSumOfTheCounts) {
+  std::mt19937_64 random(5);
+  for (int threads : {1, 3, 5}) {
+    host::set_threads(threads);
+    for (std::int64_t n : {0, 1, 2, 3, 7, 1000}) {
+      std::vector<std::int64_t> counts(static_cast<std::size_t>(n));
+      for (std::int64_t& c : counts) c = random() % 4 == 0 ? 0 : static_cast<std::int64_t>(random() % 9);
+      std::vector<std::int64_t> expected(counts.size() + 1, 0);
+      std::partial_sum(counts.begin(), counts.end(), expected.begin() + 1);
+      std::vector<std::int64_t> offsets(counts.size() + 1, -1);  // every entry must be written
+      const std::int64_t total =
+          host::offsets_from_counts(n, [&](std::int64_t i) { return counts[i]; }, offsets.data());
+      EXPECT_EQ(offsets, expected) << threads << " threads, n " << n;
+      EXPECT_EQ(total, expected.back());
+    }
+  }
+  EXPECT_GT(host::RangeSplit(7).count(), 1) << "the test must reach the parallel path";
 }
 
 TEST_F(HostRanges, StackedPiecesAreTheWholeMatrix) {

@@ -72,11 +72,10 @@ void expect_same_convergence(const dist::Communicator& comm, const Problem& pb, 
   EXPECT_TRUE(dist::testing::same_on_every_rank(comm, got.iterations));
 }
 
-void check_problem(const std::string& spec, const AmgOptions& options) {
+void check_problem(const Problem& pb, const AmgOptions& options) {
   const dist::Communicator comm;
   const std::uint64_t seed = dist::testing::shared_seed(comm);
-  SCOPED_TRACE(spec + ", seed " + std::to_string(seed));
-  const Problem pb = testing::make_problem(spec);
+  SCOPED_TRACE(pb.spec + ", seed " + std::to_string(seed));
   const Hierarchy serial = setup(pb.a, pb.near_null, options);
   ASSERT_GE(serial.levels.size(), 3u) << "the test wants a real hierarchy";
   for (const bool uneven : {false, true}) {
@@ -91,7 +90,33 @@ void check_problem(const std::string& spec, const AmgOptions& options) {
   }
 }
 
+void check_problem(const std::string& spec, const AmgOptions& options) {
+  check_problem(testing::make_problem(spec), options);
+}
+
+/// `a` with every `every`-th row and column reduced to its diagonal (as Dirichlet rows
+/// eliminated symmetrically): nodes with no connection, which no aggregate takes.
+Csr<double> decoupled_rows(const Csr<double>& a, std::int64_t every) {
+  std::vector<std::int64_t> rows, cols;
+  std::vector<double> values;
+  for (std::int64_t i = 0; i < a.rows; ++i)
+    for (std::int64_t p = a.row_ptr[i]; p < a.row_ptr[i + 1]; ++p) {
+      const std::int64_t j = a.col_idx[p];
+      if (i != j && (i % every == 0 || j % every == 0)) continue;
+      rows.push_back(i), cols.push_back(j), values.push_back(a.values[p]);
+    }
+  return csr_from_triplets<double>(a.rows, a.cols, rows, cols, values);
+}
+
 TEST(DistAmgHierarchy, Poisson7PointMatchesSerial) { check_problem("poisson3d:12", small_coarse()); }
+
+// P_tent's rows of unaggregated dofs are empty on every rank, as in the serial setup.
+TEST(DistAmgHierarchy, DecoupledRowsStayOutOfTheAggregatesAsInSerial) {
+  Problem pb = testing::make_problem("poisson3d:12");
+  pb.a = decoupled_rows(pb.a, 7);
+  pb.spec += " with every 7th row decoupled";
+  check_problem(pb, small_coarse());
+}
 
 TEST(DistAmgHierarchy, Poisson27PointL1JacobiMatchesSerial) {
   check_problem("poisson3d27:12", small_coarse(SmootherKind::l1_jacobi));

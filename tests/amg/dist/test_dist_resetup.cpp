@@ -1,10 +1,13 @@
 // Re-setup and bad input of the distributed AMG, 1-4 ranks: a re-setup with scaled values
 // equals a fresh setup; products that read A from the backend's hold build the hierarchy the
-// host copy of A builds, re-setup included; a changed pattern, a non-positive diagonal, an
+// host copy of A builds, re-setup included; a host coarse factor deferred to its first use
+// solves as the one made at setup; a changed pattern, a non-positive diagonal, an
 // indefinite operator and a non-finite right-hand side are reported identically on every rank
 // (no hang, no NaN).
+#include <cmath>
 #include <functional>
 #include <memory>
+#include <string>
 #include <vector>
 
 #include "amg/dist/dist_amg.hpp"
@@ -37,6 +40,22 @@ Csr<double> scaled(Csr<double> a, double s) {
   return a;
 }
 
+/// A problem distributed on one partition with its own values (`first`) and scaled by `s`
+/// (`second`, the same pattern), and options that give it several levels.
+struct TwoValueSets {
+  Problem pb;
+  AmgOptions options;
+  Distributed first, second;
+};
+
+TwoValueSets two_value_sets(const dist::Communicator& comm, const std::string& spec, double s, std::uint64_t seed) {
+  TwoValueSets t{testing::make_problem(spec), {}, {}, {}};
+  t.options.coarse_size = 40;
+  t.first = distribute(comm, t.pb, t.pb.a, seed);
+  t.second = distribute(comm, t.pb, scaled(t.pb.a, s), seed);
+  return t;
+}
+
 /// What happened, as a string every rank can compare: the error text or the solve status.
 std::string outcome(const std::function<std::string()>& run) {
   try {
@@ -55,14 +74,12 @@ TEST(DistAmgResetup, ScaledValuesGiveTheFreshSetup) {
   const dist::Communicator comm;
   const std::uint64_t seed = dist::testing::shared_seed(comm);
   SCOPED_TRACE("seed " + std::to_string(seed));
-  const Problem pb = testing::make_problem("elasticity3d:6");
-  AmgOptions o;
-  o.coarse_size = 40;
-  const Distributed first = distribute(comm, pb, pb.a, seed);
   // A power of two scales exactly: the fresh setup then sees bit-identical strengths. (With
   // 3.75, elasticity's round-off couplings near the threshold may flip and the fresh setup
   // legitimately aggregates differently.)
-  const Distributed second = distribute(comm, pb, scaled(pb.a, 4.0), seed);
+  const TwoValueSets t = two_value_sets(comm, "elasticity3d:6", 4.0, seed);
+  const Distributed &first = t.first, &second = t.second;
+  const AmgOptions& o = t.options;
   DistAmg reused(comm, first.a, first.near_null, o);
   reused.resetup(second.a);
   const DistAmg fresh(comm, second.a, second.near_null, o);
@@ -122,11 +139,9 @@ TEST(DistAmgResetup, ProductsReadTheBackendsHoldOnA) {
   const dist::Communicator comm;
   const std::uint64_t seed = dist::testing::shared_seed(comm);
   SCOPED_TRACE("seed " + std::to_string(seed));
-  const Problem pb = testing::make_problem("poisson3d:10");
-  AmgOptions o;
-  o.coarse_size = 40;
-  const Distributed first = distribute(comm, pb, pb.a, seed);
-  const Distributed second = distribute(comm, pb, scaled(pb.a, 0.75), seed);
+  const TwoValueSets t = two_value_sets(comm, "poisson3d:10", 0.75, seed);
+  const Distributed &first = t.first, &second = t.second;
+  const AmgOptions& o = t.options;
   std::vector<std::shared_ptr<CountingHeldA>> holds;
   DistSetupBackend backend;
   backend.held_extended_a = [&](const dist::DistMatrix& a, DeviceOperatorSlot&) {
@@ -164,6 +179,50 @@ TEST(DistAmgResetup, ProductsReadTheBackendsHoldOnA) {
   copied.resetup(second.a);
   expect_same("re-setup");
   for (const auto& hold : holds) EXPECT_EQ(hold->times_calls + hold->chain_calls, 4) << "not run again";
+}
+
+// A backend that solves elsewhere (the GPUs) defers the host factor of the coarsest level to its
+// first use: the setup leaves it unfactored, and the first host solve factors it and solves as
+// the factor made at setup does, bit for bit, after a re-setup too.
+TEST(DistAmgResetup, HostCoarseFactorOnFirstUseSolvesAsTheOneAtSetup) {
+  const dist::Communicator comm;
+  const std::uint64_t seed = dist::testing::shared_seed(comm);
+  SCOPED_TRACE("seed " + std::to_string(seed));
+  const TwoValueSets t = two_value_sets(comm, "poisson3d:10", 0.75, seed);
+  const Distributed &first = t.first, &second = t.second;
+  const AmgOptions& o = t.options;
+  DistSetupBackend deferring;
+  deferring.host_coarse_factor = CoarseFactor::on_first_use;
+  DistAmg deferred(comm, first.a, first.near_null, o, deferring);
+  DistAmg at_setup(comm, first.a, first.near_null, o);
+  const auto expect_same_solves = [&](const Distributed& d, const char* when) {
+    SCOPED_TRACE(when);
+    const DistHierarchy &h = deferred.hierarchy(), &e = at_setup.hierarchy();
+    ASSERT_TRUE(h.coarse_direct) << "the test wants a factored coarsest level";
+    ASSERT_GE(h.levels.size(), 3u);
+    EXPECT_FALSE(h.coarse.factored());
+    EXPECT_TRUE(e.coarse.factored());
+    EXPECT_EQ(h.coarse.rows(), h.levels.back().a.global_rows());
+    EXPECT_EQ(h.coarse_operator.values, e.coarse_operator.values);
+    EXPECT_NE(deferred.statistics().coarse_method.find("host factor on first use"), std::string::npos)
+        << deferred.statistics().coarse_method;
+    EXPECT_FALSE(h.coarse.factored()) << "the statistics factored it";
+    Vector b(static_cast<std::size_t>(d.a.owned_rows()));
+    for (std::size_t i = 0; i < b.size(); ++i) b[i] = std::sin(double(d.rows.begin(comm.rank()) + std::int64_t(i)));
+    Vector x_deferred(b.size(), 0.0), x_at_setup(b.size(), 0.0);
+    const SolveResult s1 = dist_pcg(comm, d.a, b, x_deferred, deferred, {});
+    const SolveResult s2 = dist_pcg(comm, d.a, b, x_at_setup, at_setup, {});
+    EXPECT_TRUE(s1.converged()) << s1.message;
+    EXPECT_EQ(s1.iterations, s2.iterations);
+    EXPECT_EQ(x_deferred, x_at_setup) << "the deferred factor is not the same factor";
+    EXPECT_TRUE(h.coarse.factored()) << "the host solve ran without a factor";
+    EXPECT_EQ(h.coarse.method(), e.coarse.method());
+    EXPECT_EQ(deferred.statistics().coarse_method, at_setup.statistics().coarse_method);
+  };
+  expect_same_solves(first, "setup");
+  deferred.resetup(second.a);
+  at_setup.resetup(second.a);
+  expect_same_solves(second, "re-setup");
 }
 
 TEST(DistAmgResetup, AnotherPatternIsRejectedOnEveryRank) {
