@@ -93,14 +93,15 @@ void print(std::FILE* out, const HierarchyStats& s, const std::vector<int>& acti
                  (long long)v.nnz, v.nnz_per_row, l < active_ranks.size() ? active_ranks[l] : 0, (long long)v.p_nnz,
                  v.lambda_max, v.omega, v.times.total());
   }
-  // The serial trailer: complexities, coarsest level, setup phases.
+  // The serial trailer: complexities, coarsest level, setup phases ("coarse": its gather, and its
+  // host factor unless that waits for its first use, as the coarsest line says).
   std::fprintf(out, "grid complexity %.4f, operator complexity %.4f, nnz(A)+nnz(P) %lld\n", s.grid_complexity,
                s.operator_complexity, (long long)s.nnz_ap);
   std::fprintf(out, "coarsest: %s (%s)\n", s.coarse_method.c_str(), s.stop_reason.c_str());
   const SetupTimes& t = s.times;
   std::fprintf(out,
                "setup phases (s, max over ranks): strength %.4f | aggregation %.4f | P tentative %.4f | "
-               "P smoothing %.4f | PtAP %.4f | smoother %.4f | coarse factor %.4f | total %.4f\n",
+               "P smoothing %.4f | PtAP %.4f | smoother %.4f | coarse %.4f | total %.4f\n",
                t.strength, t.aggregation, t.tentative, t.smoothing, t.galerkin, t.smoother, t.coarse, t.total());
 }
 
