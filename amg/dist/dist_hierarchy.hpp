@@ -13,9 +13,10 @@
 // default; dist_setup_backend.hpp). On the GPUs, the graph phases leave the level's A on the
 // device (DistLevel::device_a) for the eigenvalue estimate, the products and the device solve.
 // Coarsest level: gathered onto EVERY rank (one allgatherv at setup) and factored redundantly
-// by the dense solver (at setup, or on first use where a device solve factors its own copy); each cycle then allgathers the coarse rhs and every rank solves
-// and keeps its own rows -- no broadcast of the solution. The host cycle keeps every other level
-// distributed; the device solve replicates the levels below 4M nonzeros whole on every GPU
+// by the dense solver (at setup, or on first use where a device solve factors its own copy);
+// each cycle then allgathers the coarse rhs and every rank solves and keeps its own rows -- no
+// broadcast of the solution. The host cycle keeps every other level distributed; the device
+// solve replicates the levels below 4M nonzeros whole on every GPU
 // (amg/cuda/replicated_levels.hpp), where their halo exchanges cost more than their work.
 // Redistributing onto a subset of ranks (GAMG's -pc_gamg_process_eq_limit, hypre's
 // agglomeration) is not done.
