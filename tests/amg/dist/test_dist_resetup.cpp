@@ -42,14 +42,17 @@ Csr<double> scaled(Csr<double> a, double s) {
 
 /// A problem distributed on one partition with its own values (`first`) and scaled by `s`
 /// (`second`, the same pattern), and options that give it several levels.
+/// The partition is random, from a seed shared by the ranks (the tests trace it).
 struct TwoValueSets {
+  std::uint64_t seed;
   Problem pb;
   AmgOptions options;
   Distributed first, second;
 };
 
-TwoValueSets two_value_sets(const dist::Communicator& comm, const std::string& spec, double s, std::uint64_t seed) {
-  TwoValueSets t{testing::make_problem(spec), {}, {}, {}};
+TwoValueSets two_value_sets(const dist::Communicator& comm, const std::string& spec, double s) {
+  const std::uint64_t seed = dist::testing::shared_seed(comm);
+  TwoValueSets t{seed, testing::make_problem(spec), {}, {}, {}};
   t.options.coarse_size = 40;
   t.first = distribute(comm, t.pb, t.pb.a, seed);
   t.second = distribute(comm, t.pb, scaled(t.pb.a, s), seed);
@@ -72,12 +75,11 @@ void expect_same_on_every_rank(const dist::Communicator& comm, const std::string
 
 TEST(DistAmgResetup, ScaledValuesGiveTheFreshSetup) {
   const dist::Communicator comm;
-  const std::uint64_t seed = dist::testing::shared_seed(comm);
-  SCOPED_TRACE("seed " + std::to_string(seed));
   // A power of two scales exactly: the fresh setup then sees bit-identical strengths. (With
   // 3.75, elasticity's round-off couplings near the threshold may flip and the fresh setup
   // legitimately aggregates differently.)
-  const TwoValueSets t = two_value_sets(comm, "elasticity3d:6", 4.0, seed);
+  const TwoValueSets t = two_value_sets(comm, "elasticity3d:6", 4.0);
+  SCOPED_TRACE("seed " + std::to_string(t.seed));
   const Distributed &first = t.first, &second = t.second;
   const AmgOptions& o = t.options;
   DistAmg reused(comm, first.a, first.near_null, o);
@@ -137,9 +139,8 @@ class CountingHeldA final : public dist::HeldExtendedA {
 // host copy's, bit for bit, after the setup and after a re-setup with other values.
 TEST(DistAmgResetup, ProductsReadTheBackendsHoldOnA) {
   const dist::Communicator comm;
-  const std::uint64_t seed = dist::testing::shared_seed(comm);
-  SCOPED_TRACE("seed " + std::to_string(seed));
-  const TwoValueSets t = two_value_sets(comm, "poisson3d:10", 0.75, seed);
+  const TwoValueSets t = two_value_sets(comm, "poisson3d:10", 0.75);
+  SCOPED_TRACE("seed " + std::to_string(t.seed));
   const Distributed &first = t.first, &second = t.second;
   const AmgOptions& o = t.options;
   std::vector<std::shared_ptr<CountingHeldA>> holds;
@@ -186,9 +187,8 @@ TEST(DistAmgResetup, ProductsReadTheBackendsHoldOnA) {
 // the factor made at setup does, bit for bit, after a re-setup too.
 TEST(DistAmgResetup, HostCoarseFactorOnFirstUseSolvesAsTheOneAtSetup) {
   const dist::Communicator comm;
-  const std::uint64_t seed = dist::testing::shared_seed(comm);
-  SCOPED_TRACE("seed " + std::to_string(seed));
-  const TwoValueSets t = two_value_sets(comm, "poisson3d:10", 0.75, seed);
+  const TwoValueSets t = two_value_sets(comm, "poisson3d:10", 0.75);
+  SCOPED_TRACE("seed " + std::to_string(t.seed));
   const Distributed &first = t.first, &second = t.second;
   const AmgOptions& o = t.options;
   DistSetupBackend deferring;
