@@ -5,6 +5,7 @@
 
 #include "dist/communicator.hpp"
 #include "local/core/error.hpp"
+#include "local/core/host_offsets.hpp"
 #include "local/core/host_ranges.hpp"
 #include "local/core/host_sort_unique.hpp"
 #include "local/core/step_trace.hpp"
@@ -238,16 +239,23 @@ RowBlock owned_row_block(const DistMatrix& a) {
   b.global_cols = a.global_cols();
   b.row_begin = a.row_begin();
   b.row_end = a.row_begin() + a.owned_rows();
-  b.row_ptr.assign(static_cast<std::size_t>(a.owned_rows()) + 1, 0);
-  b.col.reserve(static_cast<std::size_t>(a.nnz()));
-  b.values.reserve(static_cast<std::size_t>(a.nnz()));
-  for (std::int64_t r = 0; r < a.owned_rows(); ++r) {
-    for_each_in_row_order(a, r, [&](std::int64_t c, bool is_local, std::int64_t k) {
-      b.col.push_back(c);
-      b.values.push_back(is_local ? a.local.values[k] : a.nonlocal.values[k]);
-    });
-    b.row_ptr[r + 1] = b.nnz();
-  }
+  // A row's length is known (its two blocks' lengths): offsets first, then ranges of rows write
+  // their entries in place.
+  b.row_ptr.resize(static_cast<std::size_t>(a.owned_rows()) + 1);
+  const std::int64_t nnz = host::offsets_from_counts(
+      a.owned_rows(), [&](std::int64_t r) { return a.local.row_length(r) + a.nonlocal.row_length(r); },
+      b.row_ptr.data());
+  b.col.resize(static_cast<std::size_t>(nnz));  // every entry written below
+  b.values.resize(static_cast<std::size_t>(nnz));
+  host::for_ranges(a.owned_rows(), [&](std::int64_t begin, std::int64_t end) {
+    for (std::int64_t r = begin; r < end; ++r) {
+      std::int64_t at = b.row_ptr[r];
+      for_each_in_row_order(a, r, [&](std::int64_t c, bool is_local, std::int64_t k) {
+        b.col[at] = c;
+        b.values[at++] = is_local ? a.local.values[k] : a.nonlocal.values[k];
+      });
+    }
+  });
   return b;
 }
 

@@ -4,6 +4,7 @@
 
 #include "amg/aggregation.hpp"
 #include "amg/dist/dist_exchange.hpp"
+#include "local/core/host_ranges.hpp"
 
 namespace tessera::amg {
 namespace {
@@ -29,14 +30,30 @@ void for_neighbours(const dist::DistMatrix& g, std::int64_t i, const std::vector
     f(ghosts[g.nonlocal.col_idx[p]], g.nonlocal.values[p]);
 }
 
+/// Sum over ranges of [0, n) of count(begin, end), each range on a thread of the rank: the
+/// node loops below each write only their own nodes, and count what they decided.
+template <class Count>
+std::int64_t sum_over_ranges(std::int64_t n, Count&& count) {
+  const host::RangeSplit ranges(n);
+  std::vector<std::int64_t> counted(static_cast<std::size_t>(ranges.count()), 0);
+  ranges.run([&](int range, std::int64_t begin, std::int64_t end) { counted[range] = count(begin, end); });
+  std::int64_t total = 0;
+  for (std::int64_t c : counted) total += c;
+  return total;
+}
+
 /// One exchange + one step of neighbour max (the serial neighbour_max on owned nodes).
 std::vector<Tuple> neighbour_max(const dist::Communicator& comm, const dist::DistMatrix& g, const std::vector<Tuple>& in) {
   const std::vector<Tuple> ghosts = halo_values(comm, g, in);
-  std::vector<Tuple> out = in;
-  for (std::int64_t i = 0; i < g.owned_rows(); ++i)
-    for_neighbours(g, i, in, ghosts, [&](const Tuple& t, double) {
-      if (out[i] < t) out[i] = t;
-    });
+  std::vector<Tuple> out(in.size());
+  host::for_ranges(g.owned_rows(), [&](std::int64_t begin, std::int64_t end) {
+    for (std::int64_t i = begin; i < end; ++i) {
+      out[i] = in[i];
+      for_neighbours(g, i, in, ghosts, [&](const Tuple& t, double) {
+        if (out[i] < t) out[i] = t;
+      });
+    }
+  });
   return out;
 }
 
@@ -44,25 +61,31 @@ std::vector<Tuple> neighbour_max(const dist::Communicator& comm, const dist::Dis
 std::vector<std::int64_t> distributed_mis2(const dist::Communicator& comm, const dist::DistMatrix& g, int& rounds) {
   const std::int64_t n = g.owned_rows(), first = g.row_begin();
   std::vector<Tuple> tuple(static_cast<std::size_t>(n));
-  std::int64_t undecided = 0;
-  for (std::int64_t i = 0; i < n; ++i) {
-    const bool isolated = degree(g, i) == 0;
-    tuple[i] = {isolated ? kOut : kUndecided, mis_priority(static_cast<std::uint64_t>(first + i)), first + i};
-    undecided += !isolated;
-  }
+  std::int64_t undecided = sum_over_ranges(n, [&](std::int64_t begin, std::int64_t end) {
+    std::int64_t connected = 0;
+    for (std::int64_t i = begin; i < end; ++i) {
+      const bool isolated = degree(g, i) == 0;
+      tuple[i] = {isolated ? kOut : kUndecided, mis_priority(static_cast<std::uint64_t>(first + i)), first + i};
+      connected += !isolated;
+    }
+    return connected;
+  });
   rounds = 0;
   while (comm.allreduce(undecided, dist::ReduceOp::sum) > 0) {
     ++rounds;
     const std::vector<Tuple> reach = neighbour_max(comm, g, neighbour_max(comm, g, tuple));
-    std::int64_t decided = 0;
-    for (std::int64_t i = 0; i < n; ++i) {
-      if (tuple[i].state != kUndecided) continue;
-      if (reach[i].id == first + i) {
-        tuple[i].state = kInSet, ++decided;
-      } else if (reach[i].state == kInSet) {
-        tuple[i].state = kOut, ++decided;
+    const std::int64_t decided = sum_over_ranges(n, [&](std::int64_t begin, std::int64_t end) {
+      std::int64_t decided_here = 0;
+      for (std::int64_t i = begin; i < end; ++i) {
+        if (tuple[i].state != kUndecided) continue;
+        if (reach[i].id == first + i) {
+          tuple[i].state = kInSet, ++decided_here;
+        } else if (reach[i].state == kInSet) {
+          tuple[i].state = kOut, ++decided_here;
+        }
       }
-    }
+      return decided_here;
+    });
     undecided -= decided;
     // The global undecided node of largest priority always joins: every round makes progress.
     TESSERA_ASSERT(comm.allreduce(decided, dist::ReduceOp::sum) > 0, "distributed MIS-2 made no progress");
@@ -90,29 +113,33 @@ DistAggregates dist_aggregate(const dist::Communicator& comm, const dist::DistMa
   for (std::size_t a = 0; a < agg.roots.size(); ++a) root_of[agg.roots[a] - first] = first_aggregate + std::int64_t(a);
   const std::vector<std::int64_t> ghost_roots = halo_values(comm, g, root_of);
   std::vector<std::int64_t> placed = root_of;
-  for (std::int64_t i = 0; i < n; ++i) {
-    if (root_of[i] != kNotAggregated) continue;
-    for_neighbours(g, i, root_of, ghost_roots, [&](std::int64_t a, double) {
-      if (a == kNotAggregated) return;
-      TESSERA_ASSERT(placed[i] == kNotAggregated, "MIS-2 roots of aggregates ", placed[i], " and ", a,
-                     " share neighbour ", first + i);
-      placed[i] = a;
-    });
-  }
+  host::for_ranges(n, [&](std::int64_t begin, std::int64_t end) {
+    for (std::int64_t i = begin; i < end; ++i) {
+      if (root_of[i] != kNotAggregated) continue;
+      for_neighbours(g, i, root_of, ghost_roots, [&](std::int64_t a, double) {
+        if (a == kNotAggregated) return;
+        TESSERA_ASSERT(placed[i] == kNotAggregated, "MIS-2 roots of aggregates ", placed[i], " and ", a,
+                       " share neighbour ", first + i);
+        placed[i] = a;
+      });
+    }
+  });
   // Phase 3: a leftover joins its strongest placed neighbour (ties: lowest aggregate).
   const std::vector<std::int64_t> ghost_placed = halo_values(comm, g, placed);
   agg.of_node = placed;
-  for (std::int64_t i = 0; i < n; ++i) {
-    if (placed[i] != kNotAggregated || degree(g, i) == 0) continue;
-    double best_strength = -1.0;
-    std::int64_t best = kNotAggregated;
-    for_neighbours(g, i, placed, ghost_placed, [&](std::int64_t a, double strength) {
-      if (a == kNotAggregated) return;
-      if (strength > best_strength || (strength == best_strength && a < best)) best_strength = strength, best = a;
-    });
-    TESSERA_ASSERT(best != kNotAggregated, "node ", first + i, " is not within distance 2 of an MIS-2 root");
-    agg.of_node[i] = best;
-  }
+  host::for_ranges(n, [&](std::int64_t begin, std::int64_t end) {
+    for (std::int64_t i = begin; i < end; ++i) {
+      if (placed[i] != kNotAggregated || degree(g, i) == 0) continue;
+      double best_strength = -1.0;
+      std::int64_t best = kNotAggregated;
+      for_neighbours(g, i, placed, ghost_placed, [&](std::int64_t a, double strength) {
+        if (a == kNotAggregated) return;
+        if (strength > best_strength || (strength == best_strength && a < best)) best_strength = strength, best = a;
+      });
+      TESSERA_ASSERT(best != kNotAggregated, "node ", first + i, " is not within distance 2 of an MIS-2 root");
+      agg.of_node[i] = best;
+    }
+  });
   return agg;
 }
 

@@ -13,6 +13,9 @@
 //          1 halo exchange of the root's aggregate id;
 //   phase 3 (leftovers join the strongest placed neighbour): 1 halo exchange of placements.
 // An aggregate belongs to the rank of its root; its members may be owned by other ranks.
+// Between the messages, the node loops run by ranges on the rank's threads
+// (local/core/host_ranges.hpp): a node's decision reads the previous step's values and writes
+// only its own entry, so the result is the same on any thread count.
 #include <cstdint>
 #include <vector>
 

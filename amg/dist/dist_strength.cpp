@@ -8,6 +8,7 @@
 #include "amg/strength_rule.hpp"
 #include "dist/transpose.hpp"
 #include "local/core/host_ranges.hpp"
+#include "local/formats/stack_rows.hpp"
 
 namespace tessera::amg {
 namespace {
@@ -62,17 +63,16 @@ void sum_per_node(std::vector<BlockNorm>& entries) {
   entries.resize(sums);
 }
 
-/// The blocks of node row n, sorted by column node.
-std::vector<BlockNorm> block_row(const RowBlock& rows, const DistNodes& nodes, const ColumnNodes& columns,
-                                 std::int64_t n) {
-  std::vector<BlockNorm> entries;
+/// The blocks of node row n, sorted by column node, into `entries` (reused along a range).
+void block_row(const RowBlock& rows, const DistNodes& nodes, const ColumnNodes& columns, std::int64_t n,
+               std::vector<BlockNorm>& entries) {
+  entries.clear();
   for (std::int64_t i = nodes.ptr[n]; i < nodes.ptr[n + 1]; ++i)
     for (std::int64_t p = rows.row_ptr[i]; p < rows.row_ptr[i + 1]; ++p) {
       const NodeNorm& c = columns.of(rows.col[p]);
       entries.push_back({c.node, rows.values[p] * rows.values[p], c.diagonal_norm});
     }
   sum_per_node(entries);
-  return entries;
 }
 
 /// ||A_II|| of owned node n. The node's own block lies in the local block (a node never spans
@@ -95,8 +95,10 @@ void set_node_norm(const dist::DistMatrix& a, const DistNodes& nodes, std::int64
 
 /// ||A_II|| of every owned node, attached to each of its dofs.
 std::vector<NodeNorm> owned_node_norms(const dist::DistMatrix& a, const DistNodes& nodes) {
-  std::vector<NodeNorm> owned(static_cast<std::size_t>(a.owned_rows()), NodeNorm{0, 0.0});
-  for (std::int64_t n = 0; n < nodes.count(); ++n) set_node_norm(a, nodes, n, owned);
+  std::vector<NodeNorm> owned(static_cast<std::size_t>(a.owned_rows()));
+  host::for_ranges(nodes.count(), [&](std::int64_t begin, std::int64_t end) {
+    for (std::int64_t n = begin; n < end; ++n) set_node_norm(a, nodes, n, owned);
+  });
   return owned;
 }
 
@@ -155,36 +157,53 @@ std::vector<NodeEdge> union_max(const std::vector<NodeEdge>& s, const std::vecto
   return u;
 }
 
-/// An empty row block over this rank's nodes (rows to be filled in order).
-RowBlock node_rows(const DistNodes& nodes) {
+/// An empty row block over this rank's nodes [begin, end) (its rows to be filled in order).
+RowBlock node_rows(const DistNodes& nodes, std::int64_t begin, std::int64_t end) {
   RowBlock rows;
   rows.global_rows = rows.global_cols = nodes.partition.global_rows();
-  rows.row_begin = nodes.first;
-  rows.row_end = nodes.first + nodes.count();
-  rows.row_ptr.assign(static_cast<std::size_t>(nodes.count()) + 1, 0);
+  rows.row_begin = nodes.first + begin;
+  rows.row_end = nodes.first + end;
+  rows.row_ptr.assign(static_cast<std::size_t>(end - begin) + 1, 0);
   return rows;
 }
 
-/// Row-wise union of two row blocks with the larger value (the serial union_max).
-RowBlock union_max(const RowBlock& s, const RowBlock& t) {
-  RowBlock u = s;
-  u.col.clear();
-  u.values.clear();
-  for (std::int64_t i = 0; i < s.local_rows(); ++i) {
-    std::int64_t p = s.row_ptr[i], q = t.row_ptr[i];
-    while (p < s.row_ptr[i + 1] || q < t.row_ptr[i + 1]) {
-      const std::int64_t cp = p < s.row_ptr[i + 1] ? s.col[p] : INT64_MAX;
-      const std::int64_t cq = q < t.row_ptr[i + 1] ? t.col[q] : INT64_MAX;
-      const std::int64_t c = std::min(cp, cq);
-      double v = 0.0;
-      if (cp == c) v = std::max(v, s.values[p++]);
-      if (cq == c) v = std::max(v, t.values[q++]);
-      u.col.push_back(c);
-      u.values.push_back(v);
+/// The rows of this rank's nodes, filled by ranges of nodes on the rank's threads. Each range
+/// gets its own row writer from new_writer() (which may keep scratch along the range), and
+/// append(n, rows) appends node n's row to the range's piece, as the serial loop would append
+/// it to the whole; stack_rows joins the pieces in node order, the serial result bit for bit.
+template <class NewWriter>
+RowBlock node_rows_by_ranges(const DistNodes& nodes, NewWriter&& new_writer) {
+  const host::RangeSplit ranges(nodes.count());
+  std::vector<RowBlock> pieces(static_cast<std::size_t>(ranges.count()));
+  ranges.run([&](int range, std::int64_t begin, std::int64_t end) {
+    RowBlock& piece = pieces[range] = node_rows(nodes, begin, end);
+    auto append = new_writer();
+    for (std::int64_t n = begin; n < end; ++n) {
+      append(n, piece);
+      piece.row_ptr[n - begin + 1] = piece.nnz();
     }
-    u.row_ptr[i + 1] = u.nnz();
-  }
-  return u;
+  });
+  return stack_rows(pieces);
+}
+
+/// Row-wise union of two row blocks over this rank's nodes with the larger value (the serial
+/// union_max).
+RowBlock union_max(const DistNodes& nodes, const RowBlock& s, const RowBlock& t) {
+  return node_rows_by_ranges(nodes, [&] {
+    return [&](std::int64_t i, RowBlock& u) {
+      std::int64_t p = s.row_ptr[i], q = t.row_ptr[i];
+      while (p < s.row_ptr[i + 1] || q < t.row_ptr[i + 1]) {
+        const std::int64_t cp = p < s.row_ptr[i + 1] ? s.col[p] : INT64_MAX;
+        const std::int64_t cq = q < t.row_ptr[i + 1] ? t.col[q] : INT64_MAX;
+        const std::int64_t c = std::min(cp, cq);
+        double v = 0.0;
+        if (cp == c) v = std::max(v, s.values[p++]);
+        if (cq == c) v = std::max(v, t.values[q++]);
+        u.col.push_back(c);
+        u.values.push_back(v);
+      }
+    };
+  });
 }
 
 }  // namespace
@@ -217,25 +236,25 @@ dist::DistMatrix dist_strength_graph(const dist::Communicator& comm, const dist:
   std::vector<NodeNorm> ghost = halo_values(comm, a, owned);  // the one halo exchange
   const ColumnNodes columns(a, std::move(owned), std::move(ghost));
 
-  RowBlock s = node_rows(nodes);
-  for (std::int64_t n = 0; n < nodes.count(); ++n) {
-    const std::vector<BlockNorm> blocks = block_row(rows, nodes, columns, n);
-    double own_norm = 0.0;
-    for (const BlockNorm& b : blocks)
-      if (b.node == nodes.first + n) own_norm = b.diagonal_norm;
-    for (const BlockNorm& b : blocks) {
-      if (b.node == nodes.first + n) continue;
-      const double strength = strong_value(b.sum_sq, own_norm, b.diagonal_norm, theta);
-      if (strength > 0) {
-        s.col.push_back(b.node);
-        s.values.push_back(strength);
+  const RowBlock s = node_rows_by_ranges(nodes, [&] {
+    return [&, blocks = std::vector<BlockNorm>()](std::int64_t n, RowBlock& out) mutable {  // blocks: one node's
+      block_row(rows, nodes, columns, n, blocks);
+      double own_norm = 0.0;
+      for (const BlockNorm& b : blocks)
+        if (b.node == nodes.first + n) own_norm = b.diagonal_norm;
+      for (const BlockNorm& b : blocks) {
+        if (b.node == nodes.first + n) continue;
+        const double strength = strong_value(b.sum_sq, own_norm, b.diagonal_norm, theta);
+        if (strength > 0) {
+          out.col.push_back(b.node);
+          out.values.push_back(strength);
+        }
       }
-    }
-    s.row_ptr[n + 1] = s.nnz();
-  }
+    };
+  });
   const dist::DistMatrix one_way = dist::assemble(comm, s, nodes.partition);
   const dist::DistMatrix other_way = dist::transpose(comm, one_way);
-  return dist::assemble(comm, union_max(s, dist::owned_row_block(other_way)), nodes.partition);
+  return dist::assemble(comm, union_max(nodes, s, dist::owned_row_block(other_way)), nodes.partition);
 }
 
 CrossRankEdges cross_rank_strength(const dist::Communicator& comm, const dist::DistMatrix& a, const DistNodes& nodes,

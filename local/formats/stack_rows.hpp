@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "local/formats/csr.hpp"
+#include "local/formats/row_block.hpp"
 
 namespace tessera {
 
@@ -14,5 +15,9 @@ namespace tessera {
 /// columns; the pieces are emptied. Copies in parallel (host_ranges.hpp); a single piece is
 /// moved.
 Csr<double> stack_rows(std::vector<Csr<double>>& pieces, std::int64_t cols);
+
+/// The same for row blocks of global columns: piece k holds the rows that follow piece k-1's
+/// (its row_begin is their row_end), all of one global shape; at least one piece.
+RowBlock stack_rows(std::vector<RowBlock>& pieces);
 
 }  // namespace tessera

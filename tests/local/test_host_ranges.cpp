@@ -14,6 +14,7 @@
 #include <string>
 #include <vector>
 
+#include "local/core/error.hpp"
 #include "local/core/host_offsets.hpp"
 #include "local/core/host_ranges.hpp"
 #include "local/core/host_sort_unique.hpp"
@@ -146,6 +147,33 @@ TEST_F(HostRanges, StackedPiecesAreTheWholeMatrix) {
   EXPECT_EQ(whole.values, (std::vector<double>{1.0, 2.0, 3.0, 4.0}));
   std::vector<Csr<double>> none;
   EXPECT_EQ(stack_rows(none, 7).rows, 0);
+}
+
+TEST_F(HostRanges, StackedRowBlocksAreTheWholeBlock) {
+  // Rows [10, 15) of a 20x30 matrix, global columns: {10: 25}, {}, {12: 0, 29}, {}, {14: 7}.
+  RowBlock top, middle, bottom;
+  for (RowBlock* b : {&top, &middle, &bottom}) b->global_rows = 20, b->global_cols = 30;
+  top.row_begin = 10, top.row_end = 12, middle.row_begin = middle.row_end = 12;
+  bottom.row_begin = 12, bottom.row_end = 15;
+  top.row_ptr = {0, 1, 1};
+  top.col = {25};
+  top.values = {1.0};
+  bottom.row_ptr = {0, 2, 2, 3};
+  bottom.col = {0, 29, 7};
+  bottom.values = {2.0, 3.0, 4.0};
+  std::vector<RowBlock> pieces{top, middle, bottom};
+  const RowBlock whole = stack_rows(pieces);
+  EXPECT_EQ(whole.global_rows, 20);
+  EXPECT_EQ(whole.global_cols, 30);
+  EXPECT_EQ(whole.row_begin, 10);
+  EXPECT_EQ(whole.row_end, 15);
+  EXPECT_EQ(whole.row_ptr, (std::vector<std::int64_t>{0, 1, 1, 3, 3, 4}));
+  EXPECT_EQ(whole.col, (std::vector<std::int64_t>{25, 0, 29, 7}));
+  EXPECT_EQ(whole.values, (std::vector<double>{1.0, 2.0, 3.0, 4.0}));
+
+  std::vector<RowBlock> gap{top, bottom};
+  gap[1].row_begin = 13;  // rows 12 and 13 apart: not one block
+  EXPECT_THROW(stack_rows(gap), Error);
 }
 
 }  // namespace
