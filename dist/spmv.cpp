@@ -1,5 +1,6 @@
 #include "dist/spmv.hpp"
 
+#include <algorithm>
 #include <cmath>
 
 #include "dist/communicator.hpp"
@@ -11,11 +12,15 @@ namespace tessera::dist {
 
 namespace {
 
-// y[i,:] += sum_j a(i,j) x[j,:], row-major with k columns: the host local kernel, by ranges of
-// rows on the rank's threads. Each row sums in its own entry order, so y is the same bit for
-// bit on any thread count.
-void multiply_add(const Csr<double>& a, const double* x, std::int64_t k, double* y) {
+enum class Into { overwrite, accumulate };
+
+// y[i,:] (= or +=) sum_j a(i,j) x[j,:], row-major with k columns: the host local kernel, by
+// ranges of rows on the rank's threads. Each row sums in its own entry order, so y is the same
+// bit for bit on any thread count. `overwrite` zeroes each row on its own thread first (no
+// serial zero fill of y before the product).
+void multiply(const Csr<double>& a, const double* x, std::int64_t k, double* y, Into into) {
   host::for_ranges(a.rows, [&](std::int64_t begin, std::int64_t end) {
+    if (into == Into::overwrite) std::fill(y + begin * k, y + end * k, 0.0);
     for (std::int64_t i = begin; i < end; ++i)
       for (std::int64_t p = a.row_ptr[i]; p < a.row_ptr[i + 1]; ++p) {
         const double v = a.values[p];
@@ -44,8 +49,8 @@ void apply(const Communicator& comm, const DistMatrix& a, const std::vector<doub
   exchange += clock.seconds();
 
   clock.restart();
-  y.assign(static_cast<std::size_t>(a.owned_rows() * k), 0.0);
-  multiply_add(a.local, x_owned.data(), k, y.data());  // overlaps the exchange
+  y.resize(static_cast<std::size_t>(a.owned_rows() * k));  // overwritten by the local product
+  multiply(a.local, x_owned.data(), k, y.data(), Into::overwrite);  // overlaps the exchange
   compute += clock.seconds();
 
   clock.restart();
@@ -53,7 +58,7 @@ void apply(const Communicator& comm, const DistMatrix& a, const std::vector<doub
   exchange += clock.seconds();
 
   clock.restart();
-  multiply_add(a.nonlocal, x_ghosts.data(), k, y.data());
+  multiply(a.nonlocal, x_ghosts.data(), k, y.data(), Into::accumulate);
   compute += clock.seconds();
   if (stats) {
     stats->rows += a.owned_rows();
