@@ -12,7 +12,7 @@
 #include "local/core/host_sort_unique.hpp"
 #include "local/core/step_trace.hpp"
 #include "local/core/stopwatch.hpp"
-#include "local/reference/kernels.hpp"
+#include "local/host/spgemm.hpp"
 
 namespace tessera::dist {
 
@@ -142,7 +142,7 @@ bool is_extended_pattern_of(const Csr<double>& ext, const DistMatrix& a) {
 }  // namespace
 
 Csr<double> host_local_spgemm(const Csr<double>& a, const Csr<double>& b) {
-  return ref::spgemm(a, b, ref::SpgemmOptions{true});
+  return host::spgemm(a, b, ref::SpgemmOptions{true});
 }
 
 ChainedProduct LocalSpgemm::chain(const Csr<double>& l, const Csr<double>& a, const Csr<double>& b) const {

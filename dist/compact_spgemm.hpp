@@ -37,9 +37,10 @@ struct ChainedProduct {
 
 /// The rank-local products behind the distributed ones: C = A*B keeping the structural
 /// pattern (cancelled entries stay), so a numeric recompute reproduces the symbolic pattern.
-/// The host default is ref::spgemm; the device backend plugs in the tile SpGEMM. chain(L, A, B)
-/// = L*(A*B) is DistPtap's pair of products (P^T (A P)): by default two calls of the product;
-/// a device backend supplies one that keeps A*B on the GPU (no download and upload of it).
+/// The host default is host::spgemm (ref::spgemm on the rank's threads); the device backend
+/// plugs in the tile SpGEMM. chain(L, A, B) = L*(A*B) is DistPtap's pair of products
+/// (P^T (A P)): by default two calls of the product; a device backend supplies one that keeps
+/// A*B on the GPU (no download and upload of it).
 class LocalSpgemm {
  public:
   using Multiply = std::function<Csr<double>(const Csr<double>&, const Csr<double>&)>;

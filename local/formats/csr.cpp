@@ -5,6 +5,7 @@
 
 #include "local/core/error.hpp"
 #include "local/core/half.hpp"
+#include "local/core/host_ranges.hpp"
 #include "local/formats/instantiate.hpp"
 
 namespace tessera {
@@ -20,19 +21,28 @@ void validate(const Csr<T>& m, const std::string& what) {
                         m.col_idx.size(), " column indices");
   TESSERA_REQUIRE_INPUT(m.row_ptr[m.rows] == m.nnz(), what, ": row_ptr ends at ", m.row_ptr[m.rows],
                         " but there are ", m.nnz(), " entries");
-  for (std::int64_t r = 0; r < m.rows; ++r) {
-    // Bounded by nnz here, not only at the end: a later decrease must not let this row read
-    // past col_idx first.
-    TESSERA_REQUIRE_INPUT(m.row_ptr[r] <= m.row_ptr[r + 1], what, ": row_ptr decreases at row ", r);
-    TESSERA_REQUIRE_INPUT(m.row_ptr[r + 1] <= m.nnz(), what, ": row_ptr[", r + 1, "] = ", m.row_ptr[r + 1],
-                          " is past the ", m.nnz(), " entries");
-    for (std::int64_t k = m.row_ptr[r]; k < m.row_ptr[r + 1]; ++k) {
-      const std::int64_t c = m.col_idx[k];
-      TESSERA_REQUIRE_INPUT(c >= 0 && c < m.cols, what, ": row ", r, " has column ", c, " outside [0, ", m.cols, ")");
-      TESSERA_REQUIRE_INPUT(k == m.row_ptr[r] || m.col_idx[k - 1] < c, what, ": row ", r,
-                            " columns are not strictly increasing at column ", c);
+  // Row by row in parallel (host_ranges.hpp): each range reports its first bad row, and the
+  // first range's report wins, which is the serial loop's first failure.
+  const std::string error = host::first_failure(m.rows, [&](std::int64_t first, std::int64_t last) -> std::string {
+    // Rows before `first` are another range's to check: this range's start must be in range.
+    if (m.row_ptr[first] < 0 || m.row_ptr[first] > m.nnz())
+      return detail::concat(what, ": row_ptr[", first, "] = ", m.row_ptr[first], " is outside the ", m.nnz(), " entries");
+    for (std::int64_t r = first; r < last; ++r) {
+      if (m.row_ptr[r] > m.row_ptr[r + 1]) return detail::concat(what, ": row_ptr decreases at row ", r);
+      // Bounded by nnz here, not only at the end: a later decrease must not let this row read
+      // past col_idx first.
+      if (m.row_ptr[r + 1] > m.nnz())
+        return detail::concat(what, ": row_ptr[", r + 1, "] = ", m.row_ptr[r + 1], " is past the ", m.nnz(), " entries");
+      for (std::int64_t k = m.row_ptr[r]; k < m.row_ptr[r + 1]; ++k) {
+        const std::int64_t c = m.col_idx[k];
+        if (c < 0 || c >= m.cols) return detail::concat(what, ": row ", r, " has column ", c, " outside [0, ", m.cols, ")");
+        if (k > m.row_ptr[r] && m.col_idx[k - 1] >= c)
+          return detail::concat(what, ": row ", r, " columns are not strictly increasing at column ", c);
+      }
     }
-  }
+    return "";
+  });
+  TESSERA_REQUIRE_INPUT(error.empty(), error);
 }
 
 template <class T>

@@ -1,0 +1,155 @@
+// The host backend's threaded SpGEMM (local/host/spgemm.hpp) against its oracle ref::spgemm:
+// the same matrix bit for bit on several threads with ranges of a few entries, on fresh random
+// inputs and on structured ones (Poisson, elasticity, power-law), odd sizes and cancellation;
+// bad operands give ref::spgemm's InputError. Also: the row checks of validate(), now by ranges,
+// still report the serial loop's first failure.
+#include <gtest/gtest.h>
+
+#include <cstdint>
+#include <cstring>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "local/core/error.hpp"
+#include "local/formats/convert.hpp"
+#include "local/gen/generators.hpp"
+#include "local/host/spgemm.hpp"
+#include "local/reference/kernels.hpp"
+#include "support/host_threads_scope.hpp"
+#include "support/random_matrix.hpp"
+
+namespace tessera {
+namespace {
+
+using testing::RandomSpec;
+using testing::random_csr;
+
+/// Same shape, offsets, columns, and values with the same bits (so -0.0 is not 0.0).
+void expect_same_bits(const Csr<double>& got, const Csr<double>& want) {
+  ASSERT_EQ(got.rows, want.rows);
+  ASSERT_EQ(got.cols, want.cols);
+  ASSERT_EQ(got.row_ptr, want.row_ptr);
+  ASSERT_EQ(got.col_idx, want.col_idx);
+  ASSERT_EQ(got.values.size(), want.values.size());
+  for (std::size_t k = 0; k < got.values.size(); ++k)
+    ASSERT_EQ(0, std::memcmp(&got.values[k], &want.values[k], sizeof(double)))
+        << "entry " << k << ": " << got.values[k] << " against " << want.values[k];
+}
+
+/// host::spgemm on 1, 2, 3 and 5 threads (ranges of 2 entries of A, so that even small inputs
+/// split) against ref::spgemm, for both zero policies.
+void expect_reference_product(const Csr<double>& a, const Csr<double>& b) {
+  for (const bool keep_zeros : {true, false}) {
+    const ref::SpgemmOptions options{keep_zeros};
+    const Csr<double> want = ref::spgemm(a, b, options);
+    for (const int threads : {1, 2, 3, 5}) {
+      SCOPED_TRACE("threads " + std::to_string(threads) + (keep_zeros ? ", keep zeros" : ", drop zeros"));
+      const Csr<double> got = testing::with_host_threads(threads, [&] { return host::spgemm(a, b, options); }, 2);
+      expect_same_bits(got, want);
+    }
+  }
+}
+
+TEST(HostSpgemm, RandomInputsWithEmptyRowsAndADenseRow) {
+  const std::uint64_t seed = testing::fresh_seed();
+  SCOPED_TRACE("seed " + std::to_string(seed));
+  RandomSpec sa{37, 29, 0.15, 0.2, 0.1, true, false};
+  RandomSpec sb{29, 41, 0.2, 0.1, 0.2, false, false};
+  expect_reference_product(random_csr(sa, seed), random_csr(sb, seed + 1));
+}
+
+TEST(HostSpgemm, CancellationKeepsOrDropsExactZerosAsTheReference) {
+  const std::uint64_t seed = testing::fresh_seed();
+  SCOPED_TRACE("seed " + std::to_string(seed));
+  RandomSpec s{23, 23, 0.3, 0.1, 0.0, false, true};  // small integers: many products cancel exactly
+  const Csr<double> a = random_csr(s, seed), b = random_csr(s, seed + 7);
+  ASSERT_LT(ref::spgemm(a, b, ref::SpgemmOptions{false}).nnz(), ref::spgemm(a, b).nnz())
+      << "the inputs must cancel somewhere for this test to mean anything";
+  expect_reference_product(a, b);
+}
+
+TEST(HostSpgemm, StructuredProblems) {
+  for (const char* spec : {"poisson3d:6", "poisson3d27:5", "elasticity3d:3", "rmat:7:6"}) {
+    SCOPED_TRACE(spec);
+    const Csr<double> a = gen::generate(gen::parse_spec(spec));
+    expect_reference_product(a, a);
+  }
+}
+
+TEST(HostSpgemm, OddSizes) {
+  const auto empty = [](std::int64_t rows, std::int64_t cols) { return Csr<double>::empty(rows, cols); };
+  Csr<double> one = Csr<double>::empty(1, 1);
+  one.row_ptr[1] = 1;
+  one.col_idx.assign(1, 0);
+  one.values.assign(1, -3.0);
+  expect_reference_product(one, one);
+  expect_reference_product(empty(0, 0), empty(0, 0));
+  expect_reference_product(empty(0, 5), empty(5, 3));  // no rows
+  expect_reference_product(empty(4, 0), empty(0, 6));  // no inner dimension
+  expect_reference_product(empty(9, 7), random_csr(RandomSpec{7, 13, 0.5}, 3));  // A without entries
+  // Mostly empty rows and one dense one: ranges of equal entries hold very different row counts.
+  RandomSpec tall{50, 11, 0.05, 0.6, 0.0, true};
+  expect_reference_product(random_csr(tall, 5), random_csr(RandomSpec{11, 17, 0.4}, 6));
+}
+
+TEST(HostSpgemm, BadOperandsAreTheReferencesInputErrors) {
+  const Csr<double> a = random_csr(RandomSpec{6, 5, 0.5}, 1), b = random_csr(RandomSpec{4, 3, 0.5}, 2);
+  EXPECT_THROW(host::spgemm(a, b), InputError) << "inner dimensions differ";
+  Csr<double> broken = random_csr(RandomSpec{5, 5, 0.6}, 3);
+  ASSERT_GE(broken.nnz(), 2);
+  broken.col_idx[0] = 9;  // outside the 5 columns
+  std::string want, got;
+  try {
+    ref::spgemm(broken, broken);
+  } catch (const InputError& e) {
+    want = e.what();
+  }
+  try {
+    testing::with_host_threads(3, [&] { return host::spgemm(broken, broken); }, 1);
+  } catch (const InputError& e) {
+    got = e.what();
+  }
+  EXPECT_FALSE(want.empty());
+  EXPECT_EQ(got, want);
+}
+
+// validate() checks rows by ranges: with a defect in each of two ranges, the first is reported.
+TEST(HostSpgemm, ValidateReportsTheFirstBadRowOnAnyThreadCount) {
+  Csr<double> m = random_csr(RandomSpec{30, 30, 0.3, 0.0, 0.0, false, true}, 11);
+  const std::int64_t early = 3, late = 25;
+  ASSERT_GE(m.row_length(early), 2);
+  ASSERT_GE(m.row_length(late), 1);
+  m.col_idx[m.row_ptr[late]] = 30;                                    // late row: a column out of range
+  std::swap(m.col_idx[m.row_ptr[early]], m.col_idx[m.row_ptr[early] + 1]);  // early row: unsorted
+  std::string serial;
+  try {
+    validate(m, "M");
+  } catch (const InputError& e) {
+    serial = e.what();
+  }
+  EXPECT_NE(serial.find("row 3 columns are not strictly increasing"), std::string::npos) << serial;
+  for (const int threads : {2, 3, 7}) {
+    std::string ranged;
+    try {
+      testing::with_host_threads(threads, [&] { validate(m, "M"); return 0; }, 1);
+    } catch (const InputError& e) {
+      ranged = e.what();
+    }
+    EXPECT_EQ(ranged, serial) << threads << " threads";
+  }
+  // A decreasing row_ptr ahead of a range's start: that range's own start check must not win.
+  Csr<double> offsets = random_csr(RandomSpec{30, 30, 0.3}, 12);
+  offsets.row_ptr[10] = offsets.nnz() + 5;
+  std::string ranged;
+  try {
+    testing::with_host_threads(3, [&] { validate(offsets, "M"); return 0; }, 1);
+  } catch (const InputError& e) {
+    ranged = e.what();
+  }
+  EXPECT_NE(ranged.find("row_ptr[10]"), std::string::npos) << ranged;
+  EXPECT_NE(ranged.find("is past the"), std::string::npos) << ranged;
+}
+
+}  // namespace
+}  // namespace tessera
