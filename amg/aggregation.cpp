@@ -1,24 +1,16 @@
 #include "amg/aggregation.hpp"
 
 #include <algorithm>
-#include <limits>
 
+#include "amg/mis2_rules.hpp"
 #include "local/core/error.hpp"
 
 namespace tessera::amg {
 namespace {
 
-// The MIS-2 tuple (state, priority, id) packed in one 64-bit key with the same decisions:
-//  - mis_priority is a bijection of uint64 (splitmix64's finaliser), so distinct nodes have
-//    distinct priorities and the id tie-break never fires: priority alone orders the
-//    undecided nodes, and the maximum key names the maximum tuple's node.
-//  - an undecided node's neighbourhood maximum is at least its own tuple, so out-of-set tuples
-//    never decide anything: they become 0, below every undecided key.
-//  - an in-set node outranks every undecided one and only its state is read: it becomes the
-//    largest key. Priorities 0 and 2^64-1 belong to ids above 2^31 (checked on entry).
-using Key = std::uint64_t;
-constexpr Key kOutKey = 0;
-constexpr Key kInSetKey = std::numeric_limits<Key>::max();
+// The MIS-2 tuple (state, priority, id) as one 64-bit key: amg/mis2_rules.hpp.
+using mis2::Key;
+using mis2::kInSetKey;
 
 /// out[j] = max(in[j], in[neighbours of j]) for every node (one Jacobi-style step).
 void neighbour_max(const Csr<double>& graph, const std::vector<Key>& in, std::vector<Key>& out) {
@@ -39,13 +31,11 @@ std::vector<std::int32_t> distance2_independent_set(const Csr<double>& graph) {
   std::vector<std::int32_t> undecided;  // the undecided nodes, increasing; shrinks every round
   undecided.reserve(static_cast<std::size_t>(n));
   for (std::int32_t i = 0; i < n; ++i) {
-    if (graph.row_length(i) == 0) {
-      key[i] = kOutKey;
-      continue;
-    }
-    key[i] = mis_priority(static_cast<std::uint64_t>(i));
-    TESSERA_ASSERT(key[i] != kOutKey && key[i] != kInSetKey, "MIS-2 priority of node ", i, " collides with a state key");
-    undecided.push_back(i);
+    const bool isolated = graph.row_length(i) == 0;
+    TESSERA_ASSERT(isolated || !mis2::has_state_key(static_cast<std::uint64_t>(i)), "MIS-2 priority of node ", i,
+                   " collides with a state key");
+    key[i] = mis2::initial_key(isolated, static_cast<std::uint64_t>(i));
+    if (!isolated) undecided.push_back(i);
   }
   const std::int64_t* row_ptr = graph.row_ptr.data();
   const std::int32_t* col = graph.col_idx.data();
@@ -56,13 +46,8 @@ std::vector<std::int32_t> distance2_independent_set(const Csr<double>& graph) {
     for (const std::int32_t i : undecided) {
       Key reach = reach1[i];
       for (std::int64_t p = row_ptr[i]; p < row_ptr[i + 1]; ++p) reach = std::max(reach, reach1[col[p]]);
-      if (reach == key[i]) {
-        key[i] = kInSetKey;
-      } else if (reach == kInSetKey) {
-        key[i] = kOutKey;
-      } else {
-        undecided[kept++] = i;
-      }
+      key[i] = mis2::decided_key(key[i], reach);
+      if (mis2::undecided(key[i])) undecided[kept++] = i;
     }
     // The undecided node of largest priority always joins, so every round makes progress.
     TESSERA_ASSERT(kept < undecided.size(), "MIS-2 made no progress with ", undecided.size(), " undecided nodes");
@@ -98,7 +83,7 @@ Aggregates aggregate(const Csr<double>& graph) {
     for (std::int64_t p = graph.row_ptr[i]; p < graph.row_ptr[i + 1]; ++p) {
       const std::int32_t a = placed[graph.col_idx[p]];
       if (a == kNotAggregated) continue;
-      if (graph.values[p] > best_strength || (graph.values[p] == best_strength && a < best)) {
+      if (mis2::better_leftover_home(graph.values[p], a, best_strength, best)) {
         best_strength = graph.values[p];
         best = a;
       }

@@ -1,37 +1,55 @@
 #pragma once
-// The per-node rules of the device aggregation, shared by the one-GPU (device_aggregation.cu)
-// and the distributed (dist_device_graph_phases.cu) versions, which differ only in where a
-// neighbour's value comes from. Both reproduce the host amg::aggregate / dist_aggregate:
+// The per-node rules of the aggregation (aggregation.hpp), defined once for the serial host
+// amg::aggregate, the distributed host dist_aggregate and the two device versions
+// (cuda/device_aggregation.cu, cuda/dist_device_graph_phases.cu), which differ only in where a
+// neighbour's value comes from. So all four make the same aggregates:
 //   MIS-2 on packed 64-bit keys: 0 = out, UINT64_MAX = in the set, otherwise the priority
-//   mis_priority(global id), a bijection (distinct nodes, distinct keys; the two reserved values
-//   are the priorities of ids near 4e18 and 7e18), so the key order is the host's
-//   (state, priority, id) tuple order;
+//   mis_priority(global id). That is the tuple (state, priority, id) of aggregation.hpp in one
+//   word with the same decisions:
+//   - mis_priority is a bijection of uint64 (splitmix64's finaliser), so distinct nodes have
+//     distinct priorities and the id tie-break never fires: priority alone orders the
+//     undecided nodes, and the maximum key names the maximum tuple's node;
+//   - an undecided node's two-ring maximum is at least its own key, so out-of-set nodes never
+//     decide anything: they become 0, below every undecided key;
+//   - an in-set node outranks every undecided one and only its state is read: it becomes the
+//     largest key. The priorities 0 and 2^64-1 belong to ids near 4e18 and 7e18 (checked where
+//     the host makes its keys: has_state_key);
 //   leftovers join the strongest placed neighbour, ties to the lowest aggregate.
 #include <cstdint>
 
 #include "amg/node_hashes.hpp"
+#include "local/core/host_device.hpp"
 
-namespace tessera::amg::gpu::mis2 {
+namespace tessera::amg::mis2 {
 
 using Key = std::uint64_t;
-constexpr Key kOutKey = 0;
-constexpr Key kInSetKey = ~Key{0};
-constexpr int kMaxRounds = 1000;  // MIS-2 needs a few tens of rounds on meshes; far beyond is a bug
+inline constexpr Key kOutKey = 0;
+inline constexpr Key kInSetKey = ~Key{0};
+inline constexpr int kMaxRounds = 1000;  // MIS-2 needs a few tens of rounds on meshes; far beyond is a bug
 
-__device__ inline Key initial_key(bool isolated, std::uint64_t global_id) {
+TESSERA_HD Key initial_key(bool isolated, std::uint64_t global_id) {
   return isolated ? kOutKey : mis_priority(global_id);
+}
+
+/// Whether a connected node's priority is one of the two state keys (an id near 4e18 or 7e18).
+TESSERA_HD bool has_state_key(std::uint64_t global_id) {
+  const Key key = mis_priority(global_id);
+  return key == kOutKey || key == kInSetKey;
 }
 
 /// The key of an undecided node after a round whose two-ring maximum is `reach`: it joins when
 /// it is the maximum itself, drops out when a node of the set is within distance 2, else waits.
-__device__ inline Key decided_key(Key own, Key reach) {
+TESSERA_HD Key decided_key(Key own, Key reach) {
   return reach == own ? kInSetKey : reach == kInSetKey ? kOutKey : own;
 }
 
+/// Whether a key is still undecided (neither out nor in the set).
+TESSERA_HD bool undecided(Key key) { return key != kOutKey && key != kInSetKey; }
+
 /// Whether aggregate `a` joined by an edge of `strength` beats the best so far.
 template <class Aggregate>
-__device__ inline bool better_leftover_home(double strength, Aggregate a, double best_strength, Aggregate best) {
+TESSERA_HD bool better_leftover_home(double strength, Aggregate a, double best_strength, Aggregate best) {
   return strength > best_strength || (strength == best_strength && a < best);
 }
 
-}  // namespace tessera::amg::gpu::mis2
+}  // namespace tessera::amg::mis2

@@ -10,8 +10,8 @@
 //  3. Leftovers read a copy of the phase-2 result and join their strongest placed neighbour,
 //     ties to the lowest aggregate.
 #include "amg/cuda/device_setup_phases.hpp"
-#include "amg/cuda/mis2_rules.cuh"
 #include "amg/cuda/setup_phase_kernels.cuh"
+#include "amg/mis2_rules.hpp"
 #include "local/core/error.hpp"
 
 namespace tessera::amg::gpu {

@@ -1,6 +1,6 @@
 // The distributed graph phases on the ranks' GPUs (dist_device_graph_phases.hpp): strength from
 // the one-GPU kernels plus the host's cross-rank edges; aggregation as device_aggregation.cu
-// (the same per-node rules, mis2_rules.cuh), one thread per owned node, over the local and the
+// (the same per-node rules, amg/mis2_rules.hpp), one thread per owned node, over the local and the
 // non-local block, with the ghost values each step reads exchanged first (HostStagedHalo).
 #include <algorithm>
 #include <memory>
@@ -10,8 +10,8 @@
 #include "amg/cuda/device_operator_slot.hpp"
 #include "amg/cuda/device_setup_phases.hpp"
 #include "amg/cuda/dist_device_graph_phases.hpp"
-#include "amg/cuda/mis2_rules.cuh"
 #include "amg/cuda/setup_phase_kernels.cuh"
+#include "amg/mis2_rules.hpp"
 #include "dist/collective_call.hpp"
 #include "dist/cuda/host_staged_halo.cuh"
 #include "local/core/error.hpp"

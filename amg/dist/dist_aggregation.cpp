@@ -1,22 +1,18 @@
 #include "amg/dist/dist_aggregation.hpp"
 
-#include <tuple>
+#include <algorithm>
 
 #include "amg/aggregation.hpp"
 #include "amg/dist/dist_exchange.hpp"
+#include "amg/mis2_rules.hpp"
 #include "local/core/host_ranges.hpp"
 
 namespace tessera::amg {
 namespace {
 
-enum State : std::uint8_t { kOut = 0, kUndecided = 1, kInSet = 2 };
-
-struct Tuple {
-  std::uint8_t state;
-  std::uint64_t priority;
-  std::int64_t id;  // global node id
-  bool operator<(const Tuple& o) const { return std::tie(state, priority, id) < std::tie(o.state, o.priority, o.id); }
-};
+// The MIS-2 tuple (state, priority, id) as one 64-bit key, as every aggregation here and on
+// the GPUs keeps it: amg/mis2_rules.hpp.
+using mis2::Key;
 
 std::int64_t degree(const dist::DistMatrix& g, std::int64_t i) { return g.local.row_length(i) + g.nonlocal.row_length(i); }
 
@@ -42,30 +38,33 @@ std::int64_t sum_over_ranges(std::int64_t n, Count&& count) {
   return total;
 }
 
-/// One exchange + one step of neighbour max (the serial neighbour_max on owned nodes).
-std::vector<Tuple> neighbour_max(const dist::Communicator& comm, const dist::DistMatrix& g, const std::vector<Tuple>& in) {
-  const std::vector<Tuple> ghosts = halo_values(comm, g, in);
-  std::vector<Tuple> out(in.size());
+/// out[i] = max(in[i], in[neighbours of i]) for every owned node, after one exchange of the
+/// ghosts' values.
+void neighbour_max(const dist::Communicator& comm, const dist::DistMatrix& g, const std::vector<Key>& in,
+                   std::vector<Key>& out) {
+  const std::vector<Key> ghosts = halo_values(comm, g, in);
   host::for_ranges(g.owned_rows(), [&](std::int64_t begin, std::int64_t end) {
     for (std::int64_t i = begin; i < end; ++i) {
-      out[i] = in[i];
-      for_neighbours(g, i, in, ghosts, [&](const Tuple& t, double) {
-        if (out[i] < t) out[i] = t;
-      });
+      Key m = in[i];
+      for_neighbours(g, i, in, ghosts, [&](Key k, double) { m = std::max(m, k); });
+      out[i] = m;
     }
   });
-  return out;
 }
 
-/// The MIS-2 roots (global ids, increasing) and the number of rounds.
+/// The MIS-2 roots (global ids, increasing) and the number of rounds. Each round takes the
+/// two-ring maximum of the keys; its second step runs only for the undecided nodes, whose keys
+/// it decides.
 std::vector<std::int64_t> distributed_mis2(const dist::Communicator& comm, const dist::DistMatrix& g, int& rounds) {
   const std::int64_t n = g.owned_rows(), first = g.row_begin();
-  std::vector<Tuple> tuple(static_cast<std::size_t>(n));
+  std::vector<Key> key(static_cast<std::size_t>(n)), reach1(key.size());
   std::int64_t undecided = sum_over_ranges(n, [&](std::int64_t begin, std::int64_t end) {
     std::int64_t connected = 0;
     for (std::int64_t i = begin; i < end; ++i) {
       const bool isolated = degree(g, i) == 0;
-      tuple[i] = {isolated ? kOut : kUndecided, mis_priority(static_cast<std::uint64_t>(first + i)), first + i};
+      const auto id = static_cast<std::uint64_t>(first + i);
+      TESSERA_ASSERT(isolated || !mis2::has_state_key(id), "MIS-2 priority of node ", id, " collides with a state key");
+      key[i] = mis2::initial_key(isolated, id);
       connected += !isolated;
     }
     return connected;
@@ -73,16 +72,16 @@ std::vector<std::int64_t> distributed_mis2(const dist::Communicator& comm, const
   rounds = 0;
   while (comm.allreduce(undecided, dist::ReduceOp::sum) > 0) {
     ++rounds;
-    const std::vector<Tuple> reach = neighbour_max(comm, g, neighbour_max(comm, g, tuple));
+    neighbour_max(comm, g, key, reach1);
+    const std::vector<Key> ghost_reach1 = halo_values(comm, g, reach1);
     const std::int64_t decided = sum_over_ranges(n, [&](std::int64_t begin, std::int64_t end) {
       std::int64_t decided_here = 0;
       for (std::int64_t i = begin; i < end; ++i) {
-        if (tuple[i].state != kUndecided) continue;
-        if (reach[i].id == first + i) {
-          tuple[i].state = kInSet, ++decided_here;
-        } else if (reach[i].state == kInSet) {
-          tuple[i].state = kOut, ++decided_here;
-        }
+        if (!mis2::undecided(key[i])) continue;
+        Key reach = reach1[i];
+        for_neighbours(g, i, reach1, ghost_reach1, [&](Key k, double) { reach = std::max(reach, k); });
+        key[i] = mis2::decided_key(key[i], reach);
+        decided_here += !mis2::undecided(key[i]);
       }
       return decided_here;
     });
@@ -92,10 +91,9 @@ std::vector<std::int64_t> distributed_mis2(const dist::Communicator& comm, const
   }
   std::vector<std::int64_t> roots;
   for (std::int64_t i = 0; i < n; ++i)
-    if (tuple[i].state == kInSet) roots.push_back(first + i);
+    if (key[i] == mis2::kInSetKey) roots.push_back(first + i);
   return roots;
 }
-
 
 }  // namespace
 
@@ -134,7 +132,7 @@ DistAggregates dist_aggregate(const dist::Communicator& comm, const dist::DistMa
       std::int64_t best = kNotAggregated;
       for_neighbours(g, i, placed, ghost_placed, [&](std::int64_t a, double strength) {
         if (a == kNotAggregated) return;
-        if (strength > best_strength || (strength == best_strength && a < best)) best_strength = strength, best = a;
+        if (mis2::better_leftover_home(strength, a, best_strength, best)) best_strength = strength, best = a;
       });
       TESSERA_ASSERT(best != kNotAggregated, "node ", first + i, " is not within distance 2 of an MIS-2 root");
       agg.of_node[i] = best;

@@ -1,13 +1,14 @@
 #pragma once
 // Distributed aggregation on the strong node graph (a DistMatrix over the node partition),
 // reproducing amg/aggregation.hpp exactly on any partition: every decision is a function of a
-// node's distance-2 neighbourhood and of global node ids, and the tuple order, the priority
-// hash (mis_priority of the GLOBAL id) and the tie-breaks are the serial ones.
+// node's distance-2 neighbourhood and of global node ids, and the per-node rules (the tuple
+// order as a 64-bit key, the priority hash of the GLOBAL id, the tie-breaks) are the serial
+// ones, from amg/mis2_rules.hpp.
 //
 // Messages, all over the graph's halo plan (ghosts = the one-ring neighbours, symmetric graph):
-//   MIS-2, per round: 2 halo exchanges of the (state, priority, id) tuple -- the tuples, then
-//          the one-ring maxima, which makes the second maximum a two-ring maximum -- and one
-//          allreduce of the undecided count (stop test). Rounds: as many as the serial code.
+//   MIS-2, per round: 2 halo exchanges of the (state, priority, id) tuple's key -- the keys,
+//          then the one-ring maxima, which makes the second maximum a two-ring maximum -- and
+//          one allreduce of the undecided count (stop test). Rounds: as many as the serial code.
 //   phase 2 (root + neighbours): 1 allgather of root counts (aggregate numbering by rank,
 //          then by root id = the serial numbering by root id, ranks owning contiguous nodes),
 //          1 halo exchange of the root's aggregate id;
