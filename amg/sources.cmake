@@ -23,6 +23,7 @@ target_sources(tessera_amg PRIVATE
   ${CMAKE_CURRENT_LIST_DIR}/input_check.cpp
   ${CMAKE_CURRENT_LIST_DIR}/strength.cpp
   ${CMAKE_CURRENT_LIST_DIR}/aggregation.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/mis2_rules.hpp  # internal: the per-node aggregation rules, shared with amg/dist and amg/cuda
   ${CMAKE_CURRENT_LIST_DIR}/near_null_space.cpp
   ${CMAKE_CURRENT_LIST_DIR}/tentative_prolongator.cpp
   ${CMAKE_CURRENT_LIST_DIR}/eigen_estimate.cpp
