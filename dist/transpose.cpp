@@ -8,8 +8,8 @@
 #include "dist/collective_call.hpp"
 #include "dist/communicator.hpp"
 #include "local/core/error.hpp"
-#include "local/reference/kernels.hpp"
 #include "local/core/step_trace.hpp"
+#include "local/host/transpose.hpp"
 
 namespace tessera::dist {
 
@@ -94,7 +94,7 @@ DistMatrix transpose_with(const Communicator& comm, const DistMatrix& p, std::op
                             p.local.rows, "x", p.local.cols, " with ", p.local.nnz());
       pt.local = std::move(*local_transposed);
     } else {
-      pt.local = ref::transpose(p.local);  // counting sort: rows come out sorted
+      pt.local = host::transpose(p.local);  // counting sort: rows come out sorted
     }
     fill_nonlocal(recv, pt.row_begin(), pt);
     // The extended block numbers owned and ghost columns together in int32 (as assemble checks).

@@ -10,5 +10,5 @@ tessera_add_test(test_step_trace SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_step_tra
 tessera_add_test(test_host_array SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_host_array.cpp)
 if(OpenMP_CXX_FOUND)  # the ranges run on several threads only with OpenMP
   tessera_add_test(test_host_ranges SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_host_ranges.cpp)
-  tessera_add_test(test_host_spgemm SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_host_spgemm.cpp)
+  tessera_add_test(test_host_kernels SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_host_kernels.cpp)
 endif()

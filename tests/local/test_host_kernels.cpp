@@ -1,8 +1,9 @@
-// The host backend's threaded SpGEMM (local/host/spgemm.hpp) against its oracle ref::spgemm:
-// the same matrix bit for bit on several threads with ranges of a few entries, on fresh random
-// inputs and on structured ones (Poisson, elasticity, power-law), odd sizes and cancellation;
-// bad operands give ref::spgemm's InputError. Also: the row checks of validate(), now by ranges,
-// still report the serial loop's first failure.
+// The host backend's threaded kernels (local/host) against their oracles: host::spgemm against
+// ref::spgemm and host::transpose against ref::transpose, the same matrix bit for bit on several
+// threads with ranges of a few items, on fresh random inputs and on structured ones (Poisson,
+// elasticity, power-law), odd sizes and cancellation; bad operands give the references'
+// InputErrors. Also: the row checks of validate(), now by ranges, still report the serial
+// loop's first failure.
 #include <gtest/gtest.h>
 
 #include <cstdint>
@@ -15,6 +16,7 @@
 #include "local/formats/convert.hpp"
 #include "local/gen/generators.hpp"
 #include "local/host/spgemm.hpp"
+#include "local/host/transpose.hpp"
 #include "local/reference/kernels.hpp"
 #include "support/host_threads_scope.hpp"
 #include "support/random_matrix.hpp"
@@ -107,6 +109,54 @@ TEST(HostSpgemm, BadOperandsAreTheReferencesInputErrors) {
   }
   try {
     testing::with_host_threads(3, [&] { return host::spgemm(broken, broken); }, 1);
+  } catch (const InputError& e) {
+    got = e.what();
+  }
+  EXPECT_FALSE(want.empty());
+  EXPECT_EQ(got, want);
+}
+
+/// host::transpose on 1, 2, 3 and 5 threads (ranges of 2 rows) against ref::transpose.
+void expect_reference_transpose(const Csr<double>& a) {
+  const Csr<double> want = ref::transpose(a);
+  for (const int threads : {1, 2, 3, 5}) {
+    SCOPED_TRACE("threads " + std::to_string(threads));
+    expect_same_bits(testing::with_host_threads(threads, [&] { return host::transpose(a); }, 2), want);
+  }
+}
+
+TEST(HostTranspose, RandomStructuredAndOddSizes) {
+  const std::uint64_t seed = testing::fresh_seed();
+  SCOPED_TRACE("seed " + std::to_string(seed));
+  expect_reference_transpose(random_csr(RandomSpec{37, 29, 0.15, 0.2, 0.1, true}, seed));
+  expect_reference_transpose(random_csr(RandomSpec{11, 53, 0.3, 0.5, 0.3}, seed + 1));
+  for (const char* spec : {"poisson3d:6", "elasticity3d:3", "rmat:7:6"}) {
+    SCOPED_TRACE(spec);
+    expect_reference_transpose(gen::generate(gen::parse_spec(spec)));
+  }
+  expect_reference_transpose(Csr<double>::empty(0, 0));
+  expect_reference_transpose(Csr<double>::empty(0, 4));
+  expect_reference_transpose(Csr<double>::empty(6, 0));
+  expect_reference_transpose(Csr<double>::empty(5, 3));
+  Csr<double> one = Csr<double>::empty(1, 1);
+  one.row_ptr[1] = 1;
+  one.col_idx.assign(1, 0);
+  one.values.assign(1, 2.5);
+  expect_reference_transpose(one);
+}
+
+TEST(HostTranspose, BadInputIsTheReferencesInputError) {
+  Csr<double> broken = random_csr(RandomSpec{8, 8, 0.5}, 4);
+  ASSERT_GE(broken.nnz(), 1);
+  broken.row_ptr[broken.rows] += 1;  // past the entries
+  std::string want, got;
+  try {
+    ref::transpose(broken);
+  } catch (const InputError& e) {
+    want = e.what();
+  }
+  try {
+    testing::with_host_threads(3, [&] { return host::transpose(broken); }, 1);
   } catch (const InputError& e) {
     got = e.what();
   }
