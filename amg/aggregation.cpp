@@ -32,9 +32,8 @@ std::vector<std::int32_t> distance2_independent_set(const Csr<double>& graph) {
   undecided.reserve(static_cast<std::size_t>(n));
   for (std::int32_t i = 0; i < n; ++i) {
     const bool isolated = graph.row_length(i) == 0;
-    TESSERA_ASSERT(isolated || !mis2::has_state_key(static_cast<std::uint64_t>(i)), "MIS-2 priority of node ", i,
-                   " collides with a state key");
     key[i] = mis2::initial_key(isolated, static_cast<std::uint64_t>(i));
+    TESSERA_ASSERT(isolated || mis2::undecided(key[i]), "MIS-2 priority of node ", i, " collides with a state key");
     if (!isolated) undecided.push_back(i);
   }
   const std::int64_t* row_ptr = graph.row_ptr.data();

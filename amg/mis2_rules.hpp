@@ -12,8 +12,8 @@
 //   - an undecided node's two-ring maximum is at least its own key, so out-of-set nodes never
 //     decide anything: they become 0, below every undecided key;
 //   - an in-set node outranks every undecided one and only its state is read: it becomes the
-//     largest key. The priorities 0 and 2^64-1 belong to ids near 4e18 and 7e18 (checked where
-//     the host makes its keys: has_state_key);
+//     largest key. The priorities 0 and 2^64-1 belong to ids near 4e18 and 7e18 (the host
+//     checks that a connected node's initial key is undecided);
 //   leftovers join the strongest placed neighbour, ties to the lowest aggregate.
 #include <cstdint>
 
@@ -29,12 +29,6 @@ inline constexpr int kMaxRounds = 1000;  // MIS-2 needs a few tens of rounds on 
 
 TESSERA_HD Key initial_key(bool isolated, std::uint64_t global_id) {
   return isolated ? kOutKey : mis_priority(global_id);
-}
-
-/// Whether a connected node's priority is one of the two state keys (an id near 4e18 or 7e18).
-TESSERA_HD bool has_state_key(std::uint64_t global_id) {
-  const Key key = mis_priority(global_id);
-  return key == kOutKey || key == kInSetKey;
 }
 
 /// The key of an undecided node after a round whose two-ring maximum is `reach`: it joins when

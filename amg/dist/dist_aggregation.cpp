@@ -63,8 +63,8 @@ std::vector<std::int64_t> distributed_mis2(const dist::Communicator& comm, const
     for (std::int64_t i = begin; i < end; ++i) {
       const bool isolated = degree(g, i) == 0;
       const auto id = static_cast<std::uint64_t>(first + i);
-      TESSERA_ASSERT(isolated || !mis2::has_state_key(id), "MIS-2 priority of node ", id, " collides with a state key");
       key[i] = mis2::initial_key(isolated, id);
+      TESSERA_ASSERT(isolated || mis2::undecided(key[i]), "MIS-2 priority of node ", id, " collides with a state key");
       connected += !isolated;
     }
     return connected;
