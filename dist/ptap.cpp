@@ -145,10 +145,12 @@ Csr<double> DistPtap::p_local_transposed() const {
   // past them), each row in P's row order: the counting sort ref::transpose makes.
   const auto rows = static_cast<std::size_t>(p_local_cols_);
   const auto entries = static_cast<std::size_t>(p_transposed_.row_ptr[rows]);
-  Csr<double> t = Csr<double>::empty(p_local_cols_, p_transposed_.cols);
-  std::copy_n(p_transposed_.row_ptr.begin(), rows + 1, t.row_ptr.begin());
-  t.col_idx.assign(p_transposed_.col_idx.begin(), p_transposed_.col_idx.begin() + entries);
-  t.values.assign(p_transposed_.values.begin(), p_transposed_.values.begin() + entries);
+  Csr<double> t;
+  t.rows = p_local_cols_;
+  t.cols = p_transposed_.cols;
+  t.row_ptr = copy_on_threads(p_transposed_.row_ptr.data(), rows + 1);
+  t.col_idx = copy_on_threads(p_transposed_.col_idx.data(), entries);
+  t.values = copy_on_threads(p_transposed_.values.data(), entries);
   return t;
 }
 

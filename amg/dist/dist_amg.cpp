@@ -6,6 +6,7 @@
 #include "amg/dist/dist_hierarchy.hpp"
 #include "amg/dist/dist_level_ops.hpp"
 #include "local/core/error.hpp"
+#include "local/core/step_trace.hpp"
 
 namespace tessera::amg {
 namespace {
@@ -43,7 +44,7 @@ DistAmg::DistAmg(const dist::Communicator& comm, const dist::DistMatrix& a, cons
                  const AmgOptions& options, DistSetupBackend backend)
     : comm_(&comm),
       hierarchy_(std::make_unique<DistHierarchy>(comm, a, near_null, options, std::move(backend))),
-      cycle_(std::make_unique<DistCycle>(comm, *hierarchy_)) {}
+      cycle_([&] { TESSERA_TRACE_STEP("cycle"); return std::make_unique<DistCycle>(comm, *hierarchy_); }()) {}
 
 DistAmg::~DistAmg() = default;
 DistAmg::DistAmg(DistAmg&&) noexcept = default;

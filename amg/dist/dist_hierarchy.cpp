@@ -204,6 +204,9 @@ DistHierarchy::DistHierarchy(const dist::Communicator& comm, const dist::DistMat
   TESSERA_ASSERT(backend_.graph_phases && backend_.eigen_estimator,
                  "DistHierarchy: a setup backend without graph phases or eigenvalue estimates");
   validate(options);  // options are the same on every rank: every rank throws alike
+  // A's check and the hierarchy's copy of it are steps of their own: at level 0's size they
+  // are not free, and the phases below do not include them.
+  std::optional<trace::Step> step(std::in_place, "check_a");
   check_dist_operator(comm, a, "A");
   dist::throw_if_any_rank_failed(comm, near_null.vectors.rows == a.owned_rows()
                                            ? ""
@@ -211,10 +214,12 @@ DistHierarchy::DistHierarchy(const dist::Communicator& comm, const dist::DistMat
                                                             " near-null rows for its ", a.owned_rows(), " rows"));
   levels.reserve(static_cast<std::size_t>(options.max_levels));  // the loop below stops at max_levels
   DistLevel first;
+  step.emplace("copy_a");
   first.a = a;
   first.nodes = uniform_dist_nodes(comm, a, near_null.block_size);
   first.near_null = near_null.vectors;
   levels.push_back(std::move(first));
+  step.reset();
 
   for (;;) {
     DistLevel& fine = levels.back();

@@ -21,6 +21,19 @@ struct Csr {
   HostArray<std::int32_t> col_idx;     // nnz entries, sorted within each row
   HostArray<T> values;                 // nnz entries
 
+  Csr() = default;
+  /// A copy's arrays are written on the rank's threads (copy_on_threads): the setup copies
+  /// whole levels (A into the hierarchy, the Galerkin product out of its DistPtap).
+  Csr(const Csr& o)
+      : rows(o.rows),
+        cols(o.cols),
+        row_ptr(copy_on_threads(o.row_ptr.data(), o.row_ptr.size())),
+        col_idx(copy_on_threads(o.col_idx.data(), o.col_idx.size())),
+        values(copy_on_threads(o.values.data(), o.values.size())) {}
+  Csr(Csr&&) noexcept = default;
+  Csr& operator=(const Csr& o) { return *this = Csr(o); }
+  Csr& operator=(Csr&&) noexcept = default;
+
   std::int64_t nnz() const { return static_cast<std::int64_t>(col_idx.size()); }
   std::int64_t row_length(std::int64_t r) const { return row_ptr[r + 1] - row_ptr[r]; }
 
