@@ -6,6 +6,7 @@
 #include <utility>
 
 #include "amg/lanczos.hpp"
+#include "local/core/host_ranges.hpp"
 
 namespace tessera::amg {
 namespace {
@@ -53,7 +54,9 @@ double tridiagonal_max_eigenvalue(const std::vector<double>& alpha, const std::v
 
 namespace {
 
-/// Owned entries in std::vector on the host; `apply` and `dot` are serial or distributed.
+/// Owned entries in std::vector on the host; `apply` and `dot` are serial or distributed. The
+/// entry-wise operations run by ranges on the rank's threads: each entry's formula is the
+/// contract's, so any thread count gives the same bits (the dots are `dot`'s business).
 struct HostLanczosSpace {
   using Vec = Vector;
   const Vector& sqrt_inv_diag;
@@ -63,16 +66,22 @@ struct HostLanczosSpace {
 
   Vec make() const { return Vec(sqrt_inv_diag.size()); }
   Vec zeros() const { return Vec(sqrt_inv_diag.size(), 0.0); }
+  template <class Entry>
+  void for_entries(Entry&& entry) const {
+    host::for_ranges(static_cast<std::int64_t>(sqrt_inv_diag.size()), [&](std::int64_t begin, std::int64_t end) {
+      for (std::int64_t i = begin; i < end; ++i) entry(i);
+    });
+  }
   void apply_scaled(const Vec& v, Vec& w) {
-    for (std::size_t i = 0; i < v.size(); ++i) scaled[i] = sqrt_inv_diag[i] * v[i];
+    for_entries([&](std::int64_t i) { scaled[i] = sqrt_inv_diag[i] * v[i]; });
     apply(scaled, w);
-    for (std::size_t i = 0; i < w.size(); ++i) w[i] *= sqrt_inv_diag[i];
+    for_entries([&](std::int64_t i) { w[i] *= sqrt_inv_diag[i]; });
   }
   void subtract(Vec& w, double a, const Vec& v, double b, const Vec& u) const {
-    for (std::size_t i = 0; i < w.size(); ++i) w[i] -= a * v[i] + b * u[i];
+    for_entries([&](std::int64_t i) { w[i] -= a * v[i] + b * u[i]; });
   }
   void divide(const Vec& x, double s, Vec& y) const {
-    for (std::size_t i = 0; i < x.size(); ++i) y[i] = x[i] / s;
+    for_entries([&](std::int64_t i) { y[i] = x[i] / s; });
   }
 };
 

@@ -7,6 +7,7 @@
 #include "local/core/error.hpp"
 #include "local/core/host_ranges.hpp"
 #include "local/core/stopwatch.hpp"
+#include "local/host/dot.hpp"
 
 namespace tessera::dist {
 
@@ -87,9 +88,7 @@ void spmm(const Communicator& comm, const DistMatrix& a, DistMultiVector& x, Dis
 
 double dot(const Communicator& comm, const std::vector<double>& x, const std::vector<double>& y) {
   TESSERA_REQUIRE_INPUT(x.size() == y.size(), "dot: vectors of ", x.size(), " and ", y.size(), " owned entries");
-  double local = 0;
-  for (std::size_t i = 0; i < x.size(); ++i) local += x[i] * y[i];
-  return comm.allreduce(local, ReduceOp::sum);
+  return comm.allreduce(host::dot(x.data(), y.data(), static_cast<std::int64_t>(x.size())), ReduceOp::sum);
 }
 
 double norm2(const Communicator& comm, const std::vector<double>& x) { return std::sqrt(dot(comm, x, x)); }

@@ -21,7 +21,8 @@ void spmv(const Communicator& comm, const DistMatrix& a, DistVector& x, std::vec
 void spmm(const Communicator& comm, const DistMatrix& a, DistMultiVector& x, DistMultiVector& y,
           DistStats* stats = nullptr);
 
-/// Global reductions over the owned entries.
+/// Global reductions over the owned entries: each rank's part is host::dot's (blocks of entries
+/// in a fixed order, on the rank's threads), then the ranks' parts are summed by the allreduce.
 double dot(const Communicator& comm, const std::vector<double>& x, const std::vector<double>& y);
 double norm2(const Communicator& comm, const std::vector<double>& x);
 

@@ -35,11 +35,16 @@ EigenEstimate dist_estimate_lambda_max(const dist::Communicator& comm, const dis
   if (a.global_rows() == 0) return est;
   const std::size_t n = static_cast<std::size_t>(a.owned_rows());
   Vector sqrt_inv_diag(n), v(n);
-  for (std::size_t i = 0; i < n; ++i)
-    sqrt_inv_diag[i] = std::sqrt(inv_diag[i]), v[i] = lanczos_start_entry(static_cast<std::uint64_t>(a.row_begin()) + i);
+  host::for_ranges(static_cast<std::int64_t>(n), [&](std::int64_t begin, std::int64_t end) {
+    for (std::int64_t i = begin; i < end; ++i)
+      sqrt_inv_diag[i] = std::sqrt(inv_diag[i]), v[i] = lanczos_start_entry(static_cast<std::uint64_t>(a.row_begin() + i));
+  });
   dist::DistVector x_with_ghosts;
+  x_with_ghosts.owned.resize(n);
   const auto apply = [&](const Vector& x, Vector& y) {
-    x_with_ghosts.owned = x;
+    host::for_ranges(static_cast<std::int64_t>(n), [&](std::int64_t begin, std::int64_t end) {
+      std::copy(x.begin() + begin, x.begin() + end, x_with_ghosts.owned.begin() + begin);
+    });
     dist::spmv(comm, a, x_with_ghosts, y);
   };
   const auto dot = [&](const Vector& x, const Vector& y) { return dist::dot(comm, x, y); };

@@ -2,12 +2,18 @@
 // ref::spgemm and host::transpose against ref::transpose, the same matrix bit for bit on several
 // threads with ranges of a few items, on fresh random inputs and on structured ones (Poisson,
 // elasticity, power-law), odd sizes and cancellation; bad operands give the references'
-// InputErrors. Also: the row checks of validate(), now by ranges, still report the serial
-// loop's first failure.
+// InputErrors. host::dot against its blockwise order written out, the same bits on any thread
+// count, and within the rounding bound of an exact sum. Also: the row checks of validate(), now
+// by ranges, still report the serial loop's first failure, and a Csr copy (on the threads)
+// writes every entry.
 #include <gtest/gtest.h>
 
 #include <cstdint>
+#include <algorithm>
+#include <cmath>
 #include <cstring>
+#include <limits>
+#include <random>
 #include <string>
 #include <utility>
 #include <vector>
@@ -15,6 +21,7 @@
 #include "local/core/error.hpp"
 #include "local/formats/convert.hpp"
 #include "local/gen/generators.hpp"
+#include "local/host/dot.hpp"
 #include "local/host/spgemm.hpp"
 #include "local/host/transpose.hpp"
 #include "local/reference/kernels.hpp"
@@ -162,6 +169,56 @@ TEST(HostTranspose, BadInputIsTheReferencesInputError) {
   }
   EXPECT_FALSE(want.empty());
   EXPECT_EQ(got, want);
+}
+
+// The order host::dot promises, written out serially: blocks of kDotBlock left to right.
+double blockwise_dot(const std::vector<double>& x, const std::vector<double>& y) {
+  double total = 0.0;
+  for (std::size_t b = 0; b < x.size(); b += host::kDotBlock) {
+    double sum = 0.0;
+    for (std::size_t i = b; i < std::min(x.size(), b + host::kDotBlock); ++i) sum += x[i] * y[i];
+    total += sum;
+  }
+  return total;
+}
+
+TEST(HostDot, BlockwiseOrderOnAnyThreadCountWithinTheRoundingBound) {
+  const std::uint64_t seed = testing::fresh_seed();
+  SCOPED_TRACE("seed " + std::to_string(seed));
+  std::mt19937_64 rng(seed);
+  std::uniform_real_distribution<double> value(-1.0, 1.0);
+  const std::int64_t block = host::kDotBlock;
+  for (const std::int64_t n : {std::int64_t{0}, std::int64_t{1}, block - 1, block, block + 1, 3 * block + 17,
+                               std::int64_t{100003}}) {
+    SCOPED_TRACE("n " + std::to_string(n));
+    std::vector<double> x(static_cast<std::size_t>(n)), y(x.size());
+    for (std::size_t i = 0; i < x.size(); ++i) x[i] = value(rng), y[i] = value(rng) * std::ldexp(1.0, int(i % 40) - 20);
+    const double want = blockwise_dot(x, y);
+    long double exact = 0.0L, magnitude = 0.0L;
+    for (std::size_t i = 0; i < x.size(); ++i)
+      exact += static_cast<long double>(x[i]) * y[i], magnitude += std::fabs(static_cast<long double>(x[i]) * y[i]);
+    EXPECT_LE(std::fabs(static_cast<long double>(want) - exact),
+              static_cast<long double>(n) * std::numeric_limits<double>::epsilon() * magnitude);
+    for (const int threads : {1, 2, 3, 5}) {
+      const double got = testing::with_host_threads(threads, [&] { return host::dot(x.data(), y.data(), n); });
+      EXPECT_EQ(0, std::memcmp(&got, &want, sizeof got)) << threads << " threads: " << got << " against " << want;
+    }
+  }
+}
+
+// A Csr copy writes its arrays on the threads (copy_on_threads): with poisoned fresh arrays
+// (every test program sets TESSERA_POISON_HOST_ARRAYS), a missed entry would show.
+TEST(HostCopy, CsrCopyIsExactOnAnyThreadCount) {
+  const Csr<double> a = random_csr(RandomSpec{97, 61, 0.2, 0.1, 0.1, true}, testing::fresh_seed());
+  for (const int threads : {1, 2, 3, 5}) {
+    SCOPED_TRACE(std::to_string(threads) + " threads");
+    const Csr<double> copied = testing::with_host_threads(threads, [&] { return Csr<double>(a); }, 4);
+    expect_same_bits(copied, a);
+    Csr<double> assigned = Csr<double>::empty(3, 3);
+    testing::with_host_threads(threads, [&] { assigned = a; return 0; }, 4);
+    expect_same_bits(assigned, a);
+  }
+  expect_same_bits(Csr<double>(Csr<double>::empty(0, 0)), Csr<double>::empty(0, 0));
 }
 
 // validate() checks rows by ranges: with a defect in each of two ranges, the first is reported.
