@@ -61,7 +61,9 @@ endif()
 # a PETSc error naming the problem (non-zero exit, PETSc's "[0]PETSC ERROR:" lines), never a
 # crash, or, for the cases PETSc itself handles, in a solution checked against a known x*.
 # PASS_REGULAR_EXPRESSION replaces ctest's exit-code test, so the command echoes its exit code
-# and the regexes demand it.
+# and the regexes demand it. -error_output_stdout puts PETSc's error lines on stdout beside the
+# test's own lines: Open MPI forwards a rank's stdout and stderr through two pipes and interleaves
+# them as they arrive, which once split "[0]PETSC ERROR: " from its message in CI.
 if(TESSERA_HAVE_PETSC)
 add_executable(petsc_bad_use ${CMAKE_CURRENT_LIST_DIR}/bad_use.c)
 target_link_libraries(petsc_bad_use PRIVATE tessera_petsc PkgConfig::PETSC MPI::MPI_C)
@@ -80,7 +82,7 @@ function(tessera_bad_use_test case expect_exit regex)
   foreach(np IN LISTS ARGN)
     set(name petsc.bad_use.${case}.np${np})
     add_test(NAME ${name}
-             COMMAND sh -c "${PROJECT_SOURCE_DIR}/tests/support/mpiexec_per_rank.sh ${MPIEXEC_EXECUTABLE} ${np} $<TARGET_FILE:petsc_bad_use> -case ${case} -n 203 -pc_tessera_coarse_size 20 -ksp_view; test $? ${check}")
+             COMMAND sh -c "${PROJECT_SOURCE_DIR}/tests/support/mpiexec_per_rank.sh ${MPIEXEC_EXECUTABLE} ${np} $<TARGET_FILE:petsc_bad_use> -case ${case} -n 203 -pc_tessera_coarse_size 20 -ksp_view -error_output_stdout; test $? ${check}")
     set_tests_properties(${name} PROPERTIES LABELS "host;mpi;petsc" PROCESSORS ${np} TIMEOUT 120
                          PASS_REGULAR_EXPRESSION "${regex}.*${rc_regex}"
                          ENVIRONMENT "${TESSERA_TEST_ENV};OMPI_ALLOW_RUN_AS_ROOT=1;OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1")

@@ -4,7 +4,8 @@
 #
 # Why: through mpiexec's one merged pipe, a line from rank 1 can land in the middle of a line
 # from rank 0 (seen in CI), so a regex over the merged stream can miss text that was printed.
-# --output-filename gives every rank its own file (stderr merged into it).
+# --output-filename gives every rank its own file (stderr merged into it). The merge keeps the
+# order within each stream, not between them: a program whose regex spans both must write to one.
 #
 # Usage: mpiexec_per_rank.sh MPIEXEC NP PROGRAM [ARGS...]
 mpiexec=$1
