@@ -6,7 +6,7 @@
 #include <utility>
 
 #include "amg/lanczos.hpp"
-#include "local/core/host_ranges.hpp"
+#include "local/host/entrywise.hpp"
 
 namespace tessera::amg {
 namespace {
@@ -68,9 +68,7 @@ struct HostLanczosSpace {
   Vec zeros() const { return Vec(sqrt_inv_diag.size(), 0.0); }
   template <class Entry>
   void for_entries(Entry&& entry) const {
-    host::for_ranges(static_cast<std::int64_t>(sqrt_inv_diag.size()), [&](std::int64_t begin, std::int64_t end) {
-      for (std::int64_t i = begin; i < end; ++i) entry(i);
-    });
+    host::for_entries(static_cast<std::int64_t>(sqrt_inv_diag.size()), entry);
   }
   void apply_scaled(const Vec& v, Vec& w) {
     for_entries([&](std::int64_t i) { scaled[i] = sqrt_inv_diag[i] * v[i]; });

@@ -6,6 +6,7 @@
 #include <cmath>
 
 #include "amg/krylov.hpp"
+#include "local/host/entrywise.hpp"
 
 namespace tessera::amg {
 namespace {
@@ -29,10 +30,10 @@ SolveResult fgmres(const Csr<double>& a, const Vector& b, Vector& x, const Preco
                    const LevelOps& ops) {
   const double b_norm = detail::check_system(a, b, x, o, ops);
   SolveResult result;
-  if (b_norm == 0) std::fill(x.begin(), x.end(), 0.0);
-  const std::size_t n = b.size();
+  if (b_norm == 0) host::fill(x, 0.0);
+  const auto n = static_cast<std::int64_t>(b.size());
   const int k_max = o.restart;
-  std::vector<Vector> v(k_max + 1, Vector(n)), z(k_max, Vector(n));
+  std::vector<Vector> v(k_max + 1, Vector(b.size())), z(k_max, Vector(b.size()));
   std::vector<std::vector<double>> h(k_max + 1, std::vector<double>(k_max, 0.0));
   std::vector<Givens> rot(k_max);
   std::vector<double> g(k_max + 1), y(k_max);
@@ -41,7 +42,7 @@ SolveResult fgmres(const Csr<double>& a, const Vector& b, Vector& x, const Preco
   double beta = std::sqrt(ops.dot(r, r)), best = beta;
   int since_best = 0;
   while (b_norm > 0 && beta > o.rtol * b_norm && result.iterations < o.max_iterations) {
-    for (std::size_t i = 0; i < n; ++i) v[0][i] = r[i] / beta;
+    host::for_entries(n, [&](std::int64_t i) { v[0][i] = r[i] / beta; });
     std::fill(g.begin(), g.end(), 0.0);
     g[0] = beta;
     int k = 0;
@@ -51,7 +52,7 @@ SolveResult fgmres(const Csr<double>& a, const Vector& b, Vector& x, const Preco
       ops.apply(a, z[k], v[k + 1]);
       for (int i = 0; i <= k; ++i) {
         h[i][k] = ops.dot(v[k + 1], v[i]);
-        for (std::size_t j = 0; j < n; ++j) v[k + 1][j] -= h[i][k] * v[i][j];
+        host::for_entries(n, [&](std::int64_t j) { v[k + 1][j] -= h[i][k] * v[i][j]; });
       }
       h[k + 1][k] = std::sqrt(ops.dot(v[k + 1], v[k + 1]));
       for (int i = 0; i < k; ++i) rot[i].apply(h[i][k], h[i + 1][k]);
@@ -66,7 +67,7 @@ SolveResult fgmres(const Csr<double>& a, const Vector& b, Vector& x, const Preco
         break;
       }
       if (std::abs(g[k]) <= o.rtol * b_norm || subdiagonal == 0) break;
-      for (std::size_t j = 0; j < n; ++j) v[k][j] /= subdiagonal;
+      host::for_entries(n, [&](std::int64_t j) { v[k][j] /= subdiagonal; });
     }
     if (broke_down) {
       result.status = SolveStatus::breakdown;
@@ -79,8 +80,9 @@ SolveResult fgmres(const Csr<double>& a, const Vector& b, Vector& x, const Preco
       for (int j = i + 1; j < k; ++j) y[i] -= h[i][j] * y[j];
       y[i] /= h[i][i];
     }
-    for (int i = 0; i < k; ++i)
-      for (std::size_t j = 0; j < n; ++j) x[j] += y[i] * z[i][j];
+    host::for_entries(n, [&](std::int64_t j) {  // each x_j adds its terms in the order of i
+      for (int i = 0; i < k; ++i) x[j] += y[i] * z[i][j];
+    });
     ops.residual(a, x, b, r);
     beta = std::sqrt(ops.dot(r, r));
     if (broke_down) break;

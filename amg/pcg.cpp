@@ -4,12 +4,13 @@
 #include <cmath>
 
 #include "amg/krylov.hpp"
+#include "local/host/entrywise.hpp"
 
 namespace tessera::amg {
 namespace {
 
 void axpy(double alpha, const Vector& x, Vector& y) {
-  for (std::size_t i = 0; i < y.size(); ++i) y[i] += alpha * x[i];
+  host::for_entries(static_cast<std::int64_t>(y.size()), [&](std::int64_t i) { y[i] += alpha * x[i]; });
 }
 
 std::string at(int it, const char* what, double value) {
@@ -23,7 +24,7 @@ SolveResult pcg(const Csr<double>& a, const Vector& b, Vector& x, const Precondi
   const double b_norm = detail::check_system(a, b, x, o, ops);
   SolveResult result;
   if (b_norm == 0) {
-    std::fill(x.begin(), x.end(), 0.0);
+    host::fill(x, 0.0);
     result.status = SolveStatus::converged;
     detail::finish(a, b, x, b_norm, ops, result);
     return result;
@@ -35,7 +36,7 @@ SolveResult pcg(const Csr<double>& a, const Vector& b, Vector& x, const Precondi
   int since_best = 0;
   m(r, z);
   double rz = ops.dot(r, z);
-  p = z;
+  host::copy(z, p);
   for (int it = 1; res > o.rtol; ++it) {
     if (it > o.max_iterations) break;  // status stays max_iterations
     if (!std::isfinite(rz)) {
@@ -75,7 +76,7 @@ SolveResult pcg(const Csr<double>& a, const Vector& b, Vector& x, const Precondi
     }
     m(r, z);
     const double rz_next = ops.dot(r, z);
-    for (std::size_t i = 0; i < n; ++i) p[i] = z[i] + (rz_next / rz) * p[i];
+    host::for_entries(static_cast<std::int64_t>(n), [&](std::int64_t i) { p[i] = z[i] + (rz_next / rz) * p[i]; });
     rz = rz_next;
   }
   if (res <= o.rtol && result.message.empty()) result.status = SolveStatus::converged;

@@ -3,28 +3,30 @@
 #include <cmath>
 #include <utility>
 
+#include "local/host/entrywise.hpp"
+
 namespace tessera::amg {
 namespace {
 
 void chebyshev(const Csr<double>& a, const Smoother& s, const Vector& b, Vector& x, bool x_is_zero, SmootherWork& w,
                const LevelOps& ops) {
-  const std::size_t n = b.size();
+  const auto n = static_cast<std::int64_t>(b.size());
   const double theta = 0.5 * (s.upper + s.lower), delta = 0.5 * (s.upper - s.lower);
   const double sigma = theta / delta;
   double rho = 1.0 / sigma;
   if (x_is_zero) {
-    w.r = b;
+    host::copy(b, w.r);
   } else {
     ops.residual(a, x, b, w.r);
   }
-  for (std::size_t i = 0; i < n; ++i) w.d[i] = s.inv_diag[i] * w.r[i] / theta;
+  host::for_entries(n, [&](std::int64_t i) { w.d[i] = s.inv_diag[i] * w.r[i] / theta; });
   for (int k = 1;; ++k) {
-    for (std::size_t i = 0; i < n; ++i) x[i] += w.d[i];
+    host::for_entries(n, [&](std::int64_t i) { x[i] += w.d[i]; });
     if (k == s.steps) break;
     ops.residual(a, x, b, w.r);
     const double rho_next = 1.0 / (2.0 * sigma - rho);
     const double keep = rho_next * rho, step = 2.0 * rho_next / delta;
-    for (std::size_t i = 0; i < n; ++i) w.d[i] = keep * w.d[i] + step * s.inv_diag[i] * w.r[i];
+    host::for_entries(n, [&](std::int64_t i) { w.d[i] = keep * w.d[i] + step * s.inv_diag[i] * w.r[i]; });
     rho = rho_next;
   }
 }
@@ -33,11 +35,11 @@ void l1_jacobi(const Csr<double>& a, const Smoother& s, const Vector& b, Vector&
                const LevelOps& ops) {
   for (int sweep = 0; sweep < s.steps; ++sweep) {
     if (sweep == 0 && x_is_zero) {
-      w.r = b;
+      host::copy(b, w.r);
     } else {
       ops.residual(a, x, b, w.r);
     }
-    for (std::size_t i = 0; i < b.size(); ++i) x[i] += s.inv_diag[i] * w.r[i];
+    host::for_entries(static_cast<std::int64_t>(b.size()), [&](std::int64_t i) { x[i] += s.inv_diag[i] * w.r[i]; });
   }
 }
 
@@ -66,12 +68,12 @@ Smoother make_smoother(Vector inv_l1, const Vector& inv_diag, const EigenEstimat
 
 Vector l1_inverse_diagonal(const Csr<double>& a) {
   Vector inv(static_cast<std::size_t>(a.rows));
-  for (std::int64_t i = 0; i < a.rows; ++i) {
+  host::for_entries(a.rows, [&](std::int64_t i) {
     double l1 = 0.0;
     for (std::int64_t p = a.row_ptr[i]; p < a.row_ptr[i + 1]; ++p)
       l1 += a.col_idx[p] == i ? a.values[p] : std::abs(a.values[p]);
     inv[i] = 1.0 / l1;
-  }
+  });
   return inv;
 }
 

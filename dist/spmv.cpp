@@ -20,6 +20,16 @@ enum class Into { overwrite, accumulate };
 // bit for bit on any thread count. `overwrite` zeroes each row on its own thread first (no
 // serial zero fill of y before the product).
 void multiply(const Csr<double>& a, const double* x, std::int64_t k, double* y, Into into) {
+  if (k == 1) {  // SpMV: the row's sum in a register (y may alias x as far as the compiler knows)
+    host::for_ranges(a.rows, [&](std::int64_t begin, std::int64_t end) {
+      for (std::int64_t i = begin; i < end; ++i) {
+        double sum = into == Into::overwrite ? 0.0 : y[i];
+        for (std::int64_t p = a.row_ptr[i]; p < a.row_ptr[i + 1]; ++p) sum += a.values[p] * x[a.col_idx[p]];
+        y[i] = sum;
+      }
+    });
+    return;
+  }
   host::for_ranges(a.rows, [&](std::int64_t begin, std::int64_t end) {
     if (into == Into::overwrite) std::fill(y + begin * k, y + end * k, 0.0);
     for (std::int64_t i = begin; i < end; ++i)
@@ -73,8 +83,14 @@ void apply(const Communicator& comm, const DistMatrix& a, const std::vector<doub
 }  // namespace
 
 void spmv(const Communicator& comm, const DistMatrix& a, DistVector& x, std::vector<double>& y, DistStats* stats) {
-  check_shapes(a, static_cast<std::int64_t>(x.owned.size()), 1);
-  apply(comm, a, x.owned, x.ghosts, 1, y, stats);
+  spmv(comm, a, x.owned, x.ghosts, y, stats);
+}
+
+void spmv(const Communicator& comm, const DistMatrix& a, const std::vector<double>& x_owned,
+          std::vector<double>& x_ghosts, std::vector<double>& y, DistStats* stats) {
+  check_shapes(a, static_cast<std::int64_t>(x_owned.size()), 1);
+  TESSERA_REQUIRE_INPUT(&x_owned != &y, "spmv: y is x's owned vector (y is written while x is read)");
+  apply(comm, a, x_owned, x_ghosts, 1, y, stats);
 }
 
 void spmm(const Communicator& comm, const DistMatrix& a, DistMultiVector& x, DistMultiVector& y, DistStats* stats) {

@@ -16,6 +16,10 @@ class Communicator;
 /// y receives this rank's rows of A x. `stats` (optional) accumulates traffic and times.
 void spmv(const Communicator& comm, const DistMatrix& a, DistVector& x, std::vector<double>& y,
           DistStats* stats = nullptr);
+/// The same with the owned entries read where they are (no copy into a DistVector) and
+/// `x_ghosts` the ghost buffer, (re)filled: the AMG cycle's vectors are plain owned vectors.
+void spmv(const Communicator& comm, const DistMatrix& a, const std::vector<double>& x_owned,
+          std::vector<double>& x_ghosts, std::vector<double>& y, DistStats* stats = nullptr);
 
 /// Y = A X for k = x.cols right-hand sides (row-major).
 void spmm(const Communicator& comm, const DistMatrix& a, DistMultiVector& x, DistMultiVector& y,

@@ -6,6 +6,7 @@
 #include "dist/spmv.hpp"
 #include "local/core/error.hpp"
 #include "local/core/host_ranges.hpp"
+#include "local/host/entrywise.hpp"
 
 namespace tessera::amg {
 namespace {
@@ -37,19 +38,17 @@ std::string row_error(const dist::DistMatrix& a, const std::string& what) {
   });
 }
 
-/// Residual and product through dist::spmv; the DistVector keeps its buffers between calls.
+/// Residual and product through dist::spmv, reading x in place; the ghost buffer is kept
+/// between calls.
 struct BoundOperator {
   const dist::Communicator* comm;
   const dist::DistMatrix* a;
-  dist::DistVector x;
+  std::vector<double> ghosts;
 
   void check(const Csr<double>& csr) const {
     TESSERA_ASSERT(&csr == &a->local, "distributed LevelOps called with a matrix other than the one it is bound to");
   }
-  void apply(const Vector& in, Vector& out) {
-    x.owned = in;
-    dist::spmv(*comm, *a, x, out);
-  }
+  void apply(const Vector& in, Vector& out) { dist::spmv(*comm, *a, in, ghosts, out); }
 };
 
 }  // namespace
@@ -73,7 +72,7 @@ LevelOps dist_level_ops(const dist::Communicator& comm, const dist::DistMatrix& 
   ops.residual = [bound](const Csr<double>& m, const Vector& x, const Vector& b, Vector& r) {
     bound->check(m);
     bound->apply(x, r);
-    for (std::size_t i = 0; i < r.size(); ++i) r[i] = b[i] - r[i];
+    host::for_entries(static_cast<std::int64_t>(r.size()), [&](std::int64_t i) { r[i] = b[i] - r[i]; });
   };
   ops.dot = [&comm](const Vector& x, const Vector& y) { return dist::dot(comm, x, y); };
   return ops;

@@ -46,6 +46,11 @@ void check_product(const Communicator& comm, const Csr<double>& a, const RowPart
   if (k == 1) {
     DistVector dx{slice(x, cols.begin(me), cols.end(me), 1), {}};
     spmv(comm, da, dx, y, &stats);
+    // The overload that reads the owned entries in place (poisoned ghost buffer and y) agrees
+    // bit for bit.
+    std::vector<double> ghosts(3, std::nan("")), in_place(y.size() + 2, std::nan(""));
+    spmv(comm, da, dx.owned, ghosts, in_place);
+    EXPECT_EQ(in_place, y);
   } else {
     DistMultiVector dx{k, slice(x, cols.begin(me), cols.end(me), k), {}}, dy;
     spmm(comm, da, dx, dy, &stats);
@@ -110,6 +115,20 @@ TEST(DistSpmv, BlockDiagonalNeedsNoHalo) {
   EXPECT_EQ(da.halo.num_sent(), 0);
   check_product(comm, a, p, p, 1, seed + 2);
   check_product(comm, a, p, p, 4, seed + 3);
+}
+
+TEST(DistSpmv, RefusesYThatIsXsOwnedVector) {
+  const Communicator comm;
+  const std::int64_t n = 8 * comm.size() + 3;
+  const RowPartition p = RowPartition::balanced_rows(n, comm.size());
+  const DistMatrix da = testing::distribute(comm, random_csr(RandomSpec{n, n, 0.2, 0.1, 0, false}, 7), p, p);
+  std::vector<double> x(static_cast<std::size_t>(p.size(comm.rank())), 1.0), ghosts;
+  EXPECT_THROW(
+      try { spmv(comm, da, x, ghosts, x); } catch (const InputError& e) {
+        EXPECT_NE(std::string(e.what()).find("y is x's owned vector"), std::string::npos) << e.what();
+        throw;
+      },
+      InputError);
 }
 
 TEST(DistMatrix, AssemblyAndGatherRoundTripExactly) {
