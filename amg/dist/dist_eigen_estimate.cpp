@@ -39,14 +39,8 @@ EigenEstimate dist_estimate_lambda_max(const dist::Communicator& comm, const dis
     for (std::int64_t i = begin; i < end; ++i)
       sqrt_inv_diag[i] = std::sqrt(inv_diag[i]), v[i] = lanczos_start_entry(static_cast<std::uint64_t>(a.row_begin() + i));
   });
-  dist::DistVector x_with_ghosts;
-  x_with_ghosts.owned.resize(n);
-  const auto apply = [&](const Vector& x, Vector& y) {
-    host::for_ranges(static_cast<std::int64_t>(n), [&](std::int64_t begin, std::int64_t end) {
-      std::copy(x.begin() + begin, x.begin() + end, x_with_ghosts.owned.begin() + begin);
-    });
-    dist::spmv(comm, a, x_with_ghosts, y);
-  };
+  std::vector<double> ghosts;
+  const auto apply = [&](const Vector& x, Vector& y) { dist::spmv(comm, a, x, ghosts, y); };
   const auto dot = [&](const Vector& x, const Vector& y) { return dist::dot(comm, x, y); };
   lanczos_ritz(std::move(v), sqrt_inv_diag, steps, apply, dot, est);
   est.safe = std::min(safety * est.ritz, est.gershgorin);
