@@ -6,7 +6,7 @@
 #include <vector>
 
 #include "dist/spmv.hpp"
-#include "local/core/host_ranges.hpp"
+#include "local/host/entrywise.hpp"
 
 namespace tessera::amg {
 
@@ -35,9 +35,8 @@ EigenEstimate dist_estimate_lambda_max(const dist::Communicator& comm, const dis
   if (a.global_rows() == 0) return est;
   const std::size_t n = static_cast<std::size_t>(a.owned_rows());
   Vector sqrt_inv_diag(n), v(n);
-  host::for_ranges(static_cast<std::int64_t>(n), [&](std::int64_t begin, std::int64_t end) {
-    for (std::int64_t i = begin; i < end; ++i)
-      sqrt_inv_diag[i] = std::sqrt(inv_diag[i]), v[i] = lanczos_start_entry(static_cast<std::uint64_t>(a.row_begin() + i));
+  host::for_entries(static_cast<std::int64_t>(n), [&](std::int64_t i) {
+    sqrt_inv_diag[i] = std::sqrt(inv_diag[i]), v[i] = lanczos_start_entry(static_cast<std::uint64_t>(a.row_begin() + i));
   });
   std::vector<double> ghosts;
   const auto apply = [&](const Vector& x, Vector& y) { dist::spmv(comm, a, x, ghosts, y); };

@@ -86,17 +86,21 @@ bool operator!=(const DefaultInitAllocator<T>&, const DefaultInitAllocator<U>&) 
 template <class T>
 using HostArray = std::vector<T, DefaultInitAllocator<T>>;
 
-/// [first, first + n) copied into a new HostArray by ranges on the rank's threads
+/// [first, first + n) copied to `to`, or into a new HostArray, by ranges on the rank's threads
 /// (host_ranges.hpp). A std::vector copy is one thread's pass: at the distributed setup's sizes
 /// (a level's A, P^T, the Galerkin product: hundreds of MB) it ran at a fraction of the host's
 /// copy bandwidth, serially between threaded steps.
 template <class T>
-HostArray<T> copy_on_threads(const T* first, std::size_t n) {
+void copy_on_threads(const T* first, std::size_t n, T* to) {
   static_assert(std::is_trivially_copyable_v<T>, "copy_on_threads copies bytes");
-  HostArray<T> out(n);  // every element written below
   host::for_ranges(static_cast<std::int64_t>(n), [&](std::int64_t begin, std::int64_t end) {
-    if (end > begin) std::memcpy(static_cast<void*>(out.data() + begin), first + begin, sizeof(T) * (end - begin));
+    if (end > begin) std::memcpy(static_cast<void*>(to + begin), first + begin, sizeof(T) * (end - begin));
   });
+}
+template <class T>
+HostArray<T> copy_on_threads(const T* first, std::size_t n) {
+  HostArray<T> out(n);  // every element written by the copy
+  copy_on_threads(first, n, out.data());
   return out;
 }
 

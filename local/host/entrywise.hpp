@@ -5,9 +5,9 @@
 // host backend these loops were one thread's passes between threaded products, most of a
 // V-cycle's time at a few million rows.
 #include <cstdint>
-#include <cstring>
 #include <vector>
 
+#include "local/core/host_array.hpp"
 #include "local/core/host_ranges.hpp"
 
 namespace tessera::host {
@@ -24,9 +24,7 @@ void for_entries(std::int64_t n, Entry&& entry) {
 /// is reused keeps its size, so that happens once.
 inline void copy(const std::vector<double>& from, std::vector<double>& to) {
   to.resize(from.size());
-  for_ranges(static_cast<std::int64_t>(from.size()), [&](std::int64_t begin, std::int64_t end) {
-    if (end > begin) std::memcpy(to.data() + begin, from.data() + begin, sizeof(double) * (end - begin));
-  });
+  copy_on_threads(from.data(), from.size(), to.data());
 }
 
 /// Every entry of x = value.
