@@ -71,6 +71,8 @@ if(TESSERA_HAVE_CUDA)
     ${CMAKE_CURRENT_LIST_DIR}/cuda/device_vcycle.hpp
     ${CMAKE_CURRENT_LIST_DIR}/cuda/device_cycle.hpp
     ${CMAKE_CURRENT_LIST_DIR}/cuda/device_pcg.hpp
+    ${CMAKE_CURRENT_LIST_DIR}/cuda/device_fgmres.hpp
+    ${CMAKE_CURRENT_LIST_DIR}/cuda/device_krylov_common.hpp
     ${CMAKE_CURRENT_LIST_DIR}/cuda/device_pcg_steps.hpp
     ${CMAKE_CURRENT_LIST_DIR}/cuda/dist_device_operator.hpp
     ${CMAKE_CURRENT_LIST_DIR}/cuda/dist_device_eigen_estimate.hpp
@@ -88,6 +90,8 @@ if(TESSERA_HAVE_CUDA)
     ${CMAKE_CURRENT_LIST_DIR}/cuda/device_vcycle.cpp
     ${CMAKE_CURRENT_LIST_DIR}/cuda/device_cycle.cpp
     ${CMAKE_CURRENT_LIST_DIR}/cuda/device_pcg.cpp
+    ${CMAKE_CURRENT_LIST_DIR}/cuda/device_fgmres.cpp
+    ${CMAKE_CURRENT_LIST_DIR}/cuda/device_krylov_common.cpp
     ${CMAKE_CURRENT_LIST_DIR}/cuda/device_pcg_steps.cu
     ${CMAKE_CURRENT_LIST_DIR}/cuda/dist_device_operator.cpp
     ${CMAKE_CURRENT_LIST_DIR}/cuda/dist_device_eigen_estimate.cpp

@@ -1,6 +1,7 @@
 #include "dist/transpose.hpp"
 
 #include <chrono>
+#include <cmath>
 #include <climits>
 #include <optional>
 #include <utility>
@@ -121,6 +122,15 @@ DistMatrix transpose(const Communicator& comm, const DistMatrix& p, DistStats* s
 
 DistMatrix transpose(const Communicator& comm, const DistMatrix& p, Csr<double> local_transposed, DistStats* stats) {
   return transpose_with(comm, p, std::move(local_transposed), stats);
+}
+
+bool is_symmetric(const Communicator& comm, const DistMatrix& a, double rtol) {
+  if (a.row_partition != a.col_partition) return false;  // partitions are global: the same on every rank
+  const RowBlock mine = owned_row_block(a), mirrored = owned_row_block(transpose(comm, a));
+  bool same = mine.row_ptr == mirrored.row_ptr && mine.col == mirrored.col;
+  for (std::int64_t k = 0; same && k < mine.nnz(); ++k)
+    same = std::abs(mine.values[k] - mirrored.values[k]) <= rtol * (std::abs(mine.values[k]) + std::abs(mirrored.values[k]));
+  return comm.allreduce(std::int64_t{same}, ReduceOp::min) == 1;
 }
 
 }  // namespace tessera::dist

@@ -19,4 +19,9 @@ DistMatrix transpose(const Communicator& comm, const DistMatrix& p, DistStats* s
 DistMatrix transpose(const Communicator& comm, const DistMatrix& p, Csr<double> local_transposed,
                      DistStats* stats = nullptr);
 
+/// Collective: whether A equals A^T, each entry within `rtol` (|a_ij - a_ji| <= rtol (|a_ij| +
+/// |a_ji|)), patterns exactly; false for a non-square partition. The same answer on every rank
+/// (the serial driver's test, on the distributed operator: one transpose).
+bool is_symmetric(const Communicator& comm, const DistMatrix& a, double rtol = 1e-12);
+
 }  // namespace tessera::dist

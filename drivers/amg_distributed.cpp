@@ -14,6 +14,7 @@
 #include "dist/backend_choice.hpp"
 #include "dist/dist_matrix.hpp"
 #include "dist/spmv.hpp"
+#include "dist/transpose.hpp"
 #include "drivers/amg_result_row.hpp"
 #include "drivers/common/dist_source.hpp"
 #include "drivers/common/driver_main.hpp"
@@ -25,6 +26,7 @@
 #include "local/io/matrix_market.hpp"
 
 #if TESSERA_HAVE_CUDA
+#include "amg/cuda/device_pcg.hpp"
 #include "amg/cuda/dist_device_amg.hpp"
 #include "amg/cuda/device_setup_backend.hpp"
 #include "dist/cuda/device_context.hpp"
@@ -200,16 +202,18 @@ void time_repeated_solves(const dist::Communicator& comm, int solves, Reset&& re
 
 SolvePhase solve_on_host(const dist::Communicator& comm, const amg::DistAmg& m, const dist::DistMatrix& a,
                          const std::vector<double>& b, std::vector<double>& x, const amg::KrylovOptions& ko,
-                         int solves) {
+                         int solves, bool use_cg) {
   SolvePhase s;
+  const auto krylov = [&](std::vector<double>& guess) {
+    return use_cg ? amg::dist_pcg(comm, a, b, guess, m, ko) : amg::dist_fgmres(comm, a, b, guess, m, ko);
+  };
   comm.barrier();
   const std::vector<double> x0 = x;
   Stopwatch solve_clock;
-  s.res = amg::dist_pcg(comm, a, b, x, m, ko);
+  s.res = krylov(x);
   s.seconds = slowest(comm, solve_clock.seconds());
   std::vector<double> again;
-  time_repeated_solves(
-      comm, solves, [&] { again = x0; }, [&] { return amg::dist_pcg(comm, a, b, again, m, ko).iterations; }, s);
+  time_repeated_solves(comm, solves, [&] { again = x0; }, [&] { return krylov(again).iterations; }, s);
   return s;
 }
 
@@ -328,10 +332,11 @@ nlohmann::json compare_halo_routes(const dist::Communicator& comm, dist::gpu::De
 }
 
 /// One GPU per rank: uploads the hierarchy, A, b and x (timed apart, as the single-GPU path
-/// does), then times the device PCG alone; x comes back and its residual is recomputed here.
+/// does), then times the device solve (PCG, or FGMRES) alone; x comes back and its residual is
+/// recomputed here.
 SolvePhase solve_on_devices(dist::gpu::DeviceContext& ctx, const amg::DistAmg& m, const dist::DistMatrix& a,
                             const std::vector<double>& b, std::vector<double>& x, const amg::KrylovOptions& ko,
-                            const DistributedAmgOptions& o) {
+                            const DistributedAmgOptions& o, bool use_cg) {
   const dist::Communicator& comm = ctx.comm();
   SolvePhase s;
   s.halo_route = dist::gpu::halo_route_name(ctx.halo_route());
@@ -360,8 +365,12 @@ SolvePhase solve_on_devices(dist::gpu::DeviceContext& ctx, const amg::DistAmg& m
   if (o.timeline) pm.enable_timeline();
   comm.barrier();
   Stopwatch solve_clock;
-  const auto apply = [&pm](const double* r, double* z) { pm.apply(r, z); };
-  s.res = amg::gpu::dist_device_pcg(ctx, da, db.data(), dx.data(), apply, ko);
+  const amg::gpu::DevicePreconditioner apply = [&pm](const double* r, double* z) { pm.apply(r, z); };
+  const auto krylov = [&] {
+    return use_cg ? amg::gpu::dist_device_pcg(ctx, da, db.data(), dx.data(), apply, ko)
+                  : amg::gpu::dist_device_fgmres(ctx, da, db.data(), dx.data(), apply, ko);
+  };
+  s.res = krylov();
   TESSERA_CUDA_CHECK(cudaStreamSynchronize(ctx.compute()));
   s.seconds = slowest(comm, solve_clock.seconds());
   s.peak_bytes_max = comm.allreduce(cuda::DeviceMemory::peak(), dist::ReduceOp::max);
@@ -375,7 +384,7 @@ SolvePhase solve_on_devices(dist::gpu::DeviceContext& ctx, const amg::DistAmg& m
     TESSERA_CUDA_CHECK(cudaStreamSynchronize(ctx.compute()));
   };
   const auto solve_once = [&] {
-    const int iterations = amg::gpu::dist_device_pcg(ctx, da, db.data(), dx.data(), apply, ko).iterations;
+    const int iterations = krylov().iterations;
     TESSERA_CUDA_CHECK(cudaStreamSynchronize(ctx.compute()));
     return iterations;
   };
@@ -424,14 +433,24 @@ Devices open_devices(const dist::Communicator& comm, const DistributedAmgOptions
 
 SolvePhase solve(const dist::Communicator& comm, Devices& devices, const DistributedAmgOptions& o,
                  const amg::DistAmg& m, const dist::DistMatrix& a, const std::vector<double>& b,
-                 std::vector<double>& x, const amg::KrylovOptions& ko) {
-  if (o.backend == Backend::host) return solve_on_host(comm, m, a, b, x, ko, o.solves);
+                 std::vector<double>& x, const amg::KrylovOptions& ko, bool use_cg) {
+  if (o.backend == Backend::host) return solve_on_host(comm, m, a, b, x, ko, o.solves, use_cg);
 #if TESSERA_HAVE_CUDA
-  return solve_on_devices(*devices.ctx, m, a, b, x, ko, o);
+  return solve_on_devices(*devices.ctx, m, a, b, x, ko, o, use_cg);
 #else
   (void)devices;
   throw InputError("--backend gpu: this build has no CUDA backend");
 #endif
+}
+
+/// Collective: CG for a symmetric A, FGMRES otherwise (--solver auto; cg or gmres choose). A
+/// generated problem is symmetric by its kind; a file's matrix is compared with its transpose.
+bool uses_cg(const dist::Communicator& comm, const DistributedAmgOptions& o, const dist::DistMatrix& a) {
+  const bool use_cg = o.solver == "cg" ||
+                      (o.solver == "auto" && (!o.a.spec.empty() ? gen::is_symmetric(gen::parse_spec(o.a.spec))
+                                                                : dist::is_symmetric(comm, a)));
+  TESSERA_REQUIRE_INPUT(o.compare.empty() || use_cg, "--compare runs CG baselines: it needs a symmetric A and CG");
+  return use_cg;
 }
 
 /// Whether the graph phases and the eigenvalue estimates run on the ranks' GPUs: with the gpu
@@ -500,10 +519,12 @@ int run_distributed_amg(const dist::Communicator& comm, const DistributedAmgOpti
   const amg::NearNullSpace nns = owned_near_null_space(comm, o, a, block_size);
   const std::vector<double> b = owned_right_hand_side(o, a);
   const std::int64_t nnz = comm.allreduce(a.nnz(), dist::ReduceOp::sum);
+  const bool use_cg = uses_cg(comm, o, a);
+  const char* method = use_cg ? "CG" : "FGMRES";
   if (root)
-    std::printf("A: %s, %lld rows, %lld nnz on %d rank(s); near-null space %lld vector(s), block size %d; CG + AMG\n",
+    std::printf("A: %s, %lld rows, %lld nnz on %d rank(s); near-null space %lld vector(s), block size %d; %s + AMG\n",
                 o.a.describe().c_str(), (long long)rows, (long long)nnz, comm.size(), (long long)nns.vectors.cols,
-                block_size);
+                block_size, method);
 
   // The setup's products (A P_tent, P^T A P) on the ranks' GPUs with the gpu backend, and its
   // graph phases (strength, aggregation) and lambda_max estimates too unless --setup host;
@@ -572,7 +593,7 @@ int run_distributed_amg(const dist::Communicator& comm, const DistributedAmgOpti
   if (o.stagnation_window) ko.stagnation_window = o.stagnation_window;
   std::vector<double> x(b.size(), 0.0);
   const bool gpu = o.backend == Backend::gpu;
-  const SolvePhase phase = solve(comm, devices, o, m, a, b, x, ko);
+  const SolvePhase phase = solve(comm, devices, o, m, a, b, x, ko, use_cg);
   const amg::SolveResult& res = phase.res;
   const double solve_s = phase.seconds;
 
@@ -600,7 +621,7 @@ int run_distributed_amg(const dist::Communicator& comm, const DistributedAmgOpti
                   phase.repeated_graph_captures ? " (the cycle was captured again inside them)" : "");
     std::printf("FOM: setup %.4e nnz/s, solve %.4e nnz*it/s\n", setup_fom, solve_fom);
   }
-  out = {{"driver", "tessera-amg"}, {"tol", o.tol}, {"matrix", o.a.describe()}, {"rows", rows}, {"nnz", nnz}, {"ranks", comm.size()}, {"solver", "cg"},
+  out = {{"driver", "tessera-amg"}, {"tol", o.tol}, {"matrix", o.a.describe()}, {"rows", rows}, {"nnz", nnz}, {"ranks", comm.size()}, {"solver", use_cg ? "cg" : "fgmres"},
          {"backend", to_string(o.backend)}, {"distributed", true}, {"converged", res.converged()},
          {"status", amg::to_string(res.status)}, {"message", res.message}, {"iterations", res.iterations},
          {"relative_residual", res.relative_residual}, {"setup_seconds", setup_s}, {"solve_seconds", solve_s},
@@ -652,7 +673,7 @@ int run_distributed_amg(const dist::Communicator& comm, const DistributedAmgOpti
       bo.coordinates = gen::coordinates(gen::parse_spec(o.a.spec), a.row_begin(), a.row_begin() + a.owned_rows());
     const auto results = baselines::run_baselines(comm.mpi(), o.compare, dist::owned_row_block(a), b, bo);
     baselines::BaselineResult mine = amg_result_row(res, stats, setup_s, solve_s);
-    mine.solver = "Tessera SA-AMG-CG";
+    mine.solver = "Tessera SA-AMG-CG";  // --compare needs CG (uses_cg)
     mine.runs_on = gpu ? detail::concat("setup on the host, solve on ", comm.size(), " GPU(s), one per MPI rank")
                        : detail::concat("host, ", comm.size(), " MPI rank(s)");
     mine.configuration = detail::concat("CG + smoothed aggregation, ", stats.levels.size(), " levels, coarsest ",

@@ -1,10 +1,11 @@
 #pragma once
 // The distributed mode of tessera-amg (several ranks, or --distributed): each rank generates or
 // reads only its rows, the hierarchy is amg::DistAmg (the serial reference's phases on
-// dist::DistMatrix), the solve dist_pcg; --compare hands hypre and GAMG the same rows.
-// Backend::gpu (one GPU per rank): the same host setup, then the hierarchy is uploaded and the
-// solve runs on the devices (amg::gpu::DistDeviceAmgPreconditioner + dist_device_pcg, NCCL
-// halo exchanges); the reported residual is recomputed on the host from the device solution.
+// dist::DistMatrix), the solve dist_pcg (or dist_fgmres for a non-symmetric A); --compare hands
+// hypre and GAMG the same rows. Backend::gpu (one GPU per rank): the same host setup, then the
+// hierarchy is uploaded and the solve runs on the devices (amg::gpu::DistDeviceAmgPreconditioner
+// + dist_device_pcg or dist_device_fgmres, NCCL halo exchanges); the reported residual is
+// recomputed on the host from the device solution.
 #include <string>
 #include <vector>
 
@@ -23,6 +24,7 @@ struct DistributedAmgOptions {
   std::string b_file;                 // Matrix Market array; default all ones
   std::string null_space = "auto";    // auto | constant | rigid-body
   int block_size = 0;                 // 0: from the generator, else 1
+  std::string solver = "auto";       // auto (CG if A is symmetric, else FGMRES) | cg | gmres
   double tol = 1e-8;
   int max_iterations = 500, stagnation_window = 0;
   bool history = false, resetup = false;

@@ -5,6 +5,7 @@
 #include <memory>
 
 #include "amg/cuda/device_cycle.hpp"
+#include "amg/cuda/device_fgmres.hpp"
 #include "amg/cuda/device_hierarchy.hpp"
 #include "amg/cuda/device_level_ops.hpp"
 #include "amg/cuda/device_pcg.hpp"
@@ -16,11 +17,11 @@
 namespace tessera::driver {
 namespace {
 
-/// CG with `m` on the device from the host vectors b and x (x comes back); times the solve
-/// alone, after the uploads.
+/// CG (or FGMRES) with `m` on the device from the host vectors b and x (x comes back); times
+/// the solve alone, after the uploads.
 template <class Preconditioner>
 amg::SolveResult device_solve(Preconditioner& m, const cuda::DeviceCsr<double>& da, const amg::Vector& b,
-                              amg::Vector& x, const amg::KrylovOptions& ko, double& solve_s) {
+                              amg::Vector& x, const amg::KrylovOptions& ko, bool use_cg, double& solve_s) {
   const cuda::SpmvPlan plan = cuda::make_spmv_plan(da);
   cuda::DeviceBuffer<double> db, dx;
   db.upload(b);
@@ -28,7 +29,8 @@ amg::SolveResult device_solve(Preconditioner& m, const cuda::DeviceCsr<double>& 
   TESSERA_CUDA_CHECK(cudaDeviceSynchronize());
   Stopwatch solve_clock;
   const amg::gpu::DevicePreconditioner apply = [&](const double* r, double* z) { m.apply(r, z); };
-  amg::SolveResult res = amg::gpu::device_pcg(da, plan, db.data(), dx.data(), apply, ko);
+  amg::SolveResult res = use_cg ? amg::gpu::device_pcg(da, plan, db.data(), dx.data(), apply, ko)
+                                : amg::gpu::device_fgmres(da, plan, db.data(), dx.data(), apply, ko);
   TESSERA_CUDA_CHECK(cudaDeviceSynchronize());
   solve_s = solve_clock.seconds();
   x = dx.download();
@@ -89,7 +91,7 @@ AmgRun run_device_setup(const SingleGpuProblem& p, amg::Vector& x, const amg::Kr
                {"device_hierarchy_mib", device_mib}, {"setup_plans_kept", options.keep_setup_plans}};
   if (p.resetup) time_device_resetup(h, da, run);
   amg::gpu::DeviceAmgPreconditioner m(h);
-  run.res = device_solve(m, da, p.b, x, ko, run.solve_s);
+  run.res = device_solve(m, da, p.b, x, ko, p.use_cg, run.solve_s);
   return run;
 }
 
@@ -121,7 +123,7 @@ AmgRun run_host_setup_on_gpu(const SingleGpuProblem& p, amg::Vector& x, const am
   const double upload_s = upload_clock.seconds();
   std::printf("device hierarchy: %.1f MiB uploaded in %.4f s\n", double(m.device_bytes()) / (1 << 20), upload_s);
   run.extra["hierarchy_upload_seconds"] = upload_s;
-  run.res = device_solve(m, da, p.b, x, ko, run.solve_s);
+  run.res = device_solve(m, da, p.b, x, ko, p.use_cg, run.solve_s);
   return run;
 }
 

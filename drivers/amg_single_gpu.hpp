@@ -1,5 +1,5 @@
 #pragma once
-// tessera-amg on one GPU: the cycle and CG on the device, the hierarchy built either on the
+// tessera-amg on one GPU: the cycle and CG (FGMRES for a non-symmetric A) on the device, the hierarchy built either on the
 // device (amg::gpu::device_setup; it stays there) or on the host with its products offloaded
 // (amg::gpu::device_setup_ops, then uploaded once). Both hand back an AmgRun for the report the
 // host path also fills. Defined only in CUDA builds (TESSERA_HAVE_CUDA).
@@ -34,15 +34,16 @@ struct SingleGpuProblem {
   amg::AmgOptions options;
   std::string spgemm;    // "auto" | "tile" | "cusparse"
   bool resetup = false;  // also time a re-setup with the same values
+  bool use_cg = true;    // CG (symmetric A) or FGMRES, both on the device
 };
 
-/// The whole setup on the GPU, optionally a re-setup, then CG with the preconditioner built on
+/// The whole setup on the GPU, optionally a re-setup, then CG (or FGMRES) with the preconditioner built on
 /// the device hierarchy in place. A's upload is timed apart from the setup (the input, as
 /// hypre's setup time excludes it). x: the initial guess in, the solution out.
 AmgRun run_device_setup(const SingleGpuProblem& p, amg::Vector& x, const amg::KrylovOptions& ko);
 
 /// The host setup with its products on the GPU (times of the products reported apart),
-/// optionally a re-setup, then the hierarchy uploaded (timed apart) and CG on the device.
+/// optionally a re-setup, then the hierarchy uploaded (timed apart) and CG (or FGMRES) on the device.
 AmgRun run_host_setup_on_gpu(const SingleGpuProblem& p, amg::Vector& x, const amg::KrylovOptions& ko);
 
 }  // namespace tessera::driver

@@ -4,17 +4,18 @@
 //   tessera-amg --A matrix.mtx.gz [--b rhs.mtx] --smoother l1-jacobi --cycle W --history
 //   mpirun -np 4 tessera-amg --gen poisson3d:64 --compare hypre,gamg   (baselines side by side)
 // One rank: the serial reference hierarchy (CG or FGMRES). Several ranks (or --distributed):
-// each rank generates/reads its rows and the distributed AMG (amg::DistAmg) runs PCG.
+// each rank generates/reads its rows and the distributed AMG (amg::DistAmg) preconditions PCG,
+// or FGMRES when A is not symmetric (--solver auto: by the generator's kind, or A against A^T).
 // One rank with --backend gpu (auto: when a GPU is present): the whole setup on the device
 // (--setup device, the default: amg::gpu::device_setup, the hierarchy stays on the GPU) or the
 // host setup with its products offloaded (--setup host); the SpGEMM engine picked from a
 // work estimate (--spgemm auto, the default: tile SpGEMM where tiles are well filled, the
 // row-wise hash SpGEMM elsewhere, cuSPARSE for power-law rows; per level on the device setup,
 // per product on the offloaded host setup; --spgemm tile|hash|cusparse force one, the
-// ablation); the cycle and CG on the device. Several
+// ablation); the cycle and CG (or FGMRES) on the device. Several
 // ranks with --backend gpu (auto: when every rank has a GPU of its own): the distributed setup
 // with its graph phases and products on the GPUs (--setup host: graph phases on the host) and
-// its other phases on the host, then the cycle and CG on the GPUs (NCCL or peer halo
+// its other phases on the host, then the cycle and CG (or FGMRES) on the GPUs (NCCL or peer halo
 // exchanges). Prints the level table, the setup phases, iterations, the true final
 // relative residual, setup and solve times, complexities and AMG2023's figures of merit.
 // Exit codes: 0 converged, 1 not converged, 2 bad input.
@@ -198,8 +199,8 @@ nlohmann::json phases_json(const amg::SetupTimes& t) {
 }
 
 int run_distributed(const dist::Communicator& comm, const Options& opt, const std::vector<baselines::Baseline>& compare) {
-  TESSERA_REQUIRE_INPUT(opt.solver != "gmres", "the distributed AMG runs CG (FGMRES is serial for now)");
   DistributedAmgOptions d;
+  d.solver = opt.solver;
   d.a = opt.a;
   d.b_file = opt.b_file;
   d.null_space = opt.null_space;
@@ -248,13 +249,9 @@ Problem load_problem(const Options& opt, const std::vector<baselines::Baseline>&
   return p;
 }
 
-/// --backend resolved against the problem (the GPU runs CG only) and the GPU-only options.
-Backend choose_backend(const Options& opt, bool use_cg) {
-  Backend backend = resolve_backend(opt.backend);
-  if (backend == Backend::gpu && !use_cg) {
-    TESSERA_REQUIRE_INPUT(opt.backend == "auto", "--backend gpu runs CG: A must be symmetric (FGMRES is host only)");
-    backend = Backend::host;
-  }
+/// --backend resolved, and the GPU-only options checked against it.
+Backend choose_backend(const Options& opt) {
+  const Backend backend = resolve_backend(opt.backend);
   TESSERA_REQUIRE_INPUT(backend == Backend::gpu || (opt.spgemm != "cusparse" && opt.spgemm != "hash"), "--spgemm ",
                         opt.spgemm,
                         " selects the GPU setup products: it needs --backend gpu");
@@ -309,7 +306,7 @@ AmgRun setup_and_solve(const Options& opt, const Problem& p, Backend backend, am
   const amg::KrylovOptions ko = krylov_options(opt);
   if (backend == Backend::host) return run_on_host(opt, p, x, ko);
 #if TESSERA_HAVE_CUDA
-  const SingleGpuProblem gpu{p.a, p.nns, p.b, opt.amg, opt.spgemm, opt.resetup};
+  const SingleGpuProblem gpu{p.a, p.nns, p.b, opt.amg, opt.spgemm, opt.resetup, p.use_cg};
   return opt.setup == "host" ? run_host_setup_on_gpu(gpu, x, ko) : run_device_setup(gpu, x, ko);
 #else
   TESSERA_REQUIRE_INPUT(false, "--backend gpu: this build has no CUDA backend");
@@ -381,7 +378,7 @@ int run(int argc, char** argv) {
                         "--setups, --solves, --timeline and --trace apply to the distributed AMG (--distributed or several ranks)");
 
   const Problem p = load_problem(opt, compare);
-  const Backend backend = choose_backend(opt, p.use_cg);
+  const Backend backend = choose_backend(opt);
   print_problem(opt, p, backend);
   amg::Vector x(p.b.size(), 0.0);
   const AmgRun run = setup_and_solve(opt, p, backend, x);

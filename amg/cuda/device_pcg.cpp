@@ -2,10 +2,10 @@
 #include "amg/cuda/device_pcg.hpp"
 
 #include <cmath>
-#include <cstdio>
 #include <memory>
 #include <string>
 
+#include "amg/cuda/device_krylov_common.hpp"
 #include "amg/cuda/device_pcg_steps.hpp"
 #include "local/core/error.hpp"
 #include "local/cuda/check.hpp"
@@ -17,35 +17,10 @@ namespace {
 using tessera::cuda::copy;
 using tessera::cuda::DeviceBuffer;
 using tessera::cuda::zero;
+using detail::device_norm;
 
 std::string at(int it, const char* what, double value) {
   return std::string(what) + " = " + std::to_string(value) + " at iteration " + std::to_string(it);
-}
-
-double norm(DeviceOperator& a, const double* x) { return std::sqrt(a.dot(a.rows(), x, x)); }
-
-/// The device counterpart of detail::check_system: finiteness through ||b||^2 and ||x||^2
-/// (a non-finite entry makes them non-finite), so the row is not named.
-double check_system(DeviceOperator& a, const double* b, const double* x, const KrylovOptions& o) {
-  TESSERA_REQUIRE_INPUT(a.rows() == a.cols(), "device PCG: A must be square, it is ", a.rows(), "x", a.cols());
-  TESSERA_REQUIRE_INPUT(o.rtol > 0 && o.max_iterations >= 0 && o.stagnation_window >= 1,
-                        "device PCG: need rtol > 0, max iterations >= 0, stagnation window >= 1");
-  const double bb = a.dot(a.rows(), b, b), xx = a.dot(a.rows(), x, x);
-  TESSERA_REQUIRE_INPUT(std::isfinite(bb), "device PCG: b has a non-finite value (||b||^2 = ", bb, ")");
-  TESSERA_REQUIRE_INPUT(std::isfinite(xx), "device PCG: the initial x has a non-finite value (||x||^2 = ", xx, ")");
-  return std::sqrt(bb);
-}
-
-/// The device counterpart of detail::finish (same message).
-void finish(DeviceOperator& a, const double* b, const double* x, double b_norm, double* r, SolveResult& result) {
-  a.residual(x, b, r);
-  const double r_norm = norm(a, r);
-  result.relative_residual = b_norm > 0 ? r_norm / b_norm : r_norm;
-  if (!result.message.empty()) return;
-  char text[160];
-  std::snprintf(text, sizeof text, "%s after %d iterations, true relative residual %.3e", to_string(result.status),
-                result.iterations, result.relative_residual);
-  result.message = text;
 }
 
 /// PCG's scalars in device memory, where the dots leave them and the updates read them, and a
@@ -89,18 +64,18 @@ SolveResult device_pcg(DeviceOperator& a, const double* b, double* x, const Devi
                        const KrylovOptions& o) {
   const std::int64_t n = a.rows();
   const cudaStream_t stream = a.stream();
-  const double b_norm = check_system(a, b, x, o);
+  const double b_norm = detail::check_device_system("device PCG", a, b, x, o, false);
   DeviceBuffer<double> r(std::size_t(n), stream), z(std::size_t(n), stream), p(std::size_t(n), stream),
       q(std::size_t(n), stream);
   SolveResult result;
   if (b_norm == 0) {
     zero(n, x, stream);
     result.status = SolveStatus::converged;
-    finish(a, b, x, b_norm, r.data(), result);
+    detail::finish_device_solve(a, b, x, b_norm, r.data(), result);
     return result;
   }
   a.residual(x, b, r.data());
-  double res = norm(a, r.data()) / b_norm, best = res;
+  double res = device_norm(a, r.data()) / b_norm, best = res;
   int since_best = 0;
   // amg/pcg.cpp's loop with its scalars left on the device: an iteration is queued whole and
   // synchronises once to read p^T A p, r^T r and the r^T z it started from (plus the true
@@ -138,7 +113,7 @@ SolveResult device_pcg(DeviceOperator& a, const double* b, double* x, const Devi
     if (o.history) result.history.push_back(res);
     if (res <= o.rtol) {  // confirm with the true residual
       a.residual(x, b, r.data());
-      res = norm(a, r.data()) / b_norm;
+      res = device_norm(a, r.data()) / b_norm;
       if (res <= o.rtol) break;
     }
     if (res < best) {
@@ -154,7 +129,7 @@ SolveResult device_pcg(DeviceOperator& a, const double* b, double* x, const Devi
     pcg_direction(n, s.rz(it + 1), s.rz(it), z.data(), p.data(), stream);  // p = z + (rz_next / rz) p
   }
   if (res <= o.rtol && result.message.empty()) result.status = SolveStatus::converged;
-  finish(a, b, x, b_norm, r.data(), result);
+  detail::finish_device_solve(a, b, x, b_norm, r.data(), result);
   return result;
 }
 

@@ -4,6 +4,7 @@
 
 #include <optional>
 
+#include "amg/cuda/device_fgmres.hpp"
 #include "amg/cuda/device_operator_slot.hpp"
 #include "amg/cuda/dist_device_operator.hpp"
 #include "dist/collective_call.hpp"
@@ -345,14 +346,32 @@ void DistDeviceAmgPreconditioner::coarse_solve_on_host(const double* b, double* 
   // coarse_x_ is pageable: cudaMemcpyAsync from it returns once staged, so it may be reused.
 }
 
+namespace {
+void require_square_partition(const char* who, const dist::gpu::DeviceDistMatrix& a) {
+  TESSERA_REQUIRE_INPUT(a.host != nullptr, who, ": the device matrix has no host matrix");
+  // Partitions are global data: the same answer, hence the same throw, on every rank.
+  TESSERA_REQUIRE_INPUT(a.host->row_partition == a.host->col_partition, who,
+                        ": A must be square with columns partitioned like its rows");
+}
+}  // namespace
+
 SolveResult dist_device_pcg(dist::gpu::DeviceContext& ctx, dist::gpu::DeviceDistMatrix& a, const double* b, double* x,
                             const DevicePreconditioner& m, const KrylovOptions& options) {
-  TESSERA_REQUIRE_INPUT(a.host != nullptr, "dist_device_pcg: the device matrix has no host matrix");
-  // Partitions are global data: the same answer, hence the same throw, on every rank.
-  TESSERA_REQUIRE_INPUT(a.host->row_partition == a.host->col_partition,
-                        "dist_device_pcg: A must be square with columns partitioned like its rows");
+  require_square_partition("dist_device_pcg", a);
   DistDeviceOperator op(ctx, a);
   return device_pcg(op, b, x, m, options);
+}
+
+SolveResult dist_device_fgmres(dist::gpu::DeviceContext& ctx, dist::gpu::DeviceDistMatrix& a, const double* b,
+                               double* x, const DevicePreconditioner& m, const KrylovOptions& options) {
+  require_square_partition("dist_device_fgmres", a);
+  std::optional<FgmresWorkspace> work;
+  dist::call_collectively(ctx.comm(), "dist_device_fgmres: workspace", [&] {
+    work.emplace(a.host->owned_rows(), options.restart, ctx.compute());
+    TESSERA_CUDA_CHECK(cudaStreamSynchronize(ctx.compute()));
+  });
+  DistDeviceOperator op(ctx, a);
+  return device_fgmres(op, b, x, m, options, &*work);
 }
 
 }  // namespace tessera::amg::gpu

@@ -165,4 +165,10 @@ class DistDeviceAmgPreconditioner {
 SolveResult dist_device_pcg(dist::gpu::DeviceContext& ctx, dist::gpu::DeviceDistMatrix& a, const double* b, double* x,
                             const DevicePreconditioner& m, const KrylovOptions& options);
 
+/// Collective flexible GMRES (device_fgmres.hpp) on the distributed device operator, for a
+/// non-symmetric A; the same contract as dist_device_pcg. Its workspace is allocated on every
+/// rank or on none (InputError on every rank when one runs out of device memory).
+SolveResult dist_device_fgmres(dist::gpu::DeviceContext& ctx, dist::gpu::DeviceDistMatrix& a, const double* b,
+                               double* x, const DevicePreconditioner& m, const KrylovOptions& options);
+
 }  // namespace tessera::amg::gpu

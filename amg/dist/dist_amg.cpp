@@ -21,21 +21,37 @@ std::int64_t global_nnz(const dist::Communicator& comm, const dist::DistMatrix& 
   return comm.allreduce(a.nnz(), dist::ReduceOp::sum);
 }
 
-/// "" when this rank's b and x fit A and are finite and the options are sane.
-std::string system_error(const dist::DistMatrix& a, const std::vector<double>& b, const std::vector<double>& x,
-                         const KrylovOptions& o) {
-  if (a.row_partition != a.col_partition) return "dist_pcg: A must be square with columns partitioned like its rows";
+/// "" when this rank's b and x fit A and are finite and the options are sane; `who` names the
+/// solver in the message.
+std::string system_error(const char* who, const dist::DistMatrix& a, const std::vector<double>& b,
+                         const std::vector<double>& x, const KrylovOptions& o) {
+  using tessera::detail::concat;
+  if (a.row_partition != a.col_partition) return concat(who, ": A must be square with columns partitioned like its rows");
   if (static_cast<std::int64_t>(b.size()) != a.owned_rows() || x.size() != b.size())
-    return tessera::detail::concat("dist_pcg: rank ", a.rank, " holds ", b.size(), " entries of b and ", x.size(),
-                          " of x for its ", a.owned_rows(), " rows");
+    return concat(who, ": rank ", a.rank, " holds ", b.size(), " entries of b and ", x.size(), " of x for its ",
+                  a.owned_rows(), " rows");
   if (!(o.rtol > 0 && o.max_iterations >= 0 && o.restart >= 1 && o.stagnation_window >= 1))
-    return "dist_pcg: need rtol > 0, max iterations >= 0, restart >= 1, stagnation window >= 1";
+    return concat(who, ": need rtol > 0, max iterations >= 0, restart >= 1, stagnation window >= 1");
   for (std::size_t i = 0; i < b.size(); ++i) {
-    if (!std::isfinite(b[i])) return tessera::detail::concat("dist_pcg: b has a non-finite value ", b[i], " at row ", a.row_begin() + std::int64_t(i));
+    if (!std::isfinite(b[i])) return concat(who, ": b has a non-finite value ", b[i], " at row ", a.row_begin() + std::int64_t(i));
     if (!std::isfinite(x[i]))
-      return tessera::detail::concat("dist_pcg: the initial x has a non-finite value ", x[i], " at row ", a.row_begin() + std::int64_t(i));
+      return concat(who, ": the initial x has a non-finite value ", x[i], " at row ", a.row_begin() + std::int64_t(i));
   }
   return "";
+}
+
+/// The serial `solver` (pcg or fgmres) on the distributed operations, after a collective check:
+/// the serial solvers check locally, and a throw on one rank would leave the others in the next
+/// allreduce. After it every decision of the solver is taken on allreduced scalars (dots, and
+/// in FGMRES the Hessenberg entries and rotations made from them), so every rank stops at the
+/// same iteration with the same status.
+template <class Solver>
+SolveResult collective_solve(const char* who, Solver&& solver, const dist::Communicator& comm,
+                             const dist::DistMatrix& a, const std::vector<double>& b, std::vector<double>& x,
+                             const DistAmg& m, const KrylovOptions& options) {
+  dist::throw_if_any_rank_failed(comm, system_error(who, a, b, x, options));
+  const Preconditioner preconditioner = [&m](const Vector& r, Vector& z) { m.apply(r, z); };
+  return solver(a.local, b, x, preconditioner, options, dist_level_ops(comm, a));
 }
 
 }  // namespace
@@ -108,12 +124,12 @@ void print(std::FILE* out, const HierarchyStats& s, const std::vector<int>& acti
 
 SolveResult dist_pcg(const dist::Communicator& comm, const dist::DistMatrix& a, const std::vector<double>& b,
                      std::vector<double>& x, const DistAmg& m, const KrylovOptions& options) {
-  // Checked collectively first: the serial pcg checks locally, and a throw on one rank would
-  // leave the others in the next allreduce. After this every decision of pcg() is taken on
-  // allreduced scalars, so every rank stops at the same iteration with the same status.
-  dist::throw_if_any_rank_failed(comm, system_error(a, b, x, options));
-  const Preconditioner preconditioner = [&m](const Vector& r, Vector& z) { m.apply(r, z); };
-  return pcg(a.local, b, x, preconditioner, options, dist_level_ops(comm, a));
+  return collective_solve("dist_pcg", pcg, comm, a, b, x, m, options);
+}
+
+SolveResult dist_fgmres(const dist::Communicator& comm, const dist::DistMatrix& a, const std::vector<double>& b,
+                        std::vector<double>& x, const DistAmg& m, const KrylovOptions& options) {
+  return collective_solve("dist_fgmres", fgmres, comm, a, b, x, m, options);
 }
 
 }  // namespace tessera::amg

@@ -63,4 +63,9 @@ void print(std::FILE* out, const HierarchyStats& s, const std::vector<int>& acti
 SolveResult dist_pcg(const dist::Communicator& comm, const dist::DistMatrix& a, const std::vector<double>& b,
                      std::vector<double>& x, const DistAmg& m, const KrylovOptions& options);
 
+/// Collective flexible GMRES (amg/fgmres.cpp) on the distributed operator with `m`: the
+/// solver for non-symmetric A (options.restart vectors a cycle); the same contract as dist_pcg.
+SolveResult dist_fgmres(const dist::Communicator& comm, const dist::DistMatrix& a, const std::vector<double>& b,
+                        std::vector<double>& x, const DistAmg& m, const KrylovOptions& options);
+
 }  // namespace tessera::amg

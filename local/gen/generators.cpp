@@ -23,6 +23,7 @@ RowBlock generate_rows(const ProblemSpec& spec, std::int64_t begin, std::int64_t
   if (spec.kind == "poisson2d") return detail::stencil_rows(2, 5, n, begin, end);
   if (spec.kind == "poisson3d") return detail::stencil_rows(3, 7, n, begin, end);
   if (spec.kind == "poisson3d27") return detail::stencil_rows(3, 27, n, begin, end);
+  if (spec.kind == "convdiff3d") return detail::stencil_rows(3, 7, n, begin, end, kConvdiffConvection);
   if (spec.kind == "elasticity3d") return detail::elasticity_rows(n, begin, end);
   if (spec.kind == "rmat") return detail::rmat_rows(static_cast<int>(n), spec.params[1], spec.seed, begin, end);
   return detail::random_rows(n, spec.params[1], spec.seed, begin, end);  // num_rows rejected other kinds

@@ -3,6 +3,8 @@
 //   poisson2d:N       5-point Laplacian on an N x N grid            (N^2 rows)
 //   poisson3d:N       7-point Laplacian on an N^3 grid               (N^3 rows)
 //   poisson3d27:N     27-point Laplacian on an N^3 grid              (N^3 rows)
+//   convdiff3d:N      poisson3d plus first-order upwind convection along +x of strength
+//                     kConvdiffConvection: non-symmetric (the FGMRES problem)  (N^3 rows)
 //   elasticity3d:N    Q1 hexahedral linear elasticity, N^3 nodes, 3 dofs each (3 N^3 rows)
 //   rmat:S:E          R-MAT power-law graph, 2^S vertices, E*2^S edges, seeded
 //   random:N:D        Erdos-Renyi N x N, D entries per row on average, seeded
@@ -20,6 +22,11 @@
 #include "local/formats/row_block.hpp"
 
 namespace tessera::gen {
+
+/// convdiff3d's convection coefficient c (unit spacing, unit diffusion): row i holds 6 + c on
+/// the diagonal and -1 - c for its x - 1 neighbour, -1 for the others; a cell Peclet number of
+/// c / 2 = 1, where centred differences would start to oscillate.
+inline constexpr double kConvdiffConvection = 2.0;
 
 struct ProblemSpec {
   std::string kind;                 // "poisson3d", ...
@@ -47,5 +54,9 @@ std::vector<double> coordinates(const ProblemSpec& spec, std::int64_t begin, std
 
 /// Unknowns per grid node (3 for elasticity3d, else 1).
 int block_size(const ProblemSpec& spec);
+
+/// Whether the kind's matrices are symmetric (the Laplacians and elasticity3d are, exactly;
+/// convdiff3d, rmat and random are not): a solver choice without a pass over the matrix.
+bool is_symmetric(const ProblemSpec& spec);
 
 }  // namespace tessera::gen

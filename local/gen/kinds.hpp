@@ -8,8 +8,11 @@
 
 namespace tessera::gen::detail {
 
-/// Grid Laplacians: dim 2 with `points` 5, dim 3 with 7 or 27; Dirichlet boundary.
-RowBlock stencil_rows(int dim, int points, std::int64_t n, std::int64_t begin, std::int64_t end);
+/// Grid Laplacians: dim 2 with `points` 5, dim 3 with 7 or 27; Dirichlet boundary. With
+/// `convection` c > 0, plus first-order upwind convection along +x: the centre gains c, the
+/// west neighbour (x - 1) loses c.
+RowBlock stencil_rows(int dim, int points, std::int64_t n, std::int64_t begin, std::int64_t end,
+                      double convection = 0.0);
 
 /// Q1 hexahedral elasticity on n^3 nodes, 3 dofs per node, x = 0 face clamped.
 RowBlock elasticity_rows(std::int64_t n, std::int64_t begin, std::int64_t end);

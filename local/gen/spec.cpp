@@ -15,12 +15,12 @@ struct KindInfo {
 };
 
 constexpr KindInfo kKinds[] = {
-    {"poisson2d", 1, false}, {"poisson3d", 1, false}, {"poisson3d27", 1, false},
-    {"elasticity3d", 1, false}, {"rmat", 2, true},     {"random", 2, true},
+    {"poisson2d", 1, false},    {"poisson3d", 1, false}, {"poisson3d27", 1, false}, {"convdiff3d", 1, false},
+    {"elasticity3d", 1, false}, {"rmat", 2, true},       {"random", 2, true},
 };
 
 constexpr const char* kAcceptedForms =
-    "accepted forms: poisson2d:N, poisson3d:N, poisson3d27:N, elasticity3d:N, rmat:S:E[:seed=K], "
+    "accepted forms: poisson2d:N, poisson3d:N, poisson3d27:N, convdiff3d:N, elasticity3d:N, rmat:S:E[:seed=K], "
     "random:N:D[:seed=K] (N, S, E, D positive integers, K a non-negative integer)";
 
 constexpr std::int64_t kMaxRows = std::numeric_limits<std::int64_t>::max();
@@ -78,7 +78,8 @@ void check_sizes(const ProblemSpec& spec) {
   const std::int64_t n = spec.params[0];
   const auto too_big = [&](const char* what) { reject(spec.text, std::string(what) + " overflows int64"); };
   if (spec.kind == "poisson2d" && checked_power(n, 2, kMaxRows) < 0) too_big("the row count N^2");
-  if ((spec.kind == "poisson3d" || spec.kind == "poisson3d27") && checked_power(n, 3, kMaxRows) < 0)
+  if ((spec.kind == "poisson3d" || spec.kind == "poisson3d27" || spec.kind == "convdiff3d") &&
+      checked_power(n, 3, kMaxRows) < 0)
     too_big("the row count N^3");
   if (spec.kind == "elasticity3d" && checked_power(n, 3, kMaxRows / 3) < 0) too_big("the row count 3 N^3");
   if (spec.kind == "rmat") {
@@ -119,7 +120,7 @@ std::int64_t num_rows(const ProblemSpec& spec) {
                         " parameters) was not made by parse_spec; ", kAcceptedForms);
   const std::int64_t n = spec.params[0];
   if (spec.kind == "poisson2d") return n * n;
-  if (spec.kind == "poisson3d" || spec.kind == "poisson3d27") return n * n * n;
+  if (spec.kind == "poisson3d" || spec.kind == "poisson3d27" || spec.kind == "convdiff3d") return n * n * n;
   if (spec.kind == "elasticity3d") return 3 * n * n * n;
   if (spec.kind == "rmat") return std::int64_t{1} << n;
   return n;  // random
@@ -128,5 +129,10 @@ std::int64_t num_rows(const ProblemSpec& spec) {
 std::int64_t num_cols(const ProblemSpec& spec) { return num_rows(spec); }
 
 int block_size(const ProblemSpec& spec) { return spec.kind == "elasticity3d" ? 3 : 1; }
+
+bool is_symmetric(const ProblemSpec& spec) {
+  return spec.kind == "poisson2d" || spec.kind == "poisson3d" || spec.kind == "poisson3d27" ||
+         spec.kind == "elasticity3d";
+}
 
 }  // namespace tessera::gen

@@ -129,18 +129,8 @@ TEST(AmgPcg, SymmetricPositiveDefiniteSuiteSparseMatrices) {
 }
 
 TEST(AmgFgmres, NonSymmetricConvectionDiffusion) {
-  // 3D Laplacian plus first-order upwind convection along x: diagonal 6 + c, a_{i,i-1} -= c.
-  const std::int64_t n = 14;
-  const Csr<double> lap = gen::generate(gen::parse_spec("poisson3d:" + std::to_string(n)));
-  std::vector<std::int64_t> r, c;
-  std::vector<double> v;
-  for (std::int64_t i = 0; i < lap.rows; ++i) {
-    for (std::int64_t p = lap.row_ptr[i]; p < lap.row_ptr[i + 1]; ++p)
-      r.push_back(i), c.push_back(lap.col_idx[p]), v.push_back(lap.values[p]);
-    r.push_back(i), c.push_back(i), v.push_back(2.0);
-    if (i % n) r.push_back(i), c.push_back(i - 1), v.push_back(-2.0);
-  }
-  const Csr<double> a = csr_from_triplets<double>(lap.rows, lap.cols, r, c, v);
+  // The 3D Laplacian plus first-order upwind convection along x (local/gen/generators.hpp).
+  const Csr<double> a = gen::generate(gen::parse_spec("convdiff3d:14"));
   AmgOptions o;
   o.coarse_size = 30;
   const SolveResult res = solve(a, constant_near_null_space(a.rows), o, true);

@@ -314,6 +314,65 @@ TEST(DistPtap, BrokenOuterProductOnOneRankThrowsOnEveryRank) {
                  "not strictly increasing");
 }
 
+// is_symmetric on every partition: the serial answer (A against ref::transpose(A)) on every
+// rank, for exactly symmetric matrices, a non-symmetric one with a symmetric pattern, one entry
+// off by more than the tolerance and one within it, and a partition of columns unlike the rows.
+TEST(DistTranspose, IsSymmetricGivesTheSerialAnswerOnEveryRank) {
+  const Communicator comm;
+  const std::uint64_t seed = testing::shared_seed(comm);
+  SCOPED_TRACE("seed " + std::to_string(seed));
+  const Csr<double> random = random_csr(RandomSpec{50, 50, 0.1, 0.1, 0.1, false}, seed);
+  const Csr<double> transposed = ref::transpose(random);
+  Csr<double> symmetric;  // random + random^T, by triplets
+  {
+    std::vector<std::int64_t> r, c;
+    std::vector<double> v;
+    for (const Csr<double>* m : {&random, &transposed})
+      for (std::int64_t i = 0; i < m->rows; ++i)
+        for (std::int64_t k = m->row_ptr[i]; k < m->row_ptr[i + 1]; ++k)
+          r.push_back(i), c.push_back(m->col_idx[k]), v.push_back(m->values[k]);
+    symmetric = csr_from_triplets<double>(50, 50, r, c, v);
+  }
+  ASSERT_EQ(ref::transpose(symmetric), symmetric);
+  // One off-diagonal pair made unequal by 1e-6 (refused) or 1e-14 (accepted) relative.
+  const auto nudged = [&](double relative) {
+    Csr<double> m = symmetric;
+    for (std::int64_t row = 0; row < m.rows; ++row)
+      for (std::int64_t k = m.row_ptr[row]; k < m.row_ptr[row + 1]; ++k)
+        if (m.col_idx[k] != row && m.values[k] != 0) {
+          m.values[k] *= 1 + relative;
+          return m;
+        }
+    ADD_FAILURE() << "no off-diagonal entry to nudge";
+    return m;
+  };
+  const std::vector<std::pair<std::string, std::pair<Csr<double>, bool>>> cases = {
+      {"poisson3d", {gen::generate(gen::parse_spec("poisson3d:5")), true}},
+      {"convdiff3d", {gen::generate(gen::parse_spec("convdiff3d:5")), false}},
+      {"random + random^T", {symmetric, true}},
+      {"random", {random, false}},
+      {"one pair off by 1e-6", {nudged(1e-6), false}},
+      {"one pair off by 1e-14", {nudged(1e-14), true}},
+  };
+  int i = 1;
+  for (const auto& [name, c] : cases) {
+    const auto& [a, symmetric_here] = c;
+    for (const auto& part : testing::test_partitions(comm, a, seed + i++)) {
+      SCOPED_TRACE(name + ", " + part.name);
+      const DistMatrix d = testing::distribute(comm, a, part.partition, part.partition);
+      const bool got = is_symmetric(comm, d);
+      EXPECT_EQ(got, symmetric_here);
+      EXPECT_TRUE(testing::same_on_every_rank(comm, std::int64_t{got}));
+    }
+  }
+  if (comm.size() > 1) {  // columns partitioned unlike the rows: not a symmetric operator
+    const Csr<double> a = gen::generate(gen::parse_spec("poisson3d:5"));
+    const RowPartition rows = testing::uneven_partition(comm, a.rows, seed + i++);
+    const RowPartition cols = RowPartition::balanced_rows(a.cols, comm.size());
+    if (rows != cols) EXPECT_FALSE(is_symmetric(comm, testing::distribute(comm, a, rows, cols)));
+  }
+}
+
 TEST(DistTranspose, MatchesReferenceExactly) {
   const Communicator comm;
   const std::uint64_t seed = testing::shared_seed(comm);

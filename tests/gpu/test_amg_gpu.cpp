@@ -1,7 +1,7 @@
 // The single-GPU AMG backend against the host reference: setup products on the tile SpGEMM
 // and on cuSPARSE (same hierarchy as ref::spgemm / ref::ptap), the device cycle (same z as
-// AmgPreconditioner::apply), device PCG (same iterations as amg::pcg, true residual checked
-// on the host from the downloaded x).
+// AmgPreconditioner::apply), device PCG and FGMRES (same iterations as amg::pcg and
+// amg::fgmres, true residual checked on the host from the downloaded x).
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -11,6 +11,8 @@
 #include <string>
 
 #include "amg/cuda/device_cycle.hpp"
+#include "amg/cuda/device_fgmres.hpp"
+#include "amg/cuda/device_hierarchy.hpp"
 #include "amg/cuda/device_level_ops.hpp"
 #include "amg/cuda/device_pcg.hpp"
 #include "amg/cycle.hpp"
@@ -248,6 +250,111 @@ TEST(AmgGpuPcg, ZeroRhsAndBadInput) {
   EXPECT_THROW(gpu::device_pcg(da, plan, db.data(), dx.data(), apply, negative), InputError);
 }
 
+
+/// The true relative residual of the device solution, recomputed on the host.
+double host_relative_residual(const Csr<double>& a, const std::vector<double>& b, const std::vector<double>& x) {
+  std::vector<double> ax(b.size());
+  ref::spmv(1.0, a, x, 0.0, ax);
+  double r2 = 0, b2 = 0;
+  for (std::size_t i = 0; i < b.size(); ++i) r2 += (b[i] - ax[i]) * (b[i] - ax[i]), b2 += b[i] * b[i];
+  return std::sqrt(r2 / b2);
+}
+
+// The device FGMRES against amg::fgmres on a non-symmetric operator (convdiff3d, 4096 rows):
+// with the AMG preconditioner (the host-built hierarchy, and the one built on the device), and
+// with none (the identity) and a short restart, where the device must take the host's iteration
+// count through several restarts (its dots round differently: +-1), then stop where the host
+// stops at the iteration limit.
+TEST(AmgGpuFgmres, ConvergesLikeHostFgmres) {
+  const Problem problem = generated("convdiff3d:16", 100);
+  const std::uint64_t seed = fresh_seed();
+  SCOPED_TRACE("seed " + std::to_string(seed));
+  std::vector<double> b(std::size_t(problem.a.rows));
+  ref::spmv(1.0, problem.a, testing::random_values(problem.a.rows, seed), 0.0, b);
+  const tessera::cuda::DeviceCsr<double> da = tessera::cuda::upload(problem.a);
+  const tessera::cuda::SpmvPlan plan = tessera::cuda::make_spmv_plan(da);
+  tessera::cuda::DeviceBuffer<double> db, dx(b.size());
+  db.upload(b);
+  const auto device_solve = [&](const gpu::DevicePreconditioner& m, const KrylovOptions& ko) {
+    dx.fill_bytes(0);
+    return gpu::device_fgmres(da, plan, db.data(), dx.data(), m, ko);
+  };
+  KrylovOptions ko;
+  ko.history = true;
+  const Hierarchy host_h = setup(problem.a, problem.nns, problem.options);
+  AmgPreconditioner host_m(host_h);
+  std::vector<double> x_host(b.size(), 0.0);
+  const SolveResult host = fgmres(problem.a, b, x_host, [&](const Vector& r, Vector& z) { host_m.apply(r, z); }, ko);
+  ASSERT_TRUE(host.converged()) << host.message;
+
+  gpu::DeviceAmgPreconditioner from_host(host_h);
+  const gpu::DeviceHierarchy device_h = gpu::device_setup(da, problem.nns, problem.options);
+  gpu::DeviceAmgPreconditioner from_device(device_h);
+  for (gpu::DeviceAmgPreconditioner* m : {&from_host, &from_device}) {
+    SCOPED_TRACE(m == &from_host ? "hierarchy built on the host" : "hierarchy built on the device");
+    const SolveResult device = device_solve([&](const double* r, double* z) { m->apply(r, z); }, ko);
+    EXPECT_TRUE(device.converged()) << device.message;
+    EXPECT_LE(std::abs(device.iterations - host.iterations), 1) << "host " << host.iterations;
+    EXPECT_EQ(device.history.size(), std::size_t(device.iterations));
+    EXPECT_LE(device.relative_residual, 1e-8);
+    EXPECT_NEAR(host_relative_residual(problem.a, b, dx.download()), device.relative_residual, 1e-10);
+  }
+
+  // No preconditioner, restart 5: many restarts.
+  KrylovOptions restarted;
+  restarted.restart = 5;
+  restarted.max_iterations = 2000;
+  const Preconditioner identity = [](const Vector& r, Vector& z) { z = r; };
+  std::vector<double> x_plain(b.size(), 0.0);
+  const SolveResult plain = fgmres(problem.a, b, x_plain, identity, restarted);
+  ASSERT_TRUE(plain.converged()) << plain.message;
+  ASSERT_GT(plain.iterations, 4 * restarted.restart) << "the case wants several restarts";
+  const std::size_t n = b.size();
+  const gpu::DevicePreconditioner device_identity = [&](const double* r, double* z) { tessera::cuda::copy(std::int64_t(n), r, z); };
+  const SolveResult device_plain = device_solve(device_identity, restarted);
+  EXPECT_TRUE(device_plain.converged()) << device_plain.message;
+  EXPECT_LE(std::abs(device_plain.iterations - plain.iterations), 1) << "host " << plain.iterations;
+  EXPECT_LE(host_relative_residual(problem.a, b, dx.download()), 1e-8);
+
+  KrylovOptions limited = restarted;
+  limited.max_iterations = 12;  // inside the third restart cycle
+  std::vector<double> x_limited(b.size(), 0.0);
+  const SolveResult host_limited = fgmres(problem.a, b, x_limited, identity, limited);
+  const SolveResult device_limited = device_solve(device_identity, limited);
+  EXPECT_EQ(host_limited.status, SolveStatus::max_iterations);
+  EXPECT_EQ(device_limited.status, SolveStatus::max_iterations);
+  EXPECT_EQ(device_limited.iterations, 12);
+  EXPECT_NEAR(device_limited.relative_residual, host_limited.relative_residual, 1e-8 * host_limited.relative_residual);
+}
+
+TEST(AmgGpuFgmres, ZeroRhsAndBadInput) {
+  const Problem problem = generated("convdiff3d:7", 20);
+  const Hierarchy h = setup(problem.a, problem.nns, problem.options);
+  gpu::DeviceAmgPreconditioner m(h);
+  const auto apply = [&](const double* r, double* z) { m.apply(r, z); };
+  const tessera::cuda::DeviceCsr<double> da = tessera::cuda::upload(problem.a);
+  const tessera::cuda::SpmvPlan plan = tessera::cuda::make_spmv_plan(da);
+  const std::size_t n = std::size_t(problem.a.rows);
+  tessera::cuda::DeviceBuffer<double> db, dx;
+  db.upload(std::vector<double>(n, 0.0));
+  dx.upload(std::vector<double>(n, 3.0));
+  const SolveResult zero = gpu::device_fgmres(da, plan, db.data(), dx.data(), apply, {});
+  EXPECT_TRUE(zero.converged());
+  EXPECT_EQ(zero.iterations, 0);
+  EXPECT_EQ(max_abs(dx.download()), 0.0);
+
+  std::vector<double> bad(n, 1.0);
+  bad[n / 2] = std::nan("");
+  db.upload(bad);
+  EXPECT_THROW(gpu::device_fgmres(da, plan, db.data(), dx.data(), apply, {}), InputError);
+  db.upload(std::vector<double>(n, 1.0));
+  KrylovOptions no_restart;
+  no_restart.restart = 0;
+  EXPECT_THROW(gpu::device_fgmres(da, plan, db.data(), dx.data(), apply, no_restart), InputError);
+  KrylovOptions negative;
+  negative.rtol = -1;
+  EXPECT_THROW(gpu::device_fgmres(da, plan, db.data(), dx.data(), apply, negative), InputError);
+}
 
 // The device PCG queues an iteration whole and makes the host's breakdown tests after the step
 // (device_pcg_steps.hpp): it must stop where the host PCG stops, with the same status, count and

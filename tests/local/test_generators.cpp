@@ -20,15 +20,16 @@ using gen::parse_spec;
 
 Csr<double> generate(const std::string& spec) { return gen::generate(parse_spec(spec)); }
 
-/// Transpose by triplets: an independent oracle for symmetry.
+/// Transpose by triplets: an independent oracle for symmetry. Entry (r, c) of A becomes
+/// (c, r): rows_t holds c, cols_t holds r.
 Csr<double> transpose(const Csr<double>& a) {
-  std::vector<std::int64_t> rows, cols;
+  std::vector<std::int64_t> rows_t, cols_t;
   for (std::int64_t r = 0; r < a.rows; ++r)
     for (std::int64_t k = a.row_ptr[r]; k < a.row_ptr[r + 1]; ++k) {
-      rows.push_back(a.col_idx[k]);
-      cols.push_back(r);
+      rows_t.push_back(a.col_idx[k]);
+      cols_t.push_back(r);
     }
-  return csr_from_triplets<double>(a.cols, a.rows, cols, rows, {a.values.begin(), a.values.end()});
+  return csr_from_triplets<double>(a.cols, a.rows, rows_t, cols_t, {a.values.begin(), a.values.end()});
 }
 
 std::vector<double> multiply(const Csr<double>& a, const std::vector<double>& x) {
@@ -132,6 +133,49 @@ TEST(Generators, GridProblemsAreSymmetricAndPositiveDefinite) {
   EXPECT_FALSE(cholesky_succeeds({1, 1, 1, 1}, 2));
 }
 
+TEST(Generators, ConvectionDiffusionIsPoissonPlusUpwindConvection) {
+  // convdiff3d:N = poisson3d:N + c on the diagonal - c towards the x - 1 neighbour (c = 2),
+  // built here from the dense Laplacian, entry by entry.
+  for (std::int64_t n : {1, 2, 4}) {
+    SCOPED_TRACE("N = " + std::to_string(n));
+    const Csr<double> a = generate("convdiff3d:" + std::to_string(n));
+    validate(a);
+    std::vector<double> expect = testing::to_dense(generate("poisson3d:" + std::to_string(n)));
+    const std::int64_t rows = n * n * n;
+    for (std::int64_t i = 0; i < rows; ++i) {
+      expect[i * rows + i] += 2.0;
+      if (i % n != 0) expect[i * rows + i - 1] -= 2.0;
+    }
+    EXPECT_EQ(testing::to_dense(a), expect);
+    EXPECT_EQ(a.nnz(), 7 * n * n * n - 6 * n * n);  // the Laplacian's pattern: symmetric
+    if (n > 1) EXPECT_FALSE(transpose(a) == a) << "convdiff3d must not be symmetric";
+    // An M-matrix row by row: positive diagonal, non-positive off-diagonals, row sums >= 0.
+    for (std::int64_t i = 0; i < rows; ++i) {
+      double sum = 0;
+      for (std::int64_t k = a.row_ptr[i]; k < a.row_ptr[i + 1]; ++k) {
+        sum += a.values[k];
+        if (a.col_idx[k] == i) EXPECT_GT(a.values[k], 0.0);
+        else EXPECT_LT(a.values[k], 0.0);
+      }
+      EXPECT_GE(sum, 0.0) << "row " << i;
+    }
+  }
+}
+
+TEST(Generators, IsSymmetricSaysWhatTheMatrixIs) {
+  const std::uint64_t seed = testing::fresh_seed();
+  SCOPED_TRACE("seed " + std::to_string(seed));
+  const std::string s = ":seed=" + std::to_string(seed);
+  for (const std::string& text : {std::string("poisson2d:6"), std::string("poisson3d:5"), std::string("poisson3d27:4"),
+                                  std::string("elasticity3d:3"), std::string("convdiff3d:5"), "rmat:8:4" + s,
+                                  "random:60:6" + s}) {
+    SCOPED_TRACE(text);
+    const gen::ProblemSpec spec = parse_spec(text);
+    const Csr<double> a = gen::generate(spec);
+    EXPECT_EQ(gen::is_symmetric(spec), transpose(a) == a);
+  }
+}
+
 struct ElasticityFixture : ::testing::Test {
   static constexpr std::int64_t kN = 5;
   gen::ProblemSpec spec = parse_spec("elasticity3d:5");
@@ -225,7 +269,7 @@ TEST(Generators, UnevenRowRangesConcatenateToTheWholeMatrix) {
   SCOPED_TRACE("seed " + std::to_string(seed));
   const std::string s = ":seed=" + std::to_string(seed);
   const std::vector<std::string> specs = {
-      "poisson2d:1", "poisson2d:7",      "poisson3d:5",  "poisson3d27:4",   "elasticity3d:1",   "elasticity3d:4",
+      "poisson2d:1", "poisson2d:7",      "poisson3d:5",  "poisson3d27:4",   "convdiff3d:6",     "elasticity3d:1",   "elasticity3d:4",
       "rmat:1:3" + s, "rmat:8:4" + s, "random:1:1" + s, "random:53:6" + s, "random:40:40" + s, "random:300:90" + s};
   for (const std::string& text : specs) {
     SCOPED_TRACE(text);

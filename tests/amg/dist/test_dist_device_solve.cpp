@@ -4,7 +4,8 @@
 //   - one preconditioner application: z equal to DistAmg::apply's to 1e-10 (relative to max|z|);
 //   - PCG from 0 on b = A x*: converged, iterations within +-1 of dist_pcg's, the same on every
 //     rank, and the true residual recomputed on the host from the downloaded x;
-//   - bad input (non-finite b, rtol <= 0, rectangular operator) throws on every rank.
+//   - bad input (non-finite b, rtol <= 0, rectangular operator) throws on every rank;
+//   - FGMRES on a non-symmetric operator (convdiff3d) against dist_fgmres, likewise;
 //   - a breakdown (M = -I; a NaN from one rank's preconditioner) stops every rank at the same
 //     iteration, with the last valid iterate;
 //   - on a hierarchy set up with the GPU graph phases and eigenvalue estimates, the
@@ -28,6 +29,7 @@
 #include <random>
 #include <string>
 
+#include "amg/cuda/device_fgmres.hpp"
 #include "amg/cuda/device_operator_slot.hpp"
 #include "amg/cuda/device_setup_backend.hpp"
 #include "amg/cuda/dist_device_amg.hpp"
@@ -211,6 +213,65 @@ TEST(DistDeviceAmgSolve, HundredRowCoarsestLevelMatchesHost) {
   AmgOptions o = small_coarse();
   o.max_levels = 3;  // stops above coarse_size: 114 coarse rows spread over the ranks, factored
   check_problem("poisson3d:32", o);
+}
+
+// A non-symmetric operator: the device FGMRES (dist_device_fgmres) against the host one
+// (dist_fgmres) on the same hierarchy, every level distributed and launched from the host, then
+// replicated levels with the cycle as a CUDA graph (FGMRES hands the preconditioner the same two
+// vectors every iteration, so the graph replays). Bad input throws on every rank.
+TEST(DistDeviceAmgSolve, ConvectionDiffusionFgmresMatchesHost) {
+  const dist::Communicator comm;
+  const std::uint64_t seed = dist::testing::shared_seed(comm);
+  SCOPED_TRACE("convdiff3d:13, seed " + std::to_string(seed));
+  const Problem pb = testing::make_problem("convdiff3d:13");
+  dist::gpu::DeviceContext ctx(comm);
+  Vector b_global(std::size_t(pb.a.rows));
+  ref::spmv(1.0, pb.a, tessera::testing::random_values(std::int64_t(b_global.size()), seed + 1), 0.0, b_global);
+  for (const bool uneven : {false, true}) {
+    SCOPED_TRACE(uneven ? "uneven partition with an empty rank" : "balanced partition");
+    const dist::RowPartition rows = testing::aligned_partition(comm, pb.a.rows, 1, uneven, seed);
+    const dist::DistMatrix a = dist::testing::distribute(comm, pb.a, rows, rows);
+    const DistAmg host(comm, a, testing::owned_rows(pb.near_null, rows.begin(comm.rank()), rows.end(comm.rank())),
+                       small_coarse());
+    ASSERT_GE(host.hierarchy().levels.size(), 3u) << "the test wants a real hierarchy";
+    const Vector b = owned_slice(b_global, a);
+    Vector x_host(b.size(), 0.0);
+    const SolveResult want = dist_fgmres(comm, a, b, x_host, host, KrylovOptions{});
+    ASSERT_TRUE(want.converged()) << want.message;
+    for (const bool replicate_and_graph : {false, true}) {
+      SCOPED_TRACE(replicate_and_graph ? "replicated levels, CUDA graph" : "all levels distributed, no graph");
+      gpu::DistDeviceAmgPreconditioner device(ctx, host.hierarchy(), replicate_and_graph ? pb.a.nnz() : 0);
+      device.set_cuda_graph(replicate_and_graph);
+      EXPECT_TRUE(dist::testing::same_on_every_rank(comm, std::int64_t(device.coarse_on_device())));
+      expect_same_application(comm, ctx, host, device, a, seed);
+      dist::gpu::DeviceDistMatrix& da = device.fine_operator();
+      DeviceBuffer<double> db(b.size(), ctx.compute()), dx(b.size(), ctx.compute());
+      db.upload(b, ctx.compute());
+      tessera::cuda::zero(std::int64_t(b.size()), dx.data(), ctx.compute());
+      const auto m = [&](const double* r, double* z) { device.apply(r, z); };
+      KrylovOptions history;
+      history.history = true;
+      const SolveResult got = gpu::dist_device_fgmres(ctx, da, db.data(), dx.data(), m, history);
+      EXPECT_TRUE(got.converged()) << got.message;
+      EXPECT_LE(got.relative_residual, 1e-8);
+      EXPECT_LE(std::abs(got.iterations - want.iterations), 1)
+          << "host " << want.iterations << ", device " << got.iterations;
+      EXPECT_EQ(got.history.size(), std::size_t(got.iterations));
+      EXPECT_TRUE(dist::testing::same_on_every_rank(comm, got.iterations));
+      EXPECT_LE(host_relative_residual(comm, a, b, dx.download(ctx.compute())), 2e-8)
+          << "true residual of the downloaded solution";
+      if (device.coarse_on_device()) EXPECT_EQ(device.cuda_graph_state(), replicate_and_graph ? "replayed" : "off");
+
+      KrylovOptions no_restart;
+      no_restart.restart = 0;
+      EXPECT_THROW(gpu::dist_device_fgmres(ctx, da, db.data(), dx.data(), m, no_restart), InputError);
+      Vector bad = b;
+      if (!bad.empty() && comm.rank() == comm.size() - 1) bad.back() = std::nan("");
+      if (a.owned_rows() > 0) db.upload(bad, ctx.compute());
+      const std::int64_t poisoned = comm.allreduce(std::int64_t(bad != b), dist::ReduceOp::sum);
+      if (poisoned > 0) EXPECT_THROW(gpu::dist_device_fgmres(ctx, da, db.data(), dx.data(), m, KrylovOptions{}), InputError);
+    }
+  }
 }
 
 /// poisson3d:14 on a balanced or uneven partition, its host hierarchy, a random r and the host's

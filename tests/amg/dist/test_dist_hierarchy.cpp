@@ -1,7 +1,8 @@
 // The distributed hierarchy against the serial one on the gathered problem, 1-4 ranks, on a
 // balanced and an uneven partition with a rank owning no rows: same aggregates (a global map
 // gathered on rank 0), same level sizes and patterns, operators, prolongators and smoother
-// coefficients equal to rounding; PCG iteration counts equal to serial (+-1).
+// coefficients equal to rounding; PCG (FGMRES on the non-symmetric problem) iteration counts
+// equal to serial (+-1).
 #include "amg/cycle.hpp"
 #include "amg/dist/dist_amg.hpp"
 #include "amg/dist/dist_hierarchy.hpp"
@@ -51,20 +52,28 @@ void expect_same_hierarchy(const dist::Communicator& comm, const Hierarchy& seri
   }
 }
 
-/// PCG from 0 on b = A x* (x* random, shared): iterations of the serial and distributed solves.
+enum class Krylov { cg, fgmres };
+
+/// PCG (or FGMRES) from 0 on b = A x* (x* random, shared): iterations of the serial and
+/// distributed solves.
 void expect_same_convergence(const dist::Communicator& comm, const Problem& pb, const Hierarchy& serial,
-                             const DistAmg& amg, const dist::DistMatrix& a, std::uint64_t seed) {
+                             const DistAmg& amg, const dist::DistMatrix& a, std::uint64_t seed, Krylov krylov) {
   std::mt19937_64 rng(seed);
   Vector x_star(static_cast<std::size_t>(pb.a.rows)), b(x_star.size()), x(x_star.size(), 0.0);
   for (double& v : x_star) v = std::uniform_real_distribution<double>(-1, 1)(rng);
   ref::spmv(1.0, pb.a, x_star, 0.0, b);
   AmgPreconditioner m(serial);
-  const SolveResult want = pcg(pb.a, b, x, [&](const Vector& r, Vector& z) { m.apply(r, z); }, KrylovOptions{});
+  const Preconditioner apply = [&](const Vector& r, Vector& z) { m.apply(r, z); };
+  const bool cg = krylov == Krylov::cg;
+  const SolveResult want = cg ? pcg(pb.a, b, x, apply, KrylovOptions{}) : fgmres(pb.a, b, x, apply, KrylovOptions{});
+  EXPECT_TRUE(want.converged()) << want.message;
 
   const auto first = b.begin() + a.row_begin();
   const Vector b_owned(first, first + a.owned_rows());
   Vector x_owned(b_owned.size(), 0.0);
-  const SolveResult got = dist_pcg(comm, a, b_owned, x_owned, amg, KrylovOptions{});
+  const SolveResult got = cg ? dist_pcg(comm, a, b_owned, x_owned, amg, KrylovOptions{})
+                             : dist_fgmres(comm, a, b_owned, x_owned, amg, KrylovOptions{});
+
   EXPECT_TRUE(got.converged()) << got.message;
   EXPECT_LE(got.relative_residual, 1e-8);
   EXPECT_LE(std::abs(got.iterations - want.iterations), 1) << "serial " << want.iterations << ", distributed "
@@ -72,7 +81,7 @@ void expect_same_convergence(const dist::Communicator& comm, const Problem& pb, 
   EXPECT_TRUE(dist::testing::same_on_every_rank(comm, got.iterations));
 }
 
-void check_problem(const Problem& pb, const AmgOptions& options) {
+void check_problem(const Problem& pb, const AmgOptions& options, Krylov krylov = Krylov::cg) {
   const dist::Communicator comm;
   const std::uint64_t seed = dist::testing::shared_seed(comm);
   SCOPED_TRACE(pb.spec + ", seed " + std::to_string(seed));
@@ -86,12 +95,12 @@ void check_problem(const Problem& pb, const AmgOptions& options) {
     const DistAmg amg(comm, a, testing::owned_rows(pb.near_null, rows.begin(comm.rank()), rows.end(comm.rank())),
                       options);
     expect_same_hierarchy(comm, serial, amg.hierarchy());
-    expect_same_convergence(comm, pb, serial, amg, a, seed);
+    expect_same_convergence(comm, pb, serial, amg, a, seed, krylov);
   }
 }
 
-void check_problem(const std::string& spec, const AmgOptions& options) {
-  check_problem(testing::make_problem(spec), options);
+void check_problem(const std::string& spec, const AmgOptions& options, Krylov krylov = Krylov::cg) {
+  check_problem(testing::make_problem(spec), options, krylov);
 }
 
 /// `a` with every `every`-th row and column reduced to its diagonal (as Dirichlet rows
@@ -116,6 +125,33 @@ TEST(DistAmgHierarchy, DecoupledRowsStayOutOfTheAggregatesAsInSerial) {
   pb.a = decoupled_rows(pb.a, 7);
   pb.spec += " with every 7th row decoupled";
   check_problem(pb, small_coarse());
+}
+
+// A non-symmetric operator: the same hierarchy as the serial setup, and FGMRES (the serial
+// solver on the distributed operations) with the serial iteration count.
+TEST(DistAmgHierarchy, ConvectionDiffusionWithFgmresMatchesSerial) {
+  check_problem("convdiff3d:12", small_coarse(), Krylov::fgmres);
+}
+
+// FGMRES refuses bad input on every rank alike: a non-finite b on one rank only, a restart of 0.
+TEST(DistAmgHierarchy, FgmresRefusesBadInputOnEveryRank) {
+  const dist::Communicator comm;
+  const Problem pb = testing::make_problem("convdiff3d:8");
+  const dist::RowPartition rows = testing::aligned_partition(comm, pb.a.rows, 1, false, 1);
+  const dist::DistMatrix a = dist::testing::distribute(comm, pb.a, rows, rows);
+  const DistAmg amg(comm, a, testing::owned_rows(pb.near_null, rows.begin(comm.rank()), rows.end(comm.rank())),
+                    small_coarse());
+  Vector b(static_cast<std::size_t>(a.owned_rows()), 1.0), x(b.size(), 0.0);
+  const int last = comm.size() - 1;  // owns rows in the balanced partition
+  if (comm.rank() == last) b.back() = std::nan("");
+  EXPECT_THROW(dist_fgmres(comm, a, b, x, amg, KrylovOptions{}), InputError);
+  if (comm.rank() == last) b.back() = 1.0;
+  KrylovOptions no_restart;
+  no_restart.restart = 0;
+  EXPECT_THROW(dist_fgmres(comm, a, b, x, amg, no_restart), InputError);
+  const SolveResult solved = dist_fgmres(comm, a, b, x, amg, KrylovOptions{});  // and then it solves
+  EXPECT_TRUE(solved.converged()) << solved.message;
+  EXPECT_TRUE(dist::testing::same_on_every_rank(comm, solved.iterations));
 }
 
 TEST(DistAmgHierarchy, Poisson27PointL1JacobiMatchesSerial) {
