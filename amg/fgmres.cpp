@@ -5,26 +5,11 @@
 // true one.
 #include <cmath>
 
+#include "amg/gmres_least_squares.hpp"
 #include "amg/krylov.hpp"
 #include "local/host/entrywise.hpp"
 
 namespace tessera::amg {
-namespace {
-
-struct Givens {
-  double c = 1, s = 0;
-  void apply(double& x, double& y) const {
-    const double t = c * x + s * y;
-    y = -s * x + c * y;
-    x = t;
-  }
-  static Givens zeroing(double x, double y) {
-    const double h = std::hypot(x, y);
-    return h == 0 ? Givens{} : Givens{x / h, y / h};
-  }
-};
-
-}  // namespace
 
 SolveResult fgmres(const Csr<double>& a, const Vector& b, Vector& x, const Preconditioner& m, const KrylovOptions& o,
                    const LevelOps& ops) {
@@ -34,39 +19,32 @@ SolveResult fgmres(const Csr<double>& a, const Vector& b, Vector& x, const Preco
   const auto n = static_cast<std::int64_t>(b.size());
   const int k_max = o.restart;
   std::vector<Vector> v(k_max + 1, Vector(b.size())), z(k_max, Vector(b.size()));
-  std::vector<std::vector<double>> h(k_max + 1, std::vector<double>(k_max, 0.0));
-  std::vector<Givens> rot(k_max);
-  std::vector<double> g(k_max + 1), y(k_max);
+  GmresLeastSquares ls(k_max);
   Vector r(n);
   ops.residual(a, x, b, r);
   double beta = std::sqrt(ops.dot(r, r)), best = beta;
   int since_best = 0;
   while (b_norm > 0 && beta > o.rtol * b_norm && result.iterations < o.max_iterations) {
     host::for_entries(n, [&](std::int64_t i) { v[0][i] = r[i] / beta; });
-    std::fill(g.begin(), g.end(), 0.0);
-    g[0] = beta;
+    ls.start(beta);
     int k = 0;
     bool broke_down = false;
     while (k < k_max && result.iterations < o.max_iterations) {
       m(v[k], z[k]);
       ops.apply(a, z[k], v[k + 1]);
       for (int i = 0; i <= k; ++i) {
-        h[i][k] = ops.dot(v[k + 1], v[i]);
-        host::for_entries(n, [&](std::int64_t j) { v[k + 1][j] -= h[i][k] * v[i][j]; });
+        const double h_ik = ls.h(i, k) = ops.dot(v[k + 1], v[i]);
+        host::for_entries(n, [&](std::int64_t j) { v[k + 1][j] -= h_ik * v[i][j]; });
       }
-      h[k + 1][k] = std::sqrt(ops.dot(v[k + 1], v[k + 1]));
-      for (int i = 0; i < k; ++i) rot[i].apply(h[i][k], h[i + 1][k]);
-      rot[k] = Givens::zeroing(h[k][k], h[k + 1][k]);
-      const double subdiagonal = h[k + 1][k];
-      rot[k].apply(h[k][k], h[k + 1][k]);
-      rot[k].apply(g[k], g[k + 1]);
+      ls.h(k + 1, k) = std::sqrt(ops.dot(v[k + 1], v[k + 1]));
+      const double subdiagonal = ls.rotate_column(k);
       ++k, ++result.iterations;
-      if (o.history) result.history.push_back(std::abs(g[k]) / b_norm);
-      if (!std::isfinite(g[k]) || h[k - 1][k - 1] == 0) {
+      if (o.history) result.history.push_back(std::abs(ls.residual(k)) / b_norm);
+      if (ls.broke_down(k)) {
         broke_down = true;
         break;
       }
-      if (std::abs(g[k]) <= o.rtol * b_norm || subdiagonal == 0) break;
+      if (std::abs(ls.residual(k)) <= o.rtol * b_norm || subdiagonal == 0) break;
       host::for_entries(n, [&](std::int64_t j) { v[k][j] /= subdiagonal; });
     }
     if (broke_down) {
@@ -75,11 +53,7 @@ SolveResult fgmres(const Csr<double>& a, const Vector& b, Vector& x, const Preco
                        " (singular Hessenberg or non-finite value)";
       --k;  // drop the failed column
     }
-    for (int i = k - 1; i >= 0; --i) {  // back substitution: H y = g
-      y[i] = g[i];
-      for (int j = i + 1; j < k; ++j) y[i] -= h[i][j] * y[j];
-      y[i] /= h[i][i];
-    }
+    const std::vector<double>& y = ls.solve(k);
     host::for_entries(n, [&](std::int64_t j) {  // each x_j adds its terms in the order of i
       for (int i = 0; i < k; ++i) x[j] += y[i] * z[i][j];
     });

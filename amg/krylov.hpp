@@ -56,6 +56,9 @@ double check_system(const Csr<double>& a, const Vector& b, const Vector& x, cons
 /// Recomputed ||b - A x|| / ||b|| into `result`, and its message when it is not yet set.
 void finish(const Csr<double>& a, const Vector& b, const Vector& x, double b_norm, const LevelOps& ops,
             SolveResult& result);
+/// finish's message ("<status> after <n> iterations, true relative residual <r>") when none is
+/// set; the device solvers' finish writes the same.
+void set_final_message(SolveResult& result);
 }  // namespace detail
 
 }  // namespace tessera::amg

@@ -39,6 +39,10 @@ void finish(const Csr<double>& a, const Vector& b, const Vector& x, double b_nor
   ops.residual(a, x, b, r);
   const double r_norm = std::sqrt(ops.dot(r, r));
   result.relative_residual = b_norm > 0 ? r_norm / b_norm : r_norm;
+  set_final_message(result);
+}
+
+void set_final_message(SolveResult& result) {
   if (!result.message.empty()) return;
   char text[160];
   std::snprintf(text, sizeof text, "%s after %d iterations, true relative residual %.3e", to_string(result.status),

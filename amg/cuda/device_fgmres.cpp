@@ -1,13 +1,13 @@
 // Host code only: the control flow of amg/fgmres.cpp over device vectors and a DeviceOperator.
 #include "amg/cuda/device_fgmres.hpp"
 
-#include <algorithm>
 #include <cmath>
 #include <optional>
 #include <string>
 #include <vector>
 
 #include "amg/cuda/device_krylov_common.hpp"
+#include "amg/gmres_least_squares.hpp"
 #include "local/core/error.hpp"
 #include "local/cuda/check.hpp"
 #include "local/cuda/vector_ops.hpp"
@@ -18,20 +18,6 @@ namespace {
 using tessera::cuda::axpby;
 using tessera::cuda::copy;
 using tessera::cuda::zero;
-
-/// amg/fgmres.cpp's rotation.
-struct Givens {
-  double c = 1, s = 0;
-  void apply(double& x, double& y) const {
-    const double t = c * x + s * y;
-    y = -s * x + c * y;
-    x = t;
-  }
-  static Givens zeroing(double x, double y) {
-    const double h = std::hypot(x, y);
-    return h == 0 ? Givens{} : Givens{x / h, y / h};
-  }
-};
 
 /// The restart is checked before anything is sized by it (the same on every rank).
 int checked_restart(int restart) {
@@ -66,16 +52,13 @@ SolveResult device_fgmres(DeviceOperator& a, const double* b, double* x, const D
   double* r = w.r.data();
   SolveResult result;
   if (b_norm == 0) zero(n, x, stream);
-  std::vector<std::vector<double>> h(k_max + 1, std::vector<double>(k_max, 0.0));
-  std::vector<Givens> rot(k_max);
-  std::vector<double> g(k_max + 1), y(k_max);
+  GmresLeastSquares ls(k_max);
   a.residual(x, b, r);
   double beta = detail::device_norm(a, r), best = beta;
   int since_best = 0;
   while (b_norm > 0 && beta > o.rtol * b_norm && result.iterations < o.max_iterations) {
     axpby(n, 1.0 / beta, r, 0.0, v(0), stream);
-    std::fill(g.begin(), g.end(), 0.0);
-    g[0] = beta;
+    ls.start(beta);
     int k = 0;
     bool broke_down = false;
     while (k < k_max && result.iterations < o.max_iterations) {
@@ -87,22 +70,18 @@ SolveResult device_fgmres(DeviceOperator& a, const double* b, double* x, const D
       copy(n, w.z.data(), z(k), stream);
       a.apply(1.0, z(k), 0.0, v(k + 1));
       for (int i = 0; i <= k; ++i) {  // modified Gram-Schmidt, as the host
-        h[i][k] = a.dot(n, v(k + 1), v(i));
-        axpby(n, -h[i][k], v(i), 1.0, v(k + 1), stream);
+        const double h_ik = ls.h(i, k) = a.dot(n, v(k + 1), v(i));
+        axpby(n, -h_ik, v(i), 1.0, v(k + 1), stream);
       }
-      h[k + 1][k] = std::sqrt(a.dot(n, v(k + 1), v(k + 1)));
-      for (int i = 0; i < k; ++i) rot[i].apply(h[i][k], h[i + 1][k]);
-      rot[k] = Givens::zeroing(h[k][k], h[k + 1][k]);
-      const double subdiagonal = h[k + 1][k];
-      rot[k].apply(h[k][k], h[k + 1][k]);
-      rot[k].apply(g[k], g[k + 1]);
+      ls.h(k + 1, k) = std::sqrt(a.dot(n, v(k + 1), v(k + 1)));
+      const double subdiagonal = ls.rotate_column(k);
       ++k, ++result.iterations;
-      if (o.history) result.history.push_back(std::abs(g[k]) / b_norm);
-      if (!std::isfinite(g[k]) || h[k - 1][k - 1] == 0) {
+      if (o.history) result.history.push_back(std::abs(ls.residual(k)) / b_norm);
+      if (ls.broke_down(k)) {
         broke_down = true;
         break;
       }
-      if (std::abs(g[k]) <= o.rtol * b_norm || subdiagonal == 0) break;
+      if (std::abs(ls.residual(k)) <= o.rtol * b_norm || subdiagonal == 0) break;
       axpby(n, 1.0 / subdiagonal, v(k), 0.0, v(k), stream);
     }
     if (broke_down) {
@@ -111,11 +90,7 @@ SolveResult device_fgmres(DeviceOperator& a, const double* b, double* x, const D
                        " (singular Hessenberg or non-finite value)";
       --k;  // drop the failed column
     }
-    for (int i = k - 1; i >= 0; --i) {  // back substitution: H y = g
-      y[i] = g[i];
-      for (int j = i + 1; j < k; ++j) y[i] -= h[i][j] * y[j];
-      y[i] /= h[i][i];
-    }
+    const std::vector<double>& y = ls.solve(k);
     for (int i = 0; i < k; ++i) axpby(n, y[i], z(i), 1.0, x, stream);  // x adds its terms in the order of i
     a.residual(x, b, r);
     beta = detail::device_norm(a, r);

@@ -2,7 +2,6 @@
 #include "amg/cuda/device_krylov_common.hpp"
 
 #include <cmath>
-#include <cstdio>
 
 #include "local/core/error.hpp"
 
@@ -27,11 +26,7 @@ void finish_device_solve(DeviceOperator& a, const double* b, const double* x, do
   a.residual(x, b, r);
   const double r_norm = device_norm(a, r);
   result.relative_residual = b_norm > 0 ? r_norm / b_norm : r_norm;
-  if (!result.message.empty()) return;
-  char text[160];
-  std::snprintf(text, sizeof text, "%s after %d iterations, true relative residual %.3e", to_string(result.status),
-                result.iterations, result.relative_residual);
-  result.message = text;
+  amg::detail::set_final_message(result);
 }
 
 }  // namespace tessera::amg::gpu::detail
