@@ -17,7 +17,7 @@ target_sources(tessera_amg PUBLIC FILE_SET HEADERS BASE_DIRS ${PROJECT_SOURCE_DI
   ${CMAKE_CURRENT_LIST_DIR}/hierarchy_stats.hpp
   ${CMAKE_CURRENT_LIST_DIR}/cycle.hpp
   ${CMAKE_CURRENT_LIST_DIR}/krylov.hpp
-  ${CMAKE_CURRENT_LIST_DIR}/gmres_least_squares.hpp)
+  ${CMAKE_CURRENT_LIST_DIR}/fgmres_iteration.hpp)
 target_sources(tessera_amg PRIVATE
   ${CMAKE_CURRENT_LIST_DIR}/options.cpp
   ${CMAKE_CURRENT_LIST_DIR}/level_ops.cpp

@@ -1,13 +1,11 @@
-// Host code only: the control flow of amg/fgmres.cpp over device vectors and a DeviceOperator.
+// Host code only: fgmres_iteration.hpp's cycles over device vectors and a DeviceOperator.
 #include "amg/cuda/device_fgmres.hpp"
 
-#include <cmath>
 #include <optional>
-#include <string>
 #include <vector>
 
 #include "amg/cuda/device_krylov_common.hpp"
-#include "amg/gmres_least_squares.hpp"
+#include "amg/fgmres_iteration.hpp"
 #include "local/core/error.hpp"
 #include "local/cuda/check.hpp"
 #include "local/cuda/vector_ops.hpp"
@@ -25,6 +23,39 @@ int checked_restart(int restart) {
   return restart;
 }
 
+/// fgmres_iteration.hpp's space on device vectors (pointers into the workspace): each step is
+/// one of the existing kernels, ordered on the operator's stream.
+struct DeviceFgmresSpace {
+  DeviceOperator& a;
+  const double* b;
+  double* x;
+  const DevicePreconditioner& m;
+  FgmresWorkspace& w;
+  std::int64_t n = a.rows();
+  cudaStream_t stream = a.stream();
+
+  double* basis(int i) const { return w.basis.data() + std::int64_t(i) * n; }
+  double* preconditioned(int i) const { return w.preconditioned.data() + std::int64_t(i) * n; }
+  double* residual_vector() const { return w.r.data(); }
+  void residual(double* r) const { a.residual(x, b, r); }
+  double dot(const double* p, const double* q) const { return a.dot(n, p, q); }
+  void divide(const double* p, double s, double* q) const { axpby(n, 1.0 / s, p, 0.0, q, stream); }
+  void precondition(const double* v, double* z) const {
+    // The preconditioner always sees the same two vectors (w.r in, w.z out), so one that
+    // replays a CUDA graph captured on its vectors (DistDeviceAmgPreconditioner) replays it
+    // here too; two device copies an iteration instead of a cycle launched kernel by kernel.
+    // w.r is free here: the residual is read only at a cycle's start and written at its end.
+    copy(n, v, w.r.data(), stream);
+    m(w.r.data(), w.z.data());
+    copy(n, w.z.data(), z, stream);
+  }
+  void apply(const double* z, double* v) const { a.apply(1.0, z, 0.0, v); }
+  void subtract(double* v, double h, const double* u) const { axpby(n, -h, u, 1.0, v, stream); }
+  void update_x(const std::vector<double>& y, int k) const {
+    for (int i = 0; i < k; ++i) axpby(n, y[i], preconditioned(i), 1.0, x, stream);  // in the order of i
+  }
+};
+
 }  // namespace
 
 FgmresWorkspace::FgmresWorkspace(std::int64_t rows, int restart, cudaStream_t stream)
@@ -40,71 +71,16 @@ SolveResult device_fgmres(DeviceOperator& a, const double* b, double* x, const D
   const std::int64_t n = a.rows();
   const cudaStream_t stream = a.stream();
   const double b_norm = detail::check_device_system("device FGMRES", a, b, x, o, true);
-  const int k_max = o.restart;
   std::optional<FgmresWorkspace> own;
-  if (!workspace) workspace = &own.emplace(n, k_max, stream);
-  TESSERA_REQUIRE_INPUT(workspace->rows == n && workspace->restart == k_max, "device FGMRES: a workspace for ",
+  if (!workspace) workspace = &own.emplace(n, o.restart, stream);
+  TESSERA_REQUIRE_INPUT(workspace->rows == n && workspace->restart == o.restart, "device FGMRES: a workspace for ",
                         workspace->rows, " rows and restart ", workspace->restart, ", the solve has ", n, " and ",
-                        k_max);
-  FgmresWorkspace& w = *workspace;
-  const auto v = [&](int i) { return w.basis.data() + std::int64_t(i) * n; };
-  const auto z = [&](int i) { return w.preconditioned.data() + std::int64_t(i) * n; };
-  double* r = w.r.data();
+                        o.restart);
   SolveResult result;
   if (b_norm == 0) zero(n, x, stream);
-  GmresLeastSquares ls(k_max);
-  a.residual(x, b, r);
-  double beta = detail::device_norm(a, r), best = beta;
-  int since_best = 0;
-  while (b_norm > 0 && beta > o.rtol * b_norm && result.iterations < o.max_iterations) {
-    axpby(n, 1.0 / beta, r, 0.0, v(0), stream);
-    ls.start(beta);
-    int k = 0;
-    bool broke_down = false;
-    while (k < k_max && result.iterations < o.max_iterations) {
-      // The preconditioner always sees the same two vectors (r in, w.z out), so one that
-      // replays a CUDA graph captured on its vectors (DistDeviceAmgPreconditioner) replays it
-      // here too; two device copies an iteration instead of a cycle launched kernel by kernel.
-      copy(n, v(k), r, stream);
-      m(r, w.z.data());
-      copy(n, w.z.data(), z(k), stream);
-      a.apply(1.0, z(k), 0.0, v(k + 1));
-      for (int i = 0; i <= k; ++i) {  // modified Gram-Schmidt, as the host
-        const double h_ik = ls.h(i, k) = a.dot(n, v(k + 1), v(i));
-        axpby(n, -h_ik, v(i), 1.0, v(k + 1), stream);
-      }
-      ls.h(k + 1, k) = std::sqrt(a.dot(n, v(k + 1), v(k + 1)));
-      const double subdiagonal = ls.rotate_column(k);
-      ++k, ++result.iterations;
-      if (o.history) result.history.push_back(std::abs(ls.residual(k)) / b_norm);
-      if (ls.broke_down(k)) {
-        broke_down = true;
-        break;
-      }
-      if (std::abs(ls.residual(k)) <= o.rtol * b_norm || subdiagonal == 0) break;
-      axpby(n, 1.0 / subdiagonal, v(k), 0.0, v(k), stream);
-    }
-    if (broke_down) {
-      result.status = SolveStatus::breakdown;
-      result.message = "GMRES breakdown at iteration " + std::to_string(result.iterations) +
-                       " (singular Hessenberg or non-finite value)";
-      --k;  // drop the failed column
-    }
-    const std::vector<double>& y = ls.solve(k);
-    for (int i = 0; i < k; ++i) axpby(n, y[i], z(i), 1.0, x, stream);  // x adds its terms in the order of i
-    a.residual(x, b, r);
-    beta = detail::device_norm(a, r);
-    if (broke_down) break;
-    if (beta < best) {
-      best = beta, since_best = 0;
-    } else if ((since_best += k) >= o.stagnation_window) {
-      result.status = SolveStatus::stagnation;
-      result.message = "GMRES: no progress over " + std::to_string(since_best) + " iterations";
-      break;
-    }
-  }
-  if (b_norm == 0 || beta <= o.rtol * b_norm) result.status = SolveStatus::converged, result.message.clear();
-  detail::finish_device_solve(a, b, x, b_norm, r, result);
+  DeviceFgmresSpace space{a, b, x, m, *workspace};
+  fgmres_iterations(space, b_norm, o, result);
+  detail::finish_device_solve(a, b, x, b_norm, workspace->r.data(), result);
   return result;
 }
 

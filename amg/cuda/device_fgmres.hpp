@@ -1,9 +1,9 @@
 #pragma once
-// Flexible GMRES with every vector on the device: amg/fgmres.cpp step for step (right
-// preconditioning with the preconditioned vectors kept, Arnoldi by modified Gram-Schmidt,
-// Givens rotations, the true residual at each restart, the same breakdown and stagnation
-// tests), written once over a DeviceOperator like device_pcg: one GPU (CsrDeviceOperator) or
-// many ranks (DistDeviceOperator, dist_device_fgmres in dist_device_amg.hpp). The Krylov basis
+// Flexible GMRES with every vector on the device: the cycles of amg/fgmres_iteration.hpp, the
+// template the host solver (amg/fgmres.cpp) runs too (right preconditioning with the
+// preconditioned vectors kept, Arnoldi by modified Gram-Schmidt, Givens rotations, the true
+// residual at each restart, the same breakdown and stagnation tests), on device vectors and
+// over a DeviceOperator like device_pcg: one GPU (CsrDeviceOperator) or many ranks (DistDeviceOperator, dist_device_fgmres in dist_device_amg.hpp). The Krylov basis
 // (restart + 1 vectors) and the preconditioned vectors (restart) live on the device; the
 // Hessenberg matrix and the rotations, a few hundred scalars, on the host, which steers the
 // control flow from the dots. Each dot returns to the host (modified Gram-Schmidt takes them

@@ -1,0 +1,142 @@
+#pragma once
+// Flexible GMRES(m) with right preconditioning (Saad 1993), written once over a "space" that
+// owns the vectors and their operations, so the host solver (amg/fgmres.cpp: one process, or the
+// ranks through the distributed operations) and the device one (amg/cuda/device_fgmres.cpp)
+// take the same steps with the same stopping and breakdown rules, as lanczos.hpp does for the
+// eigenvalue estimate:
+// where Vec is what names a vector of the space's local length (a host reference, a device
+// pointer):
+//   Vec basis(int i), preconditioned(int i)      v_i (i <= restart), z_i = M^-1 v_i (i < restart)
+//   Vec residual_vector()                        r; free between its uses below
+//   void residual(Vec r)                         r = b - A x (b and x held by the space)
+//   double dot(const Vec& p, const Vec& q)       the global inner product
+//   void divide(const Vec& p, double s, Vec q)   q = p / s (p and q may alias)
+//   void precondition(const Vec& v, Vec z)       z = M^-1 v
+//   void apply(const Vec& z, Vec w)              w = A z
+//   void subtract(Vec w, double h, const Vec& v) w -= h v
+//   void update_x(const std::vector<double>& y, int k)   x += sum_{i<k} y_i z_i, in the order of i
+// The preconditioned vectors are kept, so M may change between iterations; x is updated from
+// them. Arnoldi by modified Gram-Schmidt, the least-squares problem by Givens rotations; the
+// restart residual is the true one.
+#include <algorithm>
+#include <cmath>
+#include <string>
+#include <vector>
+
+#include "amg/krylov.hpp"
+
+namespace tessera::amg {
+
+// The small dense part: the Hessenberg matrix of one restart cycle, reduced to upper-triangular
+// form by Givens rotations as its columns arrive, the rotated right-hand side g (|g[k]| is the
+// residual norm after k columns), and the back substitution for the update's coefficients y.
+
+class GmresLeastSquares {
+ public:
+  explicit GmresLeastSquares(int restart)
+      : h_(restart + 1, std::vector<double>(restart, 0.0)), rot_(restart), g_(restart + 1), y_(restart) {}
+
+  /// A new cycle from a residual of norm beta.
+  void start(double beta) {
+    std::fill(g_.begin(), g_.end(), 0.0);
+    g_[0] = beta;
+  }
+  /// Entry (i, k) of the Hessenberg matrix: Arnoldi writes rows 0..k+1 of column k.
+  double& h(int i, int k) { return h_[i][k]; }
+  /// Applies the earlier rotations to column k and the new one that zeroes h(k+1, k); returns
+  /// h(k+1, k) from before (the norm that normalises the next basis vector).
+  double rotate_column(int k) {
+    for (int i = 0; i < k; ++i) rot_[i].apply(h_[i][k], h_[i + 1][k]);
+    rot_[k] = Givens::zeroing(h_[k][k], h_[k + 1][k]);
+    const double subdiagonal = h_[k + 1][k];
+    rot_[k].apply(h_[k][k], h_[k + 1][k]);
+    rot_[k].apply(g_[k], g_[k + 1]);
+    return subdiagonal;
+  }
+  /// After k columns: the residual estimate g[k], and whether the triangle's last diagonal
+  /// entry is 0 or g non-finite (a breakdown: the column must be dropped).
+  double residual(int k) const { return g_[k]; }
+  bool broke_down(int k) const { return !std::isfinite(g_[k]) || h_[k - 1][k - 1] == 0; }
+  /// y solving the first k columns' triangle against g.
+  const std::vector<double>& solve(int k) {
+    for (int i = k - 1; i >= 0; --i) {
+      y_[i] = g_[i];
+      for (int j = i + 1; j < k; ++j) y_[i] -= h_[i][j] * y_[j];
+      y_[i] /= h_[i][i];
+    }
+    return y_;
+  }
+
+ private:
+  struct Givens {
+    double c = 1, s = 0;
+    void apply(double& x, double& y) const {
+      const double t = c * x + s * y;
+      y = -s * x + c * y;
+      x = t;
+    }
+    static Givens zeroing(double x, double y) {
+      const double h = std::hypot(x, y);
+      return h == 0 ? Givens{} : Givens{x / h, y / h};
+    }
+  };
+  std::vector<std::vector<double>> h_;
+  std::vector<Givens> rot_;
+  std::vector<double> g_, y_;
+};
+
+/// The restart cycles from x (held by the space) until ||b - A x|| <= rtol ||b|| (b_norm), the
+/// iteration limit, a breakdown or stagnation; fills result's status, message, iterations and
+/// history (the caller recomputes the final residual). b_norm == 0 does nothing: x is 0 already.
+template <class Space>
+void fgmres_iterations(Space& s, double b_norm, const KrylovOptions& o, SolveResult& result) {
+  GmresLeastSquares ls(o.restart);
+  auto&& r = s.residual_vector();
+  s.residual(r);
+  double beta = std::sqrt(s.dot(r, r)), best = beta;
+  int since_best = 0;
+  while (b_norm > 0 && beta > o.rtol * b_norm && result.iterations < o.max_iterations) {
+    s.divide(r, beta, s.basis(0));
+    ls.start(beta);
+    int k = 0;
+    bool broke_down = false;
+    while (k < o.restart && result.iterations < o.max_iterations) {
+      s.precondition(s.basis(k), s.preconditioned(k));
+      s.apply(s.preconditioned(k), s.basis(k + 1));
+      for (int i = 0; i <= k; ++i) {
+        const double h_ik = ls.h(i, k) = s.dot(s.basis(k + 1), s.basis(i));
+        s.subtract(s.basis(k + 1), h_ik, s.basis(i));
+      }
+      ls.h(k + 1, k) = std::sqrt(s.dot(s.basis(k + 1), s.basis(k + 1)));
+      const double subdiagonal = ls.rotate_column(k);
+      ++k, ++result.iterations;
+      if (o.history) result.history.push_back(std::abs(ls.residual(k)) / b_norm);
+      if (ls.broke_down(k)) {
+        broke_down = true;
+        break;
+      }
+      if (std::abs(ls.residual(k)) <= o.rtol * b_norm || subdiagonal == 0) break;
+      s.divide(s.basis(k), subdiagonal, s.basis(k));
+    }
+    if (broke_down) {
+      result.status = SolveStatus::breakdown;
+      result.message = "GMRES breakdown at iteration " + std::to_string(result.iterations) +
+                       " (singular Hessenberg or non-finite value)";
+      --k;  // drop the failed column
+    }
+    s.update_x(ls.solve(k), k);
+    s.residual(r);
+    beta = std::sqrt(s.dot(r, r));
+    if (broke_down) break;
+    if (beta < best) {
+      best = beta, since_best = 0;
+    } else if ((since_best += k) >= o.stagnation_window) {
+      result.status = SolveStatus::stagnation;
+      result.message = "GMRES: no progress over " + std::to_string(since_best) + " iterations";
+      break;
+    }
+  }
+  if (b_norm == 0 || beta <= o.rtol * b_norm) result.status = SolveStatus::converged, result.message.clear();
+}
+
+}  // namespace tessera::amg
