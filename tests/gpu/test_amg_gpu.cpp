@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <functional>
 #include <memory>
 #include <random>
 #include <string>
@@ -224,18 +225,26 @@ TEST(AmgGpuPcg, ConvergesLikeHostPcg) {
   }
 }
 
-TEST(AmgGpuPcg, ZeroRhsAndBadInput) {
-  const Problem problem = generated("poisson3d:7", 20);
+/// A device Krylov solver on one GPU: device_pcg or device_fgmres.
+using DeviceSolver = std::function<SolveResult(const tessera::cuda::DeviceCsr<double>&, const tessera::cuda::SpmvPlan&,
+                                               const double*, double*, const gpu::DevicePreconditioner&,
+                                               const KrylovOptions&)>;
+
+/// On `spec` with the AMG preconditioner: b = 0 gives x = 0 in no iteration (from x = 3); a NaN
+/// in b, and each of `bad_options`, throw InputError.
+void expect_zero_rhs_and_bad_input(const std::string& spec, const DeviceSolver& solve,
+                                   const std::vector<KrylovOptions>& bad_options) {
+  const Problem problem = generated(spec, 20);
   const Hierarchy h = setup(problem.a, problem.nns, problem.options);
   gpu::DeviceAmgPreconditioner m(h);
-  const auto apply = [&](const double* r, double* z) { m.apply(r, z); };
+  const gpu::DevicePreconditioner apply = [&](const double* r, double* z) { m.apply(r, z); };
   const tessera::cuda::DeviceCsr<double> da = tessera::cuda::upload(problem.a);
   const tessera::cuda::SpmvPlan plan = tessera::cuda::make_spmv_plan(da);
   const std::size_t n = std::size_t(problem.a.rows);
   tessera::cuda::DeviceBuffer<double> db, dx;
   db.upload(std::vector<double>(n, 0.0));
   dx.upload(std::vector<double>(n, 3.0));
-  const SolveResult zero = gpu::device_pcg(da, plan, db.data(), dx.data(), apply, {});
+  const SolveResult zero = solve(da, plan, db.data(), dx.data(), apply, {});
   EXPECT_TRUE(zero.converged());
   EXPECT_EQ(zero.iterations, 0);
   EXPECT_EQ(max_abs(dx.download()), 0.0);
@@ -243,11 +252,24 @@ TEST(AmgGpuPcg, ZeroRhsAndBadInput) {
   std::vector<double> bad(n, 1.0);
   bad[n / 2] = std::nan("");
   db.upload(bad);
-  EXPECT_THROW(gpu::device_pcg(da, plan, db.data(), dx.data(), apply, {}), InputError);
-  KrylovOptions negative;
-  negative.rtol = -1;
+  EXPECT_THROW(solve(da, plan, db.data(), dx.data(), apply, {}), InputError);
   db.upload(std::vector<double>(n, 1.0));
-  EXPECT_THROW(gpu::device_pcg(da, plan, db.data(), dx.data(), apply, negative), InputError);
+  for (const KrylovOptions& o : bad_options) EXPECT_THROW(solve(da, plan, db.data(), dx.data(), apply, o), InputError);
+}
+
+KrylovOptions negative_rtol() {
+  KrylovOptions o;
+  o.rtol = -1;
+  return o;
+}
+
+TEST(AmgGpuPcg, ZeroRhsAndBadInput) {
+  expect_zero_rhs_and_bad_input(
+      "poisson3d:7",
+      [](const auto& a, const auto& plan, const double* b, double* x, const auto& m, const KrylovOptions& o) {
+        return gpu::device_pcg(a, plan, b, x, m, o);
+      },
+      {negative_rtol()});
 }
 
 
@@ -328,32 +350,14 @@ TEST(AmgGpuFgmres, ConvergesLikeHostFgmres) {
 }
 
 TEST(AmgGpuFgmres, ZeroRhsAndBadInput) {
-  const Problem problem = generated("convdiff3d:7", 20);
-  const Hierarchy h = setup(problem.a, problem.nns, problem.options);
-  gpu::DeviceAmgPreconditioner m(h);
-  const auto apply = [&](const double* r, double* z) { m.apply(r, z); };
-  const tessera::cuda::DeviceCsr<double> da = tessera::cuda::upload(problem.a);
-  const tessera::cuda::SpmvPlan plan = tessera::cuda::make_spmv_plan(da);
-  const std::size_t n = std::size_t(problem.a.rows);
-  tessera::cuda::DeviceBuffer<double> db, dx;
-  db.upload(std::vector<double>(n, 0.0));
-  dx.upload(std::vector<double>(n, 3.0));
-  const SolveResult zero = gpu::device_fgmres(da, plan, db.data(), dx.data(), apply, {});
-  EXPECT_TRUE(zero.converged());
-  EXPECT_EQ(zero.iterations, 0);
-  EXPECT_EQ(max_abs(dx.download()), 0.0);
-
-  std::vector<double> bad(n, 1.0);
-  bad[n / 2] = std::nan("");
-  db.upload(bad);
-  EXPECT_THROW(gpu::device_fgmres(da, plan, db.data(), dx.data(), apply, {}), InputError);
-  db.upload(std::vector<double>(n, 1.0));
   KrylovOptions no_restart;
   no_restart.restart = 0;
-  EXPECT_THROW(gpu::device_fgmres(da, plan, db.data(), dx.data(), apply, no_restart), InputError);
-  KrylovOptions negative;
-  negative.rtol = -1;
-  EXPECT_THROW(gpu::device_fgmres(da, plan, db.data(), dx.data(), apply, negative), InputError);
+  expect_zero_rhs_and_bad_input(
+      "convdiff3d:7",
+      [](const auto& a, const auto& plan, const double* b, double* x, const auto& m, const KrylovOptions& o) {
+        return gpu::device_fgmres(a, plan, b, x, m, o);
+      },
+      {no_restart, negative_rtol()});
 }
 
 // The device PCG queues an iteration whole and makes the host's breakdown tests after the step
