@@ -65,6 +65,11 @@ std::uint64_t parse_seed(const std::string& text, const std::string& field) {
   return value;
 }
 
+/// The kinds on an N^3 grid of one unknown a node (N^3 rows).
+bool scalar_cube(const std::string& kind) {
+  return kind == "poisson3d" || kind == "poisson3d27" || kind == "convdiff3d";
+}
+
 /// base^exp, or -1 when it passes `limit`.
 std::int64_t checked_power(std::int64_t base, int exp, std::int64_t limit) {
   std::int64_t result = 1;
@@ -78,8 +83,7 @@ void check_sizes(const ProblemSpec& spec) {
   const std::int64_t n = spec.params[0];
   const auto too_big = [&](const char* what) { reject(spec.text, std::string(what) + " overflows int64"); };
   if (spec.kind == "poisson2d" && checked_power(n, 2, kMaxRows) < 0) too_big("the row count N^2");
-  if ((spec.kind == "poisson3d" || spec.kind == "poisson3d27" || spec.kind == "convdiff3d") &&
-      checked_power(n, 3, kMaxRows) < 0)
+  if (scalar_cube(spec.kind) && checked_power(n, 3, kMaxRows) < 0)
     too_big("the row count N^3");
   if (spec.kind == "elasticity3d" && checked_power(n, 3, kMaxRows / 3) < 0) too_big("the row count 3 N^3");
   if (spec.kind == "rmat") {
@@ -120,7 +124,7 @@ std::int64_t num_rows(const ProblemSpec& spec) {
                         " parameters) was not made by parse_spec; ", kAcceptedForms);
   const std::int64_t n = spec.params[0];
   if (spec.kind == "poisson2d") return n * n;
-  if (spec.kind == "poisson3d" || spec.kind == "poisson3d27" || spec.kind == "convdiff3d") return n * n * n;
+  if (scalar_cube(spec.kind)) return n * n * n;
   if (spec.kind == "elasticity3d") return 3 * n * n * n;
   if (spec.kind == "rmat") return std::int64_t{1} << n;
   return n;  // random
