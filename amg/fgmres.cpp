@@ -20,6 +20,7 @@ struct HostFgmresSpace {
   const LevelOps& ops;
   std::vector<Vector> v, z;
   Vector r;
+  std::vector<double> c[2];  // project()'s coefficients, by pass
 
   HostFgmresSpace(const Csr<double>& a, const Vector& b, Vector& x, const Preconditioner& m, const LevelOps& ops,
                   int restart)
@@ -42,6 +43,15 @@ struct HostFgmresSpace {
   void subtract(Vector& w, double h, const Vector& p) const {
     for_entries([&](std::int64_t i) { w[i] -= h * p[i]; });
   }
+  void project(int count, Vector& w, int pass) {
+    std::vector<double>& coefficient = c[pass];
+    coefficient.resize(std::size_t(count));
+    for (int i = 0; i < count; ++i) coefficient[i] = ops.dot(w, v[i]);
+    for_entries([&](std::int64_t j) {
+      for (int i = 0; i < count; ++i) w[j] -= coefficient[i] * v[i][j];
+    });
+  }
+  const double* projection(int pass) const { return c[pass].data(); }
   void update_x(const std::vector<double>& y, int k) const {
     for_entries([&](std::int64_t j) {  // each x_j adds its terms in the order of i
       for (int i = 0; i < k; ++i) x[j] += y[i] * z[i][j];

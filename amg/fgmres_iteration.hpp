@@ -13,11 +13,15 @@
 //   void divide(const Vec& p, double s, Vec q)   q = p / s (p and q may alias)
 //   void precondition(const Vec& v, Vec z)       z = M^-1 v
 //   void apply(const Vec& z, Vec w)              w = A z
-//   void subtract(Vec w, double h, const Vec& v) w -= h v
+//   void subtract(Vec w, double h, const Vec& v) w -= h v (modified Gram-Schmidt)
+//   void project(int count, Vec w, int pass)     c = V^T w over v_0 .. v_{count-1} (global inner
+//                                                products, all with this w), then w -= V c (each
+//                                                w_j in the order of i); c kept as `pass`'s (0, 1)
+//   const double* projection(int pass)           that c, on the host: valid after the next dot()
 //   void update_x(const std::vector<double>& y, int k)   x += sum_{i<k} y_i z_i, in the order of i
 // The preconditioned vectors are kept, so M may change between iterations; x is updated from
-// them. Arnoldi by modified Gram-Schmidt, the least-squares problem by Givens rotations; the
-// restart residual is the true one.
+// them. Arnoldi by classical Gram-Schmidt applied twice (below; modified Gram-Schmidt on
+// request), the least-squares problem by Givens rotations; the restart residual is the true one.
 #include <algorithm>
 #include <cmath>
 #include <string>
@@ -85,6 +89,36 @@ class GmresLeastSquares {
   std::vector<double> g_, y_;
 };
 
+/// Orthogonalises w = v_{k+1} against v_0 .. v_k and writes column k of the Hessenberg matrix:
+/// classical Gram-Schmidt twice (CGS2), h(0..k, k) = c + d and h(k+1, k) = ||w|| after
+///   c = V^T w, w -= V c;   d = V^T w, w -= V d.
+/// Each pass is one batched reduction over the k + 1 basis vectors where modified Gram-Schmidt
+/// takes k + 1 dependent ones, each a synchronisation (an allreduce across ranks). One pass of
+/// classical Gram-Schmidt loses orthogonality in proportion to the conditioning of the vectors
+/// it projects; the second pass brings it back to working precision ("twice is enough": Giraud,
+/// Langou, Rozloznik and van den Eshof, Numer. Math. 101, 2005). PETSc's GMRES runs one pass by
+/// default and a second on request (-ksp_gmres_cgs_refinement_type refine_always).
+/// GramSchmidt::modified subtracts one basis vector at a time instead: h(i, k) = v_i^T w, then
+/// w -= h(i, k) v_i, for i = 0 .. k (orthogonality lost in proportion to the conditioning).
+template <class Space>
+void arnoldi_orthogonalize(Space& s, int k, GmresLeastSquares& ls, GramSchmidt how = GramSchmidt::classical_twice) {
+  auto&& w = s.basis(k + 1);
+  if (how == GramSchmidt::modified) {
+    for (int i = 0; i <= k; ++i) {
+      const double h_ik = ls.h(i, k) = s.dot(w, s.basis(i));
+      s.subtract(w, h_ik, s.basis(i));
+    }
+    ls.h(k + 1, k) = std::sqrt(s.dot(w, w));
+    return;
+  }
+  s.project(k + 1, w, 0);
+  s.project(k + 1, w, 1);
+  ls.h(k + 1, k) = std::sqrt(s.dot(w, w));
+  const double* c = s.projection(0);
+  const double* d = s.projection(1);
+  for (int i = 0; i <= k; ++i) ls.h(i, k) = c[i] + d[i];
+}
+
 /// The restart cycles from x (held by the space) until ||b - A x|| <= rtol ||b|| (b_norm), the
 /// iteration limit, a breakdown or stagnation; fills result's status, message, iterations and
 /// history (the caller recomputes the final residual). b_norm == 0 does nothing: x is 0 already.
@@ -103,11 +137,7 @@ void fgmres_iterations(Space& s, double b_norm, const KrylovOptions& o, SolveRes
     while (k < o.restart && result.iterations < o.max_iterations) {
       s.precondition(s.basis(k), s.preconditioned(k));
       s.apply(s.preconditioned(k), s.basis(k + 1));
-      for (int i = 0; i <= k; ++i) {
-        const double h_ik = ls.h(i, k) = s.dot(s.basis(k + 1), s.basis(i));
-        s.subtract(s.basis(k + 1), h_ik, s.basis(i));
-      }
-      ls.h(k + 1, k) = std::sqrt(s.dot(s.basis(k + 1), s.basis(k + 1)));
+      arnoldi_orthogonalize(s, k, ls, o.gram_schmidt);
       const double subdiagonal = ls.rotate_column(k);
       ++k, ++result.iterations;
       if (o.history) result.history.push_back(std::abs(ls.residual(k)) / b_norm);

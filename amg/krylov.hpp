@@ -18,10 +18,16 @@ namespace tessera::amg {
 /// z = M^-1 r.
 using Preconditioner = std::function<void(const Vector& r, Vector& z)>;
 
+/// How GMRES's Arnoldi step orthogonalises (fgmres_iteration.hpp): classical Gram-Schmidt twice
+/// (two batched reductions an iteration, orthogonal to working precision) or modified
+/// Gram-Schmidt (k + 1 dependent reductions at iteration k; the reference it replaced).
+enum class GramSchmidt { classical_twice, modified };
+
 struct KrylovOptions {
   double rtol = 1e-8;
   int max_iterations = 500;
   int restart = 30;            // GMRES
+  GramSchmidt gram_schmidt = GramSchmidt::classical_twice;  // GMRES
   /// Iterations without a new smallest residual before giving up. Generous: CG minimises the
   /// A-norm of the error, and on ill-conditioned SPD matrices (bcsstk13) its residual can
   /// wander above its minimum for well over 50 iterations and still converge.

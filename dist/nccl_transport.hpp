@@ -38,9 +38,10 @@ class NcclTransport final : public Transport {
   /// to pinned memory enqueued together, one synchronisation (a dot product of the solvers,
   /// three an iteration of PCG: a second blocking cudaMemcpy would add its latency to each).
   double allreduce_sum_to_host(double* value);
-  /// The sum over ranks of one device double, in place and left on the device: enqueued with
-  /// finish_exchange(), no synchronisation (a recurrence whose scalars never leave the device).
-  void allreduce_sum_on_device(double* value);
+  /// The sums over ranks of `count` device doubles, in place and left on the device: enqueued
+  /// with finish_exchange(), no synchronisation (a recurrence whose scalars never leave the
+  /// device; Gram-Schmidt's projection coefficients, which the next kernel reads).
+  void allreduce_sum_on_device(double* values, std::int64_t count = 1);
 
   /// recv[offsets[r] .. offsets[r+1]) = rank r's `send` (offsets[me+1] - offsets[me] doubles),
   /// on every rank: one grouped ncclBroadcast per rank with a nonempty block (NCCL runs the group

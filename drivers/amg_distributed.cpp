@@ -520,11 +520,11 @@ int run_distributed_amg(const dist::Communicator& comm, const DistributedAmgOpti
   const std::vector<double> b = owned_right_hand_side(o, a);
   const std::int64_t nnz = comm.allreduce(a.nnz(), dist::ReduceOp::sum);
   const bool use_cg = uses_cg(comm, o, a);
-  const char* method = use_cg ? "CG" : "FGMRES";
+  const std::string method = krylov_method(use_cg, o.krylov);
   if (root)
     std::printf("A: %s, %lld rows, %lld nnz on %d rank(s); near-null space %lld vector(s), block size %d; %s + AMG\n",
                 o.a.describe().c_str(), (long long)rows, (long long)nnz, comm.size(), (long long)nns.vectors.cols,
-                block_size, method);
+                block_size, method.c_str());
 
   // The setup's products (A P_tent, P^T A P) on the ranks' GPUs with the gpu backend, and its
   // graph phases (strength, aggregation) and lambda_max estimates too unless --setup host;
@@ -586,11 +586,7 @@ int run_distributed_amg(const dist::Communicator& comm, const DistributedAmgOpti
     if (root) std::printf("re-setup (same pattern, values only): %.4f s\n", resetup_s);
   }
 
-  amg::KrylovOptions ko;
-  ko.rtol = o.tol;
-  ko.max_iterations = o.max_iterations;
-  ko.history = o.history;
-  if (o.stagnation_window) ko.stagnation_window = o.stagnation_window;
+  const amg::KrylovOptions& ko = o.krylov;
   std::vector<double> x(b.size(), 0.0);
   const bool gpu = o.backend == Backend::gpu;
   const SolvePhase phase = solve(comm, devices, o, m, a, b, x, ko, use_cg);
@@ -601,7 +597,7 @@ int run_distributed_amg(const dist::Communicator& comm, const DistributedAmgOpti
   const double setup_fom = setup_s > 0 ? nnz_ap / setup_s : 0;
   const double solve_fom = solve_s > 0 ? nnz_ap * res.iterations / solve_s : 0;
   if (root) {
-    if (o.history)
+    if (o.krylov.history)
       for (std::size_t i = 0; i < res.history.size(); ++i) std::printf("  it %4zu  %.3e\n", i + 1, res.history[i]);
     std::printf("%s: %s\n", res.converged() ? "converged" : "NOT converged", res.message.c_str());
     if (gpu) print_device_solve(phase, comm.size());
@@ -621,13 +617,14 @@ int run_distributed_amg(const dist::Communicator& comm, const DistributedAmgOpti
                   phase.repeated_graph_captures ? " (the cycle was captured again inside them)" : "");
     std::printf("FOM: setup %.4e nnz/s, solve %.4e nnz*it/s\n", setup_fom, solve_fom);
   }
-  out = {{"driver", "tessera-amg"}, {"tol", o.tol}, {"matrix", o.a.describe()}, {"rows", rows}, {"nnz", nnz}, {"ranks", comm.size()}, {"solver", use_cg ? "cg" : "fgmres"},
+  out = {{"driver", "tessera-amg"}, {"tol", o.krylov.rtol}, {"matrix", o.a.describe()}, {"rows", rows}, {"nnz", nnz}, {"ranks", comm.size()},
          {"backend", to_string(o.backend)}, {"distributed", true}, {"converged", res.converged()},
          {"status", amg::to_string(res.status)}, {"message", res.message}, {"iterations", res.iterations},
          {"relative_residual", res.relative_residual}, {"setup_seconds", setup_s}, {"solve_seconds", solve_s},
          {"operator_complexity", stats.operator_complexity}, {"grid_complexity", stats.grid_complexity},
          {"nnz_ap", stats.nnz_ap}, {"setup_fom", setup_fom}, {"solve_fom", solve_fom},
          {"levels", static_cast<int>(stats.levels.size())}};
+  add_krylov_keys(out, use_cg, o.krylov);
   if (tracing) out["setup_step_trace"] = {{"setup", o.setups}, {"steps", trace_json}};
   out["setup_page_faults"] = {{"max_rank", setup.page_faults_max}, {"all_ranks", setup.page_faults_sum}};
   out["host_heap"] = host_heap_pages();
@@ -661,13 +658,13 @@ int run_distributed_amg(const dist::Communicator& comm, const DistributedAmgOpti
                      {"halo_route", phase.halo_route},
                      {"cuda_graph_captures", {{"first_solve", phase.graph_captures},
                                               {"repeated_solves", phase.repeated_graph_captures}}}};
-  if (o.history) out["history"] = res.history;
+  if (o.krylov.history) out["history"] = res.history;
   if (!phase.halo_routes.is_null()) out["halo_routes"] = phase.halo_routes;
 
   if (!o.compare.empty()) {
     baselines::BaselineOptions bo;
-    bo.rtol = o.tol;
-    bo.max_iterations = o.max_iterations;
+    bo.rtol = o.krylov.rtol;
+    bo.max_iterations = o.krylov.max_iterations;
     bo.block_size = block_size;
     if (nns.vectors.cols > block_size)  // rigid-body modes: GAMG gets the same geometry
       bo.coordinates = gen::coordinates(gen::parse_spec(o.a.spec), a.row_begin(), a.row_begin() + a.owned_rows());
@@ -678,7 +675,7 @@ int run_distributed_amg(const dist::Communicator& comm, const DistributedAmgOpti
                        : detail::concat("host, ", comm.size(), " MPI rank(s)");
     mine.configuration = detail::concat("CG + smoothed aggregation, ", stats.levels.size(), " levels, coarsest ",
                                         phase.coarse_method.empty() ? stats.coarse_method : phase.coarse_method);
-    if (root) baselines::print_comparison(stdout, o.tol, mine, results);
+    if (root) baselines::print_comparison(stdout, o.krylov.rtol, mine, results);
     out["compare"] = baselines::comparison_json(mine, results);
   }
   if (!phase.routes_agree) return kExitCheckFailed;  // a route that changes the solve is a bug

@@ -11,6 +11,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "amg/krylov.hpp"
 #include "amg/options.hpp"
 #include "dist/communicator.hpp"
 #include "drivers/baselines/compare.hpp"
@@ -25,9 +26,8 @@ struct DistributedAmgOptions {
   std::string null_space = "auto";    // auto | constant | rigid-body
   int block_size = 0;                 // 0: from the generator, else 1
   std::string solver = "auto";       // auto (CG if A is symmetric, else FGMRES) | cg | gmres
-  double tol = 1e-8;
-  int max_iterations = 500, stagnation_window = 0;
-  bool history = false, resetup = false;
+  amg::KrylovOptions krylov;          // tolerance, iteration limit, history; FGMRES's restart and Gram-Schmidt
+  bool resetup = false;
   amg::AmgOptions amg;
   Backend backend = Backend::host;    // gpu: setup products and the solve on the ranks' GPUs
   std::string spgemm = "tile";        // the GPU setup products: tile | cusparse

@@ -1,11 +1,30 @@
 #pragma once
 // Tessera's own row of the --compare table, from its solve and hierarchy statistics (the
 // serial and the distributed tessera-amg paths fill the rest: solver name, where it ran).
+#include <string>
+
+#include <nlohmann/json.hpp>
+
 #include "amg/hierarchy_stats.hpp"
 #include "amg/krylov.hpp"
 #include "drivers/baselines/baseline.hpp"
 
 namespace tessera::driver {
+
+/// "CG", or "FGMRES(30, CGS2)" (the restart and the Gram-Schmidt of the Arnoldi step).
+inline std::string krylov_method(bool use_cg, const amg::KrylovOptions& ko) {
+  if (use_cg) return "CG";
+  return "FGMRES(" + std::to_string(ko.restart) + ", " +
+         (ko.gram_schmidt == amg::GramSchmidt::modified ? "MGS" : "CGS2") + ")";
+}
+
+/// The method's JSON keys: solver ("cg" or "fgmres"), and FGMRES's restart and gram_schmidt.
+inline void add_krylov_keys(nlohmann::json& out, bool use_cg, const amg::KrylovOptions& ko) {
+  out["solver"] = use_cg ? "cg" : "fgmres";
+  if (use_cg) return;
+  out["restart"] = ko.restart;
+  out["gram_schmidt"] = ko.gram_schmidt == amg::GramSchmidt::modified ? "mgs" : "cgs2";
+}
 
 inline baselines::BaselineResult amg_result_row(const amg::SolveResult& res, const amg::HierarchyStats& stats,
                                                 double setup_seconds, double solve_seconds) {

@@ -51,9 +51,10 @@ struct Options {
   MatrixSource a;
   std::string b_file, json, compare, smoother = "chebyshev", cycle = "V", null_space = "auto", solver = "auto";
   std::string backend = "auto", spgemm = "auto", setup = "auto";
-  double tol = 1e-8;
-  int max_it = 500, block_size = 0, stagnation = 0, setups = 1, solves = 1;
-  bool history = false, resetup = false, distributed = false;
+  amg::KrylovOptions krylov;
+  std::string gram_schmidt = "cgs2";
+  int block_size = 0, setups = 1, solves = 1;
+  bool resetup = false, distributed = false;
   std::int64_t replicate_nnz = -1;  // distributed GPU solve (-1: the library default)
   bool no_cuda_graph = false, timeline = false, trace = false;
   std::string halo = "auto";
@@ -92,10 +93,16 @@ void add_options(CLI::App& app, Options& opt) {
   app.add_option("--gen", opt.a.spec, "generate A: poisson3d:N poisson3d27:N elasticity3d:N poisson2d:N");
   app.add_option("--A", opt.a.file, "Matrix Market file for A (.mtx or .mtx.gz)");
   app.add_option("--b", opt.b_file, "right-hand side (Matrix Market array); default all ones");
-  app.add_option("--tol", opt.tol, "relative residual tolerance")->check(CLI::PositiveNumber);
-  app.add_option("--max-it", opt.max_it, "iteration limit")->check(CLI::NonNegativeNumber);
+  app.add_option("--tol", opt.krylov.rtol, "relative residual tolerance")->check(CLI::PositiveNumber);
+  app.add_option("--max-it", opt.krylov.max_iterations, "iteration limit")->check(CLI::NonNegativeNumber);
   app.add_option("--solver", opt.solver, "auto (CG if A is symmetric, else FGMRES), cg, gmres")
       ->check(CLI::IsMember({"auto", "cg", "gmres"}));
+  app.add_option("--restart", opt.krylov.restart, "FGMRES: basis vectors before a restart (default 30)")
+      ->check(CLI::PositiveNumber);
+  app.add_option("--gram-schmidt", opt.gram_schmidt,
+                 "FGMRES's Arnoldi: cgs2 (classical Gram-Schmidt twice, the default: two batched reductions an "
+                 "iteration) or mgs (modified Gram-Schmidt: one reduction per basis vector)")
+      ->check(CLI::IsMember({"cgs2", "mgs"}));
   app.add_option("--smoother", opt.smoother, "chebyshev | l1-jacobi")->check(CLI::IsMember({"chebyshev", "l1-jacobi"}));
   app.add_option("--degree", opt.amg.chebyshev_degree, "Chebyshev degree")->check(CLI::PositiveNumber);
   app.add_option("--sweeps", opt.amg.jacobi_sweeps, "l1-Jacobi sweeps")->check(CLI::PositiveNumber);
@@ -106,7 +113,7 @@ void add_options(CLI::App& app, Options& opt) {
   app.add_option("--null-space", opt.null_space, "auto (rigid-body for generated elasticity), constant, rigid-body")
       ->check(CLI::IsMember({"auto", "constant", "rigid-body"}));
   app.add_option("--block-size", opt.block_size, "dofs per node (default: from the generator, else 1)");
-  app.add_option("--stagnation-window", opt.stagnation, "stop after this many iterations without a new smallest residual")
+  app.add_option("--stagnation-window", opt.krylov.stagnation_window, "stop after this many iterations without a new smallest residual")
       ->check(CLI::PositiveNumber);
   app.add_option("--backend", opt.backend, "auto (GPU when present; several ranks: when each has its own), host, gpu")
       ->check(CLI::IsMember({"auto", "host", "gpu"}));
@@ -122,7 +129,7 @@ void add_options(CLI::App& app, Options& opt) {
       ->check(CLI::IsMember({"auto", "device", "host"}));
   app.add_flag("--resetup", opt.resetup, "also time a re-setup with the same pattern (the repeated setup); the device setup keeps its "
                  "re-setup plans (device memory) only with this flag");
-  app.add_flag("--history", opt.history, "print the residual of every iteration");
+  app.add_flag("--history", opt.krylov.history, "print the residual of every iteration");
   app.add_option("--replicate-nnz", opt.replicate_nnz,
                  "distributed GPU solve: coarse levels of at most this many nonzeros are replicated on every GPU "
                  "instead of cycled across ranks (default 4000000; 0: never; V-cycles only)")
@@ -173,15 +180,15 @@ nlohmann::json compare_with_baselines(const Options& opt, const std::vector<base
                                       const Csr<double>& a, const amg::NearNullSpace& nns, const amg::Vector& b,
                                       const baselines::BaselineResult& tessera) {
   baselines::BaselineOptions bo;
-  bo.rtol = opt.tol;
-  bo.max_iterations = opt.max_it;
+  bo.rtol = opt.krylov.rtol;
+  bo.max_iterations = opt.krylov.max_iterations;
   bo.block_size = nns.block_size;
   if (nns.vectors.cols > nns.block_size)  // rigid-body modes: hand GAMG the same geometry
     bo.coordinates = gen::coordinates(gen::parse_spec(opt.a.spec), 0, a.rows);
   const std::vector<baselines::BaselineResult> results = baselines::run_baselines(MPI_COMM_WORLD, which, a, b, bo);
   int rank = 0;
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-  if (rank == 0) baselines::print_comparison(stdout, opt.tol, tessera, results);
+  if (rank == 0) baselines::print_comparison(stdout, opt.krylov.rtol, tessera, results);
   return baselines::comparison_json(tessera, results);
 }
 
@@ -205,10 +212,7 @@ int run_distributed(const dist::Communicator& comm, const Options& opt, const st
   d.b_file = opt.b_file;
   d.null_space = opt.null_space;
   d.block_size = opt.block_size;
-  d.tol = opt.tol;
-  d.max_iterations = opt.max_it;
-  d.stagnation_window = opt.stagnation;
-  d.history = opt.history;
+  d.krylov = opt.krylov;
   d.resetup = opt.resetup;
   d.amg = opt.amg;
   d.compare = compare;
@@ -264,16 +268,7 @@ void print_problem(const Options& opt, const Problem& p, Backend backend) {
   std::printf("backend %s\n", to_string(backend));
   std::printf("A: %s, %lld rows, %lld nnz; near-null space %lld vector(s), block size %d; %s + AMG (%s-cycle, %s)\n",
               opt.a.describe().c_str(), (long long)p.a.rows, (long long)p.a.nnz(), (long long)p.nns.vectors.cols,
-              p.nns.block_size, p.use_cg ? "CG" : "FGMRES", opt.cycle.c_str(), opt.smoother.c_str());
-}
-
-amg::KrylovOptions krylov_options(const Options& opt) {
-  amg::KrylovOptions ko;
-  ko.rtol = opt.tol;
-  ko.max_iterations = opt.max_it;
-  ko.history = opt.history;
-  if (opt.stagnation) ko.stagnation_window = opt.stagnation;
-  return ko;
+              p.nns.block_size, krylov_method(p.use_cg, opt.krylov).c_str(), opt.cycle.c_str(), opt.smoother.c_str());
 }
 
 /// The serial reference: host setup (optionally a re-setup), then CG or FGMRES on the host.
@@ -303,7 +298,7 @@ AmgRun run_on_host(const Options& opt, const Problem& p, amg::Vector& x, const a
 
 /// Setup and solve on the path the backend and --setup select.
 AmgRun setup_and_solve(const Options& opt, const Problem& p, Backend backend, amg::Vector& x) {
-  const amg::KrylovOptions ko = krylov_options(opt);
+  const amg::KrylovOptions& ko = opt.krylov;
   if (backend == Backend::host) return run_on_host(opt, p, x, ko);
 #if TESSERA_HAVE_CUDA
   const SingleGpuProblem gpu{p.a, p.nns, p.b, opt.amg, opt.spgemm, opt.resetup, p.use_cg};
@@ -320,7 +315,7 @@ int report(const Options& opt, const std::vector<baselines::Baseline>& compare, 
            const AmgRun& run) {
   const amg::SolveResult& res = run.res;
   const amg::HierarchyStats& stats = run.stats;
-  if (opt.history)
+  if (opt.krylov.history)
     for (std::size_t i = 0; i < res.history.size(); ++i) std::printf("  it %4zu  %.3e\n", i + 1, res.history[i]);
   const double nnz_ap = double(stats.nnz_ap);
   const double setup_fom = run.setup_s > 0 ? nnz_ap / run.setup_s : 0;
@@ -333,18 +328,19 @@ int report(const Options& opt, const std::vector<baselines::Baseline>& compare, 
   std::printf("FOM: setup %.4e nnz/s, solve %.4e nnz*it/s\n", setup_fom, solve_fom);
 
   nlohmann::json out = {
-      {"driver", "tessera-amg"}, {"tol", opt.tol}, {"ranks", 1},
-      {"matrix", opt.a.describe()}, {"rows", p.a.rows}, {"nnz", p.a.nnz()}, {"solver", p.use_cg ? "cg" : "fgmres"},
+      {"driver", "tessera-amg"}, {"tol", opt.krylov.rtol}, {"ranks", 1},
+      {"matrix", opt.a.describe()}, {"rows", p.a.rows}, {"nnz", p.a.nnz()},
       {"smoother", opt.smoother}, {"cycle", opt.cycle}, {"backend", to_string(backend)}, {"converged", res.converged()},
       {"status", amg::to_string(res.status)}, {"message", res.message}, {"iterations", res.iterations},
       {"relative_residual", res.relative_residual}, {"setup_seconds", run.setup_s}, {"solve_seconds", run.solve_s},
       {"operator_complexity", stats.operator_complexity}, {"grid_complexity", stats.grid_complexity},
       {"nnz_ap", stats.nnz_ap}, {"setup_fom", setup_fom}, {"solve_fom", solve_fom}, {"levels", levels_json(stats)},
       {"setup_phases", phases_json(stats.times)}, {"coarse_solver", stats.coarse_method}};
+  add_krylov_keys(out, p.use_cg, opt.krylov);
   if (opt.resetup) out["resetup_seconds"] = run.resetup_s;
   out.update(run.extra);
   if (run.resetup_phases) out["resetup_phases"] = phases_json(*run.resetup_phases);
-  if (opt.history) out["history"] = res.history;
+  if (opt.krylov.history) out["history"] = res.history;
   if (!compare.empty())
     out["compare"] = compare_with_baselines(opt, compare, p.a, p.nns, p.b,
                                             tessera_row(opt, backend, p.use_cg, res, stats, run.setup_s, run.solve_s));
@@ -365,6 +361,7 @@ std::optional<int> parse_options(int argc, char** argv, Options& opt) {
   }
   opt.amg.smoother = amg::parse_smoother(opt.smoother);
   opt.amg.cycle = amg::parse_cycle(opt.cycle);
+  opt.krylov.gram_schmidt = opt.gram_schmidt == "mgs" ? amg::GramSchmidt::modified : amg::GramSchmidt::classical_twice;
   return std::nullopt;
 }
 

@@ -1,6 +1,7 @@
 // Host code only: fgmres_iteration.hpp's cycles over device vectors and a DeviceOperator.
 #include "amg/cuda/device_fgmres.hpp"
 
+#include <algorithm>
 #include <optional>
 #include <vector>
 
@@ -14,6 +15,7 @@ namespace tessera::amg::gpu {
 namespace {
 
 using tessera::cuda::axpby;
+using tessera::cuda::combine;
 using tessera::cuda::copy;
 using tessera::cuda::zero;
 
@@ -51,8 +53,25 @@ struct DeviceFgmresSpace {
   }
   void apply(const double* z, double* v) const { a.apply(1.0, z, 0.0, v); }
   void subtract(double* v, double h, const double* u) const { axpby(n, -h, u, 1.0, v, stream); }
-  void update_x(const std::vector<double>& y, int k) const {
-    for (int i = 0; i < k; ++i) axpby(n, y[i], preconditioned(i), 1.0, x, stream);  // in the order of i
+  /// c = V^T v (one pass, allreduced on the device), its copy to the host queued, v -= V c: the
+  /// host waits for none of it (projection() reads the copy after the next dot has returned).
+  void project(int count, double* v, int pass) const {
+    double* c = w.coefficients.data() + w.projection_at(pass);
+    a.dots_into(n, basis(0), n, count, v, c);
+    TESSERA_CUDA_CHECK(cudaMemcpyAsync(w.host_coefficients.data() + w.projection_at(pass), c,
+                                       std::size_t(count) * sizeof(double), cudaMemcpyDeviceToHost, stream));
+    combine(n, -1.0, basis(0), n, count, c, v, stream);
+  }
+  const double* projection(int pass) const {
+    TESSERA_CUDA_CHECK(cudaStreamSynchronize(stream));  // done already after a dot: a formality
+    return w.host_coefficients.data() + w.projection_at(pass);
+  }
+  void update_x(const std::vector<double>& y, int k) const {  // x += Z y, each x_j in the order of i
+    double* host_y = w.host_coefficients.data() + w.update_at();
+    std::copy(y.begin(), y.begin() + k, host_y);
+    double* device_y = w.coefficients.data() + w.update_at();
+    TESSERA_CUDA_CHECK(cudaMemcpyAsync(device_y, host_y, std::size_t(k) * sizeof(double), cudaMemcpyHostToDevice, stream));
+    combine(n, 1.0, preconditioned(0), n, k, device_y, x, stream);
   }
 };
 
@@ -64,7 +83,9 @@ FgmresWorkspace::FgmresWorkspace(std::int64_t rows, int restart, cudaStream_t st
       basis(std::size_t(rows) * std::size_t(restart + 1), stream),
       preconditioned(std::size_t(rows) * std::size_t(restart), stream),
       r(std::size_t(rows), stream),
-      z(std::size_t(rows), stream) {}
+      z(std::size_t(rows), stream),
+      coefficients(std::size_t(3 * restart + 2), stream),
+      host_coefficients(std::size_t(3 * restart + 2)) {}
 
 SolveResult device_fgmres(DeviceOperator& a, const double* b, double* x, const DevicePreconditioner& m,
                           const KrylovOptions& o, FgmresWorkspace* workspace) {

@@ -1,14 +1,17 @@
 #pragma once
 // Flexible GMRES with every vector on the device: the cycles of amg/fgmres_iteration.hpp, the
 // template the host solver (amg/fgmres.cpp) runs too (right preconditioning with the
-// preconditioned vectors kept, Arnoldi by modified Gram-Schmidt, Givens rotations, the true
-// residual at each restart, the same breakdown and stagnation tests), on device vectors and
-// over a DeviceOperator like device_pcg: one GPU (CsrDeviceOperator) or many ranks (DistDeviceOperator, dist_device_fgmres in dist_device_amg.hpp). The Krylov basis
-// (restart + 1 vectors) and the preconditioned vectors (restart) live on the device; the
-// Hessenberg matrix and the rotations, a few hundred scalars, on the host, which steers the
-// control flow from the dots. Each dot returns to the host (modified Gram-Schmidt takes them
-// one after the other); with a distributed operator they are allreduced first, so every rank
-// takes the same decisions.
+// preconditioned vectors kept, Arnoldi by classical Gram-Schmidt twice, Givens rotations, the
+// true residual at each restart, the same breakdown and stagnation tests), on device vectors
+// and over a DeviceOperator like device_pcg: one GPU (CsrDeviceOperator) or many ranks
+// (DistDeviceOperator, dist_device_fgmres in dist_device_amg.hpp). The Krylov basis (restart + 1
+// vectors) and the preconditioned vectors (restart) live on the device; the Hessenberg matrix
+// and the rotations, a few hundred scalars, on the host, which steers the control flow.
+// An Arnoldi step by classical Gram-Schmidt twice (the default) synchronises once: both passes
+// are queued whole (their coefficients reduced, allreduced across ranks, and applied on the
+// device), and the host waits only for ||w||, when the coefficients come back with it.
+// Modified Gram-Schmidt (on request) waits for each of its k + 1 dots. Every decision is taken
+// on allreduced values, so every rank takes the same ones.
 #include <cuda_runtime_api.h>
 
 #include <cstdint>
@@ -17,18 +20,26 @@
 #include "amg/cuda/device_pcg.hpp"
 #include "amg/krylov.hpp"
 #include "local/cuda/device_buffer.hpp"
+#include "local/cuda/pinned_host_buffer.hpp"
 
 namespace tessera::amg::gpu {
 
 /// The solve's device vectors: (restart + 1) x rows of basis, restart x rows of preconditioned
 /// vectors, and two staging vectors. (2 restart + 3) x rows doubles: 63 vectors at the default
-/// restart of 30. A distributed caller allocates it collectively (one rank out of memory must
-/// not leave the others in an allreduce).
+/// restart of 30. Beside them, the Gram-Schmidt coefficients of both passes and the update's
+/// (3 restart + 2 doubles, on the device and in page-locked host memory). A distributed caller
+/// allocates it collectively (one rank out of memory must not leave the others in an allreduce).
 struct FgmresWorkspace {
   FgmresWorkspace(std::int64_t rows, int restart, cudaStream_t stream);
   std::int64_t rows;
   int restart;
   tessera::cuda::DeviceBuffer<double> basis, preconditioned, r, z;
+  tessera::cuda::DeviceBuffer<double> coefficients;
+  tessera::cuda::PinnedHostBuffer<double> host_coefficients;
+  /// Where coefficients and host_coefficients keep a Gram-Schmidt pass's (0 or 1; restart + 1
+  /// each) and the update's y (restart).
+  std::int64_t projection_at(int pass) const { return std::int64_t(pass) * (restart + 1); }
+  std::int64_t update_at() const { return 2 * std::int64_t(restart + 1); }
 };
 
 /// Solves A x = b from the initial guess in x; b and x are device vectors of a.rows() entries.

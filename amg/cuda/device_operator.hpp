@@ -5,7 +5,7 @@
 //   rows of the operator (collective across ranks for a distributed one).
 // Vectors are device pointers to the entries this process owns (rows() for outputs, cols() for
 // inputs); every call is ordered on stream() and returns without synchronising, except dot(),
-// which returns its value to the host (dot_into leaves it on the device instead). The transfer
+// which returns its value to the host (dot_into and dots_into leave theirs on the device). The transfer
 // operators P and R are DeviceOperators too.
 //
 // Implementations: CsrDeviceOperator here (DeviceCsr + SpmvPlan, one GPU) and
@@ -34,6 +34,10 @@ class DeviceOperator {
   virtual double dot(std::int64_t n, const double* x, const double* y) = 0;
   /// The same inner product written to `*result` in device memory, without synchronising.
   virtual void dot_into(std::int64_t n, const double* x, const double* y, double* result) = 0;
+  /// results[i] = v_i^T w for the `count` vectors v_i = vectors + i * stride, in device memory,
+  /// without synchronising: one pass over them all (classical Gram-Schmidt's V^T w).
+  virtual void dots_into(std::int64_t n, const double* vectors, std::int64_t stride, int count, const double* w,
+                         double* results) = 0;
   virtual cudaStream_t stream() const = 0;
 };
 
@@ -53,6 +57,10 @@ class CsrDeviceOperator final : public DeviceOperator {
   void dot_into(std::int64_t n, const double* x, const double* y, double* result) override {
     dot_.sum_into(n, x, y, result, stream_);
   }
+  void dots_into(std::int64_t n, const double* vectors, std::int64_t stride, int count, const double* w,
+                 double* results) override {
+    dots_.sums_into(n, vectors, stride, count, w, results, stream_);
+  }
   cudaStream_t stream() const override { return stream_; }
 
  private:
@@ -60,6 +68,7 @@ class CsrDeviceOperator final : public DeviceOperator {
   const tessera::cuda::SpmvPlan& plan_;
   cudaStream_t stream_;
   tessera::cuda::DeviceDot dot_;
+  tessera::cuda::DeviceMultiDot dots_;
 };
 
 }  // namespace tessera::amg::gpu

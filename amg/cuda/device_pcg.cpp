@@ -2,13 +2,13 @@
 #include "amg/cuda/device_pcg.hpp"
 
 #include <cmath>
-#include <memory>
 #include <string>
 
 #include "amg/cuda/device_krylov_common.hpp"
 #include "amg/cuda/device_pcg_steps.hpp"
 #include "local/core/error.hpp"
 #include "local/cuda/check.hpp"
+#include "local/cuda/pinned_host_buffer.hpp"
 #include "local/cuda/vector_ops.hpp"
 
 namespace tessera::amg::gpu {
@@ -31,18 +31,15 @@ class DeviceScalars {
   struct Values {
     double pq, rr, rz;
   };
-  explicit DeviceScalars(cudaStream_t stream) : stream_(stream), device_(kCount, stream) {
+  explicit DeviceScalars(cudaStream_t stream) : stream_(stream), device_(kCount, stream), host_(kCount) {
     device_.fill_bytes(0, stream);  // every read copies all slots, written or not yet
-    void* host = nullptr;
-    TESSERA_CUDA_CHECK(cudaMallocHost(&host, kCount * sizeof(double)));
-    host_.reset(static_cast<double*>(host));
   }
   double* pq() { return device_.data(); }
   double* rr() { return device_.data() + 1; }
   double* rz(int iteration) { return device_.data() + 2 + (iteration & 1); }  // r^T z entering `iteration`
   /// Waits for the stream, then p^T A p, r^T r and the r^T z entering `iteration`.
   Values read(int iteration) {
-    TESSERA_CUDA_CHECK(cudaMemcpyAsync(host_.get(), device_.data(), kCount * sizeof(double), cudaMemcpyDeviceToHost,
+    TESSERA_CUDA_CHECK(cudaMemcpyAsync(host_.data(), device_.data(), kCount * sizeof(double), cudaMemcpyDeviceToHost,
                                        stream_));
     TESSERA_CUDA_CHECK(cudaStreamSynchronize(stream_));
     return {host_[0], host_[1], host_[2 + (iteration & 1)]};
@@ -50,12 +47,9 @@ class DeviceScalars {
 
  private:
   static constexpr std::size_t kCount = 4;
-  struct FreeHost {
-    void operator()(double* p) const { cudaFreeHost(p); }
-  };
   cudaStream_t stream_;
   DeviceBuffer<double> device_;
-  std::unique_ptr<double[], FreeHost> host_;
+  tessera::cuda::PinnedHostBuffer<double> host_;
 };
 
 }  // namespace

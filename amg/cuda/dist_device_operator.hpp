@@ -23,6 +23,10 @@ class DistDeviceOperator final : public DeviceOperator {
   void dot_into(std::int64_t n, const double* x, const double* y, double* result) override {
     ctx_.dot_into(n, x, y, result);
   }
+  void dots_into(std::int64_t n, const double* vectors, std::int64_t stride, int count, const double* w,
+                 double* results) override {
+    ctx_.dots_into(n, vectors, stride, count, w, results);
+  }
   cudaStream_t stream() const override { return ctx_.compute(); }
 
  private:

@@ -52,7 +52,7 @@ class StreamTimer {
   std::int64_t sections_ = 0;
 };
 
-/// A DeviceOperator that times another one's apply() and residual() (dot() and dot_into() are
+/// A DeviceOperator that times another one's apply() and residual() (the dots are
 /// passed through).
 /// Keeps a reference to `inner`, which must outlive it.
 class TimedOperator final : public DeviceOperator {
@@ -66,6 +66,10 @@ class TimedOperator final : public DeviceOperator {
   double dot(std::int64_t n, const double* x, const double* y) override { return inner_.dot(n, x, y); }
   void dot_into(std::int64_t n, const double* x, const double* y, double* result) override {
     inner_.dot_into(n, x, y, result);
+  }
+  void dots_into(std::int64_t n, const double* vectors, std::int64_t stride, int count, const double* w,
+                 double* results) override {
+    inner_.dots_into(n, vectors, stride, count, w, results);
   }
   cudaStream_t stream() const override { return inner_.stream(); }
 

@@ -43,6 +43,7 @@ DeviceContext::DeviceContext(const Communicator& comm) : comm_(comm) {
   } catch (...) {
     if (exchange_) cudaStreamSynchronize(exchange_);  // no allreduce may still use the dot's buffer
     local_dot_ = tessera::cuda::DeviceDot();  // its buffers are freed on compute_, destroyed next
+    local_dots_ = tessera::cuda::DeviceMultiDot();
     device_dot_value_ = tessera::cuda::DeviceBuffer<double>();
     transport_.reset();
     if (compute_mark_) cudaEventDestroy(compute_mark_);
@@ -56,6 +57,7 @@ DeviceContext::~DeviceContext() {
   // The dots' buffers are freed on compute_, so they go before the streams do.
   cudaStreamSynchronize(compute_);
   local_dot_ = tessera::cuda::DeviceDot();
+  local_dots_ = tessera::cuda::DeviceMultiDot();
   device_dot_value_ = tessera::cuda::DeviceBuffer<double>();
   cudaStreamSynchronize(compute_);
   transport_.reset();
@@ -102,6 +104,16 @@ void DeviceContext::dot_into(std::int64_t n, const double* x, const double* y, d
   local_dot_.sum_into(n, x, y, result, compute_);
   exchange_after_compute();
   transport_->allreduce_sum_on_device(result);
+  compute_after_exchange();
+}
+
+void DeviceContext::dots_into(std::int64_t n, const double* vectors, std::int64_t stride, int count, const double* w,
+                              double* results) {
+  TESSERA_REQUIRE_INPUT(n >= 0 && count >= 0, "dots: negative length ", n, " or count ", count);
+  if (count == 0) return;
+  local_dots_.sums_into(n, vectors, stride, count, w, results, compute_);
+  exchange_after_compute();
+  transport_->allreduce_sum_on_device(results, count);
   compute_after_exchange();
 }
 

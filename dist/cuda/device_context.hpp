@@ -72,6 +72,11 @@ class DeviceContext {
   /// Collective: the same global x^T y written to `*result` (device memory the caller keeps),
   /// ordered on compute(), without synchronising.
   void dot_into(std::int64_t n, const double* x, const double* y, double* result);
+  /// Collective: results[i] = the global v_i^T w for the `count` vectors v_i = vectors + i *
+  /// stride (n owned entries each), in device memory, ordered on compute(), without
+  /// synchronising: one pass of local sums (DeviceMultiDot) and one allreduce of `count` values.
+  void dots_into(std::int64_t n, const double* vectors, std::int64_t stride, int count, const double* w,
+                 double* results);
 
  private:
   const Communicator& comm_;
@@ -84,6 +89,7 @@ class DeviceContext {
   std::uint64_t halo_route_changes_ = 0;
   RetiredPeerRegions retired_peer_regions_;
   tessera::cuda::DeviceDot local_dot_;
+  tessera::cuda::DeviceMultiDot local_dots_;
   tessera::cuda::DeviceBuffer<double> device_dot_value_;  // device_dot's result
 };
 

@@ -37,13 +37,60 @@ __global__ void dot_partial_kernel(std::int64_t n, const double* x, const double
   if (threadIdx.x == 0) partial[blockIdx.x] = block_sum;
 }
 
-__global__ void dot_final_kernel(const double* partial, int count, double* total) {
+/// partial[0] + ... + partial[count - 1] into *total, by one block in a fixed order.
+__device__ void sum_partials(const double* partial, int count, double* total) {
   using Reduce = cub::BlockReduce<double, kThreads>;
   __shared__ typename Reduce::TempStorage storage;
   double sum = 0.0;
   for (int i = threadIdx.x; i < count; i += kThreads) sum += partial[i];
   const double block_sum = Reduce(storage).Sum(sum);
   if (threadIdx.x == 0) *total = block_sum;
+}
+
+__global__ void dot_final_kernel(const double* partial, int count, double* total) { sum_partials(partial, count, total); }
+
+constexpr int kDotGroup = 8;  // totals one thread accumulates together: w is read once per group
+
+/// partial[v * gridDim.x + block] = block's share of v_v^T w, each exactly as dot_partial_kernel
+/// forms it for one pair (the same rows per thread, the same order, the same block reduction).
+__global__ void multi_dot_partial_kernel(std::int64_t n, const double* vectors, std::int64_t stride, int count,
+                                         const double* w, double* partial) {
+  using Reduce = cub::BlockReduce<double, kThreads>;
+  __shared__ typename Reduce::TempStorage storage;
+  for (int first = 0; first < count; first += kDotGroup) {
+    const int width = min(kDotGroup, count - first);  // alike in every thread: the barriers below match
+    double sum[kDotGroup] = {};
+    for (std::int64_t i = blockIdx.x * std::int64_t(kThreads) + threadIdx.x; i < n; i += std::int64_t(gridDim.x) * kThreads) {
+      const double wi = w[i];
+#pragma unroll
+      for (int v = 0; v < kDotGroup; ++v)
+        if (v < width) sum[v] += vectors[(first + v) * stride + i] * wi;
+    }
+#pragma unroll
+    for (int v = 0; v < kDotGroup; ++v) {
+      if (v < width) {
+        const double block_sum = Reduce(storage).Sum(sum[v]);
+        if (threadIdx.x == 0) partial[std::int64_t(first + v) * gridDim.x + blockIdx.x] = block_sum;
+        __syncthreads();  // the next reduction reuses the storage
+      }
+    }
+  }
+}
+
+/// One block per total.
+__global__ void multi_dot_final_kernel(const double* partial, int blocks, double* totals) {
+  sum_partials(partial + std::int64_t(blockIdx.x) * blocks, blocks, totals + blockIdx.x);
+}
+
+/// y_j += sum_i (alpha c_i) v_ij. The coefficients are read by every thread from the same
+/// addresses (a broadcast from L1 through the read-only path).
+__global__ void combine_kernel(std::int64_t n, double alpha, const double* vectors, std::int64_t stride, int count,
+                               const double* __restrict__ coefficients, double* y) {
+  for (std::int64_t j = blockIdx.x * std::int64_t(blockDim.x) + threadIdx.x; j < n; j += std::int64_t(gridDim.x) * blockDim.x) {
+    double yj = y[j];
+    for (int i = 0; i < count; ++i) yj += (alpha * __ldg(coefficients + i)) * vectors[i * stride + j];
+    y[j] = yj;
+  }
 }
 
 }  // namespace
@@ -58,6 +105,13 @@ void diagonal_axpby(std::int64_t n, double alpha, const double* d, const double*
                     cudaStream_t stream) {
   if (n <= 0) return;
   diagonal_axpby_kernel<<<blocks_for(n), kThreads, 0, stream>>>(n, alpha, d, x, beta, y);
+  TESSERA_CHECK_LAUNCH();
+}
+
+void combine(std::int64_t n, double alpha, const double* vectors, std::int64_t stride, int count,
+             const double* coefficients, double* y, cudaStream_t stream) {
+  if (n <= 0 || count <= 0) return;
+  combine_kernel<<<blocks_for(n), kThreads, 0, stream>>>(n, alpha, vectors, stride, count, coefficients, y);
   TESSERA_CHECK_LAUNCH();
 }
 
@@ -86,6 +140,22 @@ void DeviceDot::sum_into(std::int64_t n, const double* x, const double* y, doubl
   dot_partial_kernel<<<blocks, kThreads, 0, stream>>>(n, x, y, partial_.data() + 1);
   TESSERA_CHECK_LAUNCH();
   dot_final_kernel<<<1, kThreads, 0, stream>>>(partial_.data() + 1, blocks, total);
+  TESSERA_CHECK_LAUNCH();
+}
+
+void DeviceMultiDot::sums_into(std::int64_t n, const double* vectors, std::int64_t stride, int count, const double* w,
+                               double* totals, cudaStream_t stream) {
+  if (count <= 0) return;
+  if (n <= 0) {
+    TESSERA_CUDA_CHECK(cudaMemsetAsync(totals, 0, std::size_t(count) * sizeof(double), stream));
+    return;
+  }
+  const int blocks = static_cast<int>(std::min<std::int64_t>((n + kThreads - 1) / kThreads, kDotBlocks));
+  const std::size_t needed = std::size_t(count) * std::size_t(kDotBlocks);
+  if (partial_.size() < needed) partial_.allocate(needed, stream);
+  multi_dot_partial_kernel<<<blocks, kThreads, 0, stream>>>(n, vectors, stride, count, w, partial_.data());
+  TESSERA_CHECK_LAUNCH();
+  multi_dot_final_kernel<<<count, kThreads, 0, stream>>>(partial_.data(), blocks, totals);
   TESSERA_CHECK_LAUNCH();
 }
 

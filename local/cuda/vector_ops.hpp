@@ -17,6 +17,13 @@ void axpby(std::int64_t n, double alpha, const double* x, double beta, double* y
 void diagonal_axpby(std::int64_t n, double alpha, const double* d, const double* x, double beta, double* y,
                     cudaStream_t stream = nullptr);
 
+/// y += alpha * sum_{i < count} c_i v_i, where v_i = vectors + i * stride (n entries each) and
+/// c holds `count` coefficients in device memory (a product the stream computed, read by the
+/// kernel, never by the host). Each y_j adds its terms in the order of i: count axpys' result.
+/// Arnoldi's w -= V c (alpha = -1) and GMRES's x += Z y in one pass over y.
+void combine(std::int64_t n, double alpha, const double* vectors, std::int64_t stride, int count,
+             const double* coefficients, double* y, cudaStream_t stream = nullptr);
+
 /// y = x (device to device).
 void copy(std::int64_t n, const double* x, double* y, cudaStream_t stream = nullptr);
 
@@ -38,6 +45,20 @@ class DeviceDot {
 
  private:
   DeviceBuffer<double> partial_;  // one per block, then the total in [0]
+};
+
+/// Deterministic inner products of one vector w with `count` vectors v_i = vectors + i * stride:
+/// totals[i] = v_i^T w, all in one pass over w and the v_i (the classical Gram-Schmidt
+/// projection V^T w, where modified Gram-Schmidt takes count dependent dots). Each total is
+/// summed in the order DeviceDot uses for one product: the same fixed grid of block partial
+/// sums, then one block per total. Left on the device, without synchronising.
+class DeviceMultiDot {
+ public:
+  void sums_into(std::int64_t n, const double* vectors, std::int64_t stride, int count, const double* w, double* totals,
+                 cudaStream_t stream = nullptr);
+
+ private:
+  DeviceBuffer<double> partial_;  // count x blocks partial sums
 };
 
 }  // namespace tessera::cuda

@@ -4,6 +4,7 @@
 // rank owns no rows) and nnz-balanced partitions, a block-diagonal matrix (no rank has a
 // ghost), a rectangular operator, Poisson; outputs poisoned with NaN before every product.
 // Label gpu: runs only where every rank has a GPU of its own (exit 77 otherwise).
+#include <algorithm>
 #include <cmath>
 #include <limits>
 
@@ -296,6 +297,48 @@ TEST(DeviceDistReductions, DotAndNormMatchTheHost) {
     EXPECT_LE(std::fabs(norm - norm2(comm, x)), 2 * m * u / (1 - m * u) * std::sqrt(squares) + 4 * u * std::sqrt(squares));
     EXPECT_EQ(comm.allreduce(got, ReduceOp::min), comm.allreduce(got, ReduceOp::max))
         << "every rank must receive the same reduced value";
+  }
+}
+
+// The batched dots of classical Gram-Schmidt (DeviceContext::dots_into): the local sums of each
+// vector are DeviceDot's, so each global value is ctx.dot's up to the order the allreduce adds
+// the ranks' sums in (exactly it on one rank); every rank receives the same values; the padding
+// between the vectors is not read; results poisoned first.
+TEST(DeviceDistReductions, BatchedDotsMatchSingleDots) {
+  const Communicator comm;
+  gpu::DeviceContext ctx(comm);
+  const std::uint64_t seed = testing::shared_seed(comm);
+  SCOPED_TRACE("seed " + std::to_string(seed));
+  for (std::int64_t n : {0, 1, 301, 100003}) {
+    for (const int count : {1, 9}) {
+      SCOPED_TRACE("n = " + std::to_string(n) + ", count " + std::to_string(count));
+      const RowPartition p = testing::uneven_partition(comm, n, seed + 2);
+      const int me = comm.rank();
+      const std::int64_t mine = p.end(me) - p.begin(me), stride = mine + 2;
+      const std::vector<double> w_all = random_values(n, seed + n);
+      const std::vector<double> w = slice(w_all, p.begin(me), p.end(me), 1);
+      std::vector<double> v(static_cast<std::size_t>(stride * count), std::numeric_limits<double>::quiet_NaN());
+      std::vector<double> magnitude(static_cast<std::size_t>(count), 0.0);
+      for (int i = 0; i < count; ++i) {
+        const std::vector<double> vi_all = random_values(n, seed + n + 1 + i);
+        std::copy(vi_all.begin() + p.begin(me), vi_all.begin() + p.end(me), v.begin() + i * stride);
+        for (std::int64_t j = 0; j < n; ++j) magnitude[i] += std::fabs(vi_all[j] * w_all[j]);
+      }
+      DeviceBuffer<double> dv = to_device(v, ctx.compute()), dw = to_device(w, ctx.compute());
+      DeviceBuffer<double> results = poisoned(count, ctx.compute());
+      ctx.dots_into(mine, dv.data(), stride, count, dw.data(), results.data());
+      const std::vector<double> got = results.download(ctx.compute());
+      const double u = std::numeric_limits<double>::epsilon() / 2, m = static_cast<double>(n + comm.size());
+      for (int i = 0; i < count; ++i) {
+        const double single = ctx.dot(mine, dv.data() + i * stride, dw.data());
+        if (comm.size() == 1)
+          EXPECT_EQ(got[i], single) << "vector " << i;
+        else
+          EXPECT_LE(std::fabs(got[i] - single), 2 * m * u / (1 - m * u) * magnitude[i]) << "vector " << i;
+        EXPECT_EQ(comm.allreduce(got[i], ReduceOp::min), comm.allreduce(got[i], ReduceOp::max))
+            << "every rank must receive the same reduced value";
+      }
+    }
   }
 }
 

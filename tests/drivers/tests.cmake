@@ -119,13 +119,17 @@ endforeach()
 tessera_driver_test(driver.amg.trace.np2 RANKS 2
                     COMMAND $<TARGET_FILE:tessera-amg> --gen poisson3d:16 --distributed --backend host --setups 2 --trace
                     EXPECT_OUTPUT "step trace of setup 2 of 2[^\n]*\n[^\n]*by rank\n.*\n  galerkin +[0-9]+ +[0-9.]+ +[0-9.]+   [0-9.]+ [0-9.]+\n.*\n  tentative +[0-9]+ +[0-9.]+ +[0-9.]+   [0-9.]+ [0-9.]+\n.*converged after")
-# A non-symmetric A (convdiff3d) takes FGMRES on any rank count; a symmetric file (the numeric
-# test of A against A^T over the ranks) keeps CG; --compare runs CG baselines and refuses it.
-foreach(n 1 3)
-  tessera_driver_test(driver.amg.fgmres.np${n} RANKS ${n}
-                      COMMAND $<TARGET_FILE:tessera-amg> --gen convdiff3d:16 --distributed --backend host --history
-                      EXPECT_OUTPUT "; FGMRES \\+ AMG\n.*  it    1  [0-9.e+-]+\n.*converged after [0-9]+ iterations")
-endforeach()
+# A non-symmetric A (convdiff3d) takes FGMRES on any rank count (by default restart 30 and
+# classical Gram-Schmidt twice; --restart and --gram-schmidt mgs change them); a symmetric file
+# (the numeric test of A against A^T over the ranks) keeps CG; --compare runs CG baselines and
+# refuses it.
+tessera_driver_test(driver.amg.fgmres.np1 RANKS 1
+                    COMMAND $<TARGET_FILE:tessera-amg> --gen convdiff3d:16 --distributed --backend host --history
+                    EXPECT_OUTPUT "; FGMRES\\(30, CGS2\\) \\+ AMG\n.*  it    1  [0-9.e+-]+\n.*converged after [0-9]+ iterations")
+tessera_driver_test(driver.amg.fgmres.np3 RANKS 3
+                    COMMAND $<TARGET_FILE:tessera-amg> --gen convdiff3d:16 --distributed --backend host --history
+                            --restart 6 --gram-schmidt mgs
+                    EXPECT_OUTPUT "; FGMRES\\(6, MGS\\) \\+ AMG\n.*  it    7  [0-9.e+-]+\n.*converged after [0-9]+ iterations")
 tessera_driver_test(driver.amg.symmetric_file_cg.np2 RANKS 2
                     COMMAND $<TARGET_FILE:tessera-amg> --A ${_mat}/bcsstk08.mtx.gz --backend host
                     EXPECT_OUTPUT "; CG \\+ AMG\n.*converged after")

@@ -285,8 +285,8 @@ double host_relative_residual(const Csr<double>& a, const std::vector<double>& b
 // The device FGMRES against amg::fgmres on a non-symmetric operator (convdiff3d, 4096 rows):
 // with the AMG preconditioner (the host-built hierarchy, and the one built on the device), and
 // with none (the identity) and a short restart, where the device must take the host's iteration
-// count through several restarts (its dots round differently: +-1), then stop where the host
-// stops at the iteration limit.
+// count through several restarts (its dots round differently: +-1), by classical Gram-Schmidt
+// twice and by modified Gram-Schmidt, then stop where the host stops at the iteration limit.
 TEST(AmgGpuFgmres, ConvergesLikeHostFgmres) {
   const Problem problem = generated("convdiff3d:16", 100);
   const std::uint64_t seed = fresh_seed();
@@ -322,21 +322,26 @@ TEST(AmgGpuFgmres, ConvergesLikeHostFgmres) {
     EXPECT_NEAR(host_relative_residual(problem.a, b, dx.download()), device.relative_residual, 1e-10);
   }
 
-  // No preconditioner, restart 5: many restarts.
+  // No preconditioner, restart 5: many restarts; both ways of orthogonalising.
   KrylovOptions restarted;
   restarted.restart = 5;
   restarted.max_iterations = 2000;
   const Preconditioner identity = [](const Vector& r, Vector& z) { z = r; };
-  std::vector<double> x_plain(b.size(), 0.0);
-  const SolveResult plain = fgmres(problem.a, b, x_plain, identity, restarted);
-  ASSERT_TRUE(plain.converged()) << plain.message;
-  ASSERT_GT(plain.iterations, 4 * restarted.restart) << "the case wants several restarts";
   const std::size_t n = b.size();
   const gpu::DevicePreconditioner device_identity = [&](const double* r, double* z) { tessera::cuda::copy(std::int64_t(n), r, z); };
-  const SolveResult device_plain = device_solve(device_identity, restarted);
-  EXPECT_TRUE(device_plain.converged()) << device_plain.message;
-  EXPECT_LE(std::abs(device_plain.iterations - plain.iterations), 1) << "host " << plain.iterations;
-  EXPECT_LE(host_relative_residual(problem.a, b, dx.download()), 1e-8);
+  for (const GramSchmidt how : {GramSchmidt::classical_twice, GramSchmidt::modified}) {
+    SCOPED_TRACE(how == GramSchmidt::modified ? "modified Gram-Schmidt" : "classical Gram-Schmidt twice");
+    restarted.gram_schmidt = how;
+    std::vector<double> x_plain(b.size(), 0.0);
+    const SolveResult plain = fgmres(problem.a, b, x_plain, identity, restarted);
+    ASSERT_TRUE(plain.converged()) << plain.message;
+    ASSERT_GT(plain.iterations, 4 * restarted.restart) << "the case wants several restarts";
+    const SolveResult device_plain = device_solve(device_identity, restarted);
+    EXPECT_TRUE(device_plain.converged()) << device_plain.message;
+    EXPECT_LE(std::abs(device_plain.iterations - plain.iterations), 1) << "host " << plain.iterations;
+    EXPECT_LE(host_relative_residual(problem.a, b, dx.download()), 1e-8);
+  }
+  restarted.gram_schmidt = GramSchmidt::classical_twice;
 
   KrylovOptions limited = restarted;
   limited.max_iterations = 12;  // inside the third restart cycle
