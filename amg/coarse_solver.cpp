@@ -112,6 +112,17 @@ int lu(std::vector<double>& a, std::int64_t n, std::vector<std::int64_t>& pivot,
   return dropped_pivots;
 }
 
+/// |a_ij - a_ji| <= kCoarseSymmetryTolerance max|a| for every pair (dense: row-major n x n).
+bool is_symmetric(const std::vector<double>& dense, std::int64_t n) {
+  double scale = 0, worst = 0;
+  for (std::int64_t i = 0; i < n; ++i)
+    for (std::int64_t j = 0; j < n; ++j) {
+      scale = std::max(scale, std::abs(dense[i * n + j]));
+      if (j > i) worst = std::max(worst, std::abs(dense[i * n + j] - dense[j * n + i]));
+    }
+  return worst <= kCoarseSymmetryTolerance * scale;
+}
+
 }  // namespace
 
 DenseCoarseSolver::Factorization DenseCoarseSolver::factorize(const Csr<double>& a) {
@@ -122,7 +133,7 @@ DenseCoarseSolver::Factorization DenseCoarseSolver::factorize(const Csr<double>&
   for (std::int64_t i = 0; i < n; ++i)
     for (std::int64_t p = a.row_ptr[i]; p < a.row_ptr[i + 1]; ++p) dense[i * n + a.col_idx[p]] = a.values[p];
   f.factor = dense;  // Cholesky works on a copy: LU needs the original if a pivot fails
-  if (cholesky(f.factor, n)) {
+  if (is_symmetric(dense, n) && cholesky(f.factor, n)) {
     f.method = "cholesky";
     return f;
   }

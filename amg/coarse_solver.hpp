@@ -1,9 +1,13 @@
 #pragma once
 // Direct solve of the coarsest level, gathered into a dense matrix (it is small: at most
 // AmgOptions::coarse_size rows when coarsening ran its course).
-//   1. Dense Cholesky, the normal case (the Galerkin operator of an SPD A is SPD).
-//   2. If a pivot is not positive (a singular or indefinite coarse operator, e.g. the coarse
-//      Neumann Laplacian), LU with partial pivoting whose pivots below n * eps * max|pivot|
+//   1. Dense Cholesky, the normal case (the Galerkin operator of an SPD A is SPD), when the
+//      matrix is symmetric: |a_ij - a_ji| <= kCoarseSymmetryTolerance max|a| for every pair
+//      (rounding in the Galerkin product leaves ~1e-13; a non-symmetric A, convection, leaves
+//      O(1)). Cholesky reads one triangle only: on a non-symmetric matrix it would factor
+//      another matrix and the coarse solve would silently stop being exact.
+//   2. If the matrix is not symmetric or a pivot is not positive (a singular or indefinite
+//      coarse operator, e.g. the coarse Neumann Laplacian), LU with partial pivoting whose pivots below n * eps * max|pivot|
 //      are treated as zero: those unknowns are set to 0 and their equations dropped. For a
 //      consistent singular system whose null space the dropped pivots capture (the usual
 //      rank-one case: the constant of a Neumann problem) this returns one particular
@@ -15,6 +19,9 @@
 #include "local/formats/csr.hpp"
 
 namespace tessera::amg {
+
+/// Relative to max|a_ij|: coarse matrices less symmetric than this are factored by LU.
+constexpr double kCoarseSymmetryTolerance = 1e-10;
 
 class DenseCoarseSolver {
  public:

@@ -26,6 +26,15 @@ inline void add_krylov_keys(nlohmann::json& out, bool use_cg, const amg::KrylovO
   out["gram_schmidt"] = ko.gram_schmidt == amg::GramSchmidt::modified ? "mgs" : "cgs2";
 }
 
+/// The baselines' Krylov method and stopping test: the ones this solve used (CG, or flexible
+/// GMRES with the same restart for a non-symmetric A).
+inline void match_krylov(baselines::BaselineOptions& bo, bool use_cg, const amg::KrylovOptions& ko) {
+  bo.rtol = ko.rtol;
+  bo.max_iterations = ko.max_iterations;
+  bo.gmres = !use_cg;
+  bo.restart = ko.restart;
+}
+
 inline baselines::BaselineResult amg_result_row(const amg::SolveResult& res, const amg::HierarchyStats& stats,
                                                 double setup_seconds, double solve_seconds) {
   baselines::BaselineResult r;

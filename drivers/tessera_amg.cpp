@@ -167,9 +167,9 @@ void add_options(CLI::App& app, Options& opt) {
 baselines::BaselineResult tessera_row(const Options& opt, Backend backend, bool use_cg, const amg::SolveResult& res,
                                       const amg::HierarchyStats& stats, double setup_s, double solve_s) {
   baselines::BaselineResult r = amg_result_row(res, stats, setup_s, solve_s);
-  r.solver = use_cg ? "Tessera SA-AMG-CG" : "Tessera SA-AMG-FGMRES";
-  r.runs_on = backend == Backend::gpu ? "one GPU (cycle and CG on the device)" : "host reference, serial";
-  r.configuration = detail::concat(use_cg ? "CG" : "FGMRES", " + smoothed aggregation ", opt.cycle, "-cycle, ",
+  r.solver = "Tessera SA-AMG-" + krylov_method(use_cg, opt.krylov);
+  r.runs_on = backend == Backend::gpu ? "one GPU (cycle and Krylov solver on the device)" : "host reference, serial";
+  r.configuration = detail::concat(krylov_method(use_cg, opt.krylov), " + smoothed aggregation ", opt.cycle, "-cycle, ",
                                    opt.smoother, ", threshold ", opt.amg.strength_threshold, ", ",
                                    stats.levels.size(), " levels, coarsest ", stats.coarse_method);
   return r;
@@ -178,10 +178,9 @@ baselines::BaselineResult tessera_row(const Options& opt, Backend backend, bool 
 /// Runs the --compare baselines on the same A and b; rank 0 prints the table.
 nlohmann::json compare_with_baselines(const Options& opt, const std::vector<baselines::Baseline>& which,
                                       const Csr<double>& a, const amg::NearNullSpace& nns, const amg::Vector& b,
-                                      const baselines::BaselineResult& tessera) {
+                                      bool use_cg, const baselines::BaselineResult& tessera) {
   baselines::BaselineOptions bo;
-  bo.rtol = opt.krylov.rtol;
-  bo.max_iterations = opt.krylov.max_iterations;
+  match_krylov(bo, use_cg, opt.krylov);
   bo.block_size = nns.block_size;
   if (nns.vectors.cols > nns.block_size)  // rigid-body modes: hand GAMG the same geometry
     bo.coordinates = gen::coordinates(gen::parse_spec(opt.a.spec), 0, a.rows);
@@ -342,7 +341,7 @@ int report(const Options& opt, const std::vector<baselines::Baseline>& compare, 
   if (run.resetup_phases) out["resetup_phases"] = phases_json(*run.resetup_phases);
   if (opt.krylov.history) out["history"] = res.history;
   if (!compare.empty())
-    out["compare"] = compare_with_baselines(opt, compare, p.a, p.nns, p.b,
+    out["compare"] = compare_with_baselines(opt, compare, p.a, p.nns, p.b, p.use_cg,
                                             tessera_row(opt, backend, p.use_cg, res, stats, run.setup_s, run.solve_s));
   int rank = 0;
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);

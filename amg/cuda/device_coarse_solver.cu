@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <climits>
 #include <cmath>
+#include <cstring>
 #include <limits>
 
 #include "local/core/error.hpp"
@@ -66,6 +67,22 @@ __global__ void add_residual_row_sums(std::int64_t n, std::int64_t first, std::i
     for (std::int64_t j = 0; j < width; ++j) sum += fabs(e[j * n + i] - (i == first + j ? 1.0 : 0.0));
     row_sums[i] = sum;
   }
+}
+
+/// *worst = max over i < j of |d(i, j) - d(j, i)| (column-major n x n), kept as the bits of a
+/// non-negative double, which order like the doubles: atomicMax gives the maximum whatever the
+/// order the threads arrive in.
+__global__ void max_asymmetry(std::int64_t n, const double* dense, unsigned long long* worst) {
+  unsigned long long mine = 0;
+  for (std::int64_t k = blockIdx.x * std::int64_t(blockDim.x) + threadIdx.x; k < n * n;
+       k += std::int64_t(gridDim.x) * blockDim.x) {
+    const std::int64_t i = k % n, j = k / n;
+    if (i < j) {
+      const double d = fabs(dense[k] - dense[i * n + j]);
+      mine = max(mine, static_cast<unsigned long long>(__double_as_longlong(d)));
+    }
+  }
+  atomicMax(worst, mine);
 }
 
 struct AbsValue {
@@ -200,6 +217,7 @@ bool DeviceCoarseSolver::try_inverse(const tessera::cuda::DeviceCsr<double>& a, 
 bool DeviceCoarseSolver::try_cholesky(const tessera::cuda::DeviceCsr<double>& a, cudaStream_t stream) {
   const int n = int(n_);
   scatter(a, dense_, stream);
+  if (!is_symmetric(a, stream)) return false;  // potrf would factor the lower triangle's matrix
   int lwork = 0;
   TESSERA_CUSOLVER_CHECK(
       cusolverDnDpotrf_bufferSize(handle_->h, CUBLAS_FILL_MODE_LOWER, n, dense_.data(), n, &lwork));
@@ -209,6 +227,18 @@ bool DeviceCoarseSolver::try_cholesky(const tessera::cuda::DeviceCsr<double>& a,
   const int info = read_info(info_, stream);
   TESSERA_ASSERT(info >= 0, "cusolverDnDpotrf rejected argument ", -info);
   return info == 0;  // info > 0: the leading minor of order info is not positive definite
+}
+
+bool DeviceCoarseSolver::is_symmetric(const tessera::cuda::DeviceCsr<double>& a, cudaStream_t stream) {
+  tessera::cuda::DeviceBuffer<unsigned long long> worst(1, stream);
+  worst.fill_bytes(0, stream);
+  const int blocks = int(std::min<std::int64_t>((n_ * n_ + 255) / 256, 1024));
+  max_asymmetry<<<blocks, 256, 0, stream>>>(n_, dense_.data(), worst.data());
+  TESSERA_CHECK_LAUNCH();
+  const unsigned long long bits = worst.download(stream)[0];
+  double asymmetry = 0;
+  std::memcpy(&asymmetry, &bits, sizeof asymmetry);
+  return asymmetry <= kCoarseSymmetryTolerance * max_abs_value(a, stream);
 }
 
 bool DeviceCoarseSolver::try_lu(const tessera::cuda::DeviceCsr<double>& a, cudaStream_t stream) {

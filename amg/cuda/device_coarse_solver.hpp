@@ -85,6 +85,8 @@ class DeviceCoarseSolver {
 
   void scatter(const tessera::cuda::DeviceCsr<double>& a, tessera::cuda::DeviceBuffer<double>& dense,
                cudaStream_t stream) const;
+  /// dense_ (scattered from `a`) within kCoarseSymmetryTolerance of symmetric (synchronises).
+  bool is_symmetric(const tessera::cuda::DeviceCsr<double>& a, cudaStream_t stream);
   bool try_cholesky(const tessera::cuda::DeviceCsr<double>& a, cudaStream_t stream);
   bool try_lu(const tessera::cuda::DeviceCsr<double>& a, cudaStream_t stream);
   bool try_inverse(const tessera::cuda::DeviceCsr<double>& a, cudaStream_t stream);

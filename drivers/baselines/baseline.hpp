@@ -18,6 +18,10 @@ namespace tessera::baselines {
 struct BaselineOptions {
   double rtol = 1e-8;          // stop on ||b - A x||_2 <= rtol ||b||_2 (unpreconditioned 2-norm)
   int max_iterations = 500;
+  /// The outer Krylov method: CG for a symmetric positive definite A; flexible GMRES, restarted
+  /// every `restart` iterations, for a non-symmetric one (Tessera's FGMRES is compared with it).
+  bool gmres = false;
+  int restart = 30;
   int block_size = 1;          // dofs per node (3 for elasticity); rows per rank must be a multiple
   /// x, y, z of every local row (3 doubles per row, gen::coordinates' layout). Non-empty asks
   /// for the rigid-body near-null space where the baseline supports it (GAMG does).
@@ -25,7 +29,7 @@ struct BaselineOptions {
 };
 
 struct BaselineResult {
-  std::string solver;          // "hypre BoomerAMG-PCG", "PETSc GAMG-CG", "Tessera SA-AMG-CG"
+  std::string solver;          // "hypre BoomerAMG-PCG", "PETSc GAMG-FGMRES", "Tessera SA-AMG-CG"
   std::string runs_on;         // e.g. "CPU, 2 MPI ranks"
   std::string configuration;   // the settings, one line
   bool converged = false;

@@ -1,5 +1,6 @@
 #include "drivers/baselines/compare.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <memory>
 #include <sstream>
@@ -38,8 +39,18 @@ std::string complexity(double value) {
   return text;
 }
 
-void print_row(std::FILE* out, const BaselineResult& r, const std::string& ratio) {
-  std::fprintf(out, "  %-20s %-24s %5d%s %10.2e %9.4f %9.4f %9.4f %7s %7s %9s\n", r.solver.c_str(), r.runs_on.c_str(),
+/// The widths of the table's two text columns: their longest entries, at least 20 and 24.
+struct TextWidths {
+  int solver = 20, runs_on = 24;
+  void fit(const BaselineResult& r) {
+    solver = std::max(solver, int(r.solver.size()));
+    runs_on = std::max(runs_on, int(r.runs_on.size()));
+  }
+};
+
+void print_row(std::FILE* out, const TextWidths& w, const BaselineResult& r, const std::string& ratio) {
+  std::fprintf(out, "  %-*s %-*s %5d%s %10.2e %9.4f %9.4f %9.4f %7s %7s %9s\n", w.solver, r.solver.c_str(), w.runs_on,
+               r.runs_on.c_str(),
                r.iterations, r.converged ? " " : "*", r.relative_residual, r.setup_seconds, r.solve_seconds,
                r.total_seconds(), complexity(r.operator_complexity).c_str(), complexity(r.grid_complexity).c_str(),
                ratio.c_str());
@@ -107,13 +118,16 @@ void print_comparison(std::FILE* out, double rtol, const BaselineResult& tessera
                "recomputed from x.\nTimes exclude building each library's matrix; 'Tessera x' = baseline total / "
                "Tessera total; * = not converged.\n",
                rtol);
-  std::fprintf(out, "  %-20s %-24s %6s %10s %9s %9s %9s %7s %7s %9s\n", "solver", "runs on", "its", "true rel",
-               "setup s", "solve s", "total s", "op cx", "grid cx", "Tessera x");
-  print_row(out, tessera, "1.00");
+  TextWidths w;
+  w.fit(tessera);
+  for (const BaselineResult& r : baselines) w.fit(r);
+  std::fprintf(out, "  %-*s %-*s %6s %10s %9s %9s %9s %7s %7s %9s\n", w.solver, "solver", w.runs_on, "runs on", "its",
+               "true rel", "setup s", "solve s", "total s", "op cx", "grid cx", "Tessera x");
+  print_row(out, w, tessera, "1.00");
   for (const BaselineResult& r : baselines) {
     char ratio[32];
     std::snprintf(ratio, sizeof ratio, "%.2f", speedup(tessera, r));
-    print_row(out, r, ratio);
+    print_row(out, w, r, ratio);
   }
   std::fprintf(out, "  %s: %s\n", tessera.solver.c_str(), tessera.configuration.c_str());
   for (const BaselineResult& r : baselines)

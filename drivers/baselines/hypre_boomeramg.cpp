@@ -36,10 +36,11 @@ struct HypreLibrary {
 struct HypreObjects {
   HYPRE_IJMatrix a = nullptr;
   HYPRE_IJVector b = nullptr, x = nullptr;
-  HYPRE_Solver pcg = nullptr, amg = nullptr;
+  HYPRE_Solver krylov = nullptr, amg = nullptr;
+  bool gmres = false;  // krylov is a FlexGMRES solver, else a PCG one
   ~HypreObjects() {
     if (amg) HYPRE_BoomerAMGDestroy(amg);
-    if (pcg) HYPRE_ParCSRPCGDestroy(pcg);
+    if (krylov) gmres ? HYPRE_ParCSRFlexGMRESDestroy(krylov) : HYPRE_ParCSRPCGDestroy(krylov);
     if (x) HYPRE_IJVectorDestroy(x);
     if (b) HYPRE_IJVectorDestroy(b);
     if (a) HYPRE_IJMatrixDestroy(a);
@@ -128,6 +129,18 @@ void configure_pcg(HYPRE_Solver pcg, HYPRE_Solver amg, const BaselineOptions& o)
                                     reinterpret_cast<HYPRE_PtrToSolverFcn>(HYPRE_BoomerAMGSetup), amg));
 }
 
+/// Flexible GMRES (right preconditioning, hypre's modified Gram-Schmidt) for a non-symmetric A,
+/// stopping on the same ||r||_2 <= rtol ||b||_2, restarted every options.restart iterations.
+void configure_flexgmres(HYPRE_Solver gmres, HYPRE_Solver amg, const BaselineOptions& o) {
+  TESSERA_HYPRE(HYPRE_ParCSRFlexGMRESSetKDim(gmres, o.restart));
+  TESSERA_HYPRE(HYPRE_ParCSRFlexGMRESSetTol(gmres, o.rtol));
+  TESSERA_HYPRE(HYPRE_ParCSRFlexGMRESSetAbsoluteTol(gmres, 0.0));
+  TESSERA_HYPRE(HYPRE_ParCSRFlexGMRESSetMaxIter(gmres, o.max_iterations));
+  TESSERA_HYPRE(HYPRE_ParCSRFlexGMRESSetPrintLevel(gmres, 0));
+  TESSERA_HYPRE(HYPRE_ParCSRFlexGMRESSetPrecond(gmres, reinterpret_cast<HYPRE_PtrToParSolverFcn>(HYPRE_BoomerAMGSolve),
+                                                reinterpret_cast<HYPRE_PtrToParSolverFcn>(HYPRE_BoomerAMGSetup), amg));
+}
+
 /// Operator and grid complexity from the hierarchy BoomerAMG built (collective).
 void read_complexities(HYPRE_Solver amg, BaselineResult& result) {
   auto* data = reinterpret_cast<hypre_ParAMGData*>(amg);
@@ -148,7 +161,8 @@ void read_complexities(HYPRE_Solver amg, BaselineResult& result) {
 }
 
 std::string configuration(const BaselineOptions& o) {
-  return detail::concat("PCG (2-norm) + BoomerAMG V(1,1): PMIS, ext+i interp (Pmax 4), strong threshold 0.25, "
+  return detail::concat(o.gmres ? detail::concat("FlexGMRES(", o.restart, ", modified Gram-Schmidt)") : "PCG (2-norm)",
+                        " + BoomerAMG V(1,1): PMIS, ext+i interp (Pmax 4), strong threshold 0.25, "
                         "l1-Jacobi, coarsest Gaussian elimination, no aggressive coarsening",
                         o.block_size > 1 ? detail::concat(", systems AMG with ", o.block_size, " functions") : "");
 }
@@ -165,7 +179,7 @@ BaselineResult solve_with_boomeramg(MPI_Comm comm, const RowBlock& my_rows, cons
   HYPRE_ClearAllErrors();
   HypreObjects h;
   BaselineResult result;
-  result.solver = "hypre BoomerAMG-PCG";
+  result.solver = options.gmres ? "hypre BoomerAMG-FlexGMRES" : "hypre BoomerAMG-PCG";
   result.runs_on = cpu_ranks(comm);
   result.configuration = configuration(options);
 
@@ -180,19 +194,25 @@ BaselineResult solve_with_boomeramg(MPI_Comm comm, const RowBlock& my_rows, cons
     TESSERA_HYPRE(HYPRE_IJVectorGetObject(h.x, reinterpret_cast<void**>(&x)));
   });
 
-  TESSERA_HYPRE(HYPRE_ParCSRPCGCreate(comm, &h.pcg));
+  h.gmres = options.gmres;
+  TESSERA_HYPRE(h.gmres ? HYPRE_ParCSRFlexGMRESCreate(comm, &h.krylov) : HYPRE_ParCSRPCGCreate(comm, &h.krylov));
   TESSERA_HYPRE(HYPRE_BoomerAMGCreate(&h.amg));
   configure_boomeramg(h.amg, options);
-  configure_pcg(h.pcg, h.amg, options);
-  // PCG's setup is BoomerAMG's setup plus four work vectors.
-  result.setup_seconds = timed_on_slowest_rank(comm, [&] { TESSERA_HYPRE(HYPRE_ParCSRPCGSetup(h.pcg, a, b, x)); });
+  h.gmres ? configure_flexgmres(h.krylov, h.amg, options) : configure_pcg(h.krylov, h.amg, options);
+  // The Krylov solver's setup is BoomerAMG's setup plus its work vectors.
+  result.setup_seconds = timed_on_slowest_rank(comm, [&] {
+    TESSERA_HYPRE(h.gmres ? HYPRE_ParCSRFlexGMRESSetup(h.krylov, a, b, x) : HYPRE_ParCSRPCGSetup(h.krylov, a, b, x));
+  });
   HYPRE_Int solve_code = 0;
-  result.solve_seconds = timed_on_slowest_rank(comm, [&] { solve_code = HYPRE_ParCSRPCGSolve(h.pcg, a, b, x); });
+  result.solve_seconds = timed_on_slowest_rank(comm, [&] {
+    solve_code = h.gmres ? HYPRE_ParCSRFlexGMRESSolve(h.krylov, a, b, x) : HYPRE_ParCSRPCGSolve(h.krylov, a, b, x);
+  });
   if (solve_code == HYPRE_ERROR_CONV) HYPRE_ClearAllErrors();  // not converged: reported below, not an error
-  else check_hypre(solve_code, "HYPRE_ParCSRPCGSolve");
+  else check_hypre(solve_code, h.gmres ? "HYPRE_ParCSRFlexGMRESSolve" : "HYPRE_ParCSRPCGSolve");
 
   HYPRE_Int iterations = 0;
-  TESSERA_HYPRE(HYPRE_PCGGetNumIterations(h.pcg, &iterations));
+  TESSERA_HYPRE(h.gmres ? HYPRE_ParCSRFlexGMRESGetNumIterations(h.krylov, &iterations)
+                        : HYPRE_PCGGetNumIterations(h.krylov, &iterations));
   result.iterations = iterations;
   read_complexities(h.amg, result);
 

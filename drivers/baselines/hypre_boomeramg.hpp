@@ -1,5 +1,6 @@
 #pragma once
-// Baseline: hypre's BoomerAMG as the preconditioner of hypre's PCG, in the configuration hypre
+// Baseline: hypre's BoomerAMG as the preconditioner of hypre's PCG (or FlexGMRES for a
+// non-symmetric A, BaselineOptions::gmres), in the configuration hypre
 // recommends for GPUs (PMIS coarsening, extended+i interpolation truncated to 4 entries per row,
 // l1-Jacobi smoothing in natural order, kept transposes), so that a CPU run here and a GPU
 // build of hypre elsewhere run the same algorithm. Each call is explained in the .cpp.
@@ -14,7 +15,7 @@ namespace tessera::baselines {
 /// True when this build links hypre (TESSERA_HAVE_HYPRE).
 bool have_boomeramg();
 
-/// Solves A x = b from x = 0 with BoomerAMG-PCG on `comm`, each rank passing its rows (see
+/// Solves A x = b from x = 0 with BoomerAMG-PCG (BoomerAMG-FlexGMRES) on `comm`, each rank passing its rows (see
 /// baseline.hpp). block_size > 1 selects hypre's systems AMG ("unknown" approach, interleaved
 /// dofs); coordinates are not used (this configuration has no rigid-body interpolation).
 /// InputError on bad input or when hypre is not built in; Error with hypre's message when a

@@ -109,7 +109,8 @@ void attach_rigid_body_modes(MPI_Comm comm, const RowBlock& rows, const Baseline
   TESSERA_PETSC(MatSetNearNullSpace(p.a, p.rigid_body));
 }
 
-/// CG stopping on ||r||_2 <= rtol ||b||_2 (KSP_NORM_UNPRECONDITIONED: Tessera's criterion; CG's
+/// CG (FGMRES for a non-symmetric A, its defaults: classical Gram-Schmidt without refinement)
+/// stopping on ||r||_2 <= rtol ||b||_2 (KSP_NORM_UNPRECONDITIONED: Tessera's criterion; CG's
 /// default is the preconditioned norm), preconditioned by GAMG's smoothed aggregation with
 /// PETSc 3.18's defaults: graph threshold -1 (keep every edge), one level of squared-graph
 /// aggressive coarsening, Chebyshev(2)/Jacobi smoothing, LU on the coarsest level (checked
@@ -119,7 +120,8 @@ void attach_rigid_body_modes(MPI_Comm comm, const RowBlock& rows, const Baseline
 void configure_solver(MPI_Comm comm, const BaselineOptions& o, PetscObjects& p) {
   TESSERA_PETSC(KSPCreate(comm, &p.ksp));
   TESSERA_PETSC(KSPSetOperators(p.ksp, p.a, p.a));
-  TESSERA_PETSC(KSPSetType(p.ksp, KSPCG));
+  TESSERA_PETSC(KSPSetType(p.ksp, o.gmres ? KSPFGMRES : KSPCG));
+  if (o.gmres) TESSERA_PETSC(KSPGMRESSetRestart(p.ksp, o.restart));  // right preconditioning, PETSc's orthogonalisation
   TESSERA_PETSC(KSPSetNormType(p.ksp, KSP_NORM_UNPRECONDITIONED));
   TESSERA_PETSC(KSPSetTolerances(p.ksp, o.rtol, 0.0, PETSC_DEFAULT, o.max_iterations));
   TESSERA_PETSC(KSPSetInitialGuessNonzero(p.ksp, PETSC_FALSE));
@@ -165,7 +167,9 @@ std::vector<double> solution(const PetscObjects& p, std::size_t n) {
 }
 
 std::string configuration(const BaselineOptions& o) {
-  return detail::concat("CG (unpreconditioned 2-norm) + GAMG agg, PETSc 3.18 defaults (threshold -1, square graph "
+  return detail::concat(o.gmres ? detail::concat("FGMRES(", o.restart, ", classical Gram-Schmidt, no refinement)")
+                                : "CG (unpreconditioned 2-norm)",
+                        " + GAMG agg, PETSc 3.18 defaults (threshold -1, square graph "
                         "1 level, Chebyshev(2)/Jacobi, coarse LU), block size ", o.block_size,
                         o.coordinates.empty() ? ", constant near-null space" : ", rigid-body near-null space");
 }
@@ -203,7 +207,7 @@ BaselineResult solve_with_gamg(MPI_Comm comm, const RowBlock& my_rows, const std
   ErrorCapture errors;
   PetscObjects p;
   BaselineResult result;
-  result.solver = "PETSc GAMG-CG";
+  result.solver = options.gmres ? "PETSc GAMG-FGMRES" : "PETSc GAMG-CG";
   result.runs_on = cpu_ranks(comm);
   result.configuration = configuration(options);
 

@@ -1,6 +1,7 @@
 #pragma once
 // Baseline: PETSc's GAMG (smoothed aggregation, the algorithm family of Tessera's AMG) as the
-// preconditioner of PETSc's CG, with the rigid-body near-null space for elasticity.
+// preconditioner of PETSc's CG (FGMRES for a non-symmetric A, BaselineOptions::gmres), with the
+// rigid-body near-null space for elasticity.
 // PETSc must be initialised on top of an initialised MPI (it then leaves MPI alone) and
 // finalised before MPI_Finalize: hold a PetscSession for as long as PETSc is used.
 #include <mpi.h>
@@ -29,7 +30,7 @@ class PetscSession {
   bool owns_ = false;
 };
 
-/// Solves A x = b from x = 0 with GAMG-CG on `comm`, each rank passing its rows (see
+/// Solves A x = b from x = 0 with GAMG-CG (GAMG-FGMRES) on `comm`, each rank passing its rows (see
 /// baseline.hpp). block_size is set on the matrix (GAMG aggregates nodes and uses one constant
 /// vector per component); non-empty coordinates give the rigid-body modes instead
 /// (MatNullSpaceCreateRigidBody; needs block_size 3). Needs a live PetscSession (Error

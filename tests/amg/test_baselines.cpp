@@ -1,5 +1,5 @@
 // The --compare baselines called directly, on 1 and 2 ranks: BoomerAMG-PCG and GAMG-CG on
-// generated Poisson and elasticity problems (true residual recomputed here, iteration counts in
+// generated Poisson and elasticity problems, their flexible GMRES on convection-diffusion (true residual recomputed here, iteration counts in
 // the range these methods are known for), the rigid-body modes reaching GAMG, odd
 // distributions (1x1, a rank with no rows, uneven splits), the residual check itself, and bad
 // input reported as InputError on every rank.
@@ -109,6 +109,28 @@ TEST(Baselines, GamgSolvesPoisson3d) {
   EXPECT_GE(r.levels, 2);
   EXPECT_GT(r.grid_complexity, 1.0);
   EXPECT_GE(r.operator_complexity, r.grid_complexity);
+}
+
+// A non-symmetric A (convdiff3d: the Laplacian plus upwind convection) takes the baselines'
+// flexible GMRES, as Tessera's FGMRES does, at the default restart and at a short one (several
+// restarts), to the same true residual.
+TEST(Baselines, FlexibleGmresSolvesConvectionDiffusion) {
+  const std::uint64_t seed = shared_seed();
+  SCOPED_TRACE("seed " + std::to_string(seed));
+  Problem p = generated("convdiff3d:12", seed);
+  p.options.gmres = true;
+  for (const int restart : {30, 4}) {
+    SCOPED_TRACE("restart " + std::to_string(restart));
+    p.options.restart = restart;
+    const BaselineResult hypre = solve_with_boomeramg(MPI_COMM_WORLD, p.rows, p.b, p.options);
+    const BaselineResult gamg = solve_with_gamg(MPI_COMM_WORLD, p.rows, p.b, p.options);
+    EXPECT_EQ(hypre.solver, "hypre BoomerAMG-FlexGMRES");
+    EXPECT_EQ(gamg.solver, "PETSc GAMG-FGMRES");
+    for (const BaselineResult* r : {&hypre, &gamg}) {
+      expect_solved(*r, 1e-8, 60);
+      EXPECT_NE(r->configuration.find("GMRES(" + std::to_string(restart) + ","), std::string::npos) << r->configuration;
+    }
+  }
 }
 
 TEST(Baselines, RigidBodyModesReachGamgOnElasticity) {

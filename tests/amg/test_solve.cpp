@@ -202,6 +202,27 @@ TEST(CoarseSolver, CholeskyAndSingularFallback) {
   for (std::int64_t i = 0; i < n; ++i) EXPECT_NEAR(ay[i], by[i], 1e-12) << "not a solution of the consistent system";
 }
 
+// Cholesky reads one triangle: a non-symmetric coarse operator (convection) must take LU, whose
+// solve is exact; a symmetric one perturbed at the rounding level of a Galerkin product keeps
+// Cholesky.
+TEST(CoarseSolver, NonSymmetricTakesLu) {
+  const Csr<double> a = gen::generate(gen::parse_spec("convdiff3d:4"));
+  DenseCoarseSolver s;
+  s.factor(a);
+  EXPECT_EQ(s.method(), "lu");
+  Vector x_star(static_cast<std::size_t>(a.rows)), b(x_star.size()), x;
+  for (std::size_t i = 0; i < x_star.size(); ++i) x_star[i] = std::sin(double(i));
+  ref::spmv(1.0, a, x_star, 0.0, b);
+  s.solve(b, x);
+  for (std::size_t i = 0; i < x.size(); ++i) EXPECT_NEAR(x[i], x_star[i], 1e-12);
+
+  Csr<double> nearly = gen::generate(gen::parse_spec("poisson3d:4"));
+  nearly.values[1] *= 1 + 1e-13;  // row 0's first off-diagonal
+  DenseCoarseSolver t;
+  t.factor(nearly);
+  EXPECT_EQ(t.method(), "cholesky");
+}
+
 TEST(CoarseSolver, FactorOnFirstUseIsTheFactorMadeAtOnce) {
   const Csr<double> a = gen::generate(gen::parse_spec("poisson2d:7"));
   DenseCoarseSolver now, later;

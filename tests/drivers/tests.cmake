@@ -121,8 +121,8 @@ tessera_driver_test(driver.amg.trace.np2 RANKS 2
                     EXPECT_OUTPUT "step trace of setup 2 of 2[^\n]*\n[^\n]*by rank\n.*\n  galerkin +[0-9]+ +[0-9.]+ +[0-9.]+   [0-9.]+ [0-9.]+\n.*\n  tentative +[0-9]+ +[0-9.]+ +[0-9.]+   [0-9.]+ [0-9.]+\n.*converged after")
 # A non-symmetric A (convdiff3d) takes FGMRES on any rank count (by default restart 30 and
 # classical Gram-Schmidt twice; --restart and --gram-schmidt mgs change them); a symmetric file
-# (the numeric test of A against A^T over the ranks) keeps CG; --compare runs CG baselines and
-# refuses it.
+# (the numeric test of A against A^T over the ranks) keeps CG; --compare runs the baselines'
+# flexible GMRES beside Tessera's FGMRES, with the same restart.
 tessera_driver_test(driver.amg.fgmres.np1 RANKS 1
                     COMMAND $<TARGET_FILE:tessera-amg> --gen convdiff3d:16 --distributed --backend host --history
                     EXPECT_OUTPUT "; FGMRES\\(30, CGS2\\) \\+ AMG\n.*  it    1  [0-9.e+-]+\n.*converged after [0-9]+ iterations")
@@ -133,10 +133,10 @@ tessera_driver_test(driver.amg.fgmres.np3 RANKS 3
 tessera_driver_test(driver.amg.symmetric_file_cg.np2 RANKS 2
                     COMMAND $<TARGET_FILE:tessera-amg> --A ${_mat}/bcsstk08.mtx.gz --backend host
                     EXPECT_OUTPUT "; CG \\+ AMG\n.*converged after")
-if(TESSERA_HAVE_HYPRE)
-  tessera_driver_test(driver.amg.compare_needs_cg.np2 RANKS 2 EXPECT_EXIT 2
-                      COMMAND $<TARGET_FILE:tessera-amg> --gen convdiff3d:8 --backend host --compare hypre
-                      EXPECT_OUTPUT "--compare runs CG baselines: it needs a symmetric A and CG")
+if(TESSERA_HAVE_HYPRE AND TESSERA_HAVE_PETSC)
+  tessera_driver_test(driver.amg.compare_fgmres.np2 RANKS 2
+                      COMMAND $<TARGET_FILE:tessera-amg> --gen convdiff3d:10 --backend host --compare hypre,gamg --restart 20
+                      EXPECT_OUTPUT "Tessera SA-AMG-FGMRES\\(20, CGS2\\) .*hypre BoomerAMG-FlexGMRES .*PETSc GAMG-FGMRES .*FlexGMRES\\(20, modified Gram-Schmidt\\).*FGMRES\\(20, classical Gram-Schmidt, no refinement\\)")
 endif()
 tessera_driver_test(driver.amg.setups_need_distributed RANKS 1 EXPECT_EXIT 2
                     COMMAND $<TARGET_FILE:tessera-amg> --gen poisson3d:8 --setups 2

@@ -219,6 +219,9 @@ TEST(DeviceCoarseSolver, LuOnIndefiniteAndNonsymmetric) {
     // Nonsymmetric: LU reads the upper triangle too, so a transposed scatter would show here
     // (in the factor and in the inverse's residual test alike).
     expect_matches_host(random_dominant(n, seed + 1, false, negative_first), "lu (cuSOLVER)", Applied::inverse, 1e-11);
+    // Nonsymmetric with a positive dominant diagonal: Cholesky of the lower triangle would
+    // succeed and factor another matrix; the symmetry test sends it to LU.
+    expect_matches_host(random_dominant(n, seed + 2, false, positive), "lu (cuSOLVER)", Applied::inverse, 1e-11);
   }
 }
 
