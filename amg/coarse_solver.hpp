@@ -7,8 +7,8 @@
 //      O(1)). Cholesky reads one triangle only: on a non-symmetric matrix it would factor
 //      another matrix and the coarse solve would silently stop being exact.
 //   2. If the matrix is not symmetric or a pivot is not positive (a singular or indefinite
-//      coarse operator, e.g. the coarse Neumann Laplacian), LU with partial pivoting whose pivots below n * eps * max|pivot|
-//      are treated as zero: those unknowns are set to 0 and their equations dropped. For a
+//      coarse operator, e.g. the coarse Neumann Laplacian), LU with partial pivoting whose
+//      pivots below n * eps * max|pivot| are treated as zero: those unknowns are set to 0 and their equations dropped. For a
 //      consistent singular system whose null space the dropped pivots capture (the usual
 //      rank-one case: the constant of a Neumann problem) this returns one particular
 //      solution, enough for a preconditioner; it is not a pseudo-inverse. `method` says which

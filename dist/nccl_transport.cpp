@@ -139,7 +139,8 @@ double NcclTransport::allreduce_sum_to_host(double* value) {
 }
 
 void NcclTransport::allreduce_sum_on_device(double* values, std::int64_t count) {
-  TESSERA_NCCL_CHECK(ncclAllReduce(values, values, static_cast<std::size_t>(count), ncclFloat64, ncclSum, nccl_, stream_));
+  TESSERA_NCCL_CHECK(
+      ncclAllReduce(values, values, static_cast<std::size_t>(count), ncclFloat64, ncclSum, nccl_, stream_));
   finish_exchange();
 }
 

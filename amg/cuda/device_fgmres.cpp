@@ -70,7 +70,8 @@ struct DeviceFgmresSpace {
     double* host_y = w.host_coefficients.data() + w.update_at();
     std::copy(y.begin(), y.begin() + k, host_y);
     double* device_y = w.coefficients.data() + w.update_at();
-    TESSERA_CUDA_CHECK(cudaMemcpyAsync(device_y, host_y, std::size_t(k) * sizeof(double), cudaMemcpyHostToDevice, stream));
+    TESSERA_CUDA_CHECK(
+        cudaMemcpyAsync(device_y, host_y, std::size_t(k) * sizeof(double), cudaMemcpyHostToDevice, stream));
     combine(n, 1.0, preconditioned(0), n, k, device_y, x, stream);
   }
 };

@@ -76,7 +76,8 @@ Orthogonalized orthogonalize(const std::vector<Vector>& a, GramSchmidt how, int 
   }
   for (int i = 0; i <= m; ++i)
     for (int j = 0; j <= m; ++j)
-      out.orthogonality = std::max(out.orthogonality, std::fabs(s.dot(s.v[std::size_t(i)], s.v[std::size_t(j)]) - (i == j)));
+      out.orthogonality =
+          std::max(out.orthogonality, std::fabs(s.dot(s.v[std::size_t(i)], s.v[std::size_t(j)]) - (i == j)));
   return out;
 }
 

@@ -1,8 +1,8 @@
 // The --compare baselines called directly, on 1 and 2 ranks: BoomerAMG-PCG and GAMG-CG on
-// generated Poisson and elasticity problems, their flexible GMRES on convection-diffusion (true residual recomputed here, iteration counts in
-// the range these methods are known for), the rigid-body modes reaching GAMG, odd
-// distributions (1x1, a rank with no rows, uneven splits), the residual check itself, and bad
-// input reported as InputError on every rank.
+// generated Poisson and elasticity problems, their flexible GMRES on convection-diffusion (true
+// residual recomputed here, iteration counts in the range these methods are known for), the
+// rigid-body modes reaching GAMG, odd distributions (1x1, a rank with no rows, uneven splits),
+// the residual check itself, and bad input reported as InputError on every rank.
 #include <gtest/gtest.h>
 #include <mpi.h>
 
