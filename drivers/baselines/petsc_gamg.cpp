@@ -5,6 +5,8 @@
 
 #include <algorithm>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "local/core/error.hpp"
 
@@ -109,14 +111,45 @@ void attach_rigid_body_modes(MPI_Comm comm, const RowBlock& rows, const Baseline
   TESSERA_PETSC(MatSetNearNullSpace(p.a, p.rigid_body));
 }
 
+/// Options a non-symmetric A's levels get unless PETSC_OPTIONS names them: one Richardson
+/// sweep of SOR (PETSc's processor-local symmetric SOR). GAMG's default Chebyshev/Jacobi assumes a
+/// real spectrum: on convdiff3d:32 (2 ranks) GAMG-FGMRES stalls at a relative residual of 0.8
+/// after 500 iterations with it, with or without -pc_gamg_sym_graph and GMRES eigenvalue
+/// estimates, and converges in 8 with SOR (13 with GMRES(2) smoothing, 22 with plain aggregation).
+/// They live in the global options database from configure_solver until KSPSetUp has created
+/// and configured the levels (the levels read them there), then are removed: a later symmetric
+/// solve in the same process keeps PETSc's defaults.
+class NonSymmetricLevelOptions {
+ public:
+  explicit NonSymmetricLevelOptions(bool apply) {
+    if (!apply) return;
+    for (const auto& [name, value] : {std::pair{"-mg_levels_ksp_type", "richardson"}, {"-mg_levels_pc_type", "sor"}}) {
+      PetscBool user_set = PETSC_FALSE;
+      TESSERA_PETSC(PetscOptionsHasName(nullptr, nullptr, name, &user_set));
+      if (user_set) continue;
+      TESSERA_PETSC(PetscOptionsSetValue(nullptr, name, value));
+      set_.push_back(name);
+    }
+  }
+  ~NonSymmetricLevelOptions() {
+    for (const char* name : set_) PetscOptionsClearValue(nullptr, name);
+  }
+  NonSymmetricLevelOptions(const NonSymmetricLevelOptions&) = delete;
+  NonSymmetricLevelOptions& operator=(const NonSymmetricLevelOptions&) = delete;
+
+ private:
+  std::vector<const char*> set_;
+};
+
 /// CG (FGMRES for a non-symmetric A, its defaults: classical Gram-Schmidt without refinement)
 /// stopping on ||r||_2 <= rtol ||b||_2 (KSP_NORM_UNPRECONDITIONED: Tessera's criterion; CG's
 /// default is the preconditioned norm), preconditioned by GAMG's smoothed aggregation with
 /// PETSc 3.18's defaults: graph threshold -1 (keep every edge), one level of squared-graph
-/// aggressive coarsening, Chebyshev(2)/Jacobi smoothing, LU on the coarsest level (checked
-/// with -ksp_view). KSPSetFromOptions is needed for those defaults: GAMG sets some of them
-/// (the squared graph) only there; without it the operator complexity on poisson3d:32 is 3.6
-/// instead of 1.8. It also lets PETSC_OPTIONS override any of them, as in any PETSc program.
+/// aggressive coarsening, Chebyshev(2)/Jacobi smoothing (Richardson/SOR for a non-symmetric A:
+/// NonSymmetricLevelOptions), LU on the coarsest level (checked with -ksp_view).
+/// KSPSetFromOptions is needed for those defaults: GAMG sets some of them (the squared graph)
+/// only there; without it the operator complexity on poisson3d:32 is 3.6 instead of 1.8. It
+/// also lets PETSC_OPTIONS override any of them, as in any PETSc program.
 void configure_solver(MPI_Comm comm, const BaselineOptions& o, PetscObjects& p) {
   TESSERA_PETSC(KSPCreate(comm, &p.ksp));
   TESSERA_PETSC(KSPSetOperators(p.ksp, p.a, p.a));
@@ -169,8 +202,9 @@ std::vector<double> solution(const PetscObjects& p, std::size_t n) {
 std::string configuration(const BaselineOptions& o) {
   return detail::concat(o.gmres ? detail::concat("FGMRES(", o.restart, ", classical Gram-Schmidt, no refinement)")
                                 : "CG (unpreconditioned 2-norm)",
-                        " + GAMG agg, PETSc 3.18 defaults (threshold -1, square graph "
-                        "1 level, Chebyshev(2)/Jacobi, coarse LU), block size ", o.block_size,
+                        " + GAMG agg, PETSc 3.18 defaults (threshold -1, square graph 1 level, ",
+                        o.gmres ? "Richardson/SOR for a non-symmetric A" : "Chebyshev(2)/Jacobi",
+                        ", coarse LU), block size ", o.block_size,
                         o.coordinates.empty() ? ", constant near-null space" : ", rigid-body near-null space");
 }
 
@@ -216,8 +250,11 @@ BaselineResult solve_with_gamg(MPI_Comm comm, const RowBlock& my_rows, const std
     make_vectors(my_b, p);
     if (!options.coordinates.empty()) attach_rigid_body_modes(comm, my_rows, options, p);
   });
-  configure_solver(comm, options, p);
-  result.setup_seconds = timed_on_slowest_rank(comm, [&] { TESSERA_PETSC(KSPSetUp(p.ksp)); });
+  {
+    const NonSymmetricLevelOptions level_options(options.gmres);
+    configure_solver(comm, options, p);
+    result.setup_seconds = timed_on_slowest_rank(comm, [&] { TESSERA_PETSC(KSPSetUp(p.ksp)); });
+  }
   result.solve_seconds = timed_on_slowest_rank(comm, [&] { TESSERA_PETSC(KSPSolve(p.ksp, p.b, p.x)); });
 
   PetscInt iterations = 0;
