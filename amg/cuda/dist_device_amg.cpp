@@ -368,6 +368,7 @@ SolveResult dist_device_fgmres(dist::gpu::DeviceContext& ctx, dist::gpu::DeviceD
   std::optional<FgmresWorkspace> work;
   dist::call_collectively(ctx.comm(), "dist_device_fgmres: workspace", [&] {
     work.emplace(a.host->owned_rows(), options.restart, ctx.compute());
+    ctx.reserve_dots(options.restart + 1);  // Arnoldi's batched dots: their partial sums
     TESSERA_CUDA_CHECK(cudaStreamSynchronize(ctx.compute()));
   });
   DistDeviceOperator op(ctx, a);
