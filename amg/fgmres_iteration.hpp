@@ -16,11 +16,7 @@
 //   void subtract(Vec w, double h, const Vec& v) w -= h v (modified Gram-Schmidt)
 //   void project(int count, Vec w, int pass)     c = V^T w over v_0 .. v_{count-1} (global inner
 //                                                products, all with this w), then w -= V c (each
-//                                                w_j in the order of i); c kept as `pass`'s (0, 1).
-//                                                Called for pass 0 then pass 1; w is read only
-//                                                after pass 1, so a space may apply pass 0's
-//                                                w -= V c inside pass 1 (the device space fuses
-//                                                it with pass 1's V^T w: one read of V fewer)
+//                                                w_j in the order of i); c kept as `pass`'s (0, 1)
 //   const double* projection(int pass)           that c, on the host: valid after the next dot()
 //   void update_x(const std::vector<double>& y, int k)   x += sum_{i<k} y_i z_i, in the order of i
 // The preconditioned vectors are kept, so M may change between iterations; x is updated from

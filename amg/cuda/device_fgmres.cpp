@@ -53,19 +53,14 @@ struct DeviceFgmresSpace {
   }
   void apply(const double* z, double* v) const { a.apply(1.0, z, 0.0, v); }
   void subtract(double* v, double h, const double* u) const { axpby(n, -h, u, 1.0, v, stream); }
-  /// Pass 0: c = V^T v (one pass, allreduced on the device). Pass 1: v -= V c and d = V^T v in
-  /// one read of V (the deferred subtraction fused with the next projections), then v -= V d.
-  /// Each pass's coefficients are copied to the host behind it; the host waits for none of it
-  /// (projection() reads the copies after the next dot has returned).
+  /// c = V^T v (one pass, allreduced on the device), its copy to the host queued, v -= V c: the
+  /// host waits for none of it (projection() reads the copy after the next dot has returned).
   void project(int count, double* v, int pass) const {
     double* c = w.coefficients.data() + w.projection_at(pass);
-    if (pass == 0)
-      a.dots_into(n, basis(0), n, count, v, c);
-    else
-      a.subtract_then_dots_into(n, basis(0), n, count, w.coefficients.data() + w.projection_at(0), v, c);
+    a.dots_into(n, basis(0), n, count, v, c);
     TESSERA_CUDA_CHECK(cudaMemcpyAsync(w.host_coefficients.data() + w.projection_at(pass), c,
                                        std::size_t(count) * sizeof(double), cudaMemcpyDeviceToHost, stream));
-    if (pass == 1) combine(n, -1.0, basis(0), n, count, c, v, stream);
+    combine(n, -1.0, basis(0), n, count, c, v, stream);
   }
   const double* projection(int pass) const {
     TESSERA_CUDA_CHECK(cudaStreamSynchronize(stream));  // done already after a dot: a formality

@@ -38,11 +38,6 @@ class DeviceOperator {
   /// without synchronising: one pass over them all (classical Gram-Schmidt's V^T w).
   virtual void dots_into(std::int64_t n, const double* vectors, std::int64_t stride, int count, const double* w,
                          double* results) = 0;
-  /// w -= V c (the `count` coefficients c in device memory), then results = V^T w as dots_into
-  /// forms them, without synchronising: one pass of classical Gram-Schmidt's subtraction fused
-  /// with the next pass's projections (tessera::cuda::DeviceMultiDot::subtract_then_sums_into).
-  virtual void subtract_then_dots_into(std::int64_t n, const double* vectors, std::int64_t stride, int count,
-                                       const double* c, double* w, double* results) = 0;
   virtual cudaStream_t stream() const = 0;
 };
 
@@ -65,10 +60,6 @@ class CsrDeviceOperator final : public DeviceOperator {
   void dots_into(std::int64_t n, const double* vectors, std::int64_t stride, int count, const double* w,
                  double* results) override {
     dots_.sums_into(n, vectors, stride, count, w, results, stream_);
-  }
-  void subtract_then_dots_into(std::int64_t n, const double* vectors, std::int64_t stride, int count, const double* c,
-                               double* w, double* results) override {
-    dots_.subtract_then_sums_into(n, vectors, stride, count, c, w, results, stream_);
   }
   cudaStream_t stream() const override { return stream_; }
 

@@ -101,10 +101,6 @@ class ReplicatedProlongation final : public DeviceOperator {
                  double* results) override {
     ctx_.dots_into(n, vectors, stride, count, w, results);
   }
-  void subtract_then_dots_into(std::int64_t n, const double* vectors, std::int64_t stride, int count, const double* c,
-                               double* w, double* results) override {
-    ctx_.subtract_then_dots_into(n, vectors, stride, count, c, w, results);
-  }
   cudaStream_t stream() const override { return ctx_.compute(); }
   std::int64_t bytes() const { return spmv_.bytes(); }
 

@@ -71,10 +71,6 @@ class TimedOperator final : public DeviceOperator {
                  double* results) override {
     inner_.dots_into(n, vectors, stride, count, w, results);
   }
-  void subtract_then_dots_into(std::int64_t n, const double* vectors, std::int64_t stride, int count, const double* c,
-                               double* w, double* results) override {
-    inner_.subtract_then_dots_into(n, vectors, stride, count, c, w, results);
-  }
   cudaStream_t stream() const override { return inner_.stream(); }
 
   StreamTimer& timer() { return timer_; }

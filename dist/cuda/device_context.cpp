@@ -117,16 +117,6 @@ void DeviceContext::dots_into(std::int64_t n, const double* vectors, std::int64_
   compute_after_exchange();
 }
 
-void DeviceContext::subtract_then_dots_into(std::int64_t n, const double* vectors, std::int64_t stride, int count,
-                                            const double* c, double* w, double* results) {
-  TESSERA_REQUIRE_INPUT(n >= 0 && count >= 0, "dots: negative length ", n, " or count ", count);
-  if (count == 0) return;
-  local_dots_.subtract_then_sums_into(n, vectors, stride, count, c, w, results, compute_);
-  exchange_after_compute();
-  transport_->allreduce_sum_on_device(results, count);
-  compute_after_exchange();
-}
-
 double DeviceContext::norm2(std::int64_t n, const double* x) { return std::sqrt(dot(n, x, x)); }
 
 }  // namespace tessera::dist::gpu

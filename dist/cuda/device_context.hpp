@@ -77,11 +77,6 @@ class DeviceContext {
   /// synchronising: one pass of local sums (DeviceMultiDot) and one allreduce of `count` values.
   void dots_into(std::int64_t n, const double* vectors, std::int64_t stride, int count, const double* w,
                  double* results);
-  /// w -= V c (c: `count` values in device memory), then dots_into(n, vectors, stride, count, w,
-  /// results), in one pass of local work (DeviceMultiDot::subtract_then_sums_into) and one
-  /// allreduce.
-  void subtract_then_dots_into(std::int64_t n, const double* vectors, std::int64_t stride, int count, const double* c,
-                               double* w, double* results);
   /// Allocates the local partial sums of up to `count` batched dots now (else their first call
   /// does): a caller that allocates collectively reserves them there.
   void reserve_dots(int count) { local_dots_.reserve(count, compute_); }

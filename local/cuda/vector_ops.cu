@@ -77,37 +77,6 @@ __global__ void multi_dot_partial_kernel(std::int64_t n, const double* vectors, 
   }
 }
 
-/// w_j -= sum_i c_i v_ij (combine_kernel's arithmetic, alpha = -1), then the partial sums of
-/// v_i^T w over the updated w, exactly as multi_dot_partial_kernel forms them (the same rows per
-/// thread in the same order, the same block reductions): Gram-Schmidt's subtraction of one pass
-/// and the projections of the next in one read of V, where combine then the multi-dot read it
-/// twice. Each thread keeps all `count` <= kSums totals in registers, and re-reads a row's
-/// v_ij for the sums right after reading them for the subtraction (L1/L2 hits).
-template <int kSums>
-__global__ void subtract_multi_dot_partial_kernel(std::int64_t n, const double* vectors, std::int64_t stride,
-                                                  int count, const double* __restrict__ coefficients, double* w,
-                                                  double* partial) {
-  using Reduce = cub::BlockReduce<double, kThreads>;
-  __shared__ typename Reduce::TempStorage storage;
-  double sum[kSums] = {};
-  for (std::int64_t i = blockIdx.x * std::int64_t(kThreads) + threadIdx.x; i < n; i += std::int64_t(gridDim.x) * kThreads) {
-    double wi = w[i];
-    for (int v = 0; v < count; ++v) wi += (-1.0 * __ldg(coefficients + v)) * vectors[v * stride + i];
-    w[i] = wi;
-#pragma unroll
-    for (int v = 0; v < kSums; ++v)
-      if (v < count) sum[v] += vectors[v * stride + i] * wi;
-  }
-#pragma unroll
-  for (int v = 0; v < kSums; ++v) {
-    if (v < count) {  // alike in every thread: the barriers below match
-      const double block_sum = Reduce(storage).Sum(sum[v]);
-      if (threadIdx.x == 0) partial[std::int64_t(v) * gridDim.x + blockIdx.x] = block_sum;
-      __syncthreads();  // the next reduction reuses the storage
-    }
-  }
-}
-
 /// One block per total.
 __global__ void multi_dot_final_kernel(const double* partial, int blocks, double* totals) {
   sum_partials(partial + std::int64_t(blockIdx.x) * blocks, blocks, totals + blockIdx.x);
@@ -192,36 +161,6 @@ void DeviceMultiDot::sums_into(std::int64_t n, const double* vectors, std::int64
 void DeviceMultiDot::reserve(int count, cudaStream_t stream) {
   const std::size_t needed = std::size_t(std::max(count, 0)) * std::size_t(kDotBlocks);
   if (partial_.size() < needed) partial_.allocate(needed, stream);
-}
-
-void DeviceMultiDot::subtract_then_sums_into(std::int64_t n, const double* vectors, std::int64_t stride, int count,
-                                             const double* coefficients, double* w, double* totals,
-                                             cudaStream_t stream) {
-  if (count <= 0) return;
-  if (n <= 0) {
-    TESSERA_CUDA_CHECK(cudaMemsetAsync(totals, 0, std::size_t(count) * sizeof(double), stream));
-    return;
-  }
-  if (count > kMaxFusedCount) {  // more totals than registers: the two passes
-    combine(n, -1.0, vectors, stride, count, coefficients, w, stream);
-    sums_into(n, vectors, stride, count, w, totals, stream);
-    return;
-  }
-  static_assert(kMaxFusedCount == 4 * kDotGroup, "one instantiation per group of kDotGroup totals");
-  const int blocks = static_cast<int>(std::min<std::int64_t>((n + kThreads - 1) / kThreads, kDotBlocks));
-  reserve(count, stream);
-  const auto launch = [&](auto kernel) {
-    kernel<<<blocks, kThreads, 0, stream>>>(n, vectors, stride, count, coefficients, w, partial_.data());
-  };
-  switch ((count + kDotGroup - 1) / kDotGroup) {
-    case 1: launch(subtract_multi_dot_partial_kernel<kDotGroup>); break;
-    case 2: launch(subtract_multi_dot_partial_kernel<2 * kDotGroup>); break;
-    case 3: launch(subtract_multi_dot_partial_kernel<3 * kDotGroup>); break;
-    default: launch(subtract_multi_dot_partial_kernel<4 * kDotGroup>); break;
-  }
-  TESSERA_CHECK_LAUNCH();
-  multi_dot_final_kernel<<<count, kThreads, 0, stream>>>(partial_.data(), blocks, totals);
-  TESSERA_CHECK_LAUNCH();
 }
 
 double DeviceDot::operator()(std::int64_t n, const double* x, const double* y, cudaStream_t stream) {

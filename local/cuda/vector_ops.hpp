@@ -54,17 +54,8 @@ class DeviceDot {
 /// sums, then one block per total. Left on the device, without synchronising.
 class DeviceMultiDot {
  public:
-  /// Totals fused into one pass with the subtraction below, at most (more take two passes).
-  static constexpr int kMaxFusedCount = 32;
-
   void sums_into(std::int64_t n, const double* vectors, std::int64_t stride, int count, const double* w, double* totals,
                  cudaStream_t stream = nullptr);
-  /// w -= V c, then totals = V^T w of the updated w: combine(n, -1, vectors, stride, count, c,
-  /// w) followed by sums_into(..., w, totals), bit for bit, in one read of V where they take
-  /// two (count <= kMaxFusedCount). Classical Gram-Schmidt's subtraction of one pass with the
-  /// projections of the next. c (count values) is in device memory.
-  void subtract_then_sums_into(std::int64_t n, const double* vectors, std::int64_t stride, int count,
-                               const double* c, double* w, double* totals, cudaStream_t stream = nullptr);
   /// Allocates the partial sums of up to `count` totals now, stream-ordered. Without it the
   /// first call allocates them; a distributed caller reserves them where it allocates its other
   /// buffers collectively (one rank out of memory must not leave the others in an allreduce).

@@ -6,10 +6,7 @@
 //     order, which the solvers' reproducibility rests on) and the host sum within its rounding
 //     bound, for counts on both sides of the 8 vectors one thread reads together;
 //   - combine(): y + alpha * sum c_i v_i within the rounding of count fused terms, the entries
-//     past n untouched, from 0 to 4100 coefficients;
-//   - DeviceMultiDot::subtract_then_sums_into: combine (alpha = -1) then sums_into bit for bit,
-//     w and the totals, for each register instantiation (counts 1-32) and the two-pass fallback
-//     past 32, and the host formulas within their rounding.
+//     past n untouched, from 0 to 4100 coefficients.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -94,50 +91,6 @@ TEST(DeviceCombine, AddsTheCombinationInPlace) {
       }
       EXPECT_EQ(got[c.n], y[c.n]) << "wrote past n";
       EXPECT_EQ(got[c.n + 1], y[c.n + 1]) << "wrote past n";
-    }
-  }
-}
-
-TEST(DeviceMultiDot, SubtractThenSumsEqualsCombineThenSums) {
-  const std::uint64_t seed = fresh_seed();
-  SCOPED_TRACE("seed " + std::to_string(seed));
-  for (const std::int64_t n : {0, 1, 257, 1000003}) {
-    for (const int count : {1, 8, 9, 17, 31, 32, 33}) {
-      SCOPED_TRACE("n " + std::to_string(n) + ", count " + std::to_string(count));
-      const std::int64_t stride = n + 3;  // padding between the vectors: not read
-      const std::vector<double> v = random_values(stride * count, seed + std::uint64_t(n) + std::uint64_t(count));
-      const std::vector<double> c = random_values(count, seed + 5);
-      const std::vector<double> w = random_values(n + 1, seed + 6);  // one entry past n: must stay
-      DeviceBuffer<double> dv, dc, fused_w, split_w, fused{std::size_t(count)}, split{std::size_t(count)};
-      dv.upload(v);
-      dc.upload(c);
-      fused_w.upload(w);
-      split_w.upload(w);
-      fused.fill_bytes(0xff);
-      split.fill_bytes(0xff);
-      DeviceMultiDot one_pass, two_passes;
-      one_pass.subtract_then_sums_into(n, dv.data(), stride, count, dc.data(), fused_w.data(), fused.data());
-      combine(n, -1.0, dv.data(), stride, count, dc.data(), split_w.data());
-      two_passes.sums_into(n, dv.data(), stride, count, split_w.data(), split.data());
-      const std::vector<double> got_w = fused_w.download(), want_w = split_w.download();
-      const std::vector<double> got = fused.download(), want = split.download();
-      for (std::int64_t j = 0; j <= n; ++j) ASSERT_EQ(got_w[j], want_w[j]) << "w entry " << j;
-      EXPECT_EQ(got_w[n], w[n]) << "wrote past n";
-      for (int i = 0; i < count; ++i) {
-        EXPECT_EQ(got[i], want[i]) << "total " << i << ": not the two passes' result";
-        // The host formulas: w' = w - V c, then v_i^T w'.
-        double sum = 0, magnitude = 0;
-        for (std::int64_t j = 0; j < n; ++j) {
-          double wj = w[j], wj_magnitude = std::fabs(w[j]);
-          for (int k = 0; k < count; ++k) {
-            wj -= c[k] * v[k * stride + j];
-            wj_magnitude += std::fabs(c[k] * v[k * stride + j]);
-          }
-          sum += v[i * stride + j] * wj;
-          magnitude += std::fabs(v[i * stride + j]) * wj_magnitude;
-        }
-        EXPECT_LE(std::fabs(got[i] - sum), 2 * gamma(n + 2 * count + 4) * magnitude) << "total " << i;
-      }
     }
   }
 }
