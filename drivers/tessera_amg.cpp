@@ -241,7 +241,7 @@ struct Problem {
   bool use_cg = true;
 };
 
-Problem load_problem(const Options& opt, const std::vector<baselines::Baseline>& compare) {
+Problem load_problem(const Options& opt) {
   Problem p;
   p.a = load_matrix(opt.a, "A (--A or --gen)");
   TESSERA_REQUIRE_INPUT(p.a.rows == p.a.cols, "A must be square, it is ", p.a.rows, "x", p.a.cols);
@@ -372,7 +372,7 @@ int run(int argc, char** argv) {
   TESSERA_REQUIRE_INPUT(opt.setups == 1 && opt.solves == 1 && !opt.timeline && !opt.trace,
                         "--setups, --solves, --timeline and --trace apply to the distributed AMG (--distributed or several ranks)");
 
-  const Problem p = load_problem(opt, compare);
+  const Problem p = load_problem(opt);
   const Backend backend = choose_backend(opt);
   print_problem(opt, p, backend);
   amg::Vector x(p.b.size(), 0.0);

@@ -112,10 +112,11 @@ void attach_rigid_body_modes(MPI_Comm comm, const RowBlock& rows, const Baseline
 }
 
 /// Options a non-symmetric A's levels get unless PETSC_OPTIONS names them: one Richardson
-/// sweep of SOR (PETSc's processor-local symmetric SOR). GAMG's default Chebyshev/Jacobi assumes a
-/// real spectrum: on convdiff3d:32 (2 ranks) GAMG-FGMRES stalls at a relative residual of 0.8
-/// after 500 iterations with it, with or without -pc_gamg_sym_graph and GMRES eigenvalue
-/// estimates, and converges in 8 with SOR (13 with GMRES(2) smoothing, 22 with plain aggregation).
+/// sweep of SOR (PETSc's processor-local symmetric SOR). GAMG's default Chebyshev/Jacobi
+/// assumes a real spectrum: on convdiff3d:32 (2 ranks) GAMG-FGMRES stalls at a relative
+/// residual of 0.8 after 500 iterations with it, with or without -pc_gamg_sym_graph and GMRES
+/// eigenvalue estimates, and converges in 8 with SOR (13 with GMRES(2) smoothing, 22 with plain
+/// aggregation; docs/performance.md, thirty-first session).
 /// They live in the global options database from configure_solver until KSPSetUp has created
 /// and configured the levels (the levels read them there), then are removed: a later symmetric
 /// solve in the same process keeps PETSc's defaults.

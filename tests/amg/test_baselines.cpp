@@ -134,9 +134,9 @@ TEST(Baselines, FlexibleGmresSolvesConvectionDiffusion) {
 }
 
 // GAMG's default Chebyshev/Jacobi assumes a real spectrum; for a non-symmetric A the baseline
-// smooths by SOR (16 iterations with Chebyshev on convdiff3d:16 against 6-7 with SOR, on 1-4
-// ranks). The level options it sets are removed after the setup: a symmetric solve before and
-// after it is the same solve.
+// smooths by SOR (on convdiff3d:16, 16 iterations with Chebyshev on 2 ranks; 6-7 with SOR on
+// 1-4 ranks). The level options it sets are removed after the setup: a symmetric solve before
+// and after it is the same solve.
 TEST(Baselines, GamgSmoothsNonSymmetricBySorAndRestoresOptions) {
   const std::uint64_t seed = shared_seed();
   SCOPED_TRACE("seed " + std::to_string(seed));
