@@ -20,8 +20,9 @@
 //   const double* projection(int pass)           that c, on the host: valid after the next dot()
 //   void update_x(const std::vector<double>& y, int k)   x += sum_{i<k} y_i z_i, in the order of i
 // The preconditioned vectors are kept, so M may change between iterations; x is updated from
-// them. Arnoldi by classical Gram-Schmidt applied twice (below; modified Gram-Schmidt on
-// request), the least-squares problem by Givens rotations; the restart residual is the true one.
+// them. Arnoldi by classical Gram-Schmidt applied twice (below; once, twice where the first
+// pass cancelled, or modified Gram-Schmidt on request), the least-squares problem by Givens
+// rotations; the restart residual is the true one.
 #include <algorithm>
 #include <cmath>
 #include <string>
@@ -89,19 +90,26 @@ class GmresLeastSquares {
   std::vector<double> g_, y_;
 };
 
-/// Orthogonalises w = v_{k+1} against v_0 .. v_k and writes column k of the Hessenberg matrix:
-/// classical Gram-Schmidt twice (CGS2), h(0..k, k) = c + d and h(k+1, k) = ||w|| after
+/// Orthogonalises w = v_{k+1} against v_0 .. v_k and writes column k of the Hessenberg matrix;
+/// returns whether classical Gram-Schmidt projected twice. Classical Gram-Schmidt twice (CGS2):
+/// h(0..k, k) = c + d and h(k+1, k) = ||w|| after
 ///   c = V^T w, w -= V c;   d = V^T w, w -= V d.
 /// Each pass is one batched reduction over the k + 1 basis vectors where modified Gram-Schmidt
 /// takes k + 1 dependent ones, each a synchronisation (an allreduce across ranks). One pass of
 /// classical Gram-Schmidt loses orthogonality in proportion to the conditioning of the vectors
 /// it projects; the second pass brings it back to working precision ("twice is enough": Giraud,
-/// Langou, Rozloznik and van den Eshof, Numer. Math. 101, 2005). PETSc's GMRES runs one pass by
-/// default and a second on request (-ksp_gmres_cgs_refinement_type refine_always).
+/// Langou, Rozloznik and van den Eshof, Numer. Math. 101, 2005).
+/// GramSchmidt::classical_if_needed runs the second pass only where the first cancelled: where
+/// ||w - V c|| < ||c||, i.e. (as ||w||^2 = ||c||^2 + ||w - V c||^2) where the projection removed
+/// more than 1 - 1/sqrt(2) of w's norm (the test of Daniel, Gragg, Kaufman and Stewart, Math.
+/// Comp. 30, 1976, and PETSc's refine_ifneeded). ||w - V c|| is the norm the step needs anyway,
+/// so a step without the second pass costs one projection and one norm.
+/// GramSchmidt::classical_once never runs it (PETSc's default). CGS2 takes its norm after both
+/// passes, so it waits for the host once, as the one-pass variants do.
 /// GramSchmidt::modified subtracts one basis vector at a time instead: h(i, k) = v_i^T w, then
 /// w -= h(i, k) v_i, for i = 0 .. k (orthogonality lost in proportion to the conditioning).
 template <class Space>
-void arnoldi_orthogonalize(Space& s, int k, GmresLeastSquares& ls, GramSchmidt how = GramSchmidt::classical_twice) {
+bool arnoldi_orthogonalize(Space& s, int k, GmresLeastSquares& ls, GramSchmidt how = GramSchmidt::classical_twice) {
   auto&& w = s.basis(k + 1);
   if (how == GramSchmidt::modified) {
     for (int i = 0; i <= k; ++i) {
@@ -109,14 +117,28 @@ void arnoldi_orthogonalize(Space& s, int k, GmresLeastSquares& ls, GramSchmidt h
       s.subtract(w, h_ik, s.basis(i));
     }
     ls.h(k + 1, k) = std::sqrt(s.dot(w, w));
-    return;
+    return false;
   }
   s.project(k + 1, w, 0);
+  bool twice = how == GramSchmidt::classical_twice;
+  if (!twice) {
+    const double norm_squared = s.dot(w, w);
+    const double* c = s.projection(0);
+    double c_squared = 0;
+    for (int i = 0; i <= k; ++i) c_squared += c[i] * c[i];
+    twice = how == GramSchmidt::classical_if_needed && norm_squared < c_squared;
+    if (!twice) {
+      for (int i = 0; i <= k; ++i) ls.h(i, k) = c[i];
+      ls.h(k + 1, k) = std::sqrt(norm_squared);
+      return false;
+    }
+  }
   s.project(k + 1, w, 1);
   ls.h(k + 1, k) = std::sqrt(s.dot(w, w));
   const double* c = s.projection(0);
   const double* d = s.projection(1);
   for (int i = 0; i <= k; ++i) ls.h(i, k) = c[i] + d[i];
+  return true;
 }
 
 /// The restart cycles from x (held by the space) until ||b - A x|| <= rtol ||b|| (b_norm), the
@@ -137,7 +159,7 @@ void fgmres_iterations(Space& s, double b_norm, const KrylovOptions& o, SolveRes
     while (k < o.restart && result.iterations < o.max_iterations) {
       s.precondition(s.basis(k), s.preconditioned(k));
       s.apply(s.preconditioned(k), s.basis(k + 1));
-      arnoldi_orthogonalize(s, k, ls, o.gram_schmidt);
+      if (arnoldi_orthogonalize(s, k, ls, o.gram_schmidt)) ++result.second_passes;
       const double subdiagonal = ls.rotate_column(k);
       ++k, ++result.iterations;
       if (o.history) result.history.push_back(std::abs(ls.residual(k)) / b_norm);

@@ -18,10 +18,20 @@ namespace tessera::amg {
 /// z = M^-1 r.
 using Preconditioner = std::function<void(const Vector& r, Vector& z)>;
 
-/// How GMRES's Arnoldi step orthogonalises (fgmres_iteration.hpp): classical Gram-Schmidt twice
-/// (two batched reductions an iteration, orthogonal to working precision) or modified
-/// Gram-Schmidt (k + 1 dependent reductions at iteration k; the reference it replaced).
-enum class GramSchmidt { classical_twice, modified };
+/// How GMRES's Arnoldi step orthogonalises (fgmres_iteration.hpp), PETSc's three classical
+/// choices (-ksp_gmres_cgs_refinement_type refine_always | refine_ifneeded | refine_never) and
+/// its modified one:
+///   classical_twice       two batched projections an iteration: orthogonal to working precision;
+///   classical_if_needed   one, and the second only where the first cancelled most of w (the
+///                         Kahan-Parlett test, below): as orthogonal, at one pass's cost otherwise;
+///   classical_once        one: orthogonality lost in proportion to the basis's conditioning;
+///   modified              k + 1 dependent reductions at iteration k (the reference CGS2 replaced).
+enum class GramSchmidt { classical_twice, classical_if_needed, classical_once, modified };
+
+/// The driver's names: "cgs2", "cgs-ifneeded", "cgs", "mgs"; parse_gram_schmidt throws
+/// InputError for any other.
+const char* to_string(GramSchmidt how);
+GramSchmidt parse_gram_schmidt(const std::string& name);
 
 struct KrylovOptions {
   double rtol = 1e-8;
@@ -45,6 +55,7 @@ struct SolveResult {
   double relative_residual = 0;    // ||b - A x|| / ||b||, recomputed from x
   std::string message;             // why it stopped, with the numbers
   std::vector<double> history;     // relative residual per iteration (recurrence), if asked
+  int second_passes = 0;           // FGMRES: Arnoldi steps whose Gram-Schmidt projected twice
   bool converged() const { return status == SolveStatus::converged; }
 };
 

@@ -1,5 +1,7 @@
 #include <cmath>
 #include <cstdio>
+#include <string>
+#include <utility>
 
 #include "amg/krylov.hpp"
 #include "local/core/error.hpp"
@@ -16,6 +18,25 @@ const char* to_string(SolveStatus s) {
     case SolveStatus::breakdown: return "breakdown";
   }
   return "?";
+}
+
+namespace {
+constexpr std::pair<GramSchmidt, const char*> kGramSchmidtNames[] = {{GramSchmidt::classical_twice, "cgs2"},
+                                                                     {GramSchmidt::classical_if_needed, "cgs-ifneeded"},
+                                                                     {GramSchmidt::classical_once, "cgs"},
+                                                                     {GramSchmidt::modified, "mgs"}};
+}  // namespace
+
+const char* to_string(GramSchmidt how) {
+  for (const auto& [value, name] : kGramSchmidtNames)
+    if (value == how) return name;
+  return "?";
+}
+
+GramSchmidt parse_gram_schmidt(const std::string& name) {
+  for (const auto& [value, known] : kGramSchmidtNames)
+    if (name == known) return value;
+  throw InputError("unknown Gram-Schmidt '" + name + "' (cgs2, cgs-ifneeded, cgs or mgs)");
 }
 
 namespace detail {

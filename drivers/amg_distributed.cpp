@@ -603,8 +603,9 @@ int run_distributed_amg(const dist::Communicator& comm, const DistributedAmgOpti
 #if TESSERA_HAVE_CUDA
     if (!phase.timeline.is_null()) print_timeline(phase.timeline);
 #endif
-    std::printf("iterations %d, true relative residual %.3e%s\n", res.iterations, res.relative_residual,
-                gpu ? " (recomputed on the host from the device solution)" : "");
+    std::printf("iterations %d, true relative residual %.3e%s%s\n", res.iterations, res.relative_residual,
+                gpu ? " (recomputed on the host from the device solution)" : "",
+                second_pass_count(use_cg, o.krylov, res).c_str());
     std::printf("setup %.4f s, solve %.4f s (%.2f ms/iteration), slowest rank\n", setup_s, solve_s,
                 res.iterations ? 1e3 * solve_s / res.iterations : 0.0);
     // The solve on the GPUs waits for the upload too: the setup's cost to a user is the sum.
@@ -623,7 +624,7 @@ int run_distributed_amg(const dist::Communicator& comm, const DistributedAmgOpti
          {"operator_complexity", stats.operator_complexity}, {"grid_complexity", stats.grid_complexity},
          {"nnz_ap", stats.nnz_ap}, {"setup_fom", setup_fom}, {"solve_fom", solve_fom},
          {"levels", static_cast<int>(stats.levels.size())}};
-  add_krylov_keys(out, use_cg, o.krylov);
+  add_krylov_keys(out, use_cg, o.krylov, res);
   if (tracing) out["setup_step_trace"] = {{"setup", o.setups}, {"steps", trace_json}};
   out["setup_page_faults"] = {{"max_rank", setup.page_faults_max}, {"all_ranks", setup.page_faults_sum}};
   out["host_heap"] = host_heap_pages();

@@ -11,19 +11,38 @@
 
 namespace tessera::driver {
 
-/// "CG", or "FGMRES(30, CGS2)" (the restart and the Gram-Schmidt of the Arnoldi step).
+/// "CG", or "FGMRES(30, CGS2)" (the restart and the Gram-Schmidt of the Arnoldi step:
+/// CGS2, CGS2 if needed, CGS, MGS).
 inline std::string krylov_method(bool use_cg, const amg::KrylovOptions& ko) {
   if (use_cg) return "CG";
-  return "FGMRES(" + std::to_string(ko.restart) + ", " +
-         (ko.gram_schmidt == amg::GramSchmidt::modified ? "MGS" : "CGS2") + ")";
+  const auto name = [&] {
+    switch (ko.gram_schmidt) {
+      case amg::GramSchmidt::classical_twice: return "CGS2";
+      case amg::GramSchmidt::classical_if_needed: return "CGS2 if needed";
+      case amg::GramSchmidt::classical_once: return "CGS";
+      case amg::GramSchmidt::modified: return "MGS";
+    }
+    return "?";
+  };
+  return "FGMRES(" + std::to_string(ko.restart) + ", " + name() + ")";
 }
 
-/// The method's JSON keys: solver ("cg" or "fgmres"), and FGMRES's restart and gram_schmidt.
-inline void add_krylov_keys(nlohmann::json& out, bool use_cg, const amg::KrylovOptions& ko) {
+/// ", second Gram-Schmidt pass in 3 of 21 steps" where FGMRES decides it step by step, else "".
+inline std::string second_pass_count(bool use_cg, const amg::KrylovOptions& ko, const amg::SolveResult& res) {
+  if (use_cg || ko.gram_schmidt != amg::GramSchmidt::classical_if_needed) return "";
+  return ", second Gram-Schmidt pass in " + std::to_string(res.second_passes) + " of " +
+         std::to_string(res.iterations) + " steps";
+}
+
+/// The method's JSON keys: solver ("cg" or "fgmres"), and FGMRES's restart, gram_schmidt (the
+/// --gram-schmidt name) and second_passes (the Arnoldi steps that projected twice).
+inline void add_krylov_keys(nlohmann::json& out, bool use_cg, const amg::KrylovOptions& ko,
+                            const amg::SolveResult& res) {
   out["solver"] = use_cg ? "cg" : "fgmres";
   if (use_cg) return;
   out["restart"] = ko.restart;
-  out["gram_schmidt"] = ko.gram_schmidt == amg::GramSchmidt::modified ? "mgs" : "cgs2";
+  out["gram_schmidt"] = amg::to_string(ko.gram_schmidt);
+  out["second_passes"] = res.second_passes;
 }
 
 /// The baselines' Krylov method and stopping test: the ones this solve used (CG, or flexible

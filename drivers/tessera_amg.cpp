@@ -101,8 +101,10 @@ void add_options(CLI::App& app, Options& opt) {
       ->check(CLI::PositiveNumber);
   app.add_option("--gram-schmidt", opt.gram_schmidt,
                  "FGMRES's Arnoldi: cgs2 (classical Gram-Schmidt twice, the default: two batched reductions an "
-                 "iteration) or mgs (modified Gram-Schmidt: one reduction per basis vector)")
-      ->check(CLI::IsMember({"cgs2", "mgs"}));
+                 "iteration), cgs-ifneeded (the second pass only where the first cancelled more than 1 - 1/sqrt(2) of "
+                 "the vector's norm), cgs (one pass, PETSc's default) or mgs (modified Gram-Schmidt: one reduction per "
+                 "basis vector)")
+      ->check(CLI::IsMember({"cgs2", "cgs-ifneeded", "cgs", "mgs"}));
   app.add_option("--smoother", opt.smoother, "chebyshev | l1-jacobi")->check(CLI::IsMember({"chebyshev", "l1-jacobi"}));
   app.add_option("--degree", opt.amg.chebyshev_degree, "Chebyshev degree")->check(CLI::PositiveNumber);
   app.add_option("--sweeps", opt.amg.jacobi_sweeps, "l1-Jacobi sweeps")->check(CLI::PositiveNumber);
@@ -319,7 +321,8 @@ int report(const Options& opt, const std::vector<baselines::Baseline>& compare, 
   const double setup_fom = run.setup_s > 0 ? nnz_ap / run.setup_s : 0;
   const double solve_fom = run.solve_s > 0 ? nnz_ap * res.iterations / run.solve_s : 0;
   std::printf("%s: %s\n", res.converged() ? "converged" : "NOT converged", res.message.c_str());
-  std::printf("iterations %d, true relative residual %.3e\n", res.iterations, res.relative_residual);
+  std::printf("iterations %d, true relative residual %.3e%s\n", res.iterations, res.relative_residual,
+              second_pass_count(p.use_cg, opt.krylov, res).c_str());
   std::printf("setup %.4f s%s, solve %.4f s (%.2f ms/iteration)\n", run.setup_s,
               opt.resetup ? (" (re-setup " + std::to_string(run.resetup_s) + " s)").c_str() : "", run.solve_s,
               res.iterations ? 1e3 * run.solve_s / res.iterations : 0.0);
@@ -334,7 +337,7 @@ int report(const Options& opt, const std::vector<baselines::Baseline>& compare, 
       {"operator_complexity", stats.operator_complexity}, {"grid_complexity", stats.grid_complexity},
       {"nnz_ap", stats.nnz_ap}, {"setup_fom", setup_fom}, {"solve_fom", solve_fom}, {"levels", levels_json(stats)},
       {"setup_phases", phases_json(stats.times)}, {"coarse_solver", stats.coarse_method}};
-  add_krylov_keys(out, p.use_cg, opt.krylov);
+  add_krylov_keys(out, p.use_cg, opt.krylov, res);
   if (opt.resetup) out["resetup_seconds"] = run.resetup_s;
   out.update(run.extra);
   if (run.resetup_phases) out["resetup_phases"] = phases_json(*run.resetup_phases);
@@ -359,7 +362,7 @@ std::optional<int> parse_options(int argc, char** argv, Options& opt) {
   }
   opt.amg.smoother = amg::parse_smoother(opt.smoother);
   opt.amg.cycle = amg::parse_cycle(opt.cycle);
-  opt.krylov.gram_schmidt = opt.gram_schmidt == "mgs" ? amg::GramSchmidt::modified : amg::GramSchmidt::classical_twice;
+  opt.krylov.gram_schmidt = amg::parse_gram_schmidt(opt.gram_schmidt);
   return std::nullopt;
 }
 

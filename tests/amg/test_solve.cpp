@@ -26,7 +26,8 @@ namespace {
 /// x* comes from `seed`, a fresh one unless given: solves whose iteration counts are compared
 /// with each other share one, since the counts move by one or two with the right-hand side.
 SolveResult solve(const Csr<double>& a, const NearNullSpace& nns, const AmgOptions& o, bool gmres = false,
-                  int max_it = 200, std::uint64_t seed = testing::fresh_seed()) {
+                  int max_it = 200, std::uint64_t seed = testing::fresh_seed(),
+                  GramSchmidt how = GramSchmidt::classical_twice) {
   SCOPED_TRACE("seed " + std::to_string(seed));
   std::mt19937_64 rng(seed);
   Vector x_star(static_cast<std::size_t>(a.rows)), b(x_star.size()), x(x_star.size(), 0.0);
@@ -37,6 +38,7 @@ SolveResult solve(const Csr<double>& a, const NearNullSpace& nns, const AmgOptio
   KrylovOptions ko;
   ko.max_iterations = max_it;
   ko.history = true;
+  ko.gram_schmidt = how;
   const Preconditioner apply = [&](const Vector& r, Vector& z) { m.apply(r, z); };
   const SolveResult res = gmres ? fgmres(a, b, x, apply, ko) : pcg(a, b, x, apply, ko);
   Vector r(b.size());
@@ -133,9 +135,20 @@ TEST(AmgFgmres, NonSymmetricConvectionDiffusion) {
   const Csr<double> a = gen::generate(gen::parse_spec("convdiff3d:14"));
   AmgOptions o;
   o.coarse_size = 30;
-  const SolveResult res = solve(a, constant_near_null_space(a.rows), o, true);
+  const std::uint64_t seed = testing::fresh_seed();
+  const SolveResult res = solve(a, constant_near_null_space(a.rows), o, true, 200, seed);
   EXPECT_TRUE(res.converged()) << res.message;
   EXPECT_LE(res.iterations, 30);
+  EXPECT_EQ(res.second_passes, res.iterations);
+  // The AMG-preconditioned Krylov vectors are well conditioned: one pass, the second on demand
+  // and modified Gram-Schmidt take CGS2's iterations, give or take one.
+  for (const GramSchmidt how : {GramSchmidt::classical_if_needed, GramSchmidt::classical_once, GramSchmidt::modified}) {
+    SCOPED_TRACE(to_string(how));
+    const SolveResult other = solve(a, constant_near_null_space(a.rows), o, true, 200, seed, how);
+    EXPECT_TRUE(other.converged()) << other.message;
+    EXPECT_LE(std::abs(other.iterations - res.iterations), 1);
+    if (how != GramSchmidt::classical_if_needed) EXPECT_EQ(other.second_passes, 0);
+  }
 }
 
 TEST(AmgSetup, ResetupEqualsFreshSetupOnNewValues) {

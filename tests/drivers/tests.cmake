@@ -130,6 +130,15 @@ tessera_driver_test(driver.amg.fgmres.np3 RANKS 3
                     COMMAND $<TARGET_FILE:tessera-amg> --gen convdiff3d:16 --distributed --backend host --history
                             --restart 6 --gram-schmidt mgs
                     EXPECT_OUTPUT "; FGMRES\\(6, MGS\\) \\+ AMG\n.*  it    7  [0-9.e+-]+\n.*converged after [0-9]+ iterations")
+# The second pass on demand reports how often it ran; one pass (PETSc's default) by the serial
+# driver's path.
+tessera_driver_test(driver.amg.fgmres_cgs_ifneeded.np2 RANKS 2
+                    COMMAND $<TARGET_FILE:tessera-amg> --gen convdiff3d:16 --distributed --backend host
+                            --gram-schmidt cgs-ifneeded
+                    EXPECT_OUTPUT "; FGMRES\\(30, CGS2 if needed\\) \\+ AMG\n.*converged after [0-9]+ iterations.*\n[^\n]*, second Gram-Schmidt pass in [0-9]+ of [0-9]+ steps\n")
+tessera_driver_test(driver.amg.fgmres_cgs.np1 RANKS 1
+                    COMMAND $<TARGET_FILE:tessera-amg> --gen convdiff3d:16 --backend host --gram-schmidt cgs
+                    EXPECT_OUTPUT "FGMRES\\(30, CGS\\)[^\n]*\n.*converged after [0-9]+ iterations")
 tessera_driver_test(driver.amg.symmetric_file_cg.np2 RANKS 2
                     COMMAND $<TARGET_FILE:tessera-amg> --A ${_mat}/bcsstk08.mtx.gz --backend host
                     EXPECT_OUTPUT "; CG \\+ AMG\n.*converged after")

@@ -322,15 +322,16 @@ TEST(AmgGpuFgmres, ConvergesLikeHostFgmres) {
     EXPECT_NEAR(host_relative_residual(problem.a, b, dx.download()), device.relative_residual, 1e-10);
   }
 
-  // No preconditioner, restart 5: many restarts; both ways of orthogonalising.
+  // No preconditioner, restart 5: many restarts; every way of orthogonalising.
   KrylovOptions restarted;
   restarted.restart = 5;
   restarted.max_iterations = 2000;
   const Preconditioner identity = [](const Vector& r, Vector& z) { z = r; };
   const std::size_t n = b.size();
   const gpu::DevicePreconditioner device_identity = [&](const double* r, double* z) { tessera::cuda::copy(std::int64_t(n), r, z); };
-  for (const GramSchmidt how : {GramSchmidt::classical_twice, GramSchmidt::modified}) {
-    SCOPED_TRACE(how == GramSchmidt::modified ? "modified Gram-Schmidt" : "classical Gram-Schmidt twice");
+  for (const GramSchmidt how : {GramSchmidt::classical_twice, GramSchmidt::classical_if_needed,
+                                GramSchmidt::classical_once, GramSchmidt::modified}) {
+    SCOPED_TRACE(to_string(how));
     restarted.gram_schmidt = how;
     std::vector<double> x_plain(b.size(), 0.0);
     const SolveResult plain = fgmres(problem.a, b, x_plain, identity, restarted);
