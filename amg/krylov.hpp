@@ -23,7 +23,9 @@ using Preconditioner = std::function<void(const Vector& r, Vector& z)>;
 /// its modified one:
 ///   classical_twice       two batched projections an iteration: orthogonal to working precision;
 ///   classical_if_needed   one, and the second only where the first cancelled most of w (the
-///                         Kahan-Parlett test, below): as orthogonal, at one pass's cost otherwise;
+///                         test of Daniel, Gragg, Kaufman and Stewart; fgmres_iteration.hpp).
+///                         Under AMG it fires at almost every step: A M^-1 v_k lies mostly in
+///                         the basis's span (docs/performance.md, thirty-second session);
 ///   classical_once        one: orthogonality lost in proportion to the basis's conditioning;
 ///   modified              k + 1 dependent reductions at iteration k (the reference CGS2 replaced).
 enum class GramSchmidt { classical_twice, classical_if_needed, classical_once, modified };
