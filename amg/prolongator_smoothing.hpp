@@ -17,6 +17,32 @@ namespace tessera::amg {
 /// Damping for a safe lambda_max estimate (> 0).
 double prolongator_damping(double lambda_max);
 
+/// The merge under write_smoothed_row: the union of a sorted row of P_tent (tent_col, tent_n)
+/// and a sorted row of A P_tent (ap_col[0..ap_n)), column by column in increasing order, as
+/// emit(column, s, t) with s the column's index in the P_tent row and t in the A P_tent row
+/// (-1 where it is absent). Also what records where each value of P comes from
+/// (amg/dist/dist_smoothing.hpp), so the record and the values cannot disagree.
+template <class Col, class ApCol, class Emit>
+void merge_smoothed_row(const Col* tent_col, std::int64_t tent_n, ApCol ap_col, std::int64_t ap_n, Emit&& emit) {
+  constexpr Col kEnd = std::numeric_limits<Col>::max();
+  std::int64_t s = 0, t = 0;
+  while (s < tent_n || t < ap_n) {
+    const Col cs = s < tent_n ? tent_col[s] : kEnd, ct = t < ap_n ? ap_col[t] : kEnd;
+    const Col c = std::min(cs, ct);
+    const std::int64_t from_tent = cs == c ? s++ : -1, from_ap = ct == c ? t++ : -1;
+    emit(c, from_tent, from_ap);
+  }
+}
+
+/// One value of P: P_tent's value (if any) plus scale times A P_tent's (if any), in that order.
+inline double smoothed_value(const double* tent_val, std::int64_t s, const double* ap_val, std::int64_t t,
+                             double scale) {
+  double v = 0.0;
+  if (s >= 0) v += tent_val[s];
+  if (t >= 0) v += scale * ap_val[t];
+  return v;
+}
+
 /// One row of P: merges the sorted row of P_tent with the sorted row of A P_tent scaled by
 /// `scale` = -omega / a_ii into (cols, values), which have room for tent_n + ap_n entries;
 /// returns the entries written. The serial setup (local int32 columns) and the distributed one
@@ -26,17 +52,11 @@ double prolongator_damping(double lambda_max);
 template <class Col, class ApCol = const Col*>
 std::int64_t write_smoothed_row(const Col* tent_col, const double* tent_val, std::int64_t tent_n, ApCol ap_col,
                                 const double* ap_val, std::int64_t ap_n, double scale, Col* cols, double* values) {
-  constexpr Col kEnd = std::numeric_limits<Col>::max();
-  std::int64_t s = 0, t = 0, n = 0;
-  while (s < tent_n || t < ap_n) {
-    const Col cs = s < tent_n ? tent_col[s] : kEnd, ct = t < ap_n ? ap_col[t] : kEnd;
-    const Col c = std::min(cs, ct);
-    double v = 0.0;
-    if (cs == c) v += tent_val[s++];
-    if (ct == c) v += scale * ap_val[t++];
+  std::int64_t n = 0;
+  merge_smoothed_row(tent_col, tent_n, ap_col, ap_n, [&](Col c, std::int64_t s, std::int64_t t) {
     cols[n] = c;
-    values[n++] = v;
-  }
+    values[n++] = smoothed_value(tent_val, s, ap_val, t, scale);
+  });
   return n;
 }
 

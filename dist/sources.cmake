@@ -17,6 +17,7 @@ target_sources(tessera_dist PUBLIC FILE_SET HEADERS BASE_DIRS ${PROJECT_SOURCE_D
   ${CMAKE_CURRENT_LIST_DIR}/compact_spgemm.hpp
   ${CMAKE_CURRENT_LIST_DIR}/spgemm.hpp
   ${CMAKE_CURRENT_LIST_DIR}/transpose.hpp
+  ${CMAKE_CURRENT_LIST_DIR}/transpose_values.hpp
   ${CMAKE_CURRENT_LIST_DIR}/summed_rows.hpp
   ${CMAKE_CURRENT_LIST_DIR}/ptap.hpp)
 target_sources(tessera_dist PRIVATE
@@ -35,6 +36,7 @@ target_sources(tessera_dist PRIVATE
   ${CMAKE_CURRENT_LIST_DIR}/compact_spgemm.cpp
   ${CMAKE_CURRENT_LIST_DIR}/spgemm.cpp
   ${CMAKE_CURRENT_LIST_DIR}/transpose.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/transpose_values.cpp
   ${CMAKE_CURRENT_LIST_DIR}/summed_rows.cpp
   ${CMAKE_CURRENT_LIST_DIR}/ptap.cpp)
 if(TESSERA_HAVE_CUDA)

@@ -154,6 +154,33 @@ amg::DistAmg timed_setups(const dist::Communicator& comm, int setups, Build&& bu
   return std::move(*m);
 }
 
+/// The re-setup phase: --resetups N re-setups with the same pattern and values.
+struct ResetupPhase {
+  double seconds = 0;                        // the first, slowest rank
+  std::vector<double> repeated_seconds;      // re-setups 2..N, slowest rank each
+  std::vector<trace::StepTotal> last_trace;  // --trace: this rank's steps in the last one
+};
+
+/// Collective. Re-sets `m` up `resetups` times on `a`, each timed from a barrier. The first
+/// also records where P's values come from; the later ones replay that record
+/// (amg/dist/dist_hierarchy.hpp), so first and repeated are reported apart.
+ResetupPhase timed_resetups(const dist::Communicator& comm, int resetups, amg::DistAmg& m, const dist::DistMatrix& a) {
+  ResetupPhase r;
+  for (int k = 0; k < resetups; ++k) {
+    comm.barrier();
+    trace::reset();
+    Stopwatch clock;
+    m.resetup(a);
+    if (trace::enabled()) r.last_trace = trace::totals();
+    const double seconds = slowest(comm, clock.seconds());
+    if (k == 0)
+      r.seconds = seconds;
+    else
+      r.repeated_seconds.push_back(seconds);
+  }
+  return r;
+}
+
 /// The solve phase: its result and what the GPU path adds (zeros on the host).
 struct SolvePhase {
   amg::SolveResult res;
@@ -548,9 +575,8 @@ int run_distributed_amg(const dist::Communicator& comm, const DistributedAmgOpti
     if (product_stats) setup_products_json = product_times(comm, *product_stats);
   };
   const bool tracing = agree_on_tracing(comm, o.trace);
-  trace::set_enabled(tracing);  // the setups only: the solves and re-setup run untraced
+  trace::set_enabled(tracing);  // the setups and re-setups only: the solves run untraced
   amg::DistAmg m = timed_setups(comm, o.setups, build, inspect, setup);
-  trace::set_enabled(false);
   const double setup_s = setup.seconds;
   const amg::HierarchyStats& stats = *first_stats;
   const std::vector<int> active = m.active_ranks();  // collective
@@ -573,17 +599,22 @@ int run_distributed_amg(const dist::Communicator& comm, const DistributedAmgOpti
                   nlohmann::json(setup.repeated_seconds).dump().c_str(),
                   nlohmann::json(setup.repeated_page_faults_max).dump().c_str());
   }
-  nlohmann::json trace_json;
+  nlohmann::json trace_json, out_trace_resetup;
   if (tracing)
     trace_json = report_step_trace(comm, detail::concat("step trace of setup ", o.setups, " of ", o.setups), setup.last_trace);
-  double resetup_s = 0;
-  if (o.resetup) {
-    comm.barrier();
-    Stopwatch clock;
-    m.resetup(a);
-    resetup_s = slowest(comm, clock.seconds());
-    if (root) std::printf("re-setup (same pattern, values only): %.4f s\n", resetup_s);
+  const ResetupPhase resetups = timed_resetups(comm, o.resetups, m, a);
+  trace::set_enabled(false);
+  if (root && o.resetups > 0) {
+    std::printf("re-setup (same pattern, values only; records where P's values come from): %.4f s\n",
+                resetups.seconds);
+    if (!resetups.repeated_seconds.empty())
+      std::printf("repeated re-setups (%zu, replaying that record): median %.4f s, all %s s\n",
+                  resetups.repeated_seconds.size(), median(resetups.repeated_seconds),
+                  nlohmann::json(resetups.repeated_seconds).dump().c_str());
   }
+  if (tracing && o.resetups > 0)
+    out_trace_resetup = report_step_trace(comm, detail::concat("step trace of re-setup ", o.resetups, " of ", o.resetups),
+                                          resetups.last_trace);
 
   const amg::KrylovOptions& ko = o.krylov;
   std::vector<double> x(b.size(), 0.0);
@@ -634,7 +665,12 @@ int run_distributed_amg(const dist::Communicator& comm, const DistributedAmgOpti
     out["repeated_setups"] = {{"seconds", setup.repeated_seconds},
                               {"page_faults_max_rank", setup.repeated_page_faults_max}};
   }
-  if (o.resetup) out["resetup_seconds"] = resetup_s;
+  if (o.resetups > 0) out["resetup_seconds"] = resetups.seconds;
+  if (!resetups.repeated_seconds.empty()) {
+    out["repeated_resetup_seconds"] = median(resetups.repeated_seconds);
+    out["repeated_resetups"] = resetups.repeated_seconds;
+  }
+  if (!out_trace_resetup.is_null()) out["resetup_step_trace"] = {{"resetup", o.resetups}, {"steps", out_trace_resetup}};
   if (!phase.timeline.is_null()) out["timeline"] = phase.timeline;
   if (!phase.repeated_seconds.empty()) {
     out["repeated_solve_seconds"] = median(phase.repeated_seconds);

@@ -53,7 +53,7 @@ struct Options {
   std::string backend = "auto", spgemm = "auto", setup = "auto";
   amg::KrylovOptions krylov;
   std::string gram_schmidt = "cgs2";
-  int block_size = 0, setups = 1, solves = 1;
+  int block_size = 0, setups = 1, solves = 1, resetups = 0;
   bool resetup = false, distributed = false;
   std::int64_t replicate_nnz = -1;  // distributed GPU solve (-1: the library default)
   bool no_cuda_graph = false, timeline = false, trace = false;
@@ -130,7 +130,7 @@ void add_options(CLI::App& app, Options& opt) {
                  "estimates run, device (the default) or host")
       ->check(CLI::IsMember({"auto", "device", "host"}));
   app.add_flag("--resetup", opt.resetup, "also time a re-setup with the same pattern (the repeated setup); the device setup keeps its "
-                 "re-setup plans (device memory) only with this flag");
+                 "re-setup plans (device memory) only with this flag; distributed: --resetups 1");
   app.add_flag("--history", opt.krylov.history, "print the residual of every iteration");
   app.add_option("--replicate-nnz", opt.replicate_nnz,
                  "distributed GPU solve: coarse levels of at most this many nonzeros are replicated on every GPU "
@@ -143,6 +143,11 @@ void add_options(CLI::App& app, Options& opt) {
                  "is setup_seconds, the median of the others repeated_setup_seconds (what "
                  "a rebuild costs once the process has touched its memory)")
       ->check(CLI::PositiveNumber);
+  app.add_option("--resetups", opt.resetups,
+                 "distributed AMG: re-setups with the same pattern after the setup (--resetup is one); the first "
+                 "is resetup_seconds and records where P's values come from, the median of the others "
+                 "repeated_resetup_seconds (they replay that record)")
+      ->check(CLI::PositiveNumber);
   app.add_option("--solves", opt.solves,
                  "distributed AMG: timed solves from the same initial guess; the first is solve_seconds, the "
                  "median of the others repeated_solve_seconds (the steady state: the first solve also captures "
@@ -150,7 +155,7 @@ void add_options(CLI::App& app, Options& opt) {
       ->check(CLI::PositiveNumber);
   app.add_flag("--trace", opt.trace,
                "distributed AMG: print the host wall-clock time of the setup's steps on every rank (the last of "
-               "--setups; MPI waits appear as mpi.* steps)");
+               "--setups, and the last of --resetups; MPI waits appear as mpi.* steps)");
   app.add_flag("--timeline", opt.timeline,
                "distributed GPU solve: time each level's products (A, R, P) and the replicated levels with CUDA "
                "events and print the device time per iteration of each (runs the cycle without a CUDA graph)");
@@ -214,7 +219,7 @@ int run_distributed(const dist::Communicator& comm, const Options& opt, const st
   d.null_space = opt.null_space;
   d.block_size = opt.block_size;
   d.krylov = opt.krylov;
-  d.resetup = opt.resetup;
+  d.resetups = opt.resetups > 0 ? opt.resetups : opt.resetup ? 1 : 0;
   d.amg = opt.amg;
   d.compare = compare;
   d.backend = dist::resolve_distributed_backend(comm, opt.backend);
@@ -372,8 +377,9 @@ int run(int argc, char** argv) {
   const std::vector<baselines::Baseline> compare = baselines::parse_baseline_list(opt.compare);  // fail fast
   const dist::Communicator comm;
   if (comm.size() > 1 || opt.distributed) return run_distributed(comm, opt, compare);
-  TESSERA_REQUIRE_INPUT(opt.setups == 1 && opt.solves == 1 && !opt.timeline && !opt.trace,
-                        "--setups, --solves, --timeline and --trace apply to the distributed AMG (--distributed or several ranks)");
+  TESSERA_REQUIRE_INPUT(opt.setups == 1 && opt.solves == 1 && opt.resetups == 0 && !opt.timeline && !opt.trace,
+                        "--setups, --resetups, --solves, --timeline and --trace apply to the distributed AMG "
+                        "(--distributed or several ranks)");
 
   const Problem p = load_problem(opt);
   const Backend backend = choose_backend(opt);

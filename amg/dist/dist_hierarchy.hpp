@@ -7,7 +7,9 @@
 //   (DistPtap) -> R = P^T (dist::transpose, its local block taken from DistPtap's transpose of
 //   P: P is transposed once a level; both are timed as the Galerkin phase).
 // The CompactSpgemm (A*P_tent) and DistPtap objects are kept: resetup() runs their numeric
-// phases only (refresh() + multiply(), recompute()).
+// phases only (refresh() + multiply(), recompute()). The first re-setup also records where
+// P's values come from (dist_smoothing.hpp); later ones combine values from that record
+// without merging P's rows again.
 // Where the rank-local products, the graph phases (strength, aggregation), the lambda_max
 // estimates and the products' reads of A run is the DistSetupBackend's choice (the host by
 // default; dist_setup_backend.hpp). On the GPUs, the graph phases leave the level's A on the
@@ -21,12 +23,14 @@
 // Redistributing onto a subset of ranks (GAMG's -pc_gamg_process_eq_limit, hypre's
 // agglomeration) is not done.
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "amg/coarse_solver.hpp"
 #include "amg/dist/device_operator_slot.hpp"
 #include "amg/dist/dist_setup_backend.hpp"
+#include "amg/dist/dist_smoothing.hpp"
 #include "amg/hierarchy.hpp"
 #include "dist/compact_spgemm.hpp"
 #include "dist/ptap.hpp"
@@ -52,6 +56,9 @@ struct DistLevel {
   // the backend holds) serves galerkin too.
   std::unique_ptr<dist::CompactSpgemm> a_times_p_tent;
   std::unique_ptr<dist::DistPtap> galerkin;
+  // Made by the first re-setup, replayed by the later ones: where each value of P comes from
+  // (P_tent and A P_tent, through the merge).
+  std::optional<SmoothedValueMap> p_sources;
   double omega = 0;
   SetupTimes times;        // this rank's
 };

@@ -8,6 +8,7 @@
 #include "dist/ptap.hpp"
 #include "dist/spgemm.hpp"
 #include "dist/transpose.hpp"
+#include "dist/transpose_values.hpp"
 #include "dist_test_util.hpp"
 #include "support/host_threads_scope.hpp"
 #include "local/core/error.hpp"
@@ -419,6 +420,64 @@ TEST(DistTranspose, MatchesReferenceExactly) {
   EXPECT_NE(text.find("transpose: rank " + std::to_string(comm.size() - 1) + ": the given transpose of P's local block is"),
             std::string::npos)
       << text;
+}
+
+// R's values refreshed from a value map (an AMG re-setup's R = P^T): for new values of P with
+// the same pattern, exactly the transpose made from scratch, on every partition and shape
+// (empty, 1x1, rectangular both ways, ranks owning no rows); an R of another pattern is
+// refused on every rank when the map is made, P of other counts when it is used.
+TEST(DistTranspose, ValueMapRefreshesExactly) {
+  const Communicator comm;
+  const std::uint64_t seed = testing::shared_seed(comm);
+  SCOPED_TRACE("seed " + std::to_string(seed));
+  int i = 0;
+  for (auto shape : {std::pair<std::int64_t, std::int64_t>{0, 0}, {1, 1}, {77, 20}, {20, 77}, {128, 128}}) {
+    const Csr<double> p = random_csr(RandomSpec{shape.first, shape.second, 0.15, 0.2, 0.2, false}, seed + i++);
+    const Csr<double> p2 = new_values(p, seed + i++);
+    const RowPartition cols = testing::uneven_partition(comm, p.cols, seed + i++);
+    for (const auto& part : testing::test_partitions(comm, p, seed + i++)) {
+      SCOPED_TRACE(part.name + " " + std::to_string(shape.first) + "x" + std::to_string(shape.second));
+      const DistMatrix dp = testing::distribute(comm, p, part.partition, cols);
+      const DistMatrix dp2 = testing::distribute(comm, p2, part.partition, cols);
+      DistMatrix r = transpose(comm, dp);
+      const TransposeValueMap map = transpose_value_map(comm, dp, r);
+      // Poisoned first: every value must be written by the refresh.
+      for (HostArray<double>* v : {&r.local.values, &r.nonlocal.values}) std::fill(v->begin(), v->end(), std::nan(""));
+      refresh_transpose_values(comm, map, dp2, r);
+      const DistMatrix fresh = transpose(comm, dp2);
+      EXPECT_EQ(r.local, fresh.local);
+      EXPECT_EQ(r.nonlocal, fresh.nonlocal);
+      refresh_transpose_values(comm, map, dp, r);  // and back
+      const Csr<double> got = gather(comm, r);
+      if (comm.rank() == 0) EXPECT_EQ(got, ref::transpose(p));
+    }
+  }
+  // An R missing one entry on the last rank: refused on every rank.
+  const Csr<double> p = random_csr(RandomSpec{40, 24, 0.15, 0.2, 0.2, false}, seed + i);
+  const RowPartition rows = RowPartition::balanced_rows(p.rows, comm.size()), cols = RowPartition::balanced_rows(p.cols, comm.size());
+  const DistMatrix dp = testing::distribute(comm, p, rows, cols);
+  const bool victim = comm.rank() == comm.size() - 1;
+  const Csr<double> pt = ref::transpose(p);
+  const std::int64_t dropped_row = cols.begin(comm.size() - 1);  // the first row of R the last rank owns
+  std::vector<std::int64_t> tr, tc;
+  std::vector<double> tv;
+  for (std::int64_t row = 0; row < pt.rows; ++row)
+    for (std::int64_t k = pt.row_ptr[row]; k < pt.row_ptr[row + 1]; ++k)
+      if (row != dropped_row || k != pt.row_ptr[row]) tr.push_back(row), tc.push_back(pt.col_idx[k]), tv.push_back(pt.values[k]);
+  const DistMatrix other = testing::distribute(comm, csr_from_triplets<double>(pt.rows, pt.cols, tr, tc, tv), cols, rows);
+  if (dropped_row < pt.rows && pt.row_ptr[dropped_row + 1] > pt.row_ptr[dropped_row]) {  // the same on every rank
+    const std::string text = testing::input_error_on_every_rank(comm, [&] { transpose_value_map(comm, dp, other); });
+    EXPECT_NE(text.find("transpose value map: rank " + std::to_string(comm.size() - 1)), std::string::npos) << text;
+  }
+  // P with another entry count on the last rank, at the refresh: refused on every rank.
+  DistMatrix r = transpose(comm, dp);
+  const TransposeValueMap map = transpose_value_map(comm, dp, r);
+  const DistMatrix none = testing::distribute(comm, Csr<double>::empty(p.rows, p.cols), rows, cols);
+  if (comm.allreduce(dp.nnz(), ReduceOp::min) > 0) {
+    const std::string text = testing::input_error_on_every_rank(
+        comm, [&] { refresh_transpose_values(comm, map, victim ? none : dp, r); });
+    EXPECT_NE(text.find("transpose values: rank " + std::to_string(comm.size() - 1)), std::string::npos) << text;
+  }
 }
 
 // PtAP sharing A's extended block with an A*P product (as an AMG level shares A*P_tent's):

@@ -119,6 +119,15 @@ endforeach()
 tessera_driver_test(driver.amg.trace.np2 RANKS 2
                     COMMAND $<TARGET_FILE:tessera-amg> --gen poisson3d:16 --distributed --backend host --setups 2 --trace
                     EXPECT_OUTPUT "step trace of setup 2 of 2[^\n]*\n[^\n]*by rank\n.*\n  galerkin +[0-9]+ +[0-9.]+ +[0-9.]+   [0-9.]+ [0-9.]+\n.*\n  tentative +[0-9]+ +[0-9.]+ +[0-9.]+   [0-9.]+ [0-9.]+\n.*converged after")
+# --resetups N: the first re-setup records where P's values come from, the later ones
+# replay the record (test_dist_amg_resetup checks the replay bit for bit); --trace times the
+# last re-setup's steps; --resetups applies to the distributed AMG only.
+tessera_driver_test(driver.amg.resetups.np3 RANKS 3
+                    COMMAND $<TARGET_FILE:tessera-amg> --gen poisson3d:16 --distributed --backend host --resetups 3 --trace
+                    EXPECT_OUTPUT "re-setup \\(same pattern, values only. records where P's values come from\\): [0-9.]+ s\nrepeated re-setups \\(2, replaying that record\\): median [0-9.]+ s[^\n]*\nstep trace of re-setup 3 of 3[^\n]*\n.*\n  galerkin +[0-9]+ +[0-9.]+ +[0-9.]+   [0-9.]+ [0-9.]+ [0-9.]+\n.*converged after")
+tessera_driver_test(driver.amg.resetups_need_distributed RANKS 1 EXPECT_EXIT 2
+                    COMMAND $<TARGET_FILE:tessera-amg> --gen poisson3d:8 --backend host --resetups 2
+                    EXPECT_OUTPUT "--setups, --resetups, --solves, --timeline and --trace apply to the distributed AMG")
 # A non-symmetric A (convdiff3d) takes FGMRES on any rank count (by default restart 30 and
 # classical Gram-Schmidt twice; --restart and --gram-schmidt mgs change them); a symmetric file
 # (the numeric test of A against A^T over the ranks) keeps CG; --compare runs the baselines'
@@ -153,7 +162,7 @@ if(TESSERA_HAVE_HYPRE AND TESSERA_HAVE_PETSC)
 endif()
 tessera_driver_test(driver.amg.setups_need_distributed RANKS 1 EXPECT_EXIT 2
                     COMMAND $<TARGET_FILE:tessera-amg> --gen poisson3d:8 --setups 2
-                    EXPECT_OUTPUT "--setups, --solves, --timeline and --trace apply to the distributed AMG")
+                    EXPECT_OUTPUT "--setups, --resetups, --solves, --timeline and --trace apply to the distributed AMG")
 tessera_driver_test(driver.spmv.missing.np3 RANKS 3 EXPECT_EXIT 2 COMMAND ${_spmv} --A /nonexistent.mtx --backend host
                     EXPECT_OUTPUT "cannot open.*exit code 2")
 

@@ -1,0 +1,56 @@
+#pragma once
+// The distributed prolongator smoothing's merge, P = P_tent - omega D^-1 (A P_tent), block by
+// block from A P_tent's owned rows over the product's compact columns (dist::CompactSpgemm's
+// output, never assembled), and its replay for a re-setup:
+//   smoothed_blocks   the merge (a row of P = the union of a row of P_tent and one of A P_tent,
+//                     amg/prolongator_smoothing.hpp's merge_smoothed_row); optionally records
+//                     where each value of P comes from (SmoothedValueMap);
+//   replay_smoothing  new values of A P_tent, P_tent, D or omega, the same patterns: P's values
+//                     from the record, without merging columns again, bit for bit the merge's.
+// The record is what a refresh of P on other memory (a device) would run: per value of P, two
+// gathers and one multiply-add.
+#include <cstdint>
+#include <vector>
+
+#include "amg/hierarchy.hpp"
+#include "dist/dist_matrix.hpp"
+#include "local/core/host_array.hpp"
+
+namespace tessera::dist {
+class Communicator;
+}
+
+namespace tessera::amg {
+
+/// Where each value of a smoothed P comes from, kept in the pieces of rows the merge wrote (one
+/// a thread: joining them would copy the record once more). For P's owned row i in piece r,
+/// the value of its local entry j is smoothed_value(P_tent's values, local_tent[n], A P_tent's
+/// values, local_ap[n], -omega * inv_diag[i]), n = j - P.local.row_ptr[rows_begin] (likewise
+/// for the non-local block); P_tent's values are numbered [local | non-local], -1 is "none".
+struct SmoothedValueMap {
+  struct Piece {
+    std::int64_t rows_begin = 0, rows_end = 0;
+    std::vector<std::int64_t> local_tent, local_ap, nonlocal_tent, nonlocal_ap;
+  };
+  std::vector<Piece> pieces;
+  std::int64_t tent_entries = 0, ap_entries = 0, p_entries = 0;  // the counts the record was made for
+};
+
+/// Collective. P from P_tent and A P_tent's owned rows `ap` over the product's compact columns
+/// `global_of` (increasing: each row of `ap` is [outside columns left of the owned range | owned
+/// | outside right]). P's non-local block is over the union of P_tent's ghosts and the outside
+/// columns some entry of `ap` uses. Each value is the serial smooth_prolongator's, so the
+/// result equals the merge in global column order bit for bit. No halo plan (the caller builds
+/// it once, for a new pattern). With `record`, fills it for P.
+dist::DistMatrix smoothed_blocks(const dist::Communicator& comm, const dist::DistMatrix& p_tent, const Csr<double>& ap,
+                                 const std::vector<std::int64_t>& global_of, const Vector& inv_diag, double omega,
+                                 SmoothedValueMap* record = nullptr);
+
+/// Not collective. P's values from `map` (made by smoothed_blocks for P's pattern) and new
+/// values of P_tent, A P_tent, inv_diag and omega: equal to a new smoothed_blocks bit for bit.
+/// Operands of other counts than the map's are a logic error (asserted): the re-setup keeps
+/// every pattern.
+void replay_smoothing(const SmoothedValueMap& map, const dist::DistMatrix& p_tent, const Csr<double>& ap,
+                      const Vector& inv_diag, double omega, dist::DistMatrix& p);
+
+}  // namespace tessera::amg
