@@ -599,7 +599,7 @@ int run_distributed_amg(const dist::Communicator& comm, const DistributedAmgOpti
                   nlohmann::json(setup.repeated_seconds).dump().c_str(),
                   nlohmann::json(setup.repeated_page_faults_max).dump().c_str());
   }
-  nlohmann::json trace_json, out_trace_resetup;
+  nlohmann::json trace_json, resetup_trace_json;
   if (tracing)
     trace_json = report_step_trace(comm, detail::concat("step trace of setup ", o.setups, " of ", o.setups), setup.last_trace);
   const ResetupPhase resetups = timed_resetups(comm, o.resetups, m, a);
@@ -613,7 +613,7 @@ int run_distributed_amg(const dist::Communicator& comm, const DistributedAmgOpti
                   nlohmann::json(resetups.repeated_seconds).dump().c_str());
   }
   if (tracing && o.resetups > 0)
-    out_trace_resetup = report_step_trace(comm, detail::concat("step trace of re-setup ", o.resetups, " of ", o.resetups),
+    resetup_trace_json = report_step_trace(comm, detail::concat("step trace of re-setup ", o.resetups, " of ", o.resetups),
                                           resetups.last_trace);
 
   const amg::KrylovOptions& ko = o.krylov;
@@ -670,7 +670,7 @@ int run_distributed_amg(const dist::Communicator& comm, const DistributedAmgOpti
     out["repeated_resetup_seconds"] = median(resetups.repeated_seconds);
     out["repeated_resetups"] = resetups.repeated_seconds;
   }
-  if (!out_trace_resetup.is_null()) out["resetup_step_trace"] = {{"resetup", o.resetups}, {"steps", out_trace_resetup}};
+  if (!resetup_trace_json.is_null()) out["resetup_step_trace"] = {{"resetup", o.resetups}, {"steps", resetup_trace_json}};
   if (!phase.timeline.is_null()) out["timeline"] = phase.timeline;
   if (!phase.repeated_seconds.empty()) {
     out["repeated_solve_seconds"] = median(phase.repeated_seconds);

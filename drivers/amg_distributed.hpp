@@ -27,7 +27,7 @@ struct DistributedAmgOptions {
   int block_size = 0;                 // 0: from the generator, else 1
   std::string solver = "auto";       // auto (CG if A is symmetric, else FGMRES) | cg | gmres
   amg::KrylovOptions krylov;          // tolerance, iteration limit, history; FGMRES's restart and Gram-Schmidt
-  int resetups = 0;                   // re-setups with the same pattern (the first records P's and R's sources)
+  int resetups = 0;                   // re-setups with the same pattern (the first records where P's values come from)
   amg::AmgOptions amg;
   Backend backend = Backend::host;    // gpu: setup products and the solve on the ranks' GPUs
   std::string spgemm = "tile";        // the GPU setup products: tile | cusparse

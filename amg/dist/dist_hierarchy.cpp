@@ -197,8 +197,9 @@ dist::DistMatrix DistHierarchy::build_transfer(const dist::Communicator& comm, D
       level.galerkin->recompute(comm, level.a, level.p);
     // R's local block is the top of the product's P^T (P is transposed once a level); only P's
     // non-local entries move (one all-to-all). A re-setup could copy R's values through
-    // dist/transpose_values.hpp's map instead; on one rank that was no faster (0.014 s both at
-    // 7.1M rows, docs/performance.md, thirty-third session) and making the map costs time.
+    // dist/transpose_values.hpp's map instead; on one rank that was no faster (0.013-0.017 s
+    // either way at 7.1M rows, docs/performance.md, thirty-third session), and making the map
+    // costs time.
     level.r = dist::transpose(comm, level.p, level.galerkin->p_local_transposed());
     return level.galerkin->result();
   });

@@ -57,7 +57,7 @@ struct DistLevel {
   std::unique_ptr<dist::CompactSpgemm> a_times_p_tent;
   std::unique_ptr<dist::DistPtap> galerkin;
   // Made by the first re-setup, replayed by the later ones: where each value of P comes from
-  // (P_tent and A P_tent, through the merge).
+  // (P_tent and A P_tent, through the merge); 16 bytes of host memory an entry of P.
   std::optional<SmoothedValueMap> p_sources;
   double omega = 0;
   SetupTimes times;        // this rank's

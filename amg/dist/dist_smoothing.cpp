@@ -182,7 +182,6 @@ dist::DistMatrix smoothed_blocks(const dist::Communicator& comm, const dist::Dis
   return p;
 }
 
-
 void replay_smoothing(const SmoothedValueMap& map, const dist::DistMatrix& p_tent, const Csr<double>& ap,
                       const Vector& inv_diag, double omega, dist::DistMatrix& p) {
   TESSERA_TRACE_STEP("replay");

@@ -4,6 +4,7 @@
 #include <functional>
 #include <memory>
 #include <stdexcept>
+#include <utility>
 
 #include "dist/ptap.hpp"
 #include "dist/spgemm.hpp"
@@ -374,12 +375,15 @@ TEST(DistTranspose, IsSymmetricGivesTheSerialAnswerOnEveryRank) {
   }
 }
 
+// P's shapes for the transposes: empty, 1x1, rectangular both ways, square.
+constexpr std::pair<std::int64_t, std::int64_t> kTransposeShapes[] = {{0, 0}, {1, 1}, {77, 20}, {20, 77}, {128, 128}};
+
 TEST(DistTranspose, MatchesReferenceExactly) {
   const Communicator comm;
   const std::uint64_t seed = testing::shared_seed(comm);
   SCOPED_TRACE("seed " + std::to_string(seed));
   int i = 0;
-  for (auto shape : {std::pair<std::int64_t, std::int64_t>{0, 0}, {1, 1}, {77, 20}, {20, 77}, {128, 128}}) {
+  for (auto shape : kTransposeShapes) {
     const Csr<double> p = random_csr(RandomSpec{shape.first, shape.second, 0.15, 0.2, 0.2, false}, seed + i++);
     const RowPartition cols = testing::uneven_partition(comm, p.cols, seed + i++);
     for (const auto& part : testing::test_partitions(comm, p, seed + i++)) {
@@ -431,7 +435,7 @@ TEST(DistTranspose, ValueMapRefreshesExactly) {
   const std::uint64_t seed = testing::shared_seed(comm);
   SCOPED_TRACE("seed " + std::to_string(seed));
   int i = 0;
-  for (auto shape : {std::pair<std::int64_t, std::int64_t>{0, 0}, {1, 1}, {77, 20}, {20, 77}, {128, 128}}) {
+  for (auto shape : kTransposeShapes) {
     const Csr<double> p = random_csr(RandomSpec{shape.first, shape.second, 0.15, 0.2, 0.2, false}, seed + i++);
     const Csr<double> p2 = new_values(p, seed + i++);
     const RowPartition cols = testing::uneven_partition(comm, p.cols, seed + i++);
