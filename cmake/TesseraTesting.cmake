@@ -19,7 +19,10 @@ function(tessera_add_test name)
   # (CMake 3.25 gave these tests only TESSERA_TEST_ENV's first variable and read the rest as
   # property names). They need none of it: they start no MPI, find the matrices through the
   # compiled-in default (tests/support/matrix_files.cpp) and poison host arrays themselves.
-  gtest_discover_tests(${name} DISCOVERY_MODE PRE_TEST PROPERTIES LABELS host)
+  # DISCOVERY_TIMEOUT: listing the cases loads the CUDA libraries the library links (about
+  # 1.3 GB: cuBLASLt, NCCL, cuSPARSE, cuSOLVER); from a cold page cache that took CI more than
+  # the default 5 s and ctest gave up before running anything (0.15 s when warm).
+  gtest_discover_tests(${name} DISCOVERY_MODE PRE_TEST DISCOVERY_TIMEOUT 300 PROPERTIES LABELS host)
 endfunction()
 
 # tessera_add_gpu_test(NAME SOURCES ... [LIBS ...]): device test against the host reference.
