@@ -5,6 +5,8 @@
 
 #include <cmath>
 #include <cstdio>
+#include <functional>
+#include <memory>
 #include <numeric>
 #include <optional>
 #include <string>
@@ -154,29 +156,42 @@ amg::DistAmg timed_setups(const dist::Communicator& comm, int setups, Build&& bu
   return std::move(*m);
 }
 
-/// The re-setup phase: --resetups N re-setups with the same pattern and values.
+/// The re-setup phase: --resetups N re-setups with the same pattern and values, each followed
+/// on the GPUs by the refresh of the uploaded hierarchy's values (timed apart).
 struct ResetupPhase {
-  double seconds = 0;                        // the first, slowest rank
-  std::vector<double> repeated_seconds;      // re-setups 2..N, slowest rank each
+  double seconds = 0, refresh_seconds = 0;  // the first, slowest rank
+  std::vector<double> repeated_seconds, repeated_refresh_seconds;  // re-setups 2..N, slowest rank each
   std::vector<trace::StepTotal> last_trace;  // --trace: this rank's steps in the last one
 };
 
-/// Collective. Re-sets `m` up `resetups` times on `a`, each timed from a barrier. The first
+/// Collective. Re-sets `m` up `resetups` times on `a`, each timed from a barrier, and then runs
+/// `refresh` (the device hierarchy's values; empty on the host), timed apart; --trace traces
+/// both (the barrier between them shows as mpi.barrier). The first re-setup
 /// also records where P's values come from; the later ones replay that record
 /// (amg/dist/dist_hierarchy.hpp), so first and repeated are reported apart.
-ResetupPhase timed_resetups(const dist::Communicator& comm, int resetups, amg::DistAmg& m, const dist::DistMatrix& a) {
+ResetupPhase timed_resetups(const dist::Communicator& comm, int resetups, amg::DistAmg& m, const dist::DistMatrix& a,
+                            const std::function<void()>& refresh) {
   ResetupPhase r;
   for (int k = 0; k < resetups; ++k) {
     comm.barrier();
     trace::reset();
     Stopwatch clock;
     m.resetup(a);
-    if (trace::enabled()) r.last_trace = trace::totals();
     const double seconds = slowest(comm, clock.seconds());
-    if (k == 0)
-      r.seconds = seconds;
-    else
+    double refresh_seconds = 0;
+    if (refresh) {
+      comm.barrier();
+      Stopwatch refresh_clock;
+      refresh();  // traced as device_refresh
+      refresh_seconds = slowest(comm, refresh_clock.seconds());
+    }
+    if (trace::enabled()) r.last_trace = trace::totals();
+    if (k == 0) {
+      r.seconds = seconds, r.refresh_seconds = refresh_seconds;
+    } else {
       r.repeated_seconds.push_back(seconds);
+      r.repeated_refresh_seconds.push_back(refresh_seconds);
+    }
   }
   return r;
 }
@@ -358,28 +373,26 @@ nlohmann::json compare_halo_routes(const dist::Communicator& comm, dist::gpu::De
   return routes;
 }
 
-/// One GPU per rank: uploads the hierarchy, A, b and x (timed apart, as the single-GPU path
-/// does), then times the device solve (PCG, or FGMRES) alone; x comes back and its residual is
-/// recomputed here.
-SolvePhase solve_on_devices(dist::gpu::DeviceContext& ctx, const amg::DistAmg& m, const dist::DistMatrix& a,
+/// One GPU per rank: uploads b and x (their time added to the hierarchy's upload, `uploaded`,
+/// as the single-GPU path counts them), then times the device solve (PCG, or FGMRES) alone with
+/// `pm`, the uploaded hierarchy; x comes back and its residual is recomputed here.
+SolvePhase solve_on_devices(dist::gpu::DeviceContext& ctx, amg::gpu::DistDeviceAmgPreconditioner& pm,
+                            double uploaded, const amg::DistAmg& m, const dist::DistMatrix& a,
                             const std::vector<double>& b, std::vector<double>& x, const amg::KrylovOptions& ko,
                             const DistributedAmgOptions& o, bool use_cg) {
   const dist::Communicator& comm = ctx.comm();
   SolvePhase s;
   s.halo_route = dist::gpu::halo_route_name(ctx.halo_route());
-  cuda::DeviceMemory::reset_peak();
+  cuda::DeviceMemory::reset_peak();  // the peak of the solve, with the hierarchy resident
   comm.barrier();
   Stopwatch upload_clock;
-  amg::gpu::DistDeviceAmgPreconditioner pm(ctx, m.hierarchy(),
-                                           o.replicate_nnz < 0 ? amg::gpu::kReplicateBelowNonzeros : o.replicate_nnz);
-  pm.set_cuda_graph(o.cuda_graph);
   dist::gpu::DeviceDistMatrix& da = pm.fine_operator();  // level 0 is A: no second upload
   cuda::DeviceBuffer<double> db, dx;
   db.upload(b, ctx.compute());
   dx.upload(x, ctx.compute());
   const std::vector<double> x0 = x;
   TESSERA_CUDA_CHECK(cudaStreamSynchronize(ctx.compute()));
-  s.upload_seconds = slowest(comm, upload_clock.seconds());
+  s.upload_seconds = uploaded + slowest(comm, upload_clock.seconds());
   comm.barrier();
   Stopwatch warmup_clock;
   pm.connect_peers();  // NCCL's lazy peer connections, timed apart from the solve
@@ -458,14 +471,49 @@ Devices open_devices(const dist::Communicator& comm, const DistributedAmgOptions
   return d;
 }
 
-SolvePhase solve(const dist::Communicator& comm, Devices& devices, const DistributedAmgOptions& o,
-                 const amg::DistAmg& m, const dist::DistMatrix& a, const std::vector<double>& b,
-                 std::vector<double>& x, const amg::KrylovOptions& ko, bool use_cg) {
+/// The hierarchy uploaded to the ranks' GPUs (--backend gpu) right after the setup, so that
+/// each re-setup refreshes its values, and the solve uses it. Declared after the DistAmg whose
+/// hierarchy it reads, so destroyed before it.
+struct UploadedHierarchy {
+#if TESSERA_HAVE_CUDA
+  std::unique_ptr<amg::gpu::DistDeviceAmgPreconditioner> pm;
+#endif
+  double seconds = 0;  // the upload, slowest rank
+  /// Collective: re-sends the values after a re-setup (empty on the host).
+  std::function<void()> refresh() {
+#if TESSERA_HAVE_CUDA
+    if (pm) return [this] { pm->refresh_values(); };
+#endif
+    return {};
+  }
+};
+
+/// Collective: the upload with --backend gpu, nothing on the host.
+UploadedHierarchy upload_hierarchy(const dist::Communicator& comm, Devices& devices, const DistributedAmgOptions& o,
+                                   const amg::DistAmg& m) {
+  UploadedHierarchy u;
+  if (o.backend != Backend::gpu) return u;
+#if TESSERA_HAVE_CUDA
+  comm.barrier();
+  Stopwatch clock;
+  u.pm = std::make_unique<amg::gpu::DistDeviceAmgPreconditioner>(
+      *devices.ctx, m.hierarchy(), o.replicate_nnz < 0 ? amg::gpu::kReplicateBelowNonzeros : o.replicate_nnz);
+  u.pm->set_cuda_graph(o.cuda_graph);
+  u.seconds = slowest(comm, clock.seconds());  // the constructor synchronises
+#else
+  (void)comm, (void)devices, (void)m;
+#endif
+  return u;
+}
+
+SolvePhase solve(const dist::Communicator& comm, Devices& devices, UploadedHierarchy& uploaded,
+                 const DistributedAmgOptions& o, const amg::DistAmg& m, const dist::DistMatrix& a,
+                 const std::vector<double>& b, std::vector<double>& x, const amg::KrylovOptions& ko, bool use_cg) {
   if (o.backend == Backend::host) return solve_on_host(comm, m, a, b, x, ko, o.solves, use_cg);
 #if TESSERA_HAVE_CUDA
-  return solve_on_devices(*devices.ctx, m, a, b, x, ko, o, use_cg);
+  return solve_on_devices(*devices.ctx, *uploaded.pm, uploaded.seconds, m, a, b, x, ko, o, use_cg);
 #else
-  (void)devices;
+  (void)devices, (void)uploaded;
   throw InputError("--backend gpu: this build has no CUDA backend");
 #endif
 }
@@ -602,24 +650,37 @@ int run_distributed_amg(const dist::Communicator& comm, const DistributedAmgOpti
   nlohmann::json trace_json, resetup_trace_json;
   if (tracing)
     trace_json = report_step_trace(comm, detail::concat("step trace of setup ", o.setups, " of ", o.setups), setup.last_trace);
-  const ResetupPhase resetups = timed_resetups(comm, o.resetups, m, a);
+  UploadedHierarchy uploaded = upload_hierarchy(comm, devices, o, m);  // after m: destroyed first
+  const std::function<void()> refresh = uploaded.refresh();
+  const ResetupPhase resetups = timed_resetups(comm, o.resetups, m, a, refresh);
   trace::set_enabled(false);
   if (root && o.resetups > 0) {
     std::printf("re-setup (same pattern, values only; records where P's values come from): %.4f s\n",
                 resetups.seconds);
+    if (refresh)
+      std::printf("  then the uploaded hierarchy's values refreshed on the GPUs: %.4f s (its upload after the "
+                  "setup: %.4f s)\n",
+                  resetups.refresh_seconds, uploaded.seconds);
     if (!resetups.repeated_seconds.empty())
       std::printf("repeated re-setups (%zu, replaying that record): median %.4f s, all %s s\n",
                   resetups.repeated_seconds.size(), median(resetups.repeated_seconds),
                   nlohmann::json(resetups.repeated_seconds).dump().c_str());
+    if (refresh && !resetups.repeated_refresh_seconds.empty())
+      std::printf("  then their refreshes on the GPUs: median %.4f s, all %s s\n",
+                  median(resetups.repeated_refresh_seconds),
+                  nlohmann::json(resetups.repeated_refresh_seconds).dump().c_str());
   }
   if (tracing && o.resetups > 0)
-    resetup_trace_json = report_step_trace(comm, detail::concat("step trace of re-setup ", o.resetups, " of ", o.resetups),
-                                          resetups.last_trace);
+    resetup_trace_json = report_step_trace(
+        comm,
+        detail::concat("step trace of re-setup ", o.resetups, " of ", o.resetups,
+                       refresh ? " and of its device refresh (device_refresh)" : ""),
+        resetups.last_trace);
 
   const amg::KrylovOptions& ko = o.krylov;
   std::vector<double> x(b.size(), 0.0);
   const bool gpu = o.backend == Backend::gpu;
-  const SolvePhase phase = solve(comm, devices, o, m, a, b, x, ko, use_cg);
+  const SolvePhase phase = solve(comm, devices, uploaded, o, m, a, b, x, ko, use_cg);
   const amg::SolveResult& res = phase.res;
   const double solve_s = phase.seconds;
 
@@ -669,6 +730,13 @@ int run_distributed_amg(const dist::Communicator& comm, const DistributedAmgOpti
   if (!resetups.repeated_seconds.empty()) {
     out["repeated_resetup_seconds"] = median(resetups.repeated_seconds);
     out["repeated_resetups"] = resetups.repeated_seconds;
+  }
+  if (refresh && o.resetups > 0) {
+    out["resetup_refresh_seconds"] = resetups.refresh_seconds;
+    if (!resetups.repeated_refresh_seconds.empty()) {
+      out["repeated_resetup_refresh_seconds"] = median(resetups.repeated_refresh_seconds);
+      out["repeated_resetup_refreshes"] = resetups.repeated_refresh_seconds;
+    }
   }
   if (!resetup_trace_json.is_null()) out["resetup_step_trace"] = {{"resetup", o.resetups}, {"steps", resetup_trace_json}};
   if (!phase.timeline.is_null()) out["timeline"] = phase.timeline;

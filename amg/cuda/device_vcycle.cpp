@@ -46,6 +46,14 @@ DeviceCycle::DeviceCycle(std::vector<DeviceCycleLevel> levels, CycleKind kind, D
   }
 }
 
+void DeviceCycle::set_smoother(std::size_t l, const Smoother& s) {
+  TESSERA_REQUIRE_INPUT(l < levels_.size(), "device AMG cycle: no level ", l, " in ", levels_.size());
+  Smoother& mine = levels_[l].smoother;
+  TESSERA_REQUIRE_INPUT(s.kind == mine.kind && s.steps == mine.steps, "device AMG cycle: level ", l,
+                        "'s smoother changed kind or steps (a re-setup keeps the options)");
+  mine.lower = s.lower, mine.upper = s.upper;
+}
+
 std::int64_t DeviceCycle::vector_bytes() const {
   std::int64_t bytes = 0;
   for (const Work& w : work_) bytes += std::int64_t(w.b.bytes() + w.x.bytes() + w.res.bytes() + w.d.bytes());

@@ -45,6 +45,11 @@ class DeviceCycle {
   /// z = M^-1 r on device vectors of rows() entries (z may alias nothing of r).
   void apply(const double* r, double* z);
 
+  /// A re-setup's coefficients for level `l` (its Chebyshev interval): the kind and the steps
+  /// are the options' and must not change (InputError). The level's inv_diag is refreshed in
+  /// place by its owner. A CUDA graph of apply() holds the old coefficients: capture it again.
+  void set_smoother(std::size_t l, const Smoother& s);
+
   std::int64_t rows() const { return levels_.empty() ? 0 : levels_[0].a->rows(); }
   /// Device bytes of the level vectors (b, x, residual, direction per level).
   std::int64_t vector_bytes() const;

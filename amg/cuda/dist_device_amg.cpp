@@ -10,6 +10,7 @@
 #include "dist/collective_call.hpp"
 #include "dist/communicator.hpp"
 #include "local/core/error.hpp"
+#include "local/core/step_trace.hpp"
 #include "local/cuda/check.hpp"
 #include "local/cuda/device_matrix.hpp"
 
@@ -39,7 +40,10 @@ std::string smoother_error(const DistHierarchy& h, std::size_t l) {
 
 DistDeviceAmgPreconditioner::DistDeviceAmgPreconditioner(dist::gpu::DeviceContext& ctx, const DistHierarchy& h,
                                                          std::int64_t replicate_nnz)
-    : ctx_(ctx), h_(h), first_replicated_(first_replicated_level(ctx.comm(), h, replicate_nnz)) {
+    : ctx_(ctx),
+      h_(h),
+      hierarchy_levels_(h.levels.size()),
+      first_replicated_(first_replicated_level(ctx.comm(), h, replicate_nnz)) {
   TESSERA_REQUIRE_INPUT(!h.levels.empty(), "distributed device AMG: the hierarchy was never set up");
   for (std::size_t l = 0; l < h.levels.size(); ++l) dist::throw_if_any_rank_failed(ctx.comm(), smoother_error(h, l));
   levels_.resize(distributed_levels());
@@ -73,6 +77,60 @@ void DistDeviceAmgPreconditioner::upload_levels() {
   cycle_levels_ = cycle_levels, cycle_coarse_ = coarse;
   cycle_ = DeviceCycle(std::move(cycle_levels), h_.options.cycle, std::move(coarse));
   TESSERA_CUDA_CHECK(cudaStreamSynchronize(ctx_.compute()));  // asynchronous failures surface here
+}
+
+void DistDeviceAmgPreconditioner::refresh_values() {
+  const dist::Communicator& comm = ctx_.comm();
+  // Level counts are global: every rank throws alike.
+  TESSERA_REQUIRE_INPUT(h_.levels.size() == hierarchy_levels_, "distributed device AMG: the hierarchy now has ",
+                        h_.levels.size(), " levels, ", hierarchy_levels_,
+                        " when uploaded (a new setup needs a new preconditioner)");
+  for (std::size_t l = 0; l < h_.levels.size(); ++l) dist::throw_if_any_rank_failed(comm, smoother_error(h_, l));
+  TESSERA_TRACE_STEP("device_refresh");
+  // The graph holds the old coefficients, and the coarse factor below may move its buffers.
+  graph_.reset();
+  graph_r_ = last_r_ = nullptr, graph_z_ = last_z_ = nullptr;
+  std::optional<trace::Step> step;
+  if (replicated()) {
+    step.emplace("replicated_levels");
+    replicated_levels_->refresh_values(h_);  // MPI gathers first, on every rank
+  }
+  dist::call_collectively(comm, "distributed device AMG: refresh", [&] {
+    step.emplace("distributed_levels");
+    for (std::size_t l = 0; l < levels_.size(); ++l) refresh_level(l);
+    TESSERA_CUDA_CHECK(cudaStreamSynchronize(ctx_.compute()));  // asynchronous failures surface here
+    step.emplace("coarse_factor");
+    if (h_.coarse_direct) factor_coarse_on_device();
+    TESSERA_CUDA_CHECK(cudaStreamSynchronize(ctx_.compute()));
+  });
+  step.emplace("coarse_path");
+  if (h_.coarse_direct) choose_coarse_path();
+}
+
+void DistDeviceAmgPreconditioner::refresh_level(std::size_t l) {
+  const DistLevel& host = h_.levels[l];
+  DeviceLevel& v = levels_[l];
+  const cudaStream_t stream = ctx_.compute();
+  // A shared copy that the re-setup's device phases refreshed is current; this preconditioner's
+  // own copy, or a shared one no device phase refreshed, gets the host values.
+  if (v.a != current_copy(host.device_a, host.a)) v.a->refresh_values(stream);
+  if (v.p) v.p->refresh_values(stream);  // ReplicatedProlongation reads v.p's blocks: refreshed too
+  if (v.r) v.r->refresh_values(stream);
+  if (smoothed_on_device(l)) {
+    TESSERA_REQUIRE_INPUT(host.smoother.inv_diag.size() == v.inv_diag.size(), "distributed device AMG: level ", l,
+                          " now has ", host.smoother.inv_diag.size(), " smoother diagonal entries on rank ",
+                          host.a.rank, ", ", v.inv_diag.size(), " when uploaded");
+    v.inv_diag.upload(host.smoother.inv_diag, stream);  // same size: same buffer, which the cycle points at
+  }
+  Smoother coefficients = host.smoother;
+  coefficients.inv_diag.clear();
+  cycle_.set_smoother(l, coefficients);
+  cycle_levels_[l].smoother = coefficients;  // what enable_timeline() builds its cycle from
+}
+
+bool DistDeviceAmgPreconditioner::smoothed_on_device(std::size_t l) const {
+  // The last distributed level is smoothed here only when nothing else solves it.
+  return l + 1 < distributed_levels() || (!replicated() && !h_.coarse_direct);
 }
 
 void DistDeviceAmgPreconditioner::enable_timeline() {
@@ -158,7 +216,7 @@ void DistDeviceAmgPreconditioner::upload_level(std::size_t l, DeviceCycleLevel& 
   }
   c.smoother = host.smoother;
   c.smoother.inv_diag.clear();
-  if (!last || (!replicated() && !h_.coarse_direct)) {
+  if (smoothed_on_device(l)) {
     v.inv_diag.upload(host.smoother.inv_diag, stream);
     c.inv_diag = v.inv_diag.data();
   }

@@ -41,13 +41,24 @@ class DistDeviceAmgPreconditioner {
   /// Collective. Uploads this rank's parts of every level of `h`; a failure on any rank (out
   /// of device memory) throws the same error on every rank. Keeps references to `ctx` and `h`
   /// (the coarse solve and the DeviceDistMatrix plans): both must outlive it. After a
-  /// re-setup of `h` build a new one (the values changed; a re-setup refreshes the shared
-  /// copies of A in place, so this one must not be applied across it). Levels from
+  /// re-setup of `h` call refresh_values() before the next apply (a re-setup refreshes the
+  /// shared copies of A in place, so it must not be applied across one without). Levels from
   /// first_replicated_level(comm, h, replicate_nnz) on are replicated (0: none).
   DistDeviceAmgPreconditioner(dist::gpu::DeviceContext& ctx, const DistHierarchy& h,
                               std::int64_t replicate_nnz = kReplicateBelowNonzeros);
   DistDeviceAmgPreconditioner(const DistDeviceAmgPreconditioner&) = delete;
   DistDeviceAmgPreconditioner& operator=(const DistDeviceAmgPreconditioner&) = delete;
+
+  /// Collective. After DistHierarchy::resetup of the hierarchy it was made from (same patterns,
+  /// new values): re-sends only values -- each distributed level's P, R, smoother diagonal and A
+  /// (unless A is the setup's shared copy, which the re-setup's device phases refreshed), the
+  /// smoothers' coefficients, the replicated levels' values -- and factors the coarsest level
+  /// again. No plan is rebuilt and no operator moves, so no NCCL connection is remade; a
+  /// captured CUDA graph (it holds the old coefficients) is dropped and captured again by the
+  /// applies that follow. The same InputError on every rank if a level's pattern changed (a new
+  /// setup needs a new preconditioner), or DeviceError if a rank fails; after either, build a
+  /// new one.
+  void refresh_values();
 
   /// Collective. z = M^-1 r on device vectors of rows() (owned) entries, ordered on ctx.compute().
   /// The second call in a row on the same two vectors (a solver's loop) captures the cycle
@@ -110,6 +121,8 @@ class DistDeviceAmgPreconditioner {
   bool replicated() const { return first_replicated_ < h_.levels.size(); }
   std::size_t distributed_levels() const { return replicated() ? first_replicated_ + 1 : h_.levels.size(); }
   void upload_level(std::size_t l, DeviceCycleLevel& c);
+  void refresh_level(std::size_t l);  // rank-local, like upload_level
+  bool smoothed_on_device(std::size_t l) const;  // whether level l's smoother diagonal is uploaded
   void factor_coarse_on_device();  // rank-local, like upload_levels
   void choose_coarse_path();       // collective: one path on every rank
   void coarse_solve(const double* b, double* x);
@@ -121,6 +134,7 @@ class DistDeviceAmgPreconditioner {
 
   dist::gpu::DeviceContext& ctx_;
   const DistHierarchy& h_;
+  std::size_t hierarchy_levels_;     // h_.levels.size() at the upload (a re-setup keeps it)
   std::vector<DeviceLevel> levels_;  // sized once: the operators point into it
   std::vector<DeviceCycleLevel> cycle_levels_;  // cycle_'s untimed parts (enable_timeline wraps them)
   DeviceCoarseSolve cycle_coarse_;

@@ -4,6 +4,7 @@
 #include "amg/dist/dist_exchange.hpp"
 #include "dist/collective_call.hpp"
 #include "dist/communicator.hpp"
+#include "dist/dist_matrix.hpp"
 #include "local/core/error.hpp"
 #include "local/cuda/check.hpp"
 #include "local/cuda/device_matrix.hpp"
@@ -45,6 +46,29 @@ ReplicatedLevels::Gathered ReplicatedLevels::gather(const dist::Communicator& co
   return g;
 }
 
+/// One level's values whole, each operator's in the order allgather_operator() puts its entries
+/// (rank order, each row's entries by global column, dist::values_in_row_order): a re-setup
+/// keeps every pattern, so only these move.
+struct ReplicatedLevels::GatheredValues {
+  std::vector<double> a, p, r, inv_diag;
+  Smoother smoother;
+};
+
+ReplicatedLevels::GatheredValues ReplicatedLevels::gather_values(const dist::Communicator& comm,
+                                                                 const DistHierarchy& h, std::size_t l) {
+  const DistLevel& host = h.levels[l];
+  GatheredValues g;
+  g.a = allgatherv(comm, dist::values_in_row_order(host.a));
+  if (l + 1 < h.levels.size()) {
+    g.p = allgatherv(comm, dist::values_in_row_order(host.p));
+    g.r = allgatherv(comm, dist::values_in_row_order(host.r));
+  }
+  g.inv_diag = allgatherv(comm, host.smoother.inv_diag);
+  g.smoother = host.smoother;
+  g.smoother.inv_diag.clear();
+  return g;
+}
+
 ReplicatedLevels::ReplicatedLevels(dist::gpu::DeviceContext& ctx, const DistHierarchy& h, std::size_t first,
                                    DeviceCoarseSolve coarse)
     : ctx_(ctx), first_(first) {
@@ -69,6 +93,23 @@ ReplicatedLevels::ReplicatedLevels(dist::gpu::DeviceContext& ctx, const DistHier
     whole_b_.allocate(std::size_t(rows.global_rows()), stream);
     whole_x_.allocate(std::size_t(rows.global_rows()), stream);
     TESSERA_CUDA_CHECK(cudaStreamSynchronize(stream));  // asynchronous failures surface here
+  });
+}
+
+void ReplicatedLevels::refresh_values(const DistHierarchy& h) {
+  const dist::Communicator& comm = ctx_.comm();
+  const cudaStream_t stream = ctx_.compute();
+  // Level counts are global: every rank throws alike, before the gathers.
+  TESSERA_REQUIRE_INPUT(h.levels.size() == first_ + levels_.size(), "replicated AMG levels: the hierarchy now has ",
+                        h.levels.size(), " levels, ", first_ + levels_.size(), " when they were uploaded");
+  std::vector<GatheredValues> gathered;
+  for (std::size_t l = first_; l < h.levels.size(); ++l) gathered.push_back(gather_values(comm, h, l));
+  dist::call_collectively(comm, "replicated AMG levels: refresh", [&] {
+    for (std::size_t i = 0; i < levels_.size(); ++i) {
+      refresh(gathered[i], stream, levels_[i]);
+      cycle_.set_smoother(i, gathered[i].smoother);
+    }
+    TESSERA_CUDA_CHECK(cudaStreamSynchronize(stream));  // the gathered host values are freed next
   });
 }
 
@@ -129,6 +170,22 @@ void ReplicatedLevels::upload(const Gathered& g, cudaStream_t stream, Level& v, 
   c.smoother = g.smoother;
   v.inv_diag.upload(g.inv_diag, stream);
   if (std::int64_t(v.inv_diag.size()) == v.a.rows) c.inv_diag = v.inv_diag.data();
+}
+
+void ReplicatedLevels::refresh(const GatheredValues& g, cudaStream_t stream, Level& v) {
+  // The same pattern gathered in the same order: the values land on the entries they belong to.
+  const auto values = [stream](const std::vector<double>& from, tessera::cuda::DeviceCsr<double>& to,
+                               const char* name) {
+    TESSERA_REQUIRE_INPUT(std::int64_t(from.size()) == to.nnz, "replicated AMG levels: ", name, " now has ",
+                          from.size(), " entries, ", to.nnz, " when uploaded: a new pattern needs new levels");
+    to.values.upload(from, stream);
+  };
+  values(g.a, v.a, "A");
+  values(g.p, v.p, "P");  // both empty on the coarsest level
+  values(g.r, v.r, "R");
+  TESSERA_REQUIRE_INPUT(g.inv_diag.size() == v.inv_diag.size(), "replicated AMG levels: ", g.inv_diag.size(),
+                        " smoother diagonal entries, ", v.inv_diag.size(), " when uploaded");
+  v.inv_diag.upload(g.inv_diag, stream);
 }
 
 std::int64_t ReplicatedLevels::device_bytes() const {

@@ -47,6 +47,11 @@ class ReplicatedLevels {
   ReplicatedLevels(const ReplicatedLevels&) = delete;
   ReplicatedLevels& operator=(const ReplicatedLevels&) = delete;
 
+  /// Collective (MPI): after a re-setup of `h` (same patterns, new values), gathers its levels
+  /// [first, end) again and re-sends only their values, smoother diagonals and coefficients;
+  /// no plan is rebuilt and no buffer moves. InputError on every rank if a level's pattern
+  /// size changed. The coarsest factor is the owner's (its DeviceCoarseSolve) to refresh.
+  void refresh_values(const DistHierarchy& h);
   /// Collective (NCCL): x = M_tail^-1 b on the rank's owned rows of level `first`.
   void solve(const double* b, double* x);
   /// All of level `first`'s solution of the last solve() (every rank holds it), and the owned
@@ -69,6 +74,9 @@ class ReplicatedLevels {
   struct Gathered;  // a level whole on the host, before its upload
   static Gathered gather(const dist::Communicator& comm, const DistHierarchy& h, std::size_t l);
   static void upload(const Gathered& g, cudaStream_t stream, Level& v, DeviceCycleLevel& c);
+  struct GatheredValues;  // a level's values whole on the host, in the order gather() put them
+  static GatheredValues gather_values(const dist::Communicator& comm, const DistHierarchy& h, std::size_t l);
+  static void refresh(const GatheredValues& g, cudaStream_t stream, Level& v);
 
   dist::gpu::DeviceContext& ctx_;
   std::size_t first_;

@@ -67,8 +67,9 @@ DistAmg::DistAmg(DistAmg&&) noexcept = default;
 DistAmg& DistAmg::operator=(DistAmg&&) noexcept = default;
 
 void DistAmg::resetup(const dist::DistMatrix& a) {
+  // The cycle reads the levels in place and a re-setup keeps them (dist_cycle.hpp): it and its
+  // vectors stay.
   hierarchy_->resetup(*comm_, a);
-  cycle_ = std::make_unique<DistCycle>(*comm_, *hierarchy_);
 }
 
 void DistAmg::apply(const std::vector<double>& r, std::vector<double>& z) const { cycle_->apply(r, z); }

@@ -10,6 +10,7 @@
 #include "amg/dist/dist_tentative.hpp"
 #include "amg/prolongator_smoothing.hpp"
 #include "dist/transpose.hpp"
+#include "local/core/host_array.hpp"
 #include "local/core/host_ranges.hpp"
 #include "local/core/step_trace.hpp"
 
@@ -118,11 +119,19 @@ DistHierarchy::DistHierarchy(const dist::Communicator& comm, const dist::DistMat
 }
 
 void DistHierarchy::resetup(const dist::Communicator& comm, const dist::DistMatrix& a) {
+  std::optional<trace::Step> step(std::in_place, "check_a");
   check_dist_operator(comm, a, "A");
   if (!same_dist_pattern(comm, a, levels[0].a))  // the same answer on every rank
     throw InputError("AMG re-setup: A's pattern or partition differs from the one set up (re-setup reuses "
                      "aggregates and patterns; run a fresh setup)");
-  levels[0].a = a;
+  // Same pattern: only the values move, into the arrays level 0 already has (no allocation and
+  // no first touch of fresh pages, which a copy of the whole matrix paid at level 0's size).
+  step.emplace("copy_a_values");
+  if (&a != &levels[0].a) {  // a caller may pass level 0 itself, values changed in place
+    copy_on_threads(a.local.values.data(), a.local.values.size(), levels[0].a.local.values.data());
+    copy_on_threads(a.nonlocal.values.data(), a.nonlocal.values.size(), levels[0].a.nonlocal.values.data());
+  }
+  step.reset();
   levels[0].device_a.values_changed();
   for (std::size_t l = 0; l + 1 < levels.size(); ++l) {
     DistLevel& fine = levels[l];

@@ -5,6 +5,7 @@
 
 #include "dist/spmv.hpp"
 #include "local/core/error.hpp"
+#include "local/core/host_array.hpp"
 #include "local/core/host_ranges.hpp"
 #include "local/host/entrywise.hpp"
 
@@ -115,7 +116,8 @@ std::vector<double> owned_l1_inverse_diagonal(const dist::DistMatrix& a) {
 
 bool same_dist_pattern(const dist::Communicator& comm, const dist::DistMatrix& a, const dist::DistMatrix& b) {
   const auto same = [](const Csr<double>& x, const Csr<double>& y) {
-    return x.rows == y.rows && x.cols == y.cols && x.row_ptr == y.row_ptr && x.col_idx == y.col_idx;
+    return x.rows == y.rows && x.cols == y.cols && equal_on_threads(x.row_ptr, y.row_ptr) &&
+           equal_on_threads(x.col_idx, y.col_idx);
   };
   const bool mine = a.row_partition == b.row_partition && a.col_partition == b.col_partition &&
                     a.ghost_cols == b.ghost_cols && same(a.local, b.local) && same(a.nonlocal, b.nonlocal);

@@ -52,6 +52,16 @@ void PcDeviceBackend::upload(const amg::DistAmg& amg) {
   impl_->cycle->connect_peers();  // NCCL's lazy peer connections: paid in PCSetUp
 }
 
+void PcDeviceBackend::refresh(const amg::DistAmg& amg) {
+  if (!impl_->cycle) return upload(amg);
+  try {
+    impl_->cycle->refresh_values();  // collective; the same error on every rank
+  } catch (...) {
+    impl_->cycle.reset();  // half refreshed: no stale hierarchy is applied later
+    throw;
+  }
+}
+
 void PcDeviceBackend::release() { impl_->cycle.reset(); }
 
 void PcDeviceBackend::apply(const std::vector<double>& r, std::vector<double>& z) {
@@ -80,6 +90,7 @@ PcDeviceBackend::PcDeviceBackend(const dist::Communicator&) {
 }
 PcDeviceBackend::~PcDeviceBackend() = default;
 void PcDeviceBackend::upload(const amg::DistAmg&) {}
+void PcDeviceBackend::refresh(const amg::DistAmg&) {}
 void PcDeviceBackend::release() {}
 void PcDeviceBackend::apply(const std::vector<double>&, std::vector<double>&) {}
 std::int64_t PcDeviceBackend::device_bytes() const { return 0; }

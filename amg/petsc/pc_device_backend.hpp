@@ -1,7 +1,8 @@
 #pragma once
-// The GPU backend of PCTESSERA: after every (re)setup the DistAmg hierarchy is uploaded to the
-// rank's GPU (amg::gpu::DistDeviceAmgPreconditioner: A, P, R per level, NCCL halo exchanges),
-// and each PCApply runs one cycle there. The PETSc vectors this plugin meets are host vectors
+// The GPU backend of PCTESSERA: after a setup the DistAmg hierarchy is uploaded to the rank's
+// GPU (amg::gpu::DistDeviceAmgPreconditioner: A, P, R per level, NCCL halo exchanges), after a
+// re-setup with the same pattern only its values are sent again, and each PCApply runs one
+// cycle there. The PETSc vectors this plugin meets are host vectors
 // (Debian's PETSc has no CUDA), so the owned entries of r go down and those of z come up once
 // per apply; a CUDA-enabled PETSc would hand VecCUDAGetArrayRead/Write pointers to apply_device
 // instead (not built here: no such PETSc to compile and test against).
@@ -39,6 +40,11 @@ class PcDeviceBackend {
 
   /// Collective: (re)uploads the hierarchy of `amg`, which must outlive the next upload.
   void upload(const amg::DistAmg& amg);
+  /// Collective: after amg.resetup() (same patterns, new values) re-sends the values into the
+  /// hierarchy upload() made from `amg` (DistDeviceAmgPreconditioner::refresh_values: no plan
+  /// rebuilt, no NCCL connection remade); uploads it when none is. On a failure the uploaded
+  /// hierarchy is dropped on every rank and the error rethrown.
+  void refresh(const amg::DistAmg& amg);
   /// Drops the uploaded hierarchy (before the DistAmg it was made from goes away).
   void release();
   /// Collective: z = one cycle applied to r (owned entries, host vectors).

@@ -118,7 +118,7 @@ bool value_setup(PC pc, PcTessera& d) {
   dist::set_values_in_row_order(d.a, values);
   d.rows.values.swap(values);
   d.amg->resetup(d.a);
-  if (d.device) d.device->upload(*d.amg);  // new values: the device levels are rebuilt
+  if (d.device) d.device->refresh(*d.amg);  // new values into the uploaded levels, no plan rebuilt
   ++d.value_setups;
   return true;
 }

@@ -221,6 +221,28 @@ TEST(HostCopy, CsrCopyIsExactOnAnyThreadCount) {
   expect_same_bits(Csr<double>(Csr<double>::empty(0, 0)), Csr<double>::empty(0, 0));
 }
 
+// equal_on_threads compares by ranges: one differing element anywhere (first, inside a range,
+// last) makes it false on any thread count; equal arrays, empty ones included, are equal.
+TEST(HostCopy, EqualOnThreadsFindsOneDifferenceAnywhere) {
+  const Csr<double> a = random_csr(RandomSpec{97, 61, 0.2, 0.1, 0.1, true}, testing::fresh_seed());
+  ASSERT_GE(a.col_idx.size(), 3u);
+  for (const int threads : {1, 2, 3, 5}) {
+    SCOPED_TRACE(std::to_string(threads) + " threads");
+    const auto equal = [&](const auto& x, const auto& y) {
+      return testing::with_host_threads(threads, [&] { return equal_on_threads(x, y); }, 4);
+    };
+    EXPECT_TRUE(equal(a.col_idx, Csr<double>(a).col_idx));
+    EXPECT_TRUE(equal(HostArray<double>{}, HostArray<double>{}));
+    for (const std::size_t at : {std::size_t(0), a.col_idx.size() / 2, a.col_idx.size() - 1}) {
+      HostArray<std::int32_t> changed = a.col_idx;
+      changed[at] += 1;
+      EXPECT_FALSE(equal(a.col_idx, changed)) << "a difference at " << at;
+    }
+    HostArray<std::int32_t> shorter(a.col_idx.begin(), a.col_idx.end() - 1);
+    EXPECT_FALSE(equal(a.col_idx, shorter)) << "another length";
+  }
+}
+
 // validate() checks rows by ranges: with a defect in each of two ranges, the first is reported.
 TEST(HostSpgemm, ValidateReportsTheFirstBadRowOnAnyThreadCount) {
   Csr<double> m = random_csr(RandomSpec{30, 30, 0.3, 0.0, 0.0, false, true}, 11);

@@ -9,7 +9,9 @@
 //   - a breakdown (M = -I; a NaN from one rank's preconditioner) stops every rank at the same
 //     iteration, with the last valid iterate;
 //   - on a hierarchy set up with the GPU graph phases and eigenvalue estimates, the
-//     preconditioner shares the levels' device copies of A, and a re-setup refreshes them.
+//     preconditioner shares the levels' device copies of A, and a re-setup refreshes them;
+//   - after re-setups with other values, refresh_values() makes the application the host
+//     cycle's on those values again (eager and as a CUDA graph).
 // Poisson 7-point (Chebyshev, V and W cycles), 27-point with l1-Jacobi, elasticity with rigid-
 // body modes, and a hierarchy whose coarsest level is smoothed instead of factored.
 // The coarsest level is solved on every GPU (cuSOLVER Cholesky of the gathered operator, rhs
@@ -454,6 +456,77 @@ TEST(DistDeviceAmgSolve, SharesTheSetupsCopiesOfAAndSeesReSetupValues) {
   expect_current_copies("after the re-setup");
   gpu::DistDeviceAmgPreconditioner device(ctx, h, 0);
   expect_same_application(comm, ctx, m, device, a2, seed);
+}
+
+// After a re-setup with other values, refresh_values() sends them into the uploaded levels and
+// rebuilds nothing: the application then equals the host cycle's on the new values, eager,
+// captured and replayed as a CUDA graph; after a second re-setup back to the first values (the
+// one that replays P's record), the first application again. With the setup on the host (the
+// preconditioner's own copies of A) and on the GPUs (shared copies the re-setup refreshed),
+// every level distributed or levels 1- replicated, Chebyshev or l1-Jacobi, the coarsest level
+// factored or smoothed.
+TEST(DistDeviceAmgSolve, RefreshedValuesMatchTheHostCycleAfterEachReSetup) {
+  const dist::Communicator comm;
+  const std::uint64_t seed = dist::testing::shared_seed(comm);
+  SCOPED_TRACE("poisson3d:13, uneven partition with an empty rank, seed " + std::to_string(seed));
+  const Problem pb = testing::make_problem("poisson3d:13");
+  dist::gpu::DeviceContext ctx(comm);
+  const dist::RowPartition rows = testing::aligned_partition(comm, pb.a.rows, 1, true, seed);
+  const dist::DistMatrix a = dist::testing::distribute(comm, pb.a, rows, rows);
+  const dist::DistMatrix a2 = dist::testing::distribute(comm, off_diagonal_scaled(pb.a, 0.6), rows, rows);
+  const NearNullSpace nns = testing::owned_rows(pb.near_null, rows.begin(comm.rank()), rows.end(comm.rank()));
+  const Vector r = owned_slice(tessera::testing::random_values(a.global_rows(), seed), a);
+  DeviceBuffer<double> dr(r.size(), ctx.compute()), dz(r.size(), ctx.compute());
+  dr.upload(r, ctx.compute());
+  // Entries of the device's z (poisoned first) off `z_host`, over all ranks; NaN counts.
+  const auto entries_off = [&](gpu::DistDeviceAmgPreconditioner& device, const Vector& z_host) {
+    const double scale = global_max_abs(comm, z_host);
+    dz.fill_bytes(0xff, ctx.compute());
+    device.apply(dr.data(), dz.data());
+    const Vector z = dz.download(ctx.compute());
+    std::int64_t off = 0;
+    for (std::size_t i = 0; i < z.size(); ++i) off += !(std::fabs(z[i] - z_host[i]) <= 1e-10 * scale);
+    return comm.allreduce(off, dist::ReduceOp::sum);
+  };
+  AmgOptions smoothed_coarsest = small_coarse();
+  smoothed_coarsest.max_dense_rows = 1;
+  const std::pair<const char*, AmgOptions> cases[] = {
+      {"Chebyshev", small_coarse()},
+      {"l1-Jacobi", small_coarse(SmootherKind::l1_jacobi)},
+      {"smoothed coarsest level", smoothed_coarsest}};
+  for (const auto& [name, options] : cases)
+    for (const bool setup_on_gpus : {false, true})
+      for (const bool replicate : {false, true}) {
+        SCOPED_TRACE(std::string(name) + (setup_on_gpus ? ", set up on the GPUs" : ", set up on the host") +
+                     (replicate ? ", levels 1- replicated" : ", every level distributed"));
+        DistAmg m(comm, a, nns, options,
+                  setup_on_gpus ? gpu::device_setup_backend(ctx, tessera::cuda::OffloadSpgemm::automatic)
+                                : DistSetupBackend{});
+        ASSERT_GE(m.hierarchy().levels.size(), 3u) << "the test wants a real hierarchy";
+        gpu::DistDeviceAmgPreconditioner device(ctx, m.hierarchy(), replicate ? pb.a.nnz() : 0);
+        ASSERT_EQ(device.first_replicated(), replicate ? 1u : m.hierarchy().levels.size());
+        Vector z_first, z_second;
+        m.apply(r, z_first);
+        EXPECT_EQ(entries_off(device, z_first), 0) << "before the re-setup, eager";
+        EXPECT_EQ(entries_off(device, z_first), 0) << "before the re-setup, captured";
+        EXPECT_EQ(device.cuda_graph_state(), "replayed");
+
+        m.resetup(a2);
+        device.refresh_values();
+        m.apply(r, z_second);
+        const double scale = global_max_abs(comm, z_first);
+        std::int64_t changed = 0;
+        for (std::size_t i = 0; i < r.size(); ++i) changed += std::fabs(z_second[i] - z_first[i]) > 1e-6 * scale;
+        EXPECT_GT(comm.allreduce(changed, dist::ReduceOp::sum), 0) << "the new values change nothing: not exercised";
+        for (const char* call : {"eager", "captured", "replayed"})
+          EXPECT_EQ(entries_off(device, z_second), 0) << "after the re-setup, " << call;
+        EXPECT_EQ(device.cuda_graph_state(), "replayed");
+
+        m.resetup(a);
+        device.refresh_values();
+        for (const char* call : {"eager", "captured"})
+          EXPECT_EQ(entries_off(device, z_first), 0) << "back to the first values, " << call;
+      }
 }
 
 /// A small Poisson problem on a balanced partition, its host hierarchy and the device

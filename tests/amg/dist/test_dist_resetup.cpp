@@ -4,6 +4,7 @@
 // solves as the one made at setup; a changed pattern, a non-positive diagonal, an
 // indefinite operator and a non-finite right-hand side are reported identically on every rank
 // (no hang, no NaN).
+#include <algorithm>
 #include <cmath>
 #include <functional>
 #include <memory>
@@ -84,6 +85,9 @@ TEST(DistAmgResetup, ScaledValuesGiveTheFreshSetup) {
   const Distributed &first = t.first, &second = t.second;
   const AmgOptions& o = t.options;
   DistAmg reused(comm, first.a, first.near_null, o);
+  const Vector ones(static_cast<std::size_t>(first.a.owned_rows()), 1.0);
+  Vector z_before;
+  reused.apply(ones, z_before);  // the cycle and its vectors exist before the re-setup, which keeps them
   reused.resetup(second.a);
   const DistAmg fresh(comm, second.a, second.near_null, o);
   const DistHierarchy &r = reused.hierarchy(), &f = fresh.hierarchy();
@@ -105,6 +109,17 @@ TEST(DistAmgResetup, ScaledValuesGiveTheFreshSetup) {
     if (!last) testing::expect_equal_to_rounding(rp, fp, "P");
     if (!last) EXPECT_EQ(rr, ref::transpose(rp)) << "the re-setup's R is exactly its P^T";
   }
+  // Its kept cycle applies the new levels: as the fresh one's, to rounding.
+  Vector z_reused, z_fresh;
+  reused.apply(ones, z_reused);
+  fresh.apply(ones, z_fresh);
+  ASSERT_EQ(z_reused.size(), z_fresh.size());
+  double worst = 0, scale = 0;
+  for (std::size_t i = 0; i < z_fresh.size(); ++i)
+    worst = std::max(worst, std::fabs(z_reused[i] - z_fresh[i])), scale = std::max(scale, std::fabs(z_fresh[i]));
+  worst = comm.allreduce(worst, dist::ReduceOp::max), scale = comm.allreduce(scale, dist::ReduceOp::max);
+  EXPECT_GT(scale, 0);
+  EXPECT_LE(worst, 1e-12 * scale) << "the re-set-up cycle's z differs from the fresh setup's";
   // And it solves like the fresh one.
   const Vector b(static_cast<std::size_t>(second.a.owned_rows()), 1.0);
   Vector x1(b.size(), 0.0), x2(b.size(), 0.0);
