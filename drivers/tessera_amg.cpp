@@ -146,7 +146,8 @@ void add_options(CLI::App& app, Options& opt) {
   app.add_option("--resetups", opt.resetups,
                  "distributed AMG: re-setups with the same pattern after the setup (--resetup is one); the first "
                  "is resetup_seconds and records where P's values come from, the median of the others "
-                 "repeated_resetup_seconds (they replay that record)")
+                 "repeated_resetup_seconds (they replay that record); with --backend gpu each is followed by "
+                 "the refresh of the hierarchy uploaded after the setup, timed apart (resetup_refresh_seconds)")
       ->check(CLI::PositiveNumber);
   app.add_option("--solves", opt.solves,
                  "distributed AMG: timed solves from the same initial guess; the first is solve_seconds, the "

@@ -75,6 +75,19 @@ double global_max_abs(const dist::Communicator& comm, const Vector& v) {
   return comm.allreduce(m, dist::ReduceOp::max);
 }
 
+/// dz = device(dr), dz poisoned first (every call must write all of it); the entries off
+/// `z_host` by more than 1e-10 `scale`, over all ranks (NaN counts: !(NaN <= bound)).
+std::int64_t application_entries_off(const dist::Communicator& comm, dist::gpu::DeviceContext& ctx,
+                                     gpu::DistDeviceAmgPreconditioner& device, const DeviceBuffer<double>& dr,
+                                     DeviceBuffer<double>& dz, const Vector& z_host, double scale) {
+  dz.fill_bytes(0xff, ctx.compute());
+  device.apply(dr.data(), dz.data());
+  const Vector z = dz.download(ctx.compute());
+  std::int64_t off = 0;
+  for (std::size_t i = 0; i < z.size(); ++i) off += !(std::fabs(z[i] - z_host[i]) <= 1e-10 * scale);
+  return comm.allreduce(off, dist::ReduceOp::sum);
+}
+
 /// ||b - A x|| / ||b|| with the host distributed product.
 double host_relative_residual(const dist::Communicator& comm, const dist::DistMatrix& a, const Vector& b,
                               const Vector& x) {
@@ -299,15 +312,9 @@ struct Level2Case {
 
   std::int64_t level_nnz(std::size_t l) const { return comm.allreduce(host.hierarchy().levels[l].a.nnz(), dist::ReduceOp::sum); }
 
-  /// z = device(r), z poisoned first (every call must write all of it); the entries off the
-  /// host's z over all ranks (NaN counts: !(NaN <= bound)).
+  /// z = device(r) against the host's z (application_entries_off).
   std::int64_t entries_off(gpu::DistDeviceAmgPreconditioner& device) {
-    dz.fill_bytes(0xff, ctx.compute());
-    device.apply(dr.data(), dz.data());
-    const Vector z = dz.download(ctx.compute());
-    std::int64_t off = 0;
-    for (std::size_t i = 0; i < z.size(); ++i) off += !(std::fabs(z[i] - z_host[i]) <= 1e-10 * scale);
-    return comm.allreduce(off, dist::ReduceOp::sum);
+    return application_entries_off(comm, ctx, device, dr, dz, z_host, scale);
   }
 
   const dist::Communicator& comm;
@@ -418,24 +425,31 @@ Csr<double> off_diagonal_scaled(Csr<double> a, double factor) {
   return a;
 }
 
+/// poisson3d:13 on an uneven partition with an empty rank, as A and with its off-diagonal
+/// entries times 0.6 (the same pattern, other values): the setting of the re-setup tests.
+struct ReSetupCase {
+  const dist::Communicator comm;
+  const std::uint64_t seed = dist::testing::shared_seed(comm);
+  const Problem pb = testing::make_problem("poisson3d:13");
+  const dist::RowPartition rows = testing::aligned_partition(comm, pb.a.rows, 1, true, seed);
+  const dist::DistMatrix a = dist::testing::distribute(comm, pb.a, rows, rows);
+  const dist::DistMatrix a2 = dist::testing::distribute(comm, off_diagonal_scaled(pb.a, 0.6), rows, rows);
+  const NearNullSpace near_null = testing::owned_rows(pb.near_null, rows.begin(comm.rank()), rows.end(comm.rank()));
+};
+
 // The GPU backend's setup (graph phases, eigenvalue estimates and the products' reads of A on
 // the context's compute stream) leaves every level's A it coarsened on the device; the products
 // and the preconditioner share those copies instead of copying and uploading A again. A re-setup
 // with other values refreshes them: the application after it is the host cycle's on the new
 // values.
 TEST(DistDeviceAmgSolve, SharesTheSetupsCopiesOfAAndSeesReSetupValues) {
-  const dist::Communicator comm;
-  const std::uint64_t seed = dist::testing::shared_seed(comm);
-  SCOPED_TRACE("uneven partition with an empty rank, seed " + std::to_string(seed));
-  const Problem pb = testing::make_problem("poisson3d:13");
+  const ReSetupCase c;
+  const dist::Communicator& comm = c.comm;
+  SCOPED_TRACE("uneven partition with an empty rank, seed " + std::to_string(c.seed));
   dist::gpu::DeviceContext ctx(comm);
-  const dist::RowPartition rows = testing::aligned_partition(comm, pb.a.rows, 1, true, seed);
-  const dist::DistMatrix a = dist::testing::distribute(comm, pb.a, rows, rows);
-  const dist::DistMatrix a2 = dist::testing::distribute(comm, off_diagonal_scaled(pb.a, 0.6), rows, rows);
   const auto stats = std::make_shared<tessera::cuda::OffloadStats>();
   const auto which = tessera::cuda::OffloadSpgemm::automatic;
-  DistAmg m(comm, a, testing::owned_rows(pb.near_null, rows.begin(comm.rank()), rows.end(comm.rank())),
-            small_coarse(), gpu::device_setup_backend(ctx, which, stats));
+  DistAmg m(comm, c.a, c.near_null, small_coarse(), gpu::device_setup_backend(ctx, which, stats));
   const DistHierarchy& h = m.hierarchy();
   ASSERT_GE(h.levels.size(), 3u) << "the test wants a real hierarchy";
   EXPECT_GT(comm.allreduce(std::int64_t(stats->products), dist::ReduceOp::sum), 0) << "no product on the GPUs";
@@ -450,12 +464,12 @@ TEST(DistDeviceAmgSolve, SharesTheSetupsCopiesOfAAndSeesReSetupValues) {
   {
     gpu::DistDeviceAmgPreconditioner device(ctx, h, 0);
     EXPECT_EQ(&device.fine_operator(), h.levels[0].device_a.matrix.get()) << "A was uploaded again";
-    expect_same_application(comm, ctx, m, device, a, seed);
+    expect_same_application(comm, ctx, m, device, c.a, c.seed);
   }
-  m.resetup(a2);
+  m.resetup(c.a2);
   expect_current_copies("after the re-setup");
   gpu::DistDeviceAmgPreconditioner device(ctx, h, 0);
-  expect_same_application(comm, ctx, m, device, a2, seed);
+  expect_same_application(comm, ctx, m, device, c.a2, c.seed);
 }
 
 // After a re-setup with other values, refresh_values() sends them into the uploaded levels and
@@ -466,27 +480,15 @@ TEST(DistDeviceAmgSolve, SharesTheSetupsCopiesOfAAndSeesReSetupValues) {
 // every level distributed or levels 1- replicated, Chebyshev or l1-Jacobi, the coarsest level
 // factored or smoothed.
 TEST(DistDeviceAmgSolve, RefreshedValuesMatchTheHostCycleAfterEachReSetup) {
-  const dist::Communicator comm;
-  const std::uint64_t seed = dist::testing::shared_seed(comm);
-  SCOPED_TRACE("poisson3d:13, uneven partition with an empty rank, seed " + std::to_string(seed));
-  const Problem pb = testing::make_problem("poisson3d:13");
+  const ReSetupCase c;
+  const dist::Communicator& comm = c.comm;
+  SCOPED_TRACE("poisson3d:13, uneven partition with an empty rank, seed " + std::to_string(c.seed));
   dist::gpu::DeviceContext ctx(comm);
-  const dist::RowPartition rows = testing::aligned_partition(comm, pb.a.rows, 1, true, seed);
-  const dist::DistMatrix a = dist::testing::distribute(comm, pb.a, rows, rows);
-  const dist::DistMatrix a2 = dist::testing::distribute(comm, off_diagonal_scaled(pb.a, 0.6), rows, rows);
-  const NearNullSpace nns = testing::owned_rows(pb.near_null, rows.begin(comm.rank()), rows.end(comm.rank()));
-  const Vector r = owned_slice(tessera::testing::random_values(a.global_rows(), seed), a);
+  const Vector r = owned_slice(tessera::testing::random_values(c.a.global_rows(), c.seed), c.a);
   DeviceBuffer<double> dr(r.size(), ctx.compute()), dz(r.size(), ctx.compute());
   dr.upload(r, ctx.compute());
-  // Entries of the device's z (poisoned first) off `z_host`, over all ranks; NaN counts.
   const auto entries_off = [&](gpu::DistDeviceAmgPreconditioner& device, const Vector& z_host) {
-    const double scale = global_max_abs(comm, z_host);
-    dz.fill_bytes(0xff, ctx.compute());
-    device.apply(dr.data(), dz.data());
-    const Vector z = dz.download(ctx.compute());
-    std::int64_t off = 0;
-    for (std::size_t i = 0; i < z.size(); ++i) off += !(std::fabs(z[i] - z_host[i]) <= 1e-10 * scale);
-    return comm.allreduce(off, dist::ReduceOp::sum);
+    return application_entries_off(comm, ctx, device, dr, dz, z_host, global_max_abs(comm, z_host));
   };
   AmgOptions smoothed_coarsest = small_coarse();
   smoothed_coarsest.max_dense_rows = 1;
@@ -499,11 +501,11 @@ TEST(DistDeviceAmgSolve, RefreshedValuesMatchTheHostCycleAfterEachReSetup) {
       for (const bool replicate : {false, true}) {
         SCOPED_TRACE(std::string(name) + (setup_on_gpus ? ", set up on the GPUs" : ", set up on the host") +
                      (replicate ? ", levels 1- replicated" : ", every level distributed"));
-        DistAmg m(comm, a, nns, options,
+        DistAmg m(comm, c.a, c.near_null, options,
                   setup_on_gpus ? gpu::device_setup_backend(ctx, tessera::cuda::OffloadSpgemm::automatic)
                                 : DistSetupBackend{});
         ASSERT_GE(m.hierarchy().levels.size(), 3u) << "the test wants a real hierarchy";
-        gpu::DistDeviceAmgPreconditioner device(ctx, m.hierarchy(), replicate ? pb.a.nnz() : 0);
+        gpu::DistDeviceAmgPreconditioner device(ctx, m.hierarchy(), replicate ? c.pb.a.nnz() : 0);
         ASSERT_EQ(device.first_replicated(), replicate ? 1u : m.hierarchy().levels.size());
         Vector z_first, z_second;
         m.apply(r, z_first);
@@ -511,7 +513,7 @@ TEST(DistDeviceAmgSolve, RefreshedValuesMatchTheHostCycleAfterEachReSetup) {
         EXPECT_EQ(entries_off(device, z_first), 0) << "before the re-setup, captured";
         EXPECT_EQ(device.cuda_graph_state(), "replayed");
 
-        m.resetup(a2);
+        m.resetup(c.a2);
         device.refresh_values();
         m.apply(r, z_second);
         const double scale = global_max_abs(comm, z_first);
@@ -522,7 +524,7 @@ TEST(DistDeviceAmgSolve, RefreshedValuesMatchTheHostCycleAfterEachReSetup) {
           EXPECT_EQ(entries_off(device, z_second), 0) << "after the re-setup, " << call;
         EXPECT_EQ(device.cuda_graph_state(), "replayed");
 
-        m.resetup(a);
+        m.resetup(c.a);
         device.refresh_values();
         for (const char* call : {"eager", "captured"})
           EXPECT_EQ(entries_off(device, z_first), 0) << "back to the first values, " << call;
