@@ -81,6 +81,8 @@ if(TESSERA_HAVE_CUDA)
     ${CMAKE_CURRENT_LIST_DIR}/cuda/dist_device_eigen_estimate.hpp
     ${CMAKE_CURRENT_LIST_DIR}/cuda/device_operator_slot.hpp
     ${CMAKE_CURRENT_LIST_DIR}/cuda/device_held_extended_a.hpp
+    ${CMAKE_CURRENT_LIST_DIR}/cuda/device_smoothing_replay.hpp
+    ${CMAKE_CURRENT_LIST_DIR}/cuda/dist_device_transfer.hpp
     ${CMAKE_CURRENT_LIST_DIR}/cuda/device_setup_backend.hpp
     ${CMAKE_CURRENT_LIST_DIR}/cuda/dist_device_amg.hpp
     ${CMAKE_CURRENT_LIST_DIR}/cuda/replicated_levels.hpp
@@ -100,6 +102,8 @@ if(TESSERA_HAVE_CUDA)
     ${CMAKE_CURRENT_LIST_DIR}/cuda/dist_device_eigen_estimate.cpp
     ${CMAKE_CURRENT_LIST_DIR}/cuda/device_operator_slot.cpp
     ${CMAKE_CURRENT_LIST_DIR}/cuda/device_held_extended_a.cpp
+    ${CMAKE_CURRENT_LIST_DIR}/cuda/device_smoothing_replay.cu
+    ${CMAKE_CURRENT_LIST_DIR}/cuda/dist_device_transfer.cpp
     ${CMAKE_CURRENT_LIST_DIR}/cuda/device_setup_backend.cpp
     ${CMAKE_CURRENT_LIST_DIR}/cuda/dist_device_amg.cpp
     ${CMAKE_CURRENT_LIST_DIR}/cuda/replicated_levels.cpp

@@ -97,6 +97,9 @@ class CompactSpgemm {
   const RemoteRows& remote_rows() const { return remote_; }
   /// A_ext on the host (not for a held one).
   const Csr<double>& a_extended() const;
+  /// Whether A_ext is a host copy (false: held by a backend), and A's entries on this rank.
+  bool a_extended_on_host() const { return a_ext_ != nullptr; }
+  std::int64_t a_entries() const { return a_entries_; }
   /// A_ext as this product got it, to share with the next product of this A. A host copy is
   /// shared, not owned: whoever holds it may overwrite its values, which is why every sharer
   /// refills them before multiplying.

@@ -60,7 +60,8 @@ if(TESSERA_HAVE_CUDA)
     ${CMAKE_CURRENT_LIST_DIR}/cuda/value_maps.hpp
     ${CMAKE_CURRENT_LIST_DIR}/cuda/device_compact_spgemm.hpp
     ${CMAKE_CURRENT_LIST_DIR}/cuda/device_dist_spgemm.hpp
-    ${CMAKE_CURRENT_LIST_DIR}/cuda/device_dist_ptap.hpp)
+    ${CMAKE_CURRENT_LIST_DIR}/cuda/device_dist_ptap.hpp
+    ${CMAKE_CURRENT_LIST_DIR}/cuda/device_transpose_values.hpp)
   target_sources(tessera_dist PRIVATE
     ${CMAKE_CURRENT_LIST_DIR}/nccl_transport.cpp
     # The .cu files hold the pack and value-map kernels; cudart as tessera_local links it.
@@ -74,7 +75,8 @@ if(TESSERA_HAVE_CUDA)
     ${CMAKE_CURRENT_LIST_DIR}/cuda/value_maps.cu
     ${CMAKE_CURRENT_LIST_DIR}/cuda/device_compact_spgemm.cpp
     ${CMAKE_CURRENT_LIST_DIR}/cuda/device_dist_spgemm.cpp
-    ${CMAKE_CURRENT_LIST_DIR}/cuda/device_dist_ptap.cpp)
+    ${CMAKE_CURRENT_LIST_DIR}/cuda/device_dist_ptap.cpp
+    ${CMAKE_CURRENT_LIST_DIR}/cuda/device_transpose_values.cpp)
   target_link_libraries(tessera_dist PUBLIC CUDA::cudart)
   set_target_properties(tessera_dist PROPERTIES CUDA_RUNTIME_LIBRARY Shared)
 endif()

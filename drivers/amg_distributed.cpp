@@ -31,6 +31,7 @@
 #include "amg/cuda/device_pcg.hpp"
 #include "amg/cuda/dist_device_amg.hpp"
 #include "amg/cuda/device_setup_backend.hpp"
+#include "amg/cuda/dist_device_transfer.hpp"
 #include "dist/cuda/device_context.hpp"
 #include "dist/cuda/device_dist_matrix.hpp"
 #include "local/cuda/device_buffer.hpp"
@@ -538,12 +539,17 @@ bool graph_phases_on_gpus(const DistributedAmgOptions& o) {
 /// The setup's steps: the products where `products` runs them; with the gpu backend and
 /// `graph_on_gpus`, the graph phases and eigenvalue estimates run on the GPUs too and the
 /// products read A from the levels' device copies the strength phase makes, all on the context's
-/// compute stream, whose lifetime those copies (the solve's too) need. (--setup host keeps the
-/// products' host copies of A, as before the copies were shared.)
+/// compute stream, whose lifetime those copies (the solve's too) need; so does the re-setups'
+/// transfer with --resetup-transfer device. (--setup host keeps the products' host copies of A,
+/// as before the copies were shared.)
 amg::DistSetupBackend setup_backend(Devices& devices, const DistributedAmgOptions& o, dist::LocalSpgemm products,
                                     bool graph_on_gpus, std::shared_ptr<cuda::OffloadStats> stats) {
 #if TESSERA_HAVE_CUDA
-  if (graph_on_gpus) return amg::gpu::device_setup_backend(*devices.ctx, cuda::parse_offload_spgemm(o.spgemm), stats);
+  if (graph_on_gpus) {
+    amg::DistSetupBackend backend = amg::gpu::device_setup_backend(*devices.ctx, cuda::parse_offload_spgemm(o.spgemm), stats);
+    if (o.resetup_transfer == "device") backend.transfer_on_device = amg::gpu::dist_device_transfer(*devices.ctx);
+    return backend;
+  }
 #else
   (void)devices;
   (void)o;
@@ -654,16 +660,19 @@ int run_distributed_amg(const dist::Communicator& comm, const DistributedAmgOpti
   const std::function<void()> refresh = uploaded.refresh();
   const ResetupPhase resetups = timed_resetups(comm, o.resetups, m, a, refresh);
   trace::set_enabled(false);
+  // Planned by the first re-setup where the backend has a transfer on the devices, then run.
+  const bool transfer_on_gpus = m.hierarchy().levels.front().transfer_plan != nullptr;
   if (root && o.resetups > 0) {
-    std::printf("re-setup (same pattern, values only; records where P's values come from): %.4f s\n",
-                resetups.seconds);
+    std::printf("re-setup (same pattern, values only; records where P's values come from%s): %.4f s\n",
+                transfer_on_gpus ? " and plans the later ones' transfer on the GPUs" : "", resetups.seconds);
     if (refresh)
       std::printf("  then the uploaded hierarchy's values refreshed on the GPUs: %.4f s (its upload after the "
                   "setup: %.4f s)\n",
                   resetups.refresh_seconds, uploaded.seconds);
     if (!resetups.repeated_seconds.empty())
-      std::printf("repeated re-setups (%zu, replaying that record): median %.4f s, all %s s\n",
-                  resetups.repeated_seconds.size(), median(resetups.repeated_seconds),
+      std::printf("repeated re-setups (%zu, replaying that record%s): median %.4f s, all %s s\n",
+                  resetups.repeated_seconds.size(), transfer_on_gpus ? "; P, R and A_c on the GPUs" : "",
+                  median(resetups.repeated_seconds),
                   nlohmann::json(resetups.repeated_seconds).dump().c_str());
     if (refresh && !resetups.repeated_refresh_seconds.empty())
       std::printf("  then their refreshes on the GPUs: median %.4f s, all %s s\n",
@@ -726,7 +735,10 @@ int run_distributed_amg(const dist::Communicator& comm, const DistributedAmgOpti
     out["repeated_setups"] = {{"seconds", setup.repeated_seconds},
                               {"page_faults_max_rank", setup.repeated_page_faults_max}};
   }
-  if (o.resetups > 0) out["resetup_seconds"] = resetups.seconds;
+  if (o.resetups > 0) {
+    out["resetup_seconds"] = resetups.seconds;
+    out["resetup_transfer"] = transfer_on_gpus ? "device" : "host";  // of the re-setups after the first
+  }
   if (!resetups.repeated_seconds.empty()) {
     out["repeated_resetup_seconds"] = median(resetups.repeated_seconds);
     out["repeated_resetups"] = resetups.repeated_seconds;

@@ -39,6 +39,7 @@ struct DistributedAmgOptions {
   bool trace = false;                 // print the host step trace of the last setup (local/core/step_trace.hpp)
   bool timeline = false;              // GPU solve: time the cycle's parts with CUDA events (no graph)
   std::string halo = "auto";          // GPU solve: halo route auto | nccl | peer | both (time each)
+  std::string resetup_transfer = "host";  // GPU setup: the later re-setups' transfer on host | device
   std::vector<baselines::Baseline> compare;
 };
 

@@ -58,6 +58,7 @@ struct Options {
   std::int64_t replicate_nnz = -1;  // distributed GPU solve (-1: the library default)
   bool no_cuda_graph = false, timeline = false, trace = false;
   std::string halo = "auto";
+  std::string resetup_transfer = "host";
   amg::AmgOptions amg;
 };
 
@@ -149,6 +150,12 @@ void add_options(CLI::App& app, Options& opt) {
                  "repeated_resetup_seconds (they replay that record); with --backend gpu each is followed by "
                  "the refresh of the hierarchy uploaded after the setup, timed apart (resetup_refresh_seconds)")
       ->check(CLI::PositiveNumber);
+  app.add_option("--resetup-transfer", opt.resetup_transfer,
+                 "distributed AMG with --backend gpu (graph phases on the GPUs): where the re-setups from the "
+                 "second on recompute each level's P, R and A_c: host (the default: host-driven products, as "
+                 "the first re-setup) or device (from the levels' device copies of A, values copied back; the "
+                 "first re-setup then also plans it, which costs seconds at millions of rows)")
+      ->check(CLI::IsMember({"device", "host"}));
   app.add_option("--solves", opt.solves,
                  "distributed AMG: timed solves from the same initial guess; the first is solve_seconds, the "
                  "median of the others repeated_solve_seconds (the steady state: the first solve also captures "
@@ -233,6 +240,7 @@ int run_distributed(const dist::Communicator& comm, const Options& opt, const st
   d.timeline = opt.timeline;
   d.trace = opt.trace;
   d.halo = opt.halo;
+  d.resetup_transfer = opt.resetup_transfer;
   nlohmann::json out;
   const int status = run_distributed_amg(comm, d, out);
   out["smoother"] = opt.smoother;

@@ -13,7 +13,9 @@ namespace tessera::amg::gpu {
 /// `which`, their times added to `stats`; the graph phases (device_graph_phases), which leave each
 /// level's A on the device; the eigenvalue estimates (device_eigen_estimator) and the products'
 /// reads of A (device_held_extended_a, on the same engine) from that copy; the host factor of the
-/// coarsest level on first use (the device solve factors its own). `ctx` must outlive
+/// coarsest level on first use (the device solve factors its own). A re-setup's transfer stays
+/// host-driven unless the caller adds dist_device_transfer(ctx) (dist_device_transfer.hpp says
+/// what its plan costs). `ctx` must outlive
 /// every hierarchy set up with it: the copies are freed on its stream, and a re-setup runs
 /// these steps again.
 DistSetupBackend device_setup_backend(dist::gpu::DeviceContext& ctx, cuda::OffloadSpgemm which,

@@ -135,12 +135,23 @@ void DistHierarchy::resetup(const dist::Communicator& comm, const dist::DistMatr
   levels[0].device_a.values_changed();
   for (std::size_t l = 0; l + 1 < levels.size(); ++l) {
     DistLevel& fine = levels[l];
+    DistLevel& coarse = levels[l + 1];
     fine.times = {};
     setup_level_numeric(comm, fine);
-    dist::DistMatrix next = build_transfer(comm, fine, false);
-    check_dist_operator(comm, next, level_name(l + 1));
-    levels[l + 1].a = std::move(next);
-    levels[l + 1].device_a.values_changed();
+    if (fine.transfer_plan) {
+      // P, R and A_c where A is (the values copied back into the levels; coarse's slot current).
+      TESSERA_TRACE_STEP("transfer_on_device");
+      backend_.transfer_on_device.run(comm, fine, coarse);
+    } else {
+      coarse.a = build_transfer(comm, fine, false);
+      coarse.device_a.values_changed();
+      const bool recorded = fine.p_sources || !options.smooth_prolongator;
+      if (backend_.transfer_on_device && recorded) {
+        TESSERA_TRACE_STEP("plan_transfer_on_device");
+        backend_.transfer_on_device.plan(comm, fine, coarse);
+      }
+    }
+    check_dist_operator(comm, coarse.a, level_name(l + 1));
   }
   levels.back().times = {};
   setup_coarsest(comm);

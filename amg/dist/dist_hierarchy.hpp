@@ -9,7 +9,9 @@
 // The CompactSpgemm (A*P_tent) and DistPtap objects are kept: resetup() runs their numeric
 // phases only (refresh() + multiply(), recompute()). The first re-setup also records where
 // P's values come from (dist_smoothing.hpp); later ones combine values from that record
-// without merging P's rows again.
+// without merging P's rows again. A backend with a transfer on the device (the GPU backend)
+// plans each level's transfer after the first re-setup, and the later ones recompute P, A_c
+// and R there, from the level's device copy of A, copying the values back into the levels.
 // Where the rank-local products, the graph phases (strength, aggregation), the lambda_max
 // estimates and the products' reads of A run is the DistSetupBackend's choice (the host by
 // default; dist_setup_backend.hpp). On the GPUs, the graph phases leave the level's A on the
@@ -37,6 +39,10 @@
 
 namespace tessera::amg {
 
+namespace gpu {
+class DistDeviceTransfer;  // amg/cuda/dist_device_transfer.hpp (built with CUDA)
+}
+
 struct DistLevel {
   dist::DistMatrix a;
   // A's copy on the rank's GPU, made by the first device phase of the level (the GPU backend's
@@ -61,6 +67,10 @@ struct DistLevel {
   std::optional<SmoothedValueMap> p_sources;
   double omega = 0;
   SetupTimes times;        // this rank's
+  // The re-setup's transfer planned where the products run (DistSetupBackend::transfer_on_device),
+  // by the first re-setup that could, and run by the later ones; empty on the host. Last, so it
+  // is destroyed first: its device copies point at this level's matrices.
+  std::shared_ptr<gpu::DistDeviceTransfer> transfer_plan;
 };
 
 /// Collective: every rank's rows of `a` on every rank, rows in rank order, global columns (a

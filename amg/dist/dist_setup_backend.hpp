@@ -12,6 +12,10 @@
 //   held_extended_a  where the products read A: empty, from a host copy of A each level's first
 //                    product makes (which device products upload); amg::gpu::device_held_extended_a,
 //                    from the level's device copy (no host copy, no upload)
+//   transfer_on_device
+//                    a re-setup's level transfer where A lives (amg::gpu::dist_device_transfer):
+//                    P's smoothing replayed, A_c = P^T A P and R = P^T recomputed on the GPUs
+//                    and their values copied back into the level; empty, on the host
 //   host_coarse_factor
 //                    when the host factors the gathered coarsest operator (DistHierarchy::coarse):
 //                    at setup, for the host cycle; or on its first use, where a device solve
@@ -35,11 +39,26 @@ using DistHeldExtendedA =
 
 enum class CoarseFactor { at_setup, on_first_use };
 
+struct DistLevel;  // amg/dist/dist_hierarchy.hpp
+
+/// A re-setup's transfer (fine's P and R, coarse's A) recomputed where the products run. Both
+/// calls are collective; `plan` runs once a level, after a re-setup on the host left P's record
+/// (DistLevel::p_sources, when P is smoothed) and every pattern in place, and stores its state
+/// in fine.transfer_plan; `run` then replaces the host's transfer in each later re-setup,
+/// with fine's inverse diagonal and eigenvalue estimate current and fine's A current in its
+/// device slot, and leaves fine.p, fine.r and coarse.a (and coarse's slot) holding the new values.
+struct DistTransferOnDevice {
+  std::function<void(const dist::Communicator&, DistLevel& fine, DistLevel& coarse)> plan;
+  std::function<void(const dist::Communicator&, DistLevel& fine, DistLevel& coarse)> run;
+  explicit operator bool() const { return plan && run; }
+};
+
 struct DistSetupBackend {
   dist::LocalSpgemm products = dist::host_local_spgemm;
   DistGraphPhases graph_phases = host_graph_phases;
   DistEigenEstimator eigen_estimator = host_eigen_estimator;
   DistHeldExtendedA held_extended_a;  // empty: the products copy A on the host
+  DistTransferOnDevice transfer_on_device;  // empty: every re-setup's transfer on the host
   CoarseFactor host_coarse_factor = CoarseFactor::at_setup;
 };
 

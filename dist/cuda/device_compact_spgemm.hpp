@@ -23,8 +23,8 @@ namespace tessera::dist::gpu {
 
 class DeviceCompactSpgemm {
  public:
-  /// `symbolic` was built from `a` and `b` (their patterns), with A copied on the host (not held
-  /// by a backend: its value maps are read from that copy), and has multiplied once. Not
+  /// `symbolic` was built from `a` and `b` (their patterns), with A copied on the host or held
+  /// by a backend (the value maps are read from `a` itself), and has multiplied once. Not
   /// collective: it can throw on one rank alone (see DeviceDistSpgemm). Keeps a reference to
   /// `ctx`, which must outlive it.
   DeviceCompactSpgemm(DeviceContext& ctx, const CompactSpgemm& symbolic, const DistMatrix& a, const DistMatrix& b);

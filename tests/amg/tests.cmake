@@ -35,6 +35,10 @@ tessera_add_mpi_test(test_dist_device_solve SOURCES ${CMAKE_CURRENT_LIST_DIR}/di
                      LIBS tessera_amg GPU RANKS 1 2 3 4)
 # The same solves through the NCCL halo route (within one node the default is the peer route).
 tessera_add_mpi_test_variant(test_dist_device_solve nccl GPU ENV TESSERA_HALO_ROUTE=nccl RANKS 2 4)
+# A re-setup's level transfer on the GPUs (P, R and A_c recomputed there) against the host's.
+tessera_add_mpi_test(test_dist_device_resetup SOURCES ${CMAKE_CURRENT_LIST_DIR}/dist/test_dist_device_resetup.cpp
+                     LIBS tessera_amg GPU RANKS 1 2 3 4)
+tessera_add_mpi_test_variant(test_dist_device_resetup nccl GPU ENV TESSERA_HALO_ROUTE=nccl RANKS 2 4)
 # cross_rank_strength (the boundary edges the device graph phases take from the host) against
 # dist_strength_graph and the serial strength_graph, 1-4 ranks.
 tessera_add_mpi_test(test_dist_cross_rank_strength SOURCES ${CMAKE_CURRENT_LIST_DIR}/dist/test_dist_cross_rank_strength.cpp
