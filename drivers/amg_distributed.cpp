@@ -544,6 +544,9 @@ bool graph_phases_on_gpus(const DistributedAmgOptions& o) {
 /// as before the copies were shared.)
 amg::DistSetupBackend setup_backend(Devices& devices, const DistributedAmgOptions& o, dist::LocalSpgemm products,
                                     bool graph_on_gpus, std::shared_ptr<cuda::OffloadStats> stats) {
+  TESSERA_REQUIRE_INPUT(o.resetup_transfer != "device" || graph_on_gpus,
+                        "--resetup-transfer device runs from the levels' device copies of A: it needs --backend gpu "
+                        "with the graph phases on the GPUs (not --setup host)");
 #if TESSERA_HAVE_CUDA
   if (graph_on_gpus) {
     amg::DistSetupBackend backend = amg::gpu::device_setup_backend(*devices.ctx, cuda::parse_offload_spgemm(o.spgemm), stats);

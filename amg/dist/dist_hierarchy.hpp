@@ -9,9 +9,10 @@
 // The CompactSpgemm (A*P_tent) and DistPtap objects are kept: resetup() runs their numeric
 // phases only (refresh() + multiply(), recompute()). The first re-setup also records where
 // P's values come from (dist_smoothing.hpp); later ones combine values from that record
-// without merging P's rows again. A backend with a transfer on the device (the GPU backend)
-// plans each level's transfer after the first re-setup, and the later ones recompute P, A_c
-// and R there, from the level's device copy of A, copying the values back into the levels.
+// without merging P's rows again. A backend with a transfer on the device (the GPU backend with
+// dist_device_transfer added, opt-in) plans each level's transfer in the first re-setup, and the
+// later ones recompute P, A_c and R there, from the level's device copy of A, copying the values
+// back into the levels.
 // Where the rank-local products, the graph phases (strength, aggregation), the lambda_max
 // estimates and the products' reads of A run is the DistSetupBackend's choice (the host by
 // default; dist_setup_backend.hpp). On the GPUs, the graph phases leave the level's A on the
