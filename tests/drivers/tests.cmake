@@ -109,6 +109,10 @@ tessera_driver_test(driver.amg.halo_needs_gpu.np2 RANKS 2 EXPECT_EXIT 2
 tessera_driver_test(driver.amg.setup_device_needs_gpu.np2 RANKS 2 EXPECT_EXIT 2
                     COMMAND $<TARGET_FILE:tessera-amg> --gen poisson3d:8 --backend host --setup device
                     EXPECT_OUTPUT "--setup device runs the graph phases on the GPUs: it needs --backend gpu.*exit code 2")
+# --resetup-transfer device runs from the levels' device copies of A: refused on the host.
+tessera_driver_test(driver.amg.resetup_transfer_needs_gpu.np2 RANKS 2 EXPECT_EXIT 2
+                    COMMAND $<TARGET_FILE:tessera-amg> --gen poisson3d:8 --backend host --resetups 1 --resetup-transfer device
+                    EXPECT_OUTPUT "--resetup-transfer device runs from the levels' device copies of A: it needs --backend gpu.*exit code 2")
 # --setups N: whole setups from scratch, the repeats build the same hierarchy (the driver
 # asserts it) and are reported beside the first, with the host page faults of the first.
 foreach(n 1 3)
