@@ -29,6 +29,22 @@ __global__ void replay_rows_kernel(std::int64_t rows, const std::int64_t* __rest
   }
 }
 
+// Record's A P_tent entries (CSR order, -1: none) -> their tile value positions, in place.
+__global__ void to_tile_positions_kernel(std::int64_t n, const std::int64_t* __restrict__ tile_position,
+                                         std::int64_t* __restrict__ entry) {
+  const std::int64_t j = std::int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
+  if (j < n && entry[j] >= 0) entry[j] = tile_position[entry[j]];
+}
+
+void to_tile_positions(const tessera::cuda::DeviceBuffer<std::int64_t>& tile_position,
+                       tessera::cuda::DeviceBuffer<std::int64_t>& entries, cudaStream_t stream) {
+  const auto n = static_cast<std::int64_t>(entries.size());
+  if (n == 0) return;
+  to_tile_positions_kernel<<<static_cast<unsigned>((n + kThreads - 1) / kThreads), kThreads, 0, stream>>>(
+      n, tile_position.data(), entries.data());
+  TESSERA_CUDA_CHECK(cudaGetLastError());
+}
+
 void launch(const tessera::cuda::DeviceCsr<double>& block, const tessera::cuda::DeviceBuffer<std::int64_t>& from_tent,
             const tessera::cuda::DeviceBuffer<std::int64_t>& from_ap, const double* tent, const double* ap,
             const double* inv_diag, double omega, double* out, cudaStream_t stream) {
@@ -42,7 +58,8 @@ void launch(const tessera::cuda::DeviceCsr<double>& block, const tessera::cuda::
 }  // namespace
 
 DeviceSmoothingReplay::DeviceSmoothingReplay(const SmoothedValueMap& map, const dist::DistMatrix& p,
-                                             const std::vector<std::int64_t>& ap_tile_position, cudaStream_t stream) {
+                                             const tessera::cuda::DeviceBuffer<std::int64_t>& ap_tile_position,
+                                             cudaStream_t stream) {
   TESSERA_ASSERT(map.p_entries == p.nnz() && static_cast<std::int64_t>(ap_tile_position.size()) == map.ap_entries,
                  "DeviceSmoothingReplay: the record is not of this P and A P_tent");
   // The pieces are consecutive ranges of rows, in order: joined, they list the blocks' entries in CSR order.
@@ -51,15 +68,14 @@ DeviceSmoothingReplay::DeviceSmoothingReplay(const SmoothedValueMap& map, const 
   local_ap.reserve(static_cast<std::size_t>(p.local.nnz()));
   nonlocal_tent.reserve(static_cast<std::size_t>(p.nonlocal.nnz()));
   nonlocal_ap.reserve(static_cast<std::size_t>(p.nonlocal.nnz()));
-  const auto tile = [&](std::int64_t k) { return k < 0 ? k : ap_tile_position[static_cast<std::size_t>(k)]; };
   std::int64_t next_row = 0;
   for (const SmoothedValueMap::Piece& piece : map.pieces) {
     TESSERA_ASSERT(piece.rows_begin == next_row, "DeviceSmoothingReplay: the record's pieces are not consecutive");
     next_row = piece.rows_end;
     local_tent.insert(local_tent.end(), piece.local_tent.begin(), piece.local_tent.end());
     nonlocal_tent.insert(nonlocal_tent.end(), piece.nonlocal_tent.begin(), piece.nonlocal_tent.end());
-    for (std::int64_t k : piece.local_ap) local_ap.push_back(tile(k));
-    for (std::int64_t k : piece.nonlocal_ap) nonlocal_ap.push_back(tile(k));
+    local_ap.insert(local_ap.end(), piece.local_ap.begin(), piece.local_ap.end());
+    nonlocal_ap.insert(nonlocal_ap.end(), piece.nonlocal_ap.begin(), piece.nonlocal_ap.end());
   }
   TESSERA_ASSERT(next_row == p.owned_rows() && static_cast<std::int64_t>(local_tent.size()) == p.local.nnz() &&
                      static_cast<std::int64_t>(nonlocal_tent.size()) == p.nonlocal.nnz(),
@@ -68,6 +84,8 @@ DeviceSmoothingReplay::DeviceSmoothingReplay(const SmoothedValueMap& map, const 
   local_ap_.upload(local_ap, stream);
   nonlocal_tent_.upload(nonlocal_tent, stream);
   nonlocal_ap_.upload(nonlocal_ap, stream);
+  to_tile_positions(ap_tile_position, local_ap_, stream);
+  to_tile_positions(ap_tile_position, nonlocal_ap_, stream);
 }
 
 void DeviceSmoothingReplay::run(const double* tent, const double* ap_tiles, const double* inv_diag, double omega,

@@ -18,11 +18,11 @@ namespace tessera::amg::gpu {
 
 class DeviceSmoothingReplay {
  public:
-  /// `map` was made by smoothed_blocks for `p`'s pattern. `ap_tile_position[k]` is the tile value
-  /// position of the k-th entry (CSR order) of the device A P_tent (dist::gpu::csr_to_tile_positions).
-  /// Not collective; uploads on `stream`.
+  /// `map` was made by smoothed_blocks for `p`'s pattern. `ap_tile_position[k]` (on the device)
+  /// is the tile value position of the k-th entry (CSR order) of the device A P_tent
+  /// (tessera::cuda::csr_positions). Not collective; uploads on `stream`.
   DeviceSmoothingReplay(const SmoothedValueMap& map, const dist::DistMatrix& p,
-                        const std::vector<std::int64_t>& ap_tile_position, cudaStream_t stream);
+                        const tessera::cuda::DeviceBuffer<std::int64_t>& ap_tile_position, cudaStream_t stream);
 
   /// P's local and non-local values (device CSR blocks of the recorded pattern) from P_tent's
   /// values [local | non-local] (`tent`), A P_tent's tile values, inv_diag (owned rows) and

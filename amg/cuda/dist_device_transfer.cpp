@@ -16,6 +16,7 @@
 #include "local/core/error.hpp"
 #include "local/core/step_trace.hpp"
 #include "local/cuda/check.hpp"
+#include "local/cuda/tile_convert.hpp"
 
 namespace tessera::amg::gpu {
 
@@ -55,21 +56,21 @@ DistDeviceTransfer::DistDeviceTransfer(dist::gpu::DeviceContext& ctx, const dist
   device_operator(coarse.device_a, coarse.a, s);
   c_ = coarse.device_a.matrix;
   p_ = std::make_unique<dist::gpu::DeviceDistMatrix>(fine.p, s);
+  dist::gpu::HeldOperand held_a{a_.get(), {}};  // one A_ext on the device for both products
   if (smoothed_) {
     HostArray<double> tent(fine.p_tent.local.values.begin(), fine.p_tent.local.values.end());
     tent.insert(tent.end(), fine.p_tent.nonlocal.values.begin(), fine.p_tent.nonlocal.values.end());
     tent_.upload(tent, s);
     step.emplace("a_times_p_tent_plan");
-    a_times_p_tent_ = std::make_unique<dist::gpu::DeviceCompactSpgemm>(ctx, *fine.a_times_p_tent, fine.a, fine.p_tent);
+    a_times_p_tent_ =
+        std::make_unique<dist::gpu::DeviceCompactSpgemm>(ctx, *fine.a_times_p_tent, fine.a, fine.p_tent, &held_a);
     step.emplace("replay_plan");
-    const std::vector<std::int64_t> ap_tiles = a_times_p_tent_->multiplies()
-                                                   ? dist::gpu::csr_to_tile_positions(a_times_p_tent_->product(), s)
-                                                   : std::vector<std::int64_t>{};
+    const tessera::cuda::DeviceBuffer<std::int64_t> ap_tiles = tessera::cuda::csr_positions(a_times_p_tent_->product(), s);
     replay_ = std::make_unique<DeviceSmoothingReplay>(*fine.p_sources, fine.p, ap_tiles, s);
     inv_diag_.allocate(fine.inv_diag.size(), s);
   }
   step.emplace("galerkin_plan");
-  galerkin_ = std::make_unique<dist::gpu::DeviceDistPtap>(ctx, *fine.galerkin, fine.a, fine.p);
+  galerkin_ = std::make_unique<dist::gpu::DeviceDistPtap>(ctx, *fine.galerkin, fine.a, fine.p, &held_a, p_.get());
   step.emplace("transpose_plan");
   transpose_ = std::make_unique<dist::gpu::DeviceTransposeValues>(ctx, r_map);
   r_local_.allocate(static_cast<std::size_t>(fine.r.local.nnz()), s);

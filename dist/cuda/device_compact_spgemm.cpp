@@ -1,6 +1,7 @@
 #include "dist/cuda/device_compact_spgemm.hpp"
 
 #include "dist/communicator.hpp"
+#include "dist/cuda/device_extended_block.hpp"
 #include "local/core/error.hpp"
 #include "local/cuda/check.hpp"
 
@@ -8,17 +9,30 @@ namespace tessera::dist::gpu {
 
 namespace {
 
-/// A_ext exactly as CompactSpgemm built it, each value the index of its source in A. A held A_ext
-/// (an AMG level's device copy) has the same layout, [owned | ghost] columns, by definition; only
-/// its entry count can be checked on the host.
-Csr<double> tagged_a_ext(const CompactSpgemm& symbolic, const DistMatrix& a) {
+/// A_ext exactly as CompactSpgemm built it, each value the index of its source in A: made on the
+/// device from a held copy ([owned | ghost] columns like every A_ext, by definition) or shared
+/// with the product that made it there, else tagged on the host. When the symbolic phase did not
+/// keep A_ext on the host, only its entry count can be checked.
+std::shared_ptr<TiledOperand> a_ext_operand(const CompactSpgemm& symbolic, const DistMatrix& a, HeldOperand* held,
+                                            cudaStream_t stream) {
+  const auto refuse = [&](std::int64_t entries) {
+    TESSERA_REQUIRE_INPUT(false, "device product: rank ", a.rank, "'s A (", entries,
+                          " entries) is not the matrix the symbolic phase saw (", symbolic.a_entries(), ")");
+  };
+  if (held) {
+    const std::int64_t entries = held->matrix->local.nnz + held->matrix->nonlocal.nnz;
+    if (entries != symbolic.a_entries()) refuse(entries);
+    if (!held->ext)
+      held->ext = std::make_shared<TiledOperand>(tagged_extended_block(*held->matrix, stream),
+                                                 TiledOperand::Orientation::as_is, stream);
+    return held->ext;
+  }
   Csr<double> ext = extended_block(tagged(a));
   const bool same = symbolic.a_extended_on_host()
                         ? ext.row_ptr == symbolic.a_extended().row_ptr && ext.col_idx == symbolic.a_extended().col_idx
                         : ext.nnz() == symbolic.a_entries();
-  TESSERA_REQUIRE_INPUT(same, "device product: rank ", a.rank, "'s A (", a.nnz(),
-                        " entries) is not the matrix the symbolic phase saw (", symbolic.a_entries(), ")");
-  return ext;
+  if (!same) refuse(ext.nnz());
+  return std::make_shared<TiledOperand>(ext, stream);
 }
 
 /// B_ext with sources [B's local | B's non-local | received values]: B's owned rows in row
@@ -50,10 +64,10 @@ std::vector<std::int64_t> send_sources(const CompactSpgemm& symbolic, const Dist
 }  // namespace
 
 DeviceCompactSpgemm::DeviceCompactSpgemm(DeviceContext& ctx, const CompactSpgemm& symbolic, const DistMatrix& a,
-                                         const DistMatrix& b)
+                                         const DistMatrix& b, HeldOperand* held_a)
     : ctx_(ctx),
       entries_(symbolic.remote_rows().entry_pattern()),
-      a_ext_(tagged_a_ext(symbolic, a), ctx.compute()),
+      a_ext_(a_ext_operand(symbolic, a, held_a, ctx.compute())),
       b_ext_(tagged_b_ext(symbolic, b), ctx.compute()),
       multiplies_(symbolic.product_entries() > 0),
       product_({}, ctx.compute()) {
@@ -63,7 +77,7 @@ DeviceCompactSpgemm::DeviceCompactSpgemm(DeviceContext& ctx, const CompactSpgemm
   send_.allocate(static_cast<std::size_t>(entries_.send_count()), s);
   recv_.allocate(static_cast<std::size_t>(entries_.recv_count()), s);
   if (multiplies_) {
-    product_.symbolic(a_ext_.tiles, b_ext_.tiles, c_);
+    product_.symbolic(a_ext_->tiles, b_ext_.tiles, c_);
     TESSERA_ASSERT(c_.nnz == symbolic.product_entries(), "the tile SpGEMM found ", c_.nnz,
                    " entries of the local product, the host symbolic phase ", symbolic.product_entries());
   }
@@ -80,11 +94,11 @@ void DeviceCompactSpgemm::recompute(const ValueSources& a_values, const ValueSou
     ctx_.transport().start_exchange(entries_, sizeof(double), send_.data(), recv_.data());
     ctx_.transport().finish_exchange();
   }
-  a_ext_.refresh(a_values, compute);  // overlaps the exchange
+  a_ext_->refresh(a_values, compute);  // overlaps the exchange
   if (exchanges) ctx_.compute_after_exchange();
   ValueSources b_all = b_values;
   b_ext_.refresh(b_all.add(recv_.data(), entries_.recv_count()), compute);
-  if (multiplies_) product_.numeric(a_ext_.tiles, b_ext_.tiles, c_);
+  if (multiplies_) product_.numeric(a_ext_->tiles, b_ext_.tiles, c_);
 }
 
 }  // namespace tessera::dist::gpu

@@ -13,6 +13,7 @@
 // the tile products (FP64 MMA); skewed rows that the tile SpGEMM pushes with atomics may differ
 // in the last bits between calls, every other entry is bitwise reproducible.
 #include <cstdint>
+#include <memory>
 
 #include "dist/compact_spgemm.hpp"
 #include "dist/cuda/device_context.hpp"
@@ -21,13 +22,24 @@
 
 namespace tessera::dist::gpu {
 
+/// A held on the rank's GPU (an AMG level's copy, uploaded from and current with the host A passed
+/// beside it), for the products that read it. `ext` is A_ext's tile operand: made from `matrix`
+/// by the first product planned on it and shared by the next ones (A P_tent and A P read one
+/// A_ext on the device, not one each).
+struct HeldOperand {
+  const DeviceDistMatrix* matrix = nullptr;
+  std::shared_ptr<TiledOperand> ext;
+};
+
 class DeviceCompactSpgemm {
  public:
   /// `symbolic` was built from `a` and `b` (their patterns), with A copied on the host or held
-  /// by a backend (the value maps are read from `a` itself), and has multiplied once. Not
-  /// collective: it can throw on one rank alone (see DeviceDistSpgemm). Keeps a reference to
-  /// `ctx`, which must outlive it.
-  DeviceCompactSpgemm(DeviceContext& ctx, const CompactSpgemm& symbolic, const DistMatrix& a, const DistMatrix& b);
+  /// by a backend, and has multiplied once. A_ext's tiles and value map come from `held_a` when
+  /// given (made from its device copy, or shared when another product made them: nothing of A
+  /// is then tagged or moved on the host), else from `a` itself. Not collective: it can throw
+  /// on one rank alone (see DeviceDistSpgemm). Keeps a reference to `ctx`, which must outlive it.
+  DeviceCompactSpgemm(DeviceContext& ctx, const CompactSpgemm& symbolic, const DistMatrix& a, const DistMatrix& b,
+                      HeldOperand* held_a = nullptr);
 
   /// Collective (the value exchange): A's and B's values as [local | non-local] -> product().
   /// Ordered on ctx.compute(), returns without waiting.
@@ -45,7 +57,8 @@ class DeviceCompactSpgemm {
   ExchangePattern entries_;                             // RemoteRows' entry-level traffic
   tessera::cuda::DeviceBuffer<std::int64_t> send_map_;  // sent entry -> B value
   tessera::cuda::DeviceBuffer<double> send_, recv_;
-  TiledOperand a_ext_, b_ext_;  // B_ext's sources: B's values, then the received ones
+  std::shared_ptr<TiledOperand> a_ext_;  // shared with other products on a held A
+  TiledOperand b_ext_;                   // sources: B's values, then the received ones
   bool multiplies_ = false;     // false when this rank's product has no entry
   tessera::cuda::TileSpgemm<double> product_;
   tessera::cuda::DeviceTileMatrix<double> c_;

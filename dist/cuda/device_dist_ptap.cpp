@@ -1,81 +1,95 @@
 #include "dist/cuda/device_dist_ptap.hpp"
 
+#include <numeric>
+#include <optional>
 #include <string>
 
 #include "dist/communicator.hpp"
+#include "dist/cuda/device_extended_block.hpp"
 #include "local/core/error.hpp"
+#include "local/core/step_trace.hpp"
 #include "local/cuda/check.hpp"
-#include "local/reference/kernels.hpp"
+#include "local/cuda/tile_convert.hpp"
 
 namespace tessera::dist::gpu {
 
 namespace {
 
-/// extended_block(m) with each value the index of its source in [local | non-local].
-Csr<double> tagged_extended(const DistMatrix& m) { return extended_block(tagged(m)); }
+/// P^T's tile operand: the transpose of P's extended block, each value the index of its source in
+/// P's [local | non-local], tagged on the device from `held` (P's device copy) or on the host.
+TiledOperand p_transposed_operand(const DistMatrix& p, const DeviceDistMatrix* held, cudaStream_t stream) {
+  const tessera::cuda::DeviceCsr<double> ext =
+      held ? tagged_extended_block(*held, stream) : tessera::cuda::upload(extended_block(tagged(p)), stream);
+  return TiledOperand(ext, TiledOperand::Orientation::transposed, stream);
+}
 
-/// The segmented-sum plan: for C's values in [local | non-local] order, the contributions
-/// each one sums, ascending (DistPtap::sum_contributions adds them in index order).
-/// `source_of[i]` is contribution i's index into [T's tile values | received values].
-void summation_plan(const DistPtap& symbolic, const std::vector<std::int64_t>& source_of,
-                    std::vector<std::int64_t>& seg_ptr, std::vector<std::int64_t>& order) {
-  const HostArray<std::int64_t>& target = symbolic.contribution_targets();
+/// Each contribution's output: the position, in C's values [local | non-local], of the entry
+/// that DistPtap::sum_contributions adds it into (contribution_targets() are row-order entries).
+std::vector<std::int64_t> contribution_outputs(const DistPtap& symbolic) {
   DistMatrix c = symbolic.result();
   const std::int64_t entries = c.nnz();
-  std::vector<std::int64_t> entry_ptr(static_cast<std::size_t>(entries) + 1, 0);
-  for (std::int64_t e : target) ++entry_ptr[e + 1];
-  for (std::int64_t e = 0; e < entries; ++e) entry_ptr[e + 1] += entry_ptr[e];
-  std::vector<std::int64_t> by_entry(target.size()), at(entry_ptr.begin(), entry_ptr.end() - 1);
-  for (std::size_t i = 0; i < target.size(); ++i) by_entry[at[target[i]]++] = source_of[i];
-
   set_values_in_row_order(c, index_tags(entries));  // block value -> row-order entry
-  seg_ptr.assign(1, 0);
-  order.clear();
-  order.reserve(by_entry.size());
+  std::vector<std::int64_t> position_of_entry(static_cast<std::size_t>(entries));
+  std::int64_t position = 0;
   for (const HostArray<double>* block : {&c.local.values, &c.nonlocal.values})
-    for (double v : *block) {
-      const auto e = static_cast<std::size_t>(v);
-      order.insert(order.end(), by_entry.begin() + entry_ptr[e], by_entry.begin() + entry_ptr[e + 1]);
-      seg_ptr.push_back(static_cast<std::int64_t>(order.size()));
-    }
+    for (double e : *block) position_of_entry[static_cast<std::size_t>(e)] = position++;
+  const HostArray<std::int64_t>& target = symbolic.contribution_targets();
+  std::vector<std::int64_t> outputs(target.size());
+  for (std::size_t i = 0; i < target.size(); ++i) outputs[i] = position_of_entry[static_cast<std::size_t>(target[i])];
+  return outputs;
+}
+
+/// dst[0, n) = src[0, n), device to device, on `stream`.
+void copy_indices(std::int64_t* dst, const std::int64_t* src, std::int64_t n, cudaStream_t stream) {
+  if (n > 0)
+    TESSERA_CUDA_CHECK(cudaMemcpyAsync(dst, src, static_cast<std::size_t>(n) * sizeof(std::int64_t),
+                                       cudaMemcpyDeviceToDevice, stream));
 }
 
 }  // namespace
 
-DeviceDistPtap::DeviceDistPtap(DeviceContext& ctx, const DistPtap& symbolic, const DistMatrix& a, const DistMatrix& p)
+DeviceDistPtap::DeviceDistPtap(DeviceContext& ctx, const DistPtap& symbolic, const DistMatrix& a, const DistMatrix& p,
+                               HeldOperand* held_a, const DeviceDistMatrix* held_p)
     : ctx_(ctx),
-      ap_(ctx, symbolic.ap_product(), a, p),
+      ap_(ctx, symbolic.ap_product(), a, p, held_a),
       a_nnz_(a.nnz()),
       p_nnz_(p.nnz()),
       c_local_nnz_(symbolic.result().local.nnz()),
       c_nonlocal_nnz_(symbolic.result().nonlocal.nnz()),
-      p_transposed_(ref::transpose(tagged_extended(p)), ctx.compute()),
+      p_transposed_(p_transposed_operand(p, held_p, ctx.compute())),
       outer_({}, ctx.compute()),
       back_(symbolic.return_pattern()) {
   const cudaStream_t s = ctx.compute();
   const std::int64_t owned_partial = symbolic.owned_partial_entries();
   const std::int64_t t_nnz = owned_partial + back_.send_count();
   multiplies_ = t_nnz > 0;
-  std::vector<std::int64_t> tile_of;
+  tessera::cuda::DeviceBuffer<std::int64_t> tile_of;  // T's CSR order (the host's contributions) -> tile value
+  std::optional<trace::Step> step(std::in_place, "ptap_plan.outer_product");
   if (multiplies_) {
     outer_.symbolic(p_transposed_.tiles, ap_.product(), t_);
     TESSERA_ASSERT(t_.nnz == t_nnz, "the tile outer product found ", t_.nnz, " entries, the host symbolic phase ", t_nnz);
-    tile_of = csr_to_tile_positions(t_, s);  // T's CSR order is the host's contribution order
+    tile_of = tessera::cuda::csr_positions(t_, s);
   }
-  send_map_.upload(std::vector<std::int64_t>(tile_of.begin() + owned_partial, tile_of.end()), s);
+  // T's entries in rows owned elsewhere follow the owned ones; they are the ones sent.
+  send_map_.allocate(static_cast<std::size_t>(back_.send_count()), s);
+  copy_indices(send_map_.data(), tile_of.data() + owned_partial, back_.send_count(), s);
   send_.allocate(static_cast<std::size_t>(back_.send_count()), s);
   recv_.allocate(static_cast<std::size_t>(back_.recv_count()), s);
 
-  const std::size_t contributions = symbolic.contribution_targets().size();
-  TESSERA_ASSERT(static_cast<std::int64_t>(contributions) == owned_partial + back_.recv_count(),
-                 "PtAP contributions disagree with the return pattern");
-  std::vector<std::int64_t> source_of(contributions);
-  for (std::size_t i = 0; i < contributions; ++i)
-    source_of[i] = static_cast<std::int64_t>(i) < owned_partial ? tile_of[i] : t_nnz + (static_cast<std::int64_t>(i) - owned_partial);
-  std::vector<std::int64_t> seg_ptr, order;
-  summation_plan(symbolic, source_of, seg_ptr, order);
-  seg_ptr_.upload(seg_ptr, s);
-  order_.upload(order, s);
+  step.emplace("ptap_plan.summation_order");
+  const std::int64_t contributions = static_cast<std::int64_t>(symbolic.contribution_targets().size());
+  TESSERA_ASSERT(contributions == owned_partial + back_.recv_count(), "PtAP contributions disagree with the return pattern");
+  // Contribution i reads [T's tile values | received values]: T's i-th entry when i is owned,
+  // else the (i - owned_partial)-th received value.
+  tessera::cuda::DeviceBuffer<std::int64_t> source(static_cast<std::size_t>(contributions), s), target;
+  copy_indices(source.data(), tile_of.data(), owned_partial, s);
+  std::vector<std::int64_t> received(static_cast<std::size_t>(back_.recv_count()));
+  std::iota(received.begin(), received.end(), t_nnz);
+  if (!received.empty())
+    tessera::cuda::copy_to_device(source.data() + owned_partial, received.data(),
+                                  received.size() * sizeof(std::int64_t), s);
+  target.upload(contribution_outputs(symbolic), s);
+  plan_sum_in_index_order(target, source, c_local_nnz_ + c_nonlocal_nnz_, seg_ptr_, order_, s);
   TESSERA_CUDA_CHECK(cudaStreamSynchronize(s));
 }
 

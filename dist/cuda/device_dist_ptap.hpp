@@ -12,7 +12,7 @@
 //        whenever the tile products use no atomics (pushed_tiles() == 0 on every rank).
 //
 //   DistPtap symbolic(comm, a, p);                    // host, once
-//   DeviceDistPtap galerkin(ctx, symbolic, a, p);     // maps + tile symbolic, once
+//   DeviceDistPtap galerkin(ctx, symbolic, a, p);     // maps + tile symbolic, once (on the device)
 //   galerkin.recompute(da, dp, dc);                   // dc: DeviceDistMatrix(symbolic.result())
 #include <cstdint>
 
@@ -24,10 +24,13 @@ namespace tessera::dist::gpu {
 
 class DeviceDistPtap {
  public:
-  /// `symbolic` was built from `a` and `p`. Not collective: it can throw on one rank alone, so
-  /// build it under dist::call_collectively before any rank calls recompute. Keeps a
-  /// reference to `ctx`, which must outlive it (its buffers are freed on ctx's streams).
-  DeviceDistPtap(DeviceContext& ctx, const DistPtap& symbolic, const DistMatrix& a, const DistMatrix& p);
+  /// `symbolic` was built from `a` and `p`. `held_a`, `held_p`: their device copies, if the
+  /// caller has them (A_ext's and P^T's tiles and maps are then made or shared on the device). Not
+  /// collective: it can throw on one rank alone, so build it under dist::call_collectively
+  /// before any rank calls recompute. Keeps a reference to `ctx`, which must outlive it (its
+  /// buffers are freed on ctx's streams).
+  DeviceDistPtap(DeviceContext& ctx, const DistPtap& symbolic, const DistMatrix& a, const DistMatrix& p,
+                 HeldOperand* held_a = nullptr, const DeviceDistMatrix* held_p = nullptr);
 
   /// Collective: new values of a and p -> new values of c (a DeviceDistMatrix of
   /// symbolic.result()). Ordered on ctx.compute(), returns without waiting. Operands of other

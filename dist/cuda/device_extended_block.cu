@@ -26,35 +26,38 @@ __global__ void row_offsets_kernel(const std::int64_t* __restrict__ local, const
 }
 
 // Copies `count` entries of one block's row from `from` to `to`, adding `shift` to the columns.
+// Tagged: each value is instead its source's index in [local | non-local], `first_index` + k.
+template <bool Tagged>
 __device__ void copy_entries(const std::int32_t* __restrict__ from_col, const double* __restrict__ from_val,
-                             std::int64_t count, std::int32_t shift, int lane, std::int32_t* __restrict__ to_col,
-                             double* __restrict__ to_val) {
+                             std::int64_t count, std::int32_t shift, std::int64_t first_index, int lane,
+                             std::int32_t* __restrict__ to_col, double* __restrict__ to_val) {
   for (std::int64_t k = lane; k < count; k += kLanes) {
     to_col[k] = from_col[k] + shift;
-    to_val[k] = from_val[k];
+    to_val[k] = Tagged ? static_cast<double>(first_index + k) : from_val[k];
   }
 }
 
+template <bool Tagged>
 __global__ void entries_kernel(const std::int64_t* __restrict__ l_ptr, const std::int32_t* __restrict__ l_col,
                                const double* __restrict__ l_val, const std::int64_t* __restrict__ n_ptr,
                                const std::int32_t* __restrict__ n_col, const double* __restrict__ n_val,
-                               std::int64_t rows, std::int32_t shift, std::int32_t* __restrict__ col,
-                               double* __restrict__ val) {
+                               std::int64_t rows, std::int32_t shift, std::int64_t local_nnz,
+                               std::int32_t* __restrict__ col, double* __restrict__ val) {
   const int lane = threadIdx.x % kLanes;
   const std::int64_t groups = std::int64_t(gridDim.x) * (blockDim.x / kLanes);
   for (std::int64_t r = (blockIdx.x * std::int64_t(blockDim.x) + threadIdx.x) / kLanes; r < rows; r += groups) {
     const std::int64_t local_begin = l_ptr[r], local_count = l_ptr[r + 1] - local_begin;
     const std::int64_t nonlocal_begin = n_ptr[r], nonlocal_count = n_ptr[r + 1] - nonlocal_begin;
     const std::int64_t out = local_begin + nonlocal_begin;  // the row's start in the result
-    copy_entries(l_col + local_begin, l_val + local_begin, local_count, 0, lane, col + out, val + out);
-    copy_entries(n_col + nonlocal_begin, n_val + nonlocal_begin, nonlocal_count, shift, lane, col + out + local_count,
-                 val + out + local_count);
+    copy_entries<Tagged>(l_col + local_begin, l_val + local_begin, local_count, 0, local_begin, lane, col + out,
+                         val + out);
+    copy_entries<Tagged>(n_col + nonlocal_begin, n_val + nonlocal_begin, nonlocal_count, shift,
+                         local_nnz + nonlocal_begin, lane, col + out + local_count, val + out + local_count);
   }
 }
 
-}  // namespace
-
-void fill_extended_block(const DeviceDistMatrix& a, tessera::cuda::DeviceCsr<double>& ext, cudaStream_t stream) {
+template <bool Tagged>
+void fill(const DeviceDistMatrix& a, tessera::cuda::DeviceCsr<double>& ext, cudaStream_t stream) {
   const tessera::cuda::DeviceCsr<double>&local = a.local, &nonlocal = a.nonlocal;
   TESSERA_ASSERT(local.rows == nonlocal.rows, "extended_block: blocks of ", local.rows, " and ", nonlocal.rows, " rows");
   TESSERA_ASSERT(local.cols + nonlocal.cols <= INT32_MAX, "extended_block: ", local.cols, " + ", nonlocal.cols,
@@ -72,17 +75,29 @@ void fill_extended_block(const DeviceDistMatrix& a, tessera::cuda::DeviceCsr<dou
                                                                         ext.rows, ext.row_ptr.data());
   TESSERA_CUDA_CHECK(cudaGetLastError());
   if (ext.nnz > 0) {
-    entries_kernel<<<blocks_for(ext.rows * kLanes), kThreads, 0, stream>>>(
+    entries_kernel<Tagged><<<blocks_for(ext.rows * kLanes), kThreads, 0, stream>>>(
         local.row_ptr.data(), local.col_idx.data(), local.values.data(), nonlocal.row_ptr.data(),
-        nonlocal.col_idx.data(), nonlocal.values.data(), ext.rows, static_cast<std::int32_t>(local.cols),
+        nonlocal.col_idx.data(), nonlocal.values.data(), ext.rows, static_cast<std::int32_t>(local.cols), local.nnz,
         ext.col_idx.data(), ext.values.data());
     TESSERA_CUDA_CHECK(cudaGetLastError());
   }
 }
 
+}  // namespace
+
+void fill_extended_block(const DeviceDistMatrix& a, tessera::cuda::DeviceCsr<double>& ext, cudaStream_t stream) {
+  fill<false>(a, ext, stream);
+}
+
 tessera::cuda::DeviceCsr<double> extended_block(const DeviceDistMatrix& a, cudaStream_t stream) {
   tessera::cuda::DeviceCsr<double> ext;
-  fill_extended_block(a, ext, stream);
+  fill<false>(a, ext, stream);
+  return ext;
+}
+
+tessera::cuda::DeviceCsr<double> tagged_extended_block(const DeviceDistMatrix& a, cudaStream_t stream) {
+  tessera::cuda::DeviceCsr<double> ext;
+  fill<true>(a, ext, stream);
   return ext;
 }
 

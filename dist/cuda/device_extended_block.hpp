@@ -21,4 +21,8 @@ void fill_extended_block(const DeviceDistMatrix& a, tessera::cuda::DeviceCsr<dou
 /// The same into a new device CSR.
 tessera::cuda::DeviceCsr<double> extended_block(const DeviceDistMatrix& a, cudaStream_t stream);
 
+/// extended_block(a)'s pattern with each value the index of its source in a's [local | non-local]
+/// values (the tags of value_maps.hpp): the value map of an operand made from a's device copy.
+tessera::cuda::DeviceCsr<double> tagged_extended_block(const DeviceDistMatrix& a, cudaStream_t stream);
+
 }  // namespace tessera::dist::gpu

@@ -2,9 +2,12 @@
 
 #include <algorithm>
 
+#include <cub/device/device_radix_sort.cuh>
+
 #include "local/core/error.hpp"
 #include "local/cuda/check.hpp"
-#include "local/formats/convert.hpp"
+#include "local/cuda/cub_call.cuh"
+#include "local/cuda/tile_convert.hpp"
 
 namespace tessera::dist::gpu {
 
@@ -43,6 +46,32 @@ __global__ void segmented_sum_kernel(ValueSources s, const std::int64_t* __restr
   }
 }
 
+__global__ void tags_to_indices_kernel(const double* __restrict__ tags, std::int64_t n, std::int64_t* __restrict__ out) {
+  for (std::int64_t i = blockIdx.x * std::int64_t(blockDim.x) + threadIdx.x; i < n; i += std::int64_t(gridDim.x) * blockDim.x)
+    out[i] = static_cast<std::int64_t>(tags[i]);
+}
+
+/// seg_ptr[o] = the number of sorted targets below o (a lower bound), for o = 0..outputs.
+__global__ void segment_starts_kernel(const std::int64_t* __restrict__ sorted_target, std::int64_t n,
+                                      std::int64_t outputs, std::int64_t* __restrict__ seg_ptr) {
+  for (std::int64_t o = blockIdx.x * std::int64_t(blockDim.x) + threadIdx.x; o <= outputs;
+       o += std::int64_t(gridDim.x) * blockDim.x) {
+    std::int64_t lo = 0, hi = n;
+    while (lo < hi) {
+      const std::int64_t mid = (lo + hi) / 2;
+      if (sorted_target[mid] < o) lo = mid + 1;
+      else hi = mid;
+    }
+    seg_ptr[o] = lo;
+  }
+}
+
+int bits_for(std::int64_t max_value) {
+  int bits = 1;
+  while (bits < 63 && (max_value >> bits)) ++bits;
+  return bits;
+}
+
 }  // namespace
 
 ValueSources& ValueSources::add(const double* values, std::int64_t n) {
@@ -70,6 +99,26 @@ void segmented_sum(const ValueSources& sources, const tessera::cuda::DeviceBuffe
   TESSERA_CHECK_LAUNCH();
 }
 
+void plan_sum_in_index_order(const tessera::cuda::DeviceBuffer<std::int64_t>& target,
+                             const tessera::cuda::DeviceBuffer<std::int64_t>& source, std::int64_t outputs,
+                             tessera::cuda::DeviceBuffer<std::int64_t>& seg_ptr,
+                             tessera::cuda::DeviceBuffer<std::int64_t>& order, cudaStream_t stream) {
+  const auto n = static_cast<std::int64_t>(target.size());
+  TESSERA_ASSERT(static_cast<std::int64_t>(source.size()) == n, "plan_sum_in_index_order: ", n, " targets, ",
+                 source.size(), " sources");
+  order.allocate(static_cast<std::size_t>(n), stream);
+  seg_ptr.allocate(static_cast<std::size_t>(outputs + 1), stream);
+  tessera::cuda::DeviceBuffer<std::int64_t> sorted_target(static_cast<std::size_t>(n), stream);
+  if (n > 0)  // CUB's radix sort is stable: equal targets keep their index order
+    tessera::cuda::cub_call(stream, [&](void* tmp, std::size_t& bytes) {
+      return cub::DeviceRadixSort::SortPairs(tmp, bytes, target.data(), sorted_target.data(), source.data(),
+                                             order.data(), n, 0, bits_for(outputs), stream);
+    });
+  segment_starts_kernel<<<blocks_for(outputs + 1), kThreads, 0, stream>>>(sorted_target.data(), n, outputs,
+                                                                          seg_ptr.data());
+  TESSERA_CHECK_LAUNCH();
+}
+
 HostArray<double> index_tags(std::int64_t n, std::int64_t first) {
   HostArray<double> tags(static_cast<std::size_t>(n));
   for (std::int64_t i = 0; i < n; ++i) tags[i] = static_cast<double>(first + i);
@@ -87,14 +136,19 @@ ValueSources matrix_values(const DeviceDistMatrix& m) {
   return ValueSources().add(m.local.values.data(), m.local.nnz).add(m.nonlocal.values.data(), m.nonlocal.nnz);
 }
 
-TiledOperand::TiledOperand(const Csr<double>& tagged, cudaStream_t stream) {
-  // The host conversion is the device one bit for bit (tile_convert.hpp), and it carries the
-  // tags into tile order: that is the map. Done once per symbolic phase.
-  TileMatrix<double> host = tessera::to_tiles(tagged);
-  source.upload(tag_indices(host.values), stream);
-  std::fill(host.values.begin(), host.values.end(), 0.0);
-  tiles = tessera::cuda::upload(host, stream);
-  TESSERA_CUDA_CHECK(cudaStreamSynchronize(stream));  // the host arrays go out of scope
+TiledOperand::TiledOperand(const Csr<double>& tagged, cudaStream_t stream)
+    : TiledOperand(tessera::cuda::upload(tagged, stream), Orientation::as_is, stream) {}
+
+TiledOperand::TiledOperand(const tessera::cuda::DeviceCsr<double>& tagged, Orientation orientation, cudaStream_t stream)
+    : tiles(orientation == Orientation::transposed ? tessera::cuda::to_tiles_transposed(tagged, stream)
+                                                   : tessera::cuda::to_tiles(tagged, stream)) {
+  // The conversion carries the tags into tile order: they are the map.
+  source.allocate(static_cast<std::size_t>(tiles.nnz), stream);
+  if (tiles.nnz > 0) {
+    tags_to_indices_kernel<<<blocks_for(tiles.nnz), kThreads, 0, stream>>>(tiles.values.data(), tiles.nnz, source.data());
+    TESSERA_CHECK_LAUNCH();
+  }
+  tiles.values.fill_bytes(0, stream);  // values arrive with the first refresh
 }
 
 void TiledOperand::refresh(const ValueSources& sources, cudaStream_t stream) {
@@ -102,19 +156,7 @@ void TiledOperand::refresh(const ValueSources& sources, cudaStream_t stream) {
 }
 
 std::vector<std::int64_t> csr_to_tile_positions(const tessera::cuda::DeviceTileMatrix<double>& c, cudaStream_t stream) {
-  TileMatrix<double> host;
-  host.rows = c.rows;
-  host.cols = c.cols;
-  host.tile_row_ptr = c.tile_row_ptr.download(stream);
-  host.tile_col = c.tile_col.download(stream);
-  host.bitmap = c.bitmap.download(stream);
-  host.value_offset = c.value_offset.download(stream);
-  const HostArray<double> tags = index_tags(c.nnz);
-  host.values.assign(tags.begin(), tags.end());
-  // A product without tiles may hold no offset arrays at all.
-  if (host.tile_row_ptr.empty()) host.tile_row_ptr.assign(static_cast<std::size_t>(c.tile_rows()) + 1, 0);
-  if (host.value_offset.empty()) host.value_offset.assign(1, 0);
-  return tag_indices(tessera::to_csr(host).values);
+  return tessera::cuda::csr_positions(c, stream).download(stream);
 }
 
 }  // namespace tessera::dist::gpu

@@ -19,15 +19,17 @@ namespace {
 
 constexpr int kBlock = 256;
 
+// Keys of a's entries, or with Transposed of a^T's (entry (r, c) keyed as (c, r)): the same
+// sort then yields to_tiles(transpose(a)) without forming the transpose.
+template <bool Transposed>
 __global__ void entry_keys(const std::int64_t* row_ptr, const std::int32_t* col, std::int64_t rows,
                            std::int64_t tile_cols, std::uint64_t* keys, std::int64_t* index) {
   const std::int64_t r = blockIdx.x * std::int64_t(blockDim.x) + threadIdx.x;
   if (r >= rows) return;
-  const std::uint64_t tile_row_key = static_cast<std::uint64_t>(r / tile::kDim) * tile_cols;
-  const int in_row = static_cast<int>(r % tile::kDim);
   for (std::int64_t e = row_ptr[r]; e < row_ptr[r + 1]; ++e) {
-    const std::int32_t c = col[e];
-    keys[e] = ((tile_row_key + c / tile::kDim) << 6) | tile::bit_index(in_row, c % tile::kDim);
+    const std::int64_t row = Transposed ? col[e] : r, c = Transposed ? r : col[e];
+    const std::uint64_t tile_key = static_cast<std::uint64_t>(row / tile::kDim) * tile_cols + c / tile::kDim;
+    keys[e] = (tile_key << 6) | tile::bit_index(static_cast<int>(row % tile::kDim), static_cast<int>(c % tile::kDim));
     index[e] = e;
   }
 }
@@ -83,22 +85,38 @@ __global__ void row_lengths(TileView<const T> a, std::int64_t rows, std::int64_t
   lengths[r] = n;
 }
 
+// Row r's entries in to_csr's order (tiles by column, bits by column), the k-th of them as
+// emit(row_ptr[r] + k, its column, the position of its value in a.values).
+template <class T, class Emit>
+__device__ void for_each_row_entry(const TileView<const T>& a, std::int64_t r, std::int64_t out, Emit emit) {
+  const std::int64_t tr = r / tile::kDim;
+  const int in_row = static_cast<int>(r % tile::kDim);
+  for (std::int64_t p = a.row_ptr[tr]; p < a.row_ptr[tr + 1]; ++p) {
+    const std::uint64_t bm = a.bitmap[p];
+    for (unsigned mask = tile::row_mask(bm, in_row); mask; mask &= mask - 1) {
+      const int c = __ffs(mask) - 1, bit = tile::bit_index(in_row, c);
+      emit(out++, a.col[p] * tile::kDim + c, a.offset[p] + tile::rank_below(bm, bit));
+    }
+  }
+}
+
 template <class T>
 __global__ void fill_rows(TileView<const T> a, std::int64_t rows, const std::int64_t* row_ptr, std::int32_t* col,
                           T* values) {
   const std::int64_t r = blockIdx.x * std::int64_t(blockDim.x) + threadIdx.x;
   if (r >= rows) return;
-  const std::int64_t tr = r / tile::kDim;
-  const int in_row = static_cast<int>(r % tile::kDim);
-  std::int64_t out = row_ptr[r];
-  for (std::int64_t p = a.row_ptr[tr]; p < a.row_ptr[tr + 1]; ++p) {
-    const std::uint64_t bm = a.bitmap[p];
-    for (unsigned mask = tile::row_mask(bm, in_row); mask; mask &= mask - 1) {
-      const int c = __ffs(mask) - 1, bit = tile::bit_index(in_row, c);
-      col[out] = a.col[p] * tile::kDim + c;
-      values[out++] = a.values[a.offset[p] + tile::rank_below(bm, bit)];
-    }
-  }
+  for_each_row_entry(a, r, row_ptr[r], [&](std::int64_t k, std::int64_t c, std::int64_t position) {
+    col[k] = static_cast<std::int32_t>(c);
+    values[k] = a.values[position];
+  });
+}
+
+template <class T>
+__global__ void fill_positions(TileView<const T> a, std::int64_t rows, const std::int64_t* row_ptr,
+                               std::int64_t* positions) {
+  const std::int64_t r = blockIdx.x * std::int64_t(blockDim.x) + threadIdx.x;
+  if (r >= rows) return;
+  for_each_row_entry(a, r, row_ptr[r], [&](std::int64_t k, std::int64_t, std::int64_t position) { positions[k] = position; });
 }
 
 template <class T>
@@ -107,12 +125,13 @@ __global__ void gather_by_source(std::int64_t n, const std::int64_t* source, con
   if (k < n) out[k] = in[source[k]];
 }
 
-/// to_tiles; with `source` non-null the sorted entry indices (the gather map) are kept there.
-template <class T>
+/// to_tiles (of a^T with Transposed); with `source` non-null the sorted entry indices (the
+/// gather map) are kept there.
+template <class T, bool Transposed = false>
 DeviceTileMatrix<T> convert_to_tiles(const DeviceCsr<T>& a, DeviceBuffer<std::int64_t>* source, cudaStream_t s) {
   DeviceTileMatrix<T> t;
-  t.rows = a.rows;
-  t.cols = a.cols;
+  t.rows = Transposed ? a.cols : a.rows;
+  t.cols = Transposed ? a.rows : a.cols;
   t.nnz = a.nnz;
   const std::int64_t nnz = a.nnz, tile_rows = t.tile_rows(), tile_cols = t.tile_cols();
   t.tile_row_ptr.allocate(tile_rows + 1, s);
@@ -127,7 +146,7 @@ DeviceTileMatrix<T> convert_to_tiles(const DeviceCsr<T>& a, DeviceBuffer<std::in
   DeviceBuffer<std::uint64_t> keys(nnz, s), sorted_keys(nnz, s);
   {
     DeviceBuffer<std::int64_t> index(nnz, s), sorted_index(nnz, s);
-    entry_keys<<<grid_for(a.rows, kBlock), kBlock, 0, s>>>(a.row_ptr.data(), a.col_idx.data(), a.rows, tile_cols,
+    entry_keys<Transposed><<<grid_for(a.rows, kBlock), kBlock, 0, s>>>(a.row_ptr.data(), a.col_idx.data(), a.rows, tile_cols,
                                                          keys.data(), index.data());
     TESSERA_CHECK_LAUNCH();
     const int end_bit = 6 + bits_for(static_cast<std::uint64_t>(tile_rows) * tile_cols);
@@ -172,6 +191,11 @@ DeviceTileMatrix<T> to_tiles(const DeviceCsr<T>& a, cudaStream_t s) {
 template <class T>
 DeviceTileMatrix<T> to_tiles(const DeviceCsr<T>& a, DeviceBuffer<std::int64_t>& source, cudaStream_t s) {
   return convert_to_tiles<T>(a, &source, s);
+}
+
+template <class T>
+DeviceTileMatrix<T> to_tiles_transposed(const DeviceCsr<T>& a, cudaStream_t s) {
+  return convert_to_tiles<T, true>(a, nullptr, s);
 }
 
 template <class T>
@@ -220,13 +244,30 @@ DeviceCsr<T> to_csr(const DeviceTileMatrix<T>& a, cudaStream_t s) {
   return c;
 }
 
+template <class T>
+DeviceBuffer<std::int64_t> csr_positions(const DeviceTileMatrix<T>& a, cudaStream_t s) {
+  if (a.nnz == 0) return {};  // a product without tiles may hold no offset arrays at all
+  const auto av = view_of<const T>(a);
+  DeviceBuffer<std::int64_t> lengths(a.rows, s), row_ptr(a.rows + 1, s);
+  row_lengths<T><<<grid_for(a.rows, kBlock), kBlock, 0, s>>>(av, a.rows, lengths.data());
+  TESSERA_CHECK_LAUNCH();
+  const std::int64_t nnz = exclusive_scan_total(lengths.data(), row_ptr.data(), a.rows, s);
+  TESSERA_ASSERT(nnz == a.nnz, "csr_positions: the tiles hold ", nnz, " entries, their count says ", a.nnz);
+  DeviceBuffer<std::int64_t> positions(nnz, s);
+  fill_positions<T><<<grid_for(a.rows, kBlock), kBlock, 0, s>>>(av, a.rows, row_ptr.data(), positions.data());
+  TESSERA_CHECK_LAUNCH();
+  return positions;
+}
+
 template DeviceTileMatrix<double> to_tiles(const DeviceCsr<double>&, cudaStream_t);
+template DeviceTileMatrix<double> to_tiles_transposed(const DeviceCsr<double>&, cudaStream_t);
 template DeviceTileMatrix<float> to_tiles(const DeviceCsr<float>&, cudaStream_t);
 template DeviceTileMatrix<Half> to_tiles(const DeviceCsr<Half>&, cudaStream_t);
 template DeviceCsr<double> to_csr(const DeviceTileMatrix<double>&, cudaStream_t);
 template DeviceCsr<float> to_csr(const DeviceTileMatrix<float>&, cudaStream_t);
 template DeviceCsr<Half> to_csr(const DeviceTileMatrix<Half>&, cudaStream_t);
 template DeviceTileMatrix<double> to_tiles(const DeviceCsr<double>&, DeviceBuffer<std::int64_t>&, cudaStream_t);
+template DeviceBuffer<std::int64_t> csr_positions(const DeviceTileMatrix<double>&, cudaStream_t);
 template void refresh_tile_values(const DeviceCsr<double>&, const DeviceBuffer<std::int64_t>&,
                                   DeviceTileMatrix<double>&, cudaStream_t);
 template void refresh_csr_values(const DeviceTileMatrix<double>&, DeviceCsr<double>&, cudaStream_t);

@@ -12,6 +12,16 @@ DeviceTileMatrix<T> to_tiles(const DeviceCsr<T>& a, cudaStream_t stream = nullpt
 template <class T>
 DeviceCsr<T> to_csr(const DeviceTileMatrix<T>& a, cudaStream_t stream = nullptr);
 
+/// to_tiles(transpose(a)), bit for bit, without forming the transpose: a's entries are keyed by
+/// (column, row) for the same sort. (A distributed PtAP's P^T operand: tessera::dist::gpu.)
+template <class T>
+DeviceTileMatrix<T> to_tiles_transposed(const DeviceCsr<T>& a, cudaStream_t stream = nullptr);
+
+/// For each entry of to_csr(a), in its order, the position of its value in a.values: the map
+/// from a product's CSR entry order to its tile storage (the value maps of dist/cuda).
+template <class T>
+DeviceBuffer<std::int64_t> csr_positions(const DeviceTileMatrix<T>& a, cudaStream_t stream = nullptr);
+
 // Value refreshes for operands whose pattern is fixed (AMG re-setup): a gather instead of a
 // full conversion (no sort, no scan, no read-back, no allocation).
 

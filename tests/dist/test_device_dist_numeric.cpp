@@ -3,8 +3,9 @@
 // patterns, values within the two-summation-orders bound of test_device_spgemm.cpp
 // (2*gamma_{K+2}*sum|a_ik b_kj|), and a second recompute bitwise equal to the first. Uneven
 // partitions with an empty rank, Poisson with an aggregation prolongator, rectangular P,
-// cancellation. Also the device extended block (A's rows over [owned | ghost] columns) against
-// the host's. One GPU per rank (label gpu; exit 77 without).
+// cancellation; DeviceDistPtap planned from the host matrices and from device copies of them.
+// Also the device extended block (A's rows over [owned | ghost] columns, and its tagged form)
+// against the host's. One GPU per rank (label gpu; exit 77 without).
 #include <algorithm>
 #include <memory>
 
@@ -85,11 +86,18 @@ bool check_ptap(const Communicator& comm, gpu::DeviceContext& ctx, const Csr<dou
   DistPtap host(comm, da, dp);
   const DistMatrix pattern = host.result();
   gpu::DeviceDistPtap device(ctx, host, da, dp);
+  // The same plan made from device copies of A and P (an AMG level's), its maps tagged there.
+  const DeviceDistMatrix a_copy(da, ctx.compute()), p_held(dp, ctx.compute());
+  gpu::HeldOperand a_held{&a_copy, {}};
+  gpu::DeviceDistPtap from_held(ctx, host, da, dp, &a_held, &p_held);
   host.recompute(comm, da2, dp2);
   DeviceDistMatrix a_dev(da2, ctx.compute()), p_dev(dp2, ctx.compute());
-  return expect_recompute_matches(comm, ctx, pattern, host.result(), ref::ptap(testing::ones(a), testing::ones(p)),
-                           ref::ptap(testing::absolute(a2), testing::absolute(p2)), device.pushed_tiles(),
-                           [&](DeviceDistMatrix& c) { device.recompute(a_dev, p_dev, c); });
+  bool bitwise = true;
+  for (gpu::DeviceDistPtap* plan : {&device, &from_held})
+    bitwise &= expect_recompute_matches(comm, ctx, pattern, host.result(), ref::ptap(testing::ones(a), testing::ones(p)),
+                                        ref::ptap(testing::absolute(a2), testing::absolute(p2)), plan->pushed_tiles(),
+                                        [&](DeviceDistMatrix& c) { plan->recompute(a_dev, p_dev, c); });
+  return bitwise;
 }
 
 /// P(i, i / size) = 1 with one trailing partial aggregate: the shape of SA-AMG's P_tent.
@@ -244,6 +252,10 @@ void expect_extended_block_matches(gpu::DeviceContext& ctx, const DistMatrix& a)
     EXPECT_EQ(got.col_idx, want.col_idx) << "rank " << a.rank;
     EXPECT_EQ(got.values, want.values) << "rank " << a.rank;
   }
+  // The value maps' version: each value the index of its source in A's [local | non-local].
+  EXPECT_EQ(tessera::cuda::download(gpu::tagged_extended_block(device, ctx.compute()), ctx.compute()),
+            extended_block(gpu::tagged(a)))
+      << "rank " << a.rank;
 }
 
 // The products' A read from a device copy: A's rows over [owned | ghost] columns, assembled on
@@ -264,6 +276,40 @@ TEST_F(DeviceDistNumeric, ExtendedBlockOnTheDeviceIsTheHosts) {
       SCOPED_TRACE(name + ", " + part.name);
       expect_extended_block_matches(*ctx, testing::distribute(comm, a, part.partition, part.partition));
     }
+  }
+}
+
+// The fixed summation order of the device PtAP (value_maps.hpp) against the obvious host
+// grouping: per output, its contributions' sources in ascending contribution index; outputs
+// without contributions, none at all, and a single output.
+TEST_F(DeviceDistNumeric, SummationPlanGroupsContributionsInIndexOrder) {
+  const std::uint64_t seed = testing::shared_seed(comm);
+  SCOPED_TRACE("seed " + std::to_string(seed));
+  std::mt19937_64 rng(seed);
+  const cudaStream_t s = ctx->compute();
+  for (const auto& [contributions, outputs] : std::vector<std::pair<std::int64_t, std::int64_t>>{
+           {0, 0}, {0, 5}, {1, 1}, {7, 1}, {1000, 37}, {50000, 70001}}) {
+    SCOPED_TRACE(std::to_string(contributions) + " contributions into " + std::to_string(outputs) + " outputs");
+    std::vector<std::int64_t> target(contributions), source(contributions);
+    for (std::int64_t i = 0; i < contributions; ++i) {
+      target[i] = static_cast<std::int64_t>(rng() % static_cast<std::uint64_t>(outputs));
+      source[i] = static_cast<std::int64_t>(rng() % 1000003);
+    }
+    std::vector<std::vector<std::int64_t>> by_output(static_cast<std::size_t>(outputs));
+    for (std::int64_t i = 0; i < contributions; ++i) by_output[target[i]].push_back(source[i]);
+    std::vector<std::int64_t> want_ptr(1, 0), want_order;
+    for (const auto& sources : by_output) {
+      want_order.insert(want_order.end(), sources.begin(), sources.end());
+      want_ptr.push_back(static_cast<std::int64_t>(want_order.size()));
+    }
+    tessera::cuda::DeviceBuffer<std::int64_t> d_target, d_source, seg_ptr, order;
+    d_target.upload(target, s);
+    d_source.upload(source, s);
+    seg_ptr.allocate(3, s);
+    seg_ptr.fill_bytes(0xff, s);  // poisoned, and of another size: the plan sizes its outputs
+    gpu::plan_sum_in_index_order(d_target, d_source, outputs, seg_ptr, order, s);
+    EXPECT_EQ(seg_ptr.download(s), want_ptr);
+    EXPECT_EQ(order.download(s), want_order);
   }
 }
 

@@ -1,5 +1,6 @@
-// Device CSR<->tile conversions against the host conversions (exact), and the cuSPARSE SpGEMM
-// baseline (each algorithm) against the host reference.
+// Device CSR<->tile conversions (also of the transpose, and the CSR-to-tile position map)
+// against the host conversions (exact), and the cuSPARSE SpGEMM baseline (each algorithm)
+// against the host reference.
 #include <gtest/gtest.h>
 
 #include "local/cuda/cusparse_spgemm.hpp"
@@ -42,6 +43,38 @@ TEST(TileConvertGpu, MatchesHostConversionExactly) {
   }
   const Csr<double> rmat = gen::generate(gen::parse_spec("rmat:10:8"));
   EXPECT_TRUE(same_tiles(cuda::download(cuda::to_tiles(cuda::upload(rmat))), to_tiles(rmat)));
+}
+
+/// The host's map from CSR order to tile storage: to_csr of `t` with each value its position.
+std::vector<std::int64_t> host_csr_positions(TileMatrix<double> t) {
+  for (std::size_t k = 0; k < t.values.size(); ++k) t.values[k] = static_cast<double>(k);
+  const Csr<double> c = to_csr(t);
+  return std::vector<std::int64_t>(c.values.begin(), c.values.end());
+}
+
+// The value maps' conversions (dist/cuda/value_maps.hpp): the tiles of a^T made without the
+// transpose, and each CSR entry's tile value position, against the host's, exactly.
+TEST(TileConvertGpu, TransposedTilesAndCsrPositionsMatchTheHost) {
+  const std::uint64_t seed = testing::fresh_seed();
+  SCOPED_TRACE("seed " + std::to_string(seed));
+  const std::int64_t shapes[][2] = {{0, 0}, {1, 1}, {0, 5}, {5, 0}, {7, 9}, {8, 8}, {9, 17}, {63, 65}, {100, 3}, {3, 300}};
+  std::vector<std::pair<std::string, Csr<double>>> cases;
+  std::uint64_t i = 0;
+  for (auto& s : shapes)
+    for (double density : {0.0, 0.05, 0.5, 1.0}) {
+      cases.emplace_back(std::to_string(s[0]) + "x" + std::to_string(s[1]) + " density " + std::to_string(density),
+                         random_csr(RandomSpec{s[0], s[1], density, 0.2, 0.2, i % 2 == 0}, seed + i));
+      ++i;
+    }
+  for (const char* spec : {"rmat:10:8", "poisson3d:9", "elasticity3d:3"})
+    cases.emplace_back(spec, gen::generate(gen::parse_spec(spec)));
+  for (const auto& [name, a] : cases) {
+    SCOPED_TRACE(name);
+    const auto device_a = cuda::upload(a);
+    EXPECT_TRUE(same_tiles(cuda::download(cuda::to_tiles_transposed(device_a)), to_tiles(ref::transpose(a))));
+    const TileMatrix<double> tiles = to_tiles(a);
+    EXPECT_EQ(cuda::csr_positions(cuda::upload(tiles)).download(), host_csr_positions(tiles));
+  }
 }
 
 TEST(CusparseSpgemmGpu, EveryAlgorithmMatchesReference) {

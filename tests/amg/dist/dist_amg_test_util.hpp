@@ -76,4 +76,13 @@ inline void expect_equal_to_rounding(const Csr<double>& got, const Csr<double>& 
     ASSERT_NEAR(got.values[k], want.values[k], tol) << what << ", entry " << k;
 }
 
+/// `a` with its off-diagonal entries times `factor`: the same pattern, other values, and a
+/// D^-1 A of another spectrum (a uniform scale would leave the smoothers' operator unchanged).
+inline Csr<double> off_diagonal_scaled(Csr<double> a, double factor) {
+  for (std::int64_t r = 0; r < a.rows; ++r)
+    for (std::int64_t k = a.row_ptr[r]; k < a.row_ptr[r + 1]; ++k)
+      if (a.col_idx[k] != r) a.values[k] *= factor;
+  return a;
+}
+
 }  // namespace tessera::amg::testing

@@ -23,15 +23,6 @@
 namespace tessera::amg {
 namespace {
 
-/// `a` with its off-diagonal entries times `factor`: the same pattern, other values, and a
-/// D^-1 A of another spectrum.
-Csr<double> off_diagonal_scaled(Csr<double> a, double factor) {
-  for (std::int64_t r = 0; r < a.rows; ++r)
-    for (std::int64_t k = a.row_ptr[r]; k < a.row_ptr[r + 1]; ++k)
-      if (a.col_idx[k] != r) a.values[k] *= factor;
-  return a;
-}
-
 double global_max_abs(const dist::Communicator& comm, const dist::DistMatrix& m) {
   double x = 0;
   for (const HostArray<double>* block : {&m.local.values, &m.nonlocal.values})
@@ -79,7 +70,7 @@ void check_problem(const std::string& spec, const AmgOptions& options) {
   const testing::Problem pb = testing::make_problem(spec);
   const dist::RowPartition rows = testing::aligned_partition(comm, pb.a.rows, pb.near_null.block_size, true, seed);
   const dist::DistMatrix a = dist::testing::distribute(comm, pb.a, rows, rows);
-  const dist::DistMatrix a2 = dist::testing::distribute(comm, off_diagonal_scaled(pb.a, 0.6), rows, rows);
+  const dist::DistMatrix a2 = dist::testing::distribute(comm, testing::off_diagonal_scaled(pb.a, 0.6), rows, rows);
   const NearNullSpace near_null = testing::owned_rows(pb.near_null, rows.begin(comm.rank()), rows.end(comm.rank()));
   dist::gpu::DeviceContext ctx(comm);
   const auto which = tessera::cuda::OffloadSpgemm::automatic;

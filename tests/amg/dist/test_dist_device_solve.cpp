@@ -416,15 +416,6 @@ TEST(DistDeviceAmgSolve, SmoothedCoarsestLevelMatchesHost) {
   check_problem("poisson3d:12", o, false);
 }
 
-/// `a` with its off-diagonal entries times `factor`: the same pattern, other values, and a
-/// D^-1 A of another spectrum (a uniform scale would leave the smoothers' operator unchanged).
-Csr<double> off_diagonal_scaled(Csr<double> a, double factor) {
-  for (std::int64_t r = 0; r < a.rows; ++r)
-    for (std::int64_t k = a.row_ptr[r]; k < a.row_ptr[r + 1]; ++k)
-      if (a.col_idx[k] != r) a.values[k] *= factor;
-  return a;
-}
-
 /// poisson3d:13 on an uneven partition with an empty rank, as A and with its off-diagonal
 /// entries times 0.6 (the same pattern, other values): the setting of the re-setup tests.
 struct ReSetupCase {
@@ -433,7 +424,7 @@ struct ReSetupCase {
   const Problem pb = testing::make_problem("poisson3d:13");
   const dist::RowPartition rows = testing::aligned_partition(comm, pb.a.rows, 1, true, seed);
   const dist::DistMatrix a = dist::testing::distribute(comm, pb.a, rows, rows);
-  const dist::DistMatrix a2 = dist::testing::distribute(comm, off_diagonal_scaled(pb.a, 0.6), rows, rows);
+  const dist::DistMatrix a2 = dist::testing::distribute(comm, testing::off_diagonal_scaled(pb.a, 0.6), rows, rows);
   const NearNullSpace near_null = testing::owned_rows(pb.near_null, rows.begin(comm.rank()), rows.end(comm.rank()));
 };
 
