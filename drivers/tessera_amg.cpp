@@ -154,7 +154,8 @@ void add_options(CLI::App& app, Options& opt) {
                  "distributed AMG with --backend gpu (graph phases on the GPUs): where the re-setups from the "
                  "second on recompute each level's P, R and A_c: host (the default: host-driven products, as "
                  "the first re-setup) or device (from the levels' device copies of A, values copied back; the "
-                 "first re-setup then also plans it, which costs seconds at millions of rows)")
+                 "first re-setup then also plans it, on the GPUs, and the plans hold device memory: about 4x the "
+                 "hierarchy's at poisson3d:192)")
       ->check(CLI::IsMember({"device", "host"}));
   app.add_option("--solves", opt.solves,
                  "distributed AMG: timed solves from the same initial guess; the first is solve_seconds, the "

@@ -16,11 +16,13 @@
 //
 // Why on the device: at 7.1M rows on one H200 the host transfer was 0.27 s of a 0.40 s re-setup,
 // mostly moving products' operands and results between host and GPU; with this one the repeated
-// re-setup took 0.24 s (elasticity3d:48: 0.14-0.17 -> 0.06 s). Why opt-in (the caller adds it to
-// the backend): the plan is built on the host, by tagging (value_maps.hpp) A_ext twice, P^T and
-// the summation order, and cost 12.4 s at 7.1M rows (3.7 s at elasticity3d:48), so it repays
-// only after about 80 (40) re-setups (docs/performance.md, thirty-fifth session). Tagging on the
-// device, where A_ext and P already are, is what would make it the default.
+// re-setup takes 0.23 s instead of 0.36-0.38 s (elasticity3d:48: 0.056 instead of 0.135 s).
+// The plan is made on the device too (A_ext tagged from the level's copy and shared by both
+// products, the tile conversions, the summation order: value_maps.hpp); it costs 0.73 s at 7.1M
+// rows (0.20 s at elasticity3d:48), so it repays after about 5 (3) re-setups. Why opt-in (the
+// caller adds it to the backend): its plans hold device memory, the peak rising from 2.4 to
+// 9.1 GB at 7.1M rows (0.6 to 2.1 GB), 64-bit maps and a second copy of P and R among them
+// (docs/performance.md, thirty-sixth session).
 #include <memory>
 
 #include "amg/dist/dist_hierarchy.hpp"
