@@ -40,10 +40,12 @@ function(tessera_add_gpu_test name)
                        ENVIRONMENT "${TESSERA_TEST_ENV}")
 endfunction()
 
-# tessera_add_mpi_test(NAME SOURCES ... [LIBS ...] [RANKS 1 2 3 4] [GPU]): one ctest entry per
-# rank count, run through mpiexec (oversubscribed: CI has 2 cores).
+# tessera_add_mpi_test(NAME SOURCES ... [LIBS ...] [RANKS 1 2 3 4] [GPU [OWN_GPU]] [DEFINES ...]):
+# one ctest entry per rank count, run through mpiexec (oversubscribed: CI has 2 cores). GPU
+# tests run wherever every rank sees a device, ranks sharing one through the host-staged
+# transport; OWN_GPU ones (NCCL itself, the peer route) need a GPU per rank and skip otherwise.
 function(tessera_add_mpi_test name)
-  cmake_parse_arguments(T "GPU" "" "SOURCES;LIBS;RANKS" ${ARGN})
+  cmake_parse_arguments(T "GPU;OWN_GPU" "" "SOURCES;LIBS;RANKS;DEFINES" ${ARGN})
   if(NOT T_RANKS)
     set(T_RANKS 1 2 3 4)
   endif()
@@ -55,8 +57,15 @@ function(tessera_add_mpi_test name)
     return()
   endif()
   add_executable(${name} ${T_SOURCES} ${TESSERA_POISON_HOST_ARRAYS_SOURCE})
+  if(T_DEFINES)
+    target_compile_definitions(${name} PRIVATE ${T_DEFINES})
+  endif()
   if(T_GPU)
-    target_link_libraries(${name} PRIVATE tessera_test_support tessera_gpu_mpi_test_main GTest::gtest ${T_LIBS})
+    set(main tessera_gpu_mpi_test_main)
+    if(T_OWN_GPU)
+      set(main tessera_gpu_own_mpi_test_main)
+    endif()
+    target_link_libraries(${name} PRIVATE tessera_test_support ${main} GTest::gtest ${T_LIBS})
     set(labels "gpu;mpi")
   else()
     target_link_libraries(${name} PRIVATE tessera_test_support tessera_mpi_test_main GTest::gtest ${T_LIBS})

@@ -5,7 +5,7 @@
 
 #if TESSERA_HAVE_CUDA
 #include "dist/cuda/device_local_spgemm.hpp"
-#include "dist/nccl_transport.hpp"
+#include "dist/rank_device.hpp"
 #endif
 
 namespace tessera::dist {
@@ -23,13 +23,10 @@ Backend resolve_distributed_backend(const Communicator& comm, const std::string&
                           gpu_available() ? "this rank has one" : "this rank has none", "); use --backend host");
     return Backend::host;
   }
-  try {
-    node_local_device(comm);  // collective: InputError on every rank for a missing or shared GPU
-    return Backend::gpu;
-  } catch (const InputError&) {
-    if (name == "gpu") throw;
-    return Backend::host;
-  }
+  // Ranks sharing a GPU run it through the host-staged transport: a choice the user makes
+  // (--backend gpu), never auto's, which wants one GPU per rank (device_transport.hpp).
+  const RankDevice device = rank_device(comm);  // collective: InputError on every rank for a missing GPU
+  return device.shared && name == "auto" ? Backend::host : Backend::gpu;
 #else
   (void)comm;
   return resolve_backend(name);  // gpu: the same InputError on every rank (no CUDA in this build)

@@ -1,8 +1,9 @@
 #pragma once
-// The backend of a distributed run, chosen the same way on every rank. NCCL needs one GPU per
-// rank, so `auto` takes the GPUs only when every rank has one of its own (node-local rank among
-// the visible devices, see nccl_transport.hpp); otherwise the whole job runs on the host.
-// `gpu` without that is the same InputError on every rank, naming the reason.
+// The backend of a distributed run, chosen the same way on every rank. `auto` takes the GPUs
+// only when every rank has one of its own (node-local rank among the visible devices, see
+// rank_device.hpp), where NCCL moves the device data; otherwise the whole job runs on the host.
+// `gpu` also runs where ranks share a GPU, through the slower host-staged transport
+// (device_transport.hpp); a rank without a device is the same InputError on every rank.
 #include <memory>
 #include <string>
 

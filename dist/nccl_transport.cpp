@@ -2,10 +2,6 @@
 
 #include <mpi.h>
 
-#include <algorithm>
-#include <cstdio>
-#include <cstring>
-#include <string>
 #include <vector>
 #include <nccl.h>
 
@@ -37,39 +33,8 @@ ncclRedOp_t to_nccl(ReduceOp op) {
 
 }  // namespace
 
-int node_local_device(const Communicator& comm) {
-  MPI_Comm node = MPI_COMM_NULL;
-  MPI_Comm_split_type(comm.mpi(), MPI_COMM_TYPE_SHARED, comm.rank(), MPI_INFO_NULL, &node);
-  int local_rank = 0, local_ranks = 1;
-  MPI_Comm_rank(node, &local_rank);
-  MPI_Comm_size(node, &local_ranks);
-  int devices = 0;
-  const cudaError_t status = cudaGetDeviceCount(&devices);
-  // Slurm's --gpus-per-task shows each rank one device (index 0); otherwise (--gpus-per-node,
-  // plain mpirun) every rank sees all of them and takes the one at its node-local rank.
-  const int device = (status == cudaSuccess && devices > 0) ? local_rank % devices : -1;
-  char bus_id[32] = "none";
-  if (device >= 0 && cudaDeviceGetPCIBusId(bus_id, sizeof bus_id, device) != cudaSuccess)
-    std::snprintf(bus_id, sizeof bus_id, "unknown");
-  // Two ranks of one NCCL communicator on one GPU is unsupported (NCCL hangs or fails): compare
-  // the physical GPUs chosen on this node and refuse the layout on every rank.
-  std::vector<char> all(static_cast<std::size_t>(local_ranks) * sizeof bus_id);
-  MPI_Allgather(bus_id, sizeof bus_id, MPI_CHAR, all.data(), sizeof bus_id, MPI_CHAR, node);
-  MPI_Comm_free(&node);
-  std::string error;
-  if (device < 0) error = "a rank sees no CUDA device";
-  for (int r = 0; r < local_ranks && error.empty(); ++r)
-    if (r != local_rank && std::strncmp(&all[r * sizeof bus_id], bus_id, sizeof bus_id) == 0)
-      error = detail::concat("ranks ", std::min(r, local_rank), " and ", std::max(r, local_rank),
-                             " of one node would share the GPU ", bus_id, " (", local_ranks, " ranks, ", devices,
-                             " visible device(s)): NCCL needs one GPU per rank; start one rank per GPU");
-  throw_if_any_rank_failed(comm, error);
-  return device;
-}
-
-NcclTransport::NcclTransport(const Communicator& comm, cudaStream_t stream)
-    : rank_(comm.rank()), ranks_(comm.size()), stream_(stream) {
-  device_ = node_local_device(comm);
+NcclTransport::NcclTransport(const Communicator& comm, int device, cudaStream_t stream)
+    : rank_(comm.rank()), ranks_(comm.size()), stream_(stream), device_(device) {
   TESSERA_CUDA_CHECK(cudaSetDevice(device_));
   // Before the communicator: a throw past its creation would leak it (no destructor runs).
   TESSERA_CUDA_CHECK(cudaMallocHost(&pinned_sum_, sizeof(double)));
@@ -105,11 +70,7 @@ void NcclTransport::start_exchange(const ExchangePattern& p, std::size_t item_by
 }
 
 void NcclTransport::allgatherv(const double* send, double* recv, const std::vector<std::int64_t>& offsets) {
-  // Same check on every rank (offsets are global data): all throw before any NCCL call.
-  TESSERA_REQUIRE_INPUT(offsets.size() == static_cast<std::size_t>(ranks_) + 1 && offsets.front() == 0,
-                        "allgatherv: offsets need ", ranks_ + 1, " entries starting at 0, got ", offsets.size());
-  for (int r = 0; r < ranks_; ++r)
-    TESSERA_REQUIRE_INPUT(offsets[r] <= offsets[r + 1], "allgatherv: offsets decrease at rank ", r);
+  require_gather_offsets(offsets, ranks_);  // global data: all ranks throw before any NCCL call
   // One broadcast per root rather than an ncclAllGather of max-count padded blocks: no padding,
   // no compaction kernel, and NCCL fuses the grouped broadcasts into one launch. A root with an
   // empty block is skipped on every rank alike (the offsets agree), so the group matches.

@@ -41,8 +41,12 @@ target_sources(tessera_dist PRIVATE
   ${CMAKE_CURRENT_LIST_DIR}/ptap.cpp)
 if(TESSERA_HAVE_CUDA)
   target_sources(tessera_dist PUBLIC FILE_SET HEADERS BASE_DIRS ${PROJECT_SOURCE_DIR} FILES
-    # The device transport (NCCL); the link to tessera_nccl is in dist/CMakeLists.txt.
+    # The rank's GPU and the device transports: NCCL (one GPU per rank; the link to
+    # tessera_nccl is in dist/CMakeLists.txt) or host-staged MPI (ranks sharing a GPU).
+    ${CMAKE_CURRENT_LIST_DIR}/rank_device.hpp
+    ${CMAKE_CURRENT_LIST_DIR}/device_transport.hpp
     ${CMAKE_CURRENT_LIST_DIR}/nccl_transport.hpp
+    ${CMAKE_CURRENT_LIST_DIR}/staged_transport.hpp
     # Device products (issue 5): every vector on the rank's GPU, NCCL halo exchange
     # overlapped with the local block.
     ${CMAKE_CURRENT_LIST_DIR}/cuda/device_context.hpp
@@ -63,7 +67,10 @@ if(TESSERA_HAVE_CUDA)
     ${CMAKE_CURRENT_LIST_DIR}/cuda/device_dist_ptap.hpp
     ${CMAKE_CURRENT_LIST_DIR}/cuda/device_transpose_values.hpp)
   target_sources(tessera_dist PRIVATE
+    ${CMAKE_CURRENT_LIST_DIR}/rank_device.cpp
+    ${CMAKE_CURRENT_LIST_DIR}/device_transport.cpp
     ${CMAKE_CURRENT_LIST_DIR}/nccl_transport.cpp
+    ${CMAKE_CURRENT_LIST_DIR}/staged_transport.cpp
     # The .cu files hold the pack and value-map kernels; cudart as tessera_local links it.
     ${CMAKE_CURRENT_LIST_DIR}/cuda/device_context.cpp
     ${CMAKE_CURRENT_LIST_DIR}/cuda/device_dist_matrix.cpp

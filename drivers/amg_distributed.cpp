@@ -212,6 +212,7 @@ struct SolvePhase {
   std::int64_t graph_captures = 0, repeated_graph_captures = 0;  // in the first solve, in the others
   nlohmann::json timeline;  // --timeline: device time per part of the cycle, slowest rank
   std::string halo_route;     // the route of the solves above (GPU solve only)
+  std::string device_transport;  // nccl, or staged where ranks share a GPU (GPU solve only)
   nlohmann::json halo_routes;  // --halo both: repeated solves through each route
   bool routes_agree = true;    // --halo both: the same iterations and bitwise the same x
 };
@@ -384,6 +385,7 @@ SolvePhase solve_on_devices(dist::gpu::DeviceContext& ctx, amg::gpu::DistDeviceA
   const dist::Communicator& comm = ctx.comm();
   SolvePhase s;
   s.halo_route = dist::gpu::halo_route_name(ctx.halo_route());
+  s.device_transport = ctx.transport().name();
   cuda::DeviceMemory::reset_peak();  // the peak of the solve, with the hierarchy resident
   comm.barrier();
   Stopwatch upload_clock;
@@ -462,9 +464,9 @@ Devices open_devices(const dist::Communicator& comm, const DistributedAmgOptions
   if (o.halo == "nccl" || o.halo == "peer") d.ctx->set_halo_route(dist::gpu::parse_halo_route(o.halo));
   d.seconds = slowest(comm, clock.seconds());
   if (comm.rank() == 0)
-    std::printf("device context (%d GPU(s), one per rank): NCCL communicator and its allreduce connections in %.4f s, "
-                "timed apart from setup and solve\n",
-                comm.size(), d.seconds);
+    std::printf("device context (%d rank(s), %s transport): made in %.4f s (NCCL: the communicator and its allreduce "
+                "connections), timed apart from setup and solve\n",
+                comm.size(), d.ctx->transport().name(), d.seconds);
 #else
   (void)comm;
   throw InputError("--backend gpu: this build has no CUDA backend");
@@ -576,7 +578,7 @@ nlohmann::json product_times(const dist::Communicator& comm, const cuda::Offload
 
 void print_device_solve(const SolvePhase& s, int ranks) {
   constexpr double mib = 1 << 20;
-  std::printf("device hierarchy (%d GPU(s), one per rank): %.1f MiB on the largest rank, %.1f MiB in all, uploaded in "
+  std::printf("device hierarchy (%d rank(s), a GPU each): %.1f MiB on the largest rank, %.1f MiB in all, uploaded in "
               "%.4f s, first cycle (NCCL peer connections, untimed in the solve) %.4f s; peak device memory "
               "%.1f MiB (largest rank)\n",
               ranks, double(s.hierarchy_bytes_max) / mib, double(s.hierarchy_bytes_sum) / mib, s.upload_seconds,
@@ -584,7 +586,9 @@ void print_device_solve(const SolvePhase& s, int ranks) {
   if (s.first_replicated >= 0)
     std::printf("levels %d and coarser replicated on every GPU (one allgather a cycle, no halo exchanges there)\n",
                 s.first_replicated);
-  std::printf("cycle as a CUDA graph: %s; halo route: %s\n", s.cuda_graph.c_str(), s.halo_route.c_str());
+  std::printf("cycle as a CUDA graph: %s; halo route: %s; device transport: %s%s\n", s.cuda_graph.c_str(),
+              s.halo_route.c_str(), s.device_transport.c_str(),
+              s.device_transport == "staged" ? " (through host memory: slower than NCCL, not for timing)" : "");
 }
 
 }  // namespace
@@ -775,6 +779,7 @@ int run_distributed_amg(const dist::Communicator& comm, const DistributedAmgOpti
                      {"first_replicated_level", phase.first_replicated},
                      {"cuda_graph", phase.cuda_graph},
                      {"halo_route", phase.halo_route},
+                     {"device_transport", phase.device_transport},
                      {"cuda_graph_captures", {{"first_solve", phase.graph_captures},
                                               {"repeated_solves", phase.repeated_graph_captures}}}};
   if (o.krylov.history) out["history"] = res.history;

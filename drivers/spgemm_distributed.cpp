@@ -380,11 +380,12 @@ nlohmann::json time_device_numeric(const dist::Communicator& comm, const Distrib
   const double relative = max_relative_difference(comm, dc.local.values.download(ctx.compute()),
                                                   dc.nonlocal.values.download(ctx.compute()), c);
   if (comm.rank() == 0)
-    std::printf("device-resident numeric recompute (slowest rank): %.4f s (median of %d) vs host-driven %.4f s, "
-                "speedup %.1fx; device setup (maps + tile symbolic) %.4f s; max |diff| / max |C| = %.2e\n",
-                numeric_s, o.reps, host_driven_s, numeric_s > 0 ? host_driven_s / numeric_s : 0.0, setup_s, relative);
+    std::printf("device-resident numeric recompute (slowest rank, %s transport): %.4f s (median of %d) vs host-driven "
+                "%.4f s, speedup %.1fx; device setup (maps + tile symbolic) %.4f s; max |diff| / max |C| = %.2e\n",
+                ctx.transport().name(), numeric_s, o.reps, host_driven_s,
+                numeric_s > 0 ? host_driven_s / numeric_s : 0.0, setup_s, relative);
   return {{"numeric_median_s", numeric_s}, {"host_driven_numeric_median_s", host_driven_s}, {"setup_s", setup_s},
-          {"max_relative_difference", relative}};
+          {"max_relative_difference", relative}, {"device_transport", ctx.transport().name()}};
 }
 
 nlohmann::json report_device_numeric(const dist::Communicator& comm, const DistributedSpgemmOptions& o,

@@ -413,7 +413,11 @@ int run_distributed_spmv(const dist::Communicator& comm, const DistributedSpmvOp
     gpu::DeviceContext ctx(comm);
     if (o.halo == "nccl" || o.halo == "peer") ctx.set_halo_route(gpu::parse_halo_route(o.halo));
     out["halo_route"] = gpu::halo_route_name(ctx.halo_route());
-    if (comm.rank() == 0) std::printf("halo route: %s\n", gpu::halo_route_name(ctx.halo_route()));
+    out["device_transport"] = ctx.transport().name();
+    if (comm.rank() == 0)
+      std::printf("halo route: %s; device transport: %s%s\n", gpu::halo_route_name(ctx.halo_route()),
+                  ctx.transport().name(),
+                  ctx.transport().capturable() ? "" : " (through host memory: slower than NCCL, not for timing)");
     run = run_device(comm, ctx, o, a, x_owned);
   }
 #endif

@@ -2,7 +2,8 @@
 # One call on the GPU machine checks everything and times everything, writing logs under $OUT:
 #   - the SpGEMM part (tools/gpu-spgemm-check.sh: tile SpGEMM tests, memcheck, timings vs cuSPARSE),
 #   - the SpMV/SpMM part (tools/gpu-spmv-check.sh: tests, memcheck, timings vs cuSPARSE),
-#   - the NCCL transport tests of dist/ on 1 rank and on one rank per GPU.
+#   - the device transport tests of dist/: NCCL on 1 rank and on one rank per GPU, the
+#     host-staged transport on 1 and 4 ranks (4 ranks share the GPUs of a smaller machine).
 # With two or more GPUs the SpGEMM and SpMV parts run at the same time, one per GPU.
 # Usage, from the repository root on the GPU machine with the build folder carried:
 #   BUILD=build-gpu OUT=$OUT tools/gpu-check.sh
@@ -31,8 +32,13 @@ for n in 1 "$gpus"; do
   mpirun -np "$n" "$BUILD/tests/test_dist_nccl_transport" >>"$OUT/nccl.txt" 2>&1
   echo "rc=$?" | tee -a "$OUT/nccl.txt"
 done
+for n in 1 4; do
+  echo "== staged transport, $n rank(s)" | tee -a "$OUT/nccl.txt"
+  mpirun -np "$n" "$BUILD/tests/test_dist_staged_transport" >>"$OUT/nccl.txt" 2>&1
+  echo "rc=$?" | tee -a "$OUT/nccl.txt"
+done
 
 (cd "$OUT" && tar czf spmv-logs.tgz spmv && rm -rf spmv)
 echo "===== SpGEMM";  cat "$OUT/spgemm-summary.txt"
 echo "===== SpMV/SpMM"; tail -n 60 "$OUT/spmv-summary.txt"
-echo "===== NCCL";    grep -E "PASSED|FAILED|rc=|SKIPPED" "$OUT/nccl.txt"
+echo "===== transports"; grep -E "PASSED|FAILED|rc=|SKIPPED" "$OUT/nccl.txt"

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The distributed GPU check (issues 5, 6, 7, 8) on a machine with 2-4 GPUs. Parts (PARTS):
-#   tests       every gpu-labelled MPI test on 1 .. min(4, GPUs) ranks, one GPU per rank, and
+#   tests       the gpu-labelled MPI tests on 1 .. min(4, GPUs) ranks, one GPU per rank, and
 #               the single-GPU AMG test (its cycle and PCG share code with the distributed ones);
 #   memcheck    compute-sanitizer memcheck of the device SpMV, SpGEMM, numeric-refresh and
 #               solve tests on 2 ranks;
@@ -19,7 +19,7 @@ BUILD=${BUILD:-build-gpu}
 OUT=${OUT:-$PWD/gpu-dist-out}
 PARTS=${PARTS:-tests memcheck sweeps petsc main}
 SWEEPS=${SWEEPS:-weak-spmv weak-ptap weak-amg strong-spgemm}
-TESTS=${TESTS:-test_dist_nccl_transport test_dist_peer_halo test_dist_device_spmv test_dist_device_spgemm test_dist_device_numeric test_dist_amg_device test_dist_device_solve}
+TESTS=${TESTS:-test_dist_nccl_transport test_dist_staged_transport test_dist_peer_halo test_dist_device_spmv test_dist_device_spgemm test_dist_device_numeric test_dist_amg_device test_dist_device_solve}
 WEAK_LOCAL_N=${WEAK_LOCAL_N:-128}       # poisson3d:128 per GPU: 2.1M rows, 14.6M nnz
 AMG_LOCAL_N=${AMG_LOCAL_N:-96}          # the AMG setup still runs its graph phases on the host
 STRONG_PROBLEM=${STRONG_PROBLEM:-poisson3d27:96}

@@ -279,7 +279,9 @@ void DistDeviceAmgPreconditioner::replicated_coarse_solve(const double* b, doubl
 
 void DistDeviceAmgPreconditioner::apply(const double* r, double* z) {
   // A host coarse solve synchronises each visit; coarse_on_device_ is global, like the options.
-  const bool capturable = graph_wanted_ && graph_failure_.empty() && (!h_.coarse_direct || coarse_on_device_);
+  // So does the host-staged transport (ranks sharing a GPU): its exchanges wait on the host.
+  const bool capturable = graph_wanted_ && graph_failure_.empty() && (!h_.coarse_direct || coarse_on_device_) &&
+                          ctx_.transport().capturable();
   if (!capturable) return cycle_.apply(r, z);
   // The graph bakes in this rank's addresses: it replays only for the vectors it was captured
   // on. The first call on a pair of vectors runs eagerly (NCCL connects peers on first use and
@@ -345,6 +347,7 @@ std::string DistDeviceAmgPreconditioner::cuda_graph_state() const {
   if (!graph_wanted_) return "off";
   if (!graph_failure_.empty()) return "capture failed: " + graph_failure_;
   if (h_.coarse_direct && !coarse_on_device_) return "off (host coarse solve)";
+  if (!ctx_.transport().capturable()) return std::string("off (") + ctx_.transport().name() + " transport)";
   return graph_.ready() ? "replayed" : "not yet captured";
 }
 

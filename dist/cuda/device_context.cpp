@@ -3,6 +3,7 @@
 #include <cmath>
 
 #include "dist/communicator.hpp"
+#include "dist/rank_device.hpp"
 #include "dist/transport.hpp"
 #include "local/core/error.hpp"
 #include "local/cuda/check.hpp"
@@ -20,9 +21,9 @@ void destroy_stream(cudaStream_t& s) {
 
 DeviceContext::DeviceContext(const Communicator& comm) : comm_(comm) {
   // Streams belong to the device that is current when they are created, so the device is
-  // chosen first; NcclTransport chooses the same one again (node_local_device is a pure
-  // function of the node layout) and keeps it current.
-  TESSERA_CUDA_CHECK(cudaSetDevice(node_local_device(comm)));
+  // chosen first; the transport is made on it and keeps it current.
+  const RankDevice device = rank_device(comm);
+  TESSERA_CUDA_CHECK(cudaSetDevice(device.index));
   try {
     // The exchange stream gets the highest priority: its pack kernel and NCCL's kernel are
     // queued while the local block's SpMV occupies every SM, and would otherwise wait for the
@@ -33,7 +34,7 @@ DeviceContext::DeviceContext(const Communicator& comm) : comm_(comm) {
     TESSERA_CUDA_CHECK(cudaStreamCreateWithPriority(&compute_, cudaStreamNonBlocking, least));
     TESSERA_CUDA_CHECK(cudaStreamCreateWithPriority(&exchange_, cudaStreamNonBlocking, greatest));
     TESSERA_CUDA_CHECK(cudaEventCreateWithFlags(&compute_mark_, cudaEventDisableTiming));
-    transport_ = std::make_unique<NcclTransport>(comm, exchange_);
+    transport_ = make_device_transport(comm, device, exchange_);
     peer_available_ = tessera::dist::gpu::peer_route_available(comm, transport_->device());
     halo_route_ = initial_halo_route(comm, peer_available_);
     // NCCL connects a collective's ring lazily, at its first call (0.3 s on 4 H200s): an empty
@@ -90,7 +91,7 @@ void DeviceContext::compute_after_exchange() {
 double DeviceContext::dot(std::int64_t n, const double* x, const double* y) {
   TESSERA_REQUIRE_INPUT(n >= 0, "dot: negative length ", n);
   double* sum = local_dot_.device_sum(n, x, y, compute_);
-  exchange_after_compute();  // NCCL runs on the exchange stream: it must see the partial sum
+  exchange_after_compute();  // the transport runs on the exchange stream: it must see the partial sum
   return transport_->allreduce_sum_to_host(sum);  // synchronises the exchange stream
 }
 

@@ -1,11 +1,14 @@
 #pragma once
 // DeviceContext: one rank's device resources for the distributed ops (built only with CUDA).
-//   - its GPU: the node-local rank among the visible devices (node_local_device), so Slurm's
+//   - its GPU: the node-local rank among the visible devices (rank_device.hpp), so Slurm's
 //     per-task CUDA_VISIBLE_DEVICES binding and a plain mpirun both work;
-//   - an exchange stream, owned by the NcclTransport, that carries packing and NCCL traffic;
+//   - the device transport (device_transport.hpp): NCCL where every rank has a GPU of its own,
+//     host-staged MPI where ranks share one, or as TESSERA_DEVICE_TRANSPORT says;
+//   - an exchange stream, driven by the transport, that carries packing and exchange traffic;
 //   - a compute stream for the local multiplies and vector updates;
 //   - the route of the products' halo exchanges (halo_route.hpp): peer where every rank's GPU
-//     can map the others', NCCL otherwise, or as TESSERA_HALO_ROUTE / set_halo_route say.
+//     can map the others', the transport otherwise (the route named "nccl"), or as
+//     TESSERA_HALO_ROUTE / set_halo_route say.
 // Every operation of dist/cuda is ordered on compute(); an exchange joins it through events
 // (exchange_after_compute / compute_after_exchange), so callers see one stream and never
 // synchronise by hand.
@@ -21,7 +24,7 @@
 
 #include "dist/cuda/halo_route.hpp"
 #include "dist/cuda/peer_halo_exchange.hpp"
-#include "dist/nccl_transport.hpp"
+#include "dist/device_transport.hpp"
 #include "local/cuda/vector_ops.hpp"
 
 namespace tessera::dist {
@@ -33,15 +36,16 @@ namespace tessera::dist::gpu {
 class DeviceContext {
  public:
   /// Collective over `comm` (which must outlive the context): selects the rank's device,
-  /// creates both streams and the NCCL communicator (its allreduce connected by one empty dot),
-  /// and chooses the halo route.
+  /// creates both streams and the device transport (NCCL's allreduce connected by one empty
+  /// dot), and chooses the halo route.
   explicit DeviceContext(const Communicator& comm);
   ~DeviceContext();
   DeviceContext(const DeviceContext&) = delete;
   DeviceContext& operator=(const DeviceContext&) = delete;
 
   const Communicator& comm() const { return comm_; }
-  NcclTransport& transport() { return *transport_; }
+  DeviceTransport& transport() { return *transport_; }
+  const DeviceTransport& transport() const { return *transport_; }
   int device() const { return transport_->device(); }
   cudaStream_t compute() const { return compute_; }
   cudaStream_t exchange() const { return transport_->stream(); }
@@ -63,7 +67,7 @@ class DeviceContext {
   void compute_after_exchange();
 
   /// Collective: x^T y over the owned entries of every rank (device vectors of n entries):
-  /// deterministic device partial sums, then an NCCL allreduce; returns the value on the host.
+  /// deterministic device partial sums, then the transport's allreduce; returns the value on the host.
   double dot(std::int64_t n, const double* x, const double* y);
   double norm2(std::int64_t n, const double* x);
   /// Collective: the same global x^T y left in device memory, ordered on compute(), without
@@ -86,7 +90,7 @@ class DeviceContext {
   cudaStream_t compute_ = nullptr;
   cudaStream_t exchange_ = nullptr;  // created here on the rank's device, driven by transport_
   cudaEvent_t compute_mark_ = nullptr;  // recorded on compute_, waited on by exchange_
-  std::unique_ptr<NcclTransport> transport_;
+  std::unique_ptr<DeviceTransport> transport_;
   bool peer_available_ = false;
   HaloRoute halo_route_ = HaloRoute::nccl;
   std::uint64_t halo_route_changes_ = 0;

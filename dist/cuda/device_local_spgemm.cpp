@@ -2,7 +2,7 @@
 
 #include <cuda_runtime_api.h>
 
-#include "dist/nccl_transport.hpp"
+#include "dist/rank_device.hpp"
 #include "local/cuda/check.hpp"
 
 namespace tessera::dist {
@@ -25,7 +25,7 @@ LocalSpgemm device_local_spgemm(cuda::OffloadSpgemm which, std::shared_ptr<cuda:
 }
 
 int use_rank_device(const Communicator& comm) {
-  const int device = node_local_device(comm);
+  const int device = rank_device(comm).index;
   TESSERA_CUDA_CHECK(cudaSetDevice(device));
   return device;
 }

@@ -26,9 +26,9 @@ class Communicator;
 /// the upload/convert/product/download times of every product made through it.
 LocalSpgemm device_local_spgemm(cuda::OffloadSpgemm which, std::shared_ptr<cuda::OffloadStats> stats = {});
 
-/// Collective: makes this rank's GPU current (its rank among the ranks of its node, as the
-/// NCCL transport chooses it) and returns its index. InputError on every rank if some rank
-/// sees no device or two ranks of a node would share one.
+/// Collective: makes this rank's GPU current (rank_device: its rank among the ranks of its
+/// node, as DeviceContext chooses it) and returns its index. InputError on every rank if some
+/// rank sees no device; ranks may share one (the products here need no NCCL).
 int use_rank_device(const Communicator& comm);
 
 }  // namespace tessera::dist

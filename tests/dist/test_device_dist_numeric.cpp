@@ -5,7 +5,7 @@
 // partitions with an empty rank, Poisson with an aggregation prolongator, rectangular P,
 // cancellation; DeviceDistPtap planned from the host matrices and from device copies of them.
 // Also the device extended block (A's rows over [owned | ghost] columns, and its tagged form)
-// against the host's. One GPU per rank (label gpu; exit 77 without).
+// against the host's. A GPU on every rank, maybe shared (label gpu; exit 77 without).
 #include <algorithm>
 #include <memory>
 

@@ -3,8 +3,8 @@
 // with the host reference ref::spgemm: identical patterns (cancelled entries kept), values equal
 // up to the summation order (bound: 2*gamma_{K+2}*sum|a_ik b_kj| per entry, K its term count),
 // on uneven partitions with a rank owning no rows, Poisson operators, an aggregation
-// prolongator, and numeric recomputes with new values. One GPU per rank (label gpu; exit 77
-// without).
+// prolongator, and numeric recomputes with new values. Label gpu: a GPU on every rank (exit 77
+// without); ranks sharing one exchange through the host-staged transport.
 #include "dist/cuda/device_local_spgemm.hpp"
 #include "dist/ptap.hpp"
 #include "dist/spgemm.hpp"

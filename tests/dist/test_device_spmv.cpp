@@ -3,7 +3,7 @@
 // dist::spmv / dist::spmm on the same DistMatrix: random matrices over balanced, uneven (one
 // rank owns no rows) and nnz-balanced partitions, a block-diagonal matrix (no rank has a
 // ghost), a rectangular operator, Poisson; outputs poisoned with NaN before every product.
-// Label gpu: runs only where every rank has a GPU of its own (exit 77 otherwise).
+// Label gpu: runs where every rank sees a GPU, maybe shared (exit 77 otherwise).
 #include <algorithm>
 #include <cmath>
 #include <limits>

@@ -1,6 +1,9 @@
 // main() for MPI tests: every rank runs every test; only rank 0 prints; the exit code is
 // non-zero on every rank if any rank failed, so mpiexec reports the failure. Built with
 // TESSERA_GPU_TEST, it first requires a CUDA device on every rank, else exits 77 (skipped).
+// Ranks may share a GPU (the device code then exchanges through the host-staged transport, so a
+// one-GPU machine runs the 2-4 rank tests), except with TESSERA_GPU_TEST_OWN_GPU: tests of
+// NCCL itself or of the peer route need a GPU per rank and are skipped without one.
 #include <gtest/gtest.h>
 #include <mpi.h>
 
@@ -18,9 +21,9 @@ int main(int argc, char** argv) {
   int rank = 0;
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
 #if defined(TESSERA_GPU_TEST)
-  // One GPU per rank (NCCL cannot put two ranks of a communicator on one GPU): if the ranks of
-  // a node would share a physical GPU (fewer devices than ranks), the test cannot run here,
-  // which is a skip, not a pass. Under Slurm --gpus-per-task each rank sees its own device 0.
+  // A device on every rank, and for TESSERA_GPU_TEST_OWN_GPU one of its own: where the ranks of
+  // a node would share a physical GPU (fewer devices than ranks), such a test cannot run, which
+  // is a skip, not a pass. Under Slurm --gpus-per-task each rank sees its own device 0.
   MPI_Comm node = MPI_COMM_NULL;
   MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, rank, MPI_INFO_NULL, &node);
   int node_rank = 0, node_ranks = 1, devices = 0;
@@ -33,14 +36,19 @@ int main(int argc, char** argv) {
   MPI_Allgather(bus, sizeof bus, MPI_CHAR, all.data(), sizeof bus, MPI_CHAR, node);
   MPI_Comm_free(&node);
   int have = any;
+#if defined(TESSERA_GPU_TEST_OWN_GPU)
   for (int r = 0; r < node_ranks; ++r)
     if (r != node_rank && std::strncmp(&all[r * sizeof bus], bus, sizeof bus) == 0) have = 0;
+  const char* needed = "a GPU of their own";
+#else
+  const char* needed = "a GPU";
+#endif
   int all_have = 0;
   MPI_Allreduce(&have, &all_have, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
   if (!all_have) {
     if (rank == 0)
-      std::printf("SKIPPED: the ranks do not each have a GPU of their own (%d device(s) visible, %d rank(s) on a "
-                  "node); GPU MPI tests not run\n", devices, node_ranks);
+      std::printf("SKIPPED: the ranks do not each have %s (%d device(s) visible, %d rank(s) on a node); GPU MPI tests "
+                  "not run\n", needed, devices, node_ranks);
     MPI_Finalize();
     return 77;
   }

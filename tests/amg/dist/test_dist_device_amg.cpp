@@ -3,7 +3,7 @@
 // (global rows, nnz, patterns), operators and prolongators equal to rounding, on a balanced and
 // an uneven partition with a rank owning no rows; a re-setup with new values again matches.
 // Also with the products reading A from the level's device copy (gpu::device_held_extended_a).
-// One GPU per rank (label gpu; exit 77 without).
+// A GPU on every rank, maybe shared (label gpu; exit 77 without).
 #include "amg/cuda/device_held_extended_a.hpp"
 #include "amg/dist/dist_amg.hpp"
 #include "amg/dist/dist_hierarchy.hpp"

@@ -5,7 +5,7 @@
 // on balanced and uneven partitions with a rank owning no rows, a matrix with fewer rows than
 // steps (an early stop), and zero steps; the device copy of A is kept in the slot between
 // estimates and refreshed when stale. Then the whole setup with it: a DistAmg whose estimates
-// run on the GPUs builds the host's levels. One GPU per rank (label gpu; exit 77 without); ctest
+// run on the GPUs builds the host's levels. A GPU on every rank, maybe shared (label gpu; exit 77 without); ctest
 // runs it on both halo routes (peer and, as a variant, NCCL).
 #include "amg/cuda/dist_device_eigen_estimate.hpp"
 #include "amg/dist/dist_amg.hpp"

@@ -14,7 +14,7 @@
 //   - bad input (a negative threshold, nodes that do not cover the rows) is the same InputError
 //     on every rank, never a hang.
 // Everything runs on a non-blocking stream, so work left on the legacy default stream would
-// race. One GPU per rank (label gpu; exit 77 without).
+// race. A GPU on every rank, maybe shared (label gpu; exit 77 without).
 #include <cuda_runtime_api.h>
 
 #include <algorithm>
