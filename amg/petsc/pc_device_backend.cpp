@@ -6,6 +6,7 @@
 #if TESSERA_HAVE_CUDA
 #include "amg/cuda/device_setup_backend.hpp"
 #include "amg/cuda/dist_device_amg.hpp"
+#include "amg/cuda/dist_device_transfer.hpp"
 #include "dist/collective_call.hpp"
 #include "dist/cuda/device_context.hpp"
 #include "local/cuda/check.hpp"
@@ -25,8 +26,10 @@ struct PcDeviceBackend::Impl {
   cuda::DeviceBuffer<double> r, z;
 };
 
-amg::DistSetupBackend PcDeviceBackend::setup_backend(const std::string& spgemm) {
-  return amg::gpu::device_setup_backend(impl_->context, cuda::parse_offload_spgemm(spgemm));
+amg::DistSetupBackend PcDeviceBackend::setup_backend(const std::string& spgemm, bool transfer_on_device) {
+  amg::DistSetupBackend backend = amg::gpu::device_setup_backend(impl_->context, cuda::parse_offload_spgemm(spgemm));
+  if (transfer_on_device) backend.transfer_on_device = amg::gpu::dist_device_transfer(impl_->context);
+  return backend;
 }
 
 PcDeviceBackend::PcDeviceBackend(const dist::Communicator& comm) : impl_(std::make_unique<Impl>(comm)) {}
@@ -81,7 +84,7 @@ std::int64_t PcDeviceBackend::device_bytes() const { return impl_->cycle ? impl_
 
 struct PcDeviceBackend::Impl {};
 
-amg::DistSetupBackend PcDeviceBackend::setup_backend(const std::string&) {
+amg::DistSetupBackend PcDeviceBackend::setup_backend(const std::string&, bool) {
   throw InputError("PCTESSERA: -pc_tessera_backend gpu needs a Tessera build with CUDA");
 }
 

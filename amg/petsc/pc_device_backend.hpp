@@ -30,7 +30,10 @@ class PcDeviceBackend {
   /// levels' device copies, all on this backend's context and compute stream. The copies of A they leave in the hierarchy's
   /// levels (shared with the uploaded cycle) are freed there, so a DistAmg set up with them must
   /// be destroyed before this backend, and must not be set up again after it is gone.
-  amg::DistSetupBackend setup_backend(const std::string& spgemm);
+  /// `transfer_on_device`: from the second re-setup on, each level's transfer (P, R, A_c) is
+  /// recomputed on the GPUs (amg::gpu::dist_device_transfer; faster re-setups, several times the
+  /// device memory: see its header).
+  amg::DistSetupBackend setup_backend(const std::string& spgemm, bool transfer_on_device = false);
 
   /// Collective: the rank's GPU and the NCCL communicator (once per PC).
   explicit PcDeviceBackend(const dist::Communicator& comm);

@@ -21,11 +21,13 @@ const char* const kSmootherNames[] = {"chebyshev", "l1-jacobi"};
 const char* const kCycleNames[] = {"v", "w"};
 const char* const kSpgemmNames[] = {"tile", "cusparse", "auto", "hash"};
 const char* const kBackendNames[] = {"auto", "host", "gpu"};
+const char* const kTransferNames[] = {"host", "device"};
 
 struct PcTessera {
   amg::AmgOptions options;
   int spgemm = 0;  // index into kSpgemmNames; only the GPU backend distinguishes them
   int backend_option = 0;  // index into kBackendNames
+  int resetup_transfer = 0;  // index into kTransferNames: where later re-setups recompute P, R and A_c
   Backend backend = Backend::host;  // resolved at the first setup, the same on every rank
   std::unique_ptr<dist::Communicator> comm;
   RowBlock rows;        // the operator's owned rows as last set up
@@ -100,9 +102,13 @@ void full_setup(PC pc, PcTessera& d) {
   // the hierarchy uploaded for the cycles.
   const bool gpu = d.backend == Backend::gpu;
   if (gpu && !d.device) d.device = std::make_unique<PcDeviceBackend>(*d.comm);
+  const bool transfer_on_device = d.resetup_transfer == 1;
+  TESSERA_REQUIRE_INPUT(gpu || !transfer_on_device,  // the backend is the same on every rank
+                        "PCTESSERA: -pc_tessera_resetup_transfer device recomputes the levels on the GPUs; it needs "
+                        "-pc_tessera_backend gpu (this run's backend is host)");
   amg::DistSetupBackend backend;  // the host's
   if (gpu)
-    backend = d.device->setup_backend(kSpgemmNames[d.spgemm]);
+    backend = d.device->setup_backend(kSpgemmNames[d.spgemm], transfer_on_device);
   else
     backend.products = dist::local_spgemm_for(*d.comm, d.backend, kSpgemmNames[d.spgemm]);  // checks the name
   d.amg = std::make_unique<amg::DistAmg>(*d.comm, d.a, near_null, d.options, std::move(backend));
@@ -193,6 +199,7 @@ PetscErrorCode PCSetFromOptions_Tessera(PC pc, PetscOptionItems* PetscOptionsObj
   PetscInt smoother = static_cast<PetscInt>(o.smoother), cycle = static_cast<PetscInt>(o.cycle);
   PetscInt sweeps = o.jacobi_sweeps, degree = o.chebyshev_degree, levels = o.max_levels;
   PetscInt coarse = static_cast<PetscInt>(o.coarse_size), spgemm = d.spgemm, backend = d.backend_option;
+  PetscInt transfer = d.resetup_transfer;
   PetscFunctionBegin;
   PetscOptionsHeadBegin(PetscOptionsObject, "Tessera AMG options");
   PetscCall(PetscOptionsReal("-pc_tessera_strength_threshold", "Keep a_ij if |a_ij| >= theta sqrt(|a_ii a_jj|)",
@@ -215,6 +222,11 @@ PetscErrorCode PCSetFromOptions_Tessera(PC pc, PetscOptionItems* PetscOptionsObj
   PetscCall(PetscOptionsEList("-pc_tessera_backend",
                               "auto (the GPUs when every rank has its own), host, gpu; fixed at the first setup",
                               "PCTESSERA", kBackendNames, 3, kBackendNames[backend], &backend, nullptr));
+  PetscCall(PetscOptionsEList("-pc_tessera_resetup_transfer",
+                              "Where SAME_NONZERO_PATTERN re-setups recompute P, R and the coarse operators: host, or "
+                              "device (gpu backend; from the second re-setup on, planned in the first; faster, several "
+                              "times the device memory); fixed at the first setup",
+                              "PCTESSERA", kTransferNames, 2, kTransferNames[transfer], &transfer, nullptr));
   PetscOptionsHeadEnd();
   o.smoother = static_cast<amg::SmootherKind>(smoother);
   o.cycle = static_cast<amg::CycleKind>(cycle);
@@ -224,6 +236,7 @@ PetscErrorCode PCSetFromOptions_Tessera(PC pc, PetscOptionItems* PetscOptionsObj
   o.max_levels = static_cast<int>(levels);
   d.spgemm = static_cast<int>(spgemm);
   d.backend_option = static_cast<int>(backend);
+  d.resetup_transfer = static_cast<int>(transfer);
   TesseraPetscTry(PetscObjectComm(reinterpret_cast<PetscObject>(pc)), amg::validate(o));
   PetscFunctionReturn(0);
 }
@@ -261,10 +274,10 @@ PetscErrorCode PCView_Tessera(PC pc, PetscViewer viewer) {
                                    kSpgemmNames[d.spgemm]));
   if (d.device)
     PetscCall(PetscViewerASCIIPrintf(viewer,
-                                     "backend gpu (one per rank): hierarchy on the device (%.1f MiB on this rank), setup "
-                                     "products on the GPU, graph phases on the host; vectors: host PETSc Vecs staged "
-                                     "through the device once per apply\n",
-                                     double(d.device->device_bytes()) / (1 << 20)));
+                                     "backend gpu: hierarchy on the device (%.1f MiB on this rank), the setup's products, "
+                                     "graph phases and eigenvalue estimates on the GPU, re-setup transfer on the %s; "
+                                     "vectors: host PETSc Vecs staged through the device once per apply\n",
+                                     double(d.device->device_bytes()) / (1 << 20), kTransferNames[d.resetup_transfer]));
   else
     PetscCall(PetscViewerASCIIPrintf(viewer, "backend host: hierarchy and vectors on the host (no device copies)\n"));
   if (d.amg) {

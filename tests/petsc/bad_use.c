@@ -2,6 +2,9 @@
    solution (checked against a known x*) or in a PETSc error naming the problem:
 
      ok          SPD tridiagonal AIJ, solved, then solved again after MatScale (numeric re-setup)
+     resetups    four solves, the diagonal shifted before each of the last three: three numeric
+                 re-setups with P changing (with -pc_tessera_resetup_transfer device and the gpu
+                 backend, the last two recompute P, R and A_c on the GPUs)
      nonsquare   an n x (n+3) AIJ operator                  -> "PCTESSERA needs a square operator"
      dense       MATDENSE operator                          -> "PCTESSERA needs an AIJ operator"
      baij        MATBAIJ operator                           -> "PCTESSERA needs an AIJ operator"
@@ -23,7 +26,7 @@
 
 #include "amg/petsc/tessera_petsc.h"
 
-static const char help[] = "PCTESSERA bad-use cases: -case ok|nonsquare|dense|baij|pattern|zerorows|hidden -n N\n";
+static const char help[] = "PCTESSERA bad-use cases: -case ok|resetups|nonsquare|dense|baij|pattern|zerorows|hidden -n N\n";
 
 /* Rows [rstart, rend) of the tridiagonal 1D Laplacian with a diagonal shift (SPD), into a
    matrix that may have more columns than rows (nonsquare case). */
@@ -126,6 +129,24 @@ static PetscErrorCode two_solves(KSP ksp, Mat a, PetscInt n, PetscErrorCode (*ch
   PetscFunctionReturn(0);
 }
 
+/* Four solves; before each of the last three the diagonal grows (the pattern stays, D^-1 A and
+   so P change, unlike under MatScale). */
+static PetscErrorCode four_solves(KSP ksp, Mat a) {
+  const char *labels[] = {"first solve", "second solve", "third solve", "fourth solve"};
+  Vec exact;
+  PetscFunctionBeginUser;
+  PetscCall(random_exact(a, &exact));
+  for (int s = 0; s < 4; ++s) {
+    if (s > 0) {
+      PetscCall(MatShift(a, 0.25 * s));
+      PetscCall(KSPSetOperators(ksp, a, a));
+    }
+    PetscCall(solve_and_check(ksp, a, exact, labels[s]));
+  }
+  PetscCall(VecDestroy(&exact));
+  PetscFunctionReturn(0);
+}
+
 static PetscErrorCode zero_middle_rows(Mat a, PetscInt n) {
   PetscInt rows[2] = {n / 3, n / 2}, rstart, rend, mine[2], k = 0;
   PetscFunctionBeginUser;
@@ -174,6 +195,7 @@ int main(int argc, char **argv) {
   PetscCall(KSPSetFromOptions(ksp));
 
   if (!strcmp(name, "ok")) PetscCall(two_solves(ksp, a, n, NULL));
+  else if (!strcmp(name, "resetups")) PetscCall(four_solves(ksp, a));
   else if (!strcmp(name, "pattern")) PetscCall(two_solves(ksp, a, n, add_wraparound));
   else if (!strcmp(name, "hidden")) PetscCall(two_solves(ksp, a, n, add_hidden_nonzero));
   else if (!strcmp(name, "zerorows")) PetscCall(two_solves(ksp, a, n, zero_middle_rows));

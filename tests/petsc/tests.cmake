@@ -70,8 +70,14 @@ target_link_libraries(petsc_bad_use PRIVATE tessera_petsc PkgConfig::PETSC MPI::
 target_include_directories(petsc_bad_use PRIVATE ${PROJECT_SOURCE_DIR})
 set_target_properties(petsc_bad_use PROPERTIES LINKER_LANGUAGE CXX)
 
-# One test per rank count; expect_exit "0" or "nonzero".
-function(tessera_bad_use_test case expect_exit regex)
+# One test per rank count; expect_exit "0" or "nonzero". Optional: CASE (bad_use.c's case when
+# it differs from the test's name) and ENV (more environment, e.g. PETSC_OPTIONS).
+function(tessera_bad_use_test name expect_exit regex)
+  cmake_parse_arguments(B "" "CASE" "ENV" ${ARGN})
+  set(case ${name})
+  if(B_CASE)
+    set(case ${B_CASE})
+  endif()
   if(expect_exit STREQUAL "0")
     set(check "-eq 0")
     set(rc_regex "exit code 0")
@@ -79,22 +85,28 @@ function(tessera_bad_use_test case expect_exit regex)
     set(check "-ne 0")
     set(rc_regex "exit code [1-9]")
   endif()
-  foreach(np IN LISTS ARGN)
-    set(name petsc.bad_use.${case}.np${np})
-    add_test(NAME ${name}
+  foreach(np IN LISTS B_UNPARSED_ARGUMENTS)
+    set(test petsc.bad_use.${name}.np${np})
+    add_test(NAME ${test}
              COMMAND sh -c "${PROJECT_SOURCE_DIR}/tests/support/mpiexec_per_rank.sh ${MPIEXEC_EXECUTABLE} ${np} $<TARGET_FILE:petsc_bad_use> -case ${case} -n 203 -pc_tessera_coarse_size 20 -ksp_view -error_output_stdout; test $? ${check}")
-    set_tests_properties(${name} PROPERTIES LABELS "host;mpi;petsc" PROCESSORS ${np} TIMEOUT 120
+    set_tests_properties(${test} PROPERTIES LABELS "host;mpi;petsc" PROCESSORS ${np} TIMEOUT 120
                          PASS_REGULAR_EXPRESSION "${regex}.*${rc_regex}"
-                         ENVIRONMENT "${TESSERA_TEST_ENV};OMPI_ALLOW_RUN_AS_ROOT=1;OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1")
+                         ENVIRONMENT "${TESSERA_TEST_ENV};OMPI_ALLOW_RUN_AS_ROOT=1;OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1;${B_ENV}")
   endforeach()
 endfunction()
 
 set(_not_aij "PETSC ERROR: PCTESSERA needs an AIJ operator \\(seqaij, mpiaij or a type derived from them\\); got")
 tessera_bad_use_test(ok 0 "setups: 1 full, 0 numeric.*first solve: .*setups: 1 full, 1 numeric.*second solve: " 1 2)
+tessera_bad_use_test(resetups 0 "setups: 1 full, 1 numeric.*second solve: .*setups: 1 full, 3 numeric.*fourth solve: " 1 2)
 tessera_bad_use_test(nonsquare nonzero "PETSC ERROR: PCTESSERA needs a square operator; got 203 x 206" 1 2)
 tessera_bad_use_test(dense nonzero "${_not_aij} seqdense" 1)
 tessera_bad_use_test(baij nonzero "${_not_aij} seqbaij" 1)
 tessera_bad_use_test(pattern 0 "setups: 1 full, 0 numeric.*first solve: .*setups: 2 full, 0 numeric.*second solve: " 1 2)
 tessera_bad_use_test(zerorows 0 "first solve: .*setups: 2 full, 0 numeric.*second solve: " 1 2)
 tessera_bad_use_test(hidden nonzero "PETSC ERROR: PCTESSERA: the operator's nonzero pattern changed but PCSetUp was told SAME_NONZERO_PATTERN" 1 2)
+# The re-setup transfer on the device asked for with the host backend: refused on every rank
+# at the first setup (the host backend forced, so a GPU machine gives the same answer).
+tessera_bad_use_test(transfer_without_gpu nonzero
+                     "PETSC ERROR: Tessera: PCTESSERA: -pc_tessera_resetup_transfer device recomputes the levels on the GPUs. it needs -pc_tessera_backend gpu"
+                     1 2 CASE ok ENV "PETSC_OPTIONS=-pc_tessera_backend host -pc_tessera_resetup_transfer device")
 endif()
