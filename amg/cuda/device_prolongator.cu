@@ -2,6 +2,7 @@
 
 #include <cub/device/device_radix_sort.cuh>
 
+#include <algorithm>
 #include <limits>
 
 #include "amg/cuda/setup_phase_kernels.cuh"
@@ -70,13 +71,6 @@ __global__ void column_count_kernel(std::int64_t nnz, const std::int32_t* col, u
   if (k < nnz) atomicAdd(count + col[k], 1ull);
 }
 
-/// Key bits a radix sort needs for keys in [0, n): at least 1, at most 31 (int32 keys).
-int key_bits_for_count(std::int64_t n) {
-  int bits = 1;
-  while (bits < 31 && (std::int64_t{1} << bits) < n) ++bits;
-  return bits;
-}
-
 /// The pattern of R = P^T and where each of its entries comes from in P: a stable radix sort of
 /// P's entries by column keeps rows increasing inside each column, so R's rows come out sorted.
 void transpose_pattern(const DeviceCsr<double>& p, DeviceTransferPlan& plan, DeviceCsr<double>& r, cudaStream_t s) {
@@ -97,9 +91,10 @@ void transpose_pattern(const DeviceCsr<double>& p, DeviceTransferPlan& plan, Dev
   DeviceBuffer<std::int32_t> sorted_cols(std::size_t(nnz), s), row_of(std::size_t(nnz), s);
   DeviceBuffer<std::int64_t> entries(std::size_t(nnz), s);
   tessera::cuda::fill_iota(nnz, entries.data(), s);
+  const int column_bits = tessera::cuda::significant_bits(static_cast<std::uint64_t>(std::max<std::int64_t>(p.cols - 1, 0)));
   tessera::cuda::cub_call(s, [&](void* temp, std::size_t& bytes) {
     return cub::DeviceRadixSort::SortPairs(temp, bytes, p.col_idx.data(), sorted_cols.data(), entries.data(),
-                                           plan.r_source.data(), nnz, 0, key_bits_for_count(p.cols), s);
+                                           plan.r_source.data(), nnz, 0, column_bits, s);
   });
   entry_rows_kernel<<<grid_for(p.rows, kThreads), kThreads, 0, s>>>(p.rows, p.row_ptr.data(), row_of.data());
   TESSERA_CHECK_LAUNCH();

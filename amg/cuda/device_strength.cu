@@ -22,6 +22,7 @@
 #include "amg/cuda/setup_phase_kernels.cuh"
 #include "amg/strength_rule.hpp"
 #include "local/core/error.hpp"
+#include "local/cuda/index_kernels.cuh"
 
 namespace tessera::amg::gpu {
 namespace {
@@ -178,13 +179,6 @@ struct Max {
   __device__ double operator()(double x, double y) const { return x < y ? y : x; }
 };
 
-/// Bits needed to hold every value in [0, max_value] (at least 1).
-int bits_for_max(std::uint64_t max_value) {
-  int bits = 1;
-  while (bits < 64 && (max_value >> bits)) ++bits;
-  return bits;
-}
-
 /// The strong edges of every node row, both directions, unsorted (2 * count entries).
 struct DirectedEdges {
   std::int64_t count = 0;
@@ -250,7 +244,7 @@ tessera::cuda::DeviceCsr<double> assemble_graph(DirectedEdges& e, std::int64_t n
   DeviceBuffer<double> sorted_values(n, s), max_values(n, s);
   DeviceBuffer<std::int64_t> runs(1, s);
   if (n > 0) {
-    const int end_bit = 32 + bits_for_max(static_cast<std::uint64_t>(num_nodes));
+    const int end_bit = 32 + tessera::cuda::significant_bits(static_cast<std::uint64_t>(num_nodes));
     tessera::cuda::cub_call(s, [&](void* tmp, std::size_t& bytes) {
       return cub::DeviceRadixSort::SortPairs(tmp, bytes, e.keys.data(), sorted_keys.data(), e.values.data(),
                                              sorted_values.data(), n, 0, end_bit, s);
@@ -261,9 +255,8 @@ tessera::cuda::DeviceCsr<double> assemble_graph(DirectedEdges& e, std::int64_t n
     });
     g.nnz = tessera::cuda::read_scalar(runs.data(), s);
   }
-  detail::row_offsets_from_keys<<<grid_for(num_nodes + 1, kBlock), kBlock, 0, s>>>(unique_keys.data(), g.nnz,
-                                                                                  num_nodes, g.row_ptr.data());
-  TESSERA_CHECK_LAUNCH();
+  // An edge's key is (row << 32) | column: row r's edges start at key r << 32.
+  tessera::cuda::segment_starts(unique_keys.data(), g.nnz, num_nodes, std::uint64_t(1) << 32, g.row_ptr.data(), s);
   g.col_idx.allocate(g.nnz, s);
   g.values.allocate(g.nnz, s);
   if (g.nnz > 0) {

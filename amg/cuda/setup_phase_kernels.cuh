@@ -1,7 +1,7 @@
 #pragma once
 // Small pieces shared by the device setup phases (device_strength.cu, device_aggregation.cu,
-// device_tentative.cu, device_prolongator.cu): thread indexing, an exclusive scan that also yields the total, and the
-// binary search that turns sorted (row, col) keys into row offsets. Internal to amg/cuda.
+// device_tentative.cu, device_prolongator.cu): thread indexing and an exclusive scan that also
+// yields the total (row offsets from sorted keys: tessera::cuda::segment_starts). Internal to amg/cuda.
 #include <cub/device/device_scan.cuh>
 
 #include <cstdint>
@@ -22,21 +22,6 @@ void exclusive_scan_with_total(const Count* counts, Offset* out, std::int64_t n,
   tessera::cuda::cub_call(stream, [&](void* tmp, std::size_t& bytes) {
     return cub::DeviceScan::ExclusiveSum(tmp, bytes, counts, out, n + 1, stream);
   });
-}
-
-/// row_ptr[r] = number of keys below r << 32 (keys sorted, row in the high 32 bits).
-static __global__ void row_offsets_from_keys(const std::uint64_t* keys, std::int64_t count, std::int64_t rows,
-                                             std::int64_t* row_ptr) {
-  const std::int64_t r = thread_index();
-  if (r > rows) return;
-  const std::uint64_t key = static_cast<std::uint64_t>(r) << 32;
-  std::int64_t lo = 0, hi = count;
-  while (lo < hi) {
-    const std::int64_t mid = (lo + hi) / 2;
-    if (keys[mid] < key) lo = mid + 1;
-    else hi = mid;
-  }
-  row_ptr[r] = lo;
 }
 
 }  // namespace tessera::amg::gpu::detail

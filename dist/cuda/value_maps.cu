@@ -7,6 +7,7 @@
 #include "local/core/error.hpp"
 #include "local/cuda/check.hpp"
 #include "local/cuda/cub_call.cuh"
+#include "local/cuda/index_kernels.cuh"
 #include "local/cuda/tile_convert.hpp"
 
 namespace tessera::dist::gpu {
@@ -51,27 +52,6 @@ __global__ void tags_to_indices_kernel(const double* __restrict__ tags, std::int
     out[i] = static_cast<std::int64_t>(tags[i]);
 }
 
-/// seg_ptr[o] = the number of sorted targets below o (a lower bound), for o = 0..outputs.
-__global__ void segment_starts_kernel(const std::int64_t* __restrict__ sorted_target, std::int64_t n,
-                                      std::int64_t outputs, std::int64_t* __restrict__ seg_ptr) {
-  for (std::int64_t o = blockIdx.x * std::int64_t(blockDim.x) + threadIdx.x; o <= outputs;
-       o += std::int64_t(gridDim.x) * blockDim.x) {
-    std::int64_t lo = 0, hi = n;
-    while (lo < hi) {
-      const std::int64_t mid = (lo + hi) / 2;
-      if (sorted_target[mid] < o) lo = mid + 1;
-      else hi = mid;
-    }
-    seg_ptr[o] = lo;
-  }
-}
-
-int bits_for(std::int64_t max_value) {
-  int bits = 1;
-  while (bits < 63 && (max_value >> bits)) ++bits;
-  return bits;
-}
-
 }  // namespace
 
 ValueSources& ValueSources::add(const double* values, std::int64_t n) {
@@ -112,11 +92,9 @@ void plan_sum_in_index_order(const tessera::cuda::DeviceBuffer<std::int64_t>& ta
   if (n > 0)  // CUB's radix sort is stable: equal targets keep their index order
     tessera::cuda::cub_call(stream, [&](void* tmp, std::size_t& bytes) {
       return cub::DeviceRadixSort::SortPairs(tmp, bytes, target.data(), sorted_target.data(), source.data(),
-                                             order.data(), n, 0, bits_for(outputs), stream);
+                                             order.data(), n, 0, tessera::cuda::significant_bits(outputs), stream);
     });
-  segment_starts_kernel<<<blocks_for(outputs + 1), kThreads, 0, stream>>>(sorted_target.data(), n, outputs,
-                                                                          seg_ptr.data());
-  TESSERA_CHECK_LAUNCH();
+  tessera::cuda::segment_starts(sorted_target.data(), n, outputs, std::int64_t(1), seg_ptr.data(), stream);
 }
 
 HostArray<double> index_tags(std::int64_t n, std::int64_t first) {

@@ -1,8 +1,9 @@
 #pragma once
 // Index helpers of the device setup and product code, defined once: fill with 0, 1, 2, ...
-// (the payload of a sort that yields a permutation) and the plain gather out[k] = in[source[k]]
-// (applying that permutation to values). dist/cuda/value_maps' gather is not this one: it reads
-// from and writes to several concatenated parts. Launchers order the work on `stream` and
+// (the payload of a sort that yields a permutation), the plain gather out[k] = in[source[k]]
+// (applying that permutation to values), and the starts of the runs of a sorted key array (row
+// pointers read off sorted (row, column) keys). dist/cuda/value_maps' gather is not this one: it
+// reads from and writes to several concatenated parts. Launchers order the work on `stream` and
 // accept n == 0. Include only from .cu files.
 #include <cuda_runtime_api.h>
 
@@ -28,6 +29,21 @@ __global__ void gather_kernel(std::int64_t n, const std::int64_t* source, const 
   if (k < n) out[k] = in[source[k]];
 }
 
+template <class T>
+__global__ void segment_starts_kernel(const T* sorted, std::int64_t n, std::int64_t segments, T key_scale,
+                                      std::int64_t* starts) {
+  const std::int64_t s = std::int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
+  if (s > segments) return;
+  const T key = static_cast<T>(s) * key_scale;
+  std::int64_t lo = 0, hi = n;  // the first position whose key is not below `key`
+  while (lo < hi) {
+    const std::int64_t mid = (lo + hi) / 2;
+    if (sorted[mid] < key) lo = mid + 1;
+    else hi = mid;
+  }
+  starts[s] = lo;
+}
+
 }  // namespace index_detail
 
 /// out[i] = i for i < n.
@@ -45,6 +61,24 @@ void gather(std::int64_t n, const std::int64_t* source, const T* in, T* out, cud
   index_detail::gather_kernel<<<grid_for(n, index_detail::kThreads), index_detail::kThreads, 0, stream>>>(
       n, source, in, out);
   TESSERA_CHECK_LAUNCH();
+}
+
+/// For keys sorted ascending whose segment is key / key_scale (a row times the row's key span,
+/// plus what orders entries within it): starts[s] = the position of segment s's first key, for
+/// s = 0 .. segments (segments + 1 values; starts[segments] = n), empty segments included.
+template <class T>
+void segment_starts(const T* sorted, std::int64_t n, std::int64_t segments, T key_scale, std::int64_t* starts,
+                    cudaStream_t stream) {
+  index_detail::segment_starts_kernel<<<grid_for(segments + 1, index_detail::kThreads), index_detail::kThreads, 0,
+                                        stream>>>(sorted, n, segments, key_scale, starts);
+  TESSERA_CHECK_LAUNCH();
+}
+
+/// The number of low bits a radix sort must look at for keys up to `max_key` (at least 1).
+inline int significant_bits(std::uint64_t max_key) {
+  int bits = 1;
+  while (bits < 64 && (max_key >> bits)) ++bits;
+  return bits;
 }
 
 }  // namespace tessera::cuda

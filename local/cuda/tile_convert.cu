@@ -10,6 +10,7 @@
 
 #include "local/core/error.hpp"
 #include "local/cuda/cub_call.cuh"
+#include "local/cuda/index_kernels.cuh"
 #include "local/cuda/tile_convert.hpp"
 #include "local/cuda/tile_device.cuh"
 #include "local/cuda/tile_spgemm_internal.hpp"
@@ -52,27 +53,6 @@ __global__ void tile_fields(const std::uint64_t* unique_keys, const std::int64_t
   for (std::int64_t e = offset[p]; e < offset[p + 1]; ++e) bm |= std::uint64_t{1} << (keys[e] & 63u);
   bitmap[p] = bm;
   tile_col[p] = static_cast<std::int32_t>(unique_keys[p] % tile_cols);
-}
-
-/// tile_row_ptr[I] = number of tiles whose key is below I * tile_cols (lower bound).
-__global__ void tile_row_starts(const std::uint64_t* unique_keys, std::int64_t tiles, std::int64_t tile_rows,
-                                std::int64_t tile_cols, std::int64_t* tile_row_ptr) {
-  const std::int64_t i = blockIdx.x * std::int64_t(blockDim.x) + threadIdx.x;
-  if (i > tile_rows) return;
-  const std::uint64_t key = static_cast<std::uint64_t>(i) * tile_cols;
-  std::int64_t lo = 0, hi = tiles;
-  while (lo < hi) {
-    const std::int64_t mid = (lo + hi) / 2;
-    if (unique_keys[mid] < key) lo = mid + 1;
-    else hi = mid;
-  }
-  tile_row_ptr[i] = lo;
-}
-
-int bits_for(std::uint64_t max_value) {
-  int bits = 1;
-  while (bits < 64 && (max_value >> bits)) ++bits;
-  return bits;
 }
 
 template <class T>
@@ -149,7 +129,7 @@ DeviceTileMatrix<T> convert_to_tiles(const DeviceCsr<T>& a, DeviceBuffer<std::in
     entry_keys<Transposed><<<grid_for(a.rows, kBlock), kBlock, 0, s>>>(a.row_ptr.data(), a.col_idx.data(), a.rows, tile_cols,
                                                          keys.data(), index.data());
     TESSERA_CHECK_LAUNCH();
-    const int end_bit = 6 + bits_for(static_cast<std::uint64_t>(tile_rows) * tile_cols);
+    const int end_bit = 6 + significant_bits(static_cast<std::uint64_t>(tile_rows) * tile_cols);
     cub_call(s, [&](void* tmp, std::size_t& n) {
       return cub::DeviceRadixSort::SortPairs(tmp, n, keys.data(), sorted_keys.data(), index.data(),
                                              sorted_index.data(), nnz, 0, end_bit, s);
@@ -175,9 +155,9 @@ DeviceTileMatrix<T> convert_to_tiles(const DeviceCsr<T>& a, DeviceBuffer<std::in
                                                               sorted_keys.data(), t.num_tiles, tile_cols,
                                                               t.tile_col.data(), t.bitmap.data());
   TESSERA_CHECK_LAUNCH();
-  tile_row_starts<<<grid_for(tile_rows + 1, kBlock), kBlock, 0, s>>>(unique_keys.data(), t.num_tiles, tile_rows,
-                                                                    tile_cols, t.tile_row_ptr.data());
-  TESSERA_CHECK_LAUNCH();
+  // A tile's key is tile_row * tile_cols + tile_col: tile row r's tiles start at key r * tile_cols.
+  segment_starts(unique_keys.data(), t.num_tiles, tile_rows, static_cast<std::uint64_t>(tile_cols),
+                 t.tile_row_ptr.data(), s);
   return t;
 }
 
