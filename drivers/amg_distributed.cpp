@@ -578,7 +578,7 @@ nlohmann::json product_times(const dist::Communicator& comm, const cuda::Offload
 
 void print_device_solve(const SolvePhase& s, int ranks) {
   constexpr double mib = 1 << 20;
-  std::printf("device hierarchy (%d rank(s), a GPU each): %.1f MiB on the largest rank, %.1f MiB in all, uploaded in "
+  std::printf("device hierarchy (%d rank(s)): %.1f MiB on the largest rank, %.1f MiB in all, uploaded in "
               "%.4f s, first cycle (NCCL peer connections, untimed in the solve) %.4f s; peak device memory "
               "%.1f MiB (largest rank)\n",
               ranks, double(s.hierarchy_bytes_max) / mib, double(s.hierarchy_bytes_sum) / mib, s.upload_seconds,

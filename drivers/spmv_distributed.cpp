@@ -417,7 +417,9 @@ int run_distributed_spmv(const dist::Communicator& comm, const DistributedSpmvOp
     if (comm.rank() == 0)
       std::printf("halo route: %s; device transport: %s%s\n", gpu::halo_route_name(ctx.halo_route()),
                   ctx.transport().name(),
-                  ctx.transport().capturable() ? "" : " (through host memory: slower than NCCL, not for timing)");
+                  std::string(ctx.transport().name()) == "staged"
+                      ? " (through host memory: slower than NCCL, not for timing)"
+                      : "");
     run = run_device(comm, ctx, o, a, x_owned);
   }
 #endif

@@ -118,7 +118,7 @@ void add_options(CLI::App& app, Options& opt) {
   app.add_option("--block-size", opt.block_size, "dofs per node (default: from the generator, else 1)");
   app.add_option("--stagnation-window", opt.krylov.stagnation_window, "stop after this many iterations without a new smallest residual")
       ->check(CLI::PositiveNumber);
-  app.add_option("--backend", opt.backend, "auto (GPU when present; several ranks: when each has its own), host, gpu")
+  app.add_option("--backend", opt.backend, "auto (GPU when present; several ranks: when each has its own), host, gpu (ranks sharing a GPU exchange through host memory: slower)")
       ->check(CLI::IsMember({"auto", "host", "gpu"}));
   app.add_option("--spgemm", opt.spgemm,
                  "GPU setup products: auto (from a work estimate: per level on the device setup, per product "

@@ -35,7 +35,7 @@ class PcDeviceBackend {
   /// device memory: see its header).
   amg::DistSetupBackend setup_backend(const std::string& spgemm, bool transfer_on_device = false);
 
-  /// Collective: the rank's GPU and the NCCL communicator (once per PC).
+  /// Collective: the rank's GPU and its device transport (dist::gpu::DeviceContext; once per PC).
   explicit PcDeviceBackend(const dist::Communicator& comm);
   ~PcDeviceBackend();
   PcDeviceBackend(const PcDeviceBackend&) = delete;

@@ -220,7 +220,7 @@ PetscErrorCode PCSetFromOptions_Tessera(PC pc, PetscOptionItems* PetscOptionsObj
                               "from its work estimate)",
                               "PCTESSERA", kSpgemmNames, 4, kSpgemmNames[spgemm], &spgemm, nullptr));
   PetscCall(PetscOptionsEList("-pc_tessera_backend",
-                              "auto (the GPUs when every rank has its own), host, gpu; fixed at the first setup",
+                              "auto (the GPUs when every rank has its own), host, gpu (ranks sharing a GPU exchange through host memory: slower); fixed at the first setup",
                               "PCTESSERA", kBackendNames, 3, kBackendNames[backend], &backend, nullptr));
   PetscCall(PetscOptionsEList("-pc_tessera_resetup_transfer",
                               "Where SAME_NONZERO_PATTERN re-setups recompute P, R and the coarse operators: host, or "
