@@ -109,6 +109,18 @@ if part petsc-apps; then
       echo "petsc $ex np$n rc=$? $(tail -n 1 "$OUT/sweeps/petsc-$ex-np$n.log")"
     done
   done
+  # PCTESSERA's re-setups and refusals on the GPUs: 1 rank builds the one-GPU hierarchy, 2 ranks
+  # (and -pc_tessera_hierarchy distributed) the distributed one (tests/petsc/tests.cmake, GPU cases).
+  bad_use=(-n 203 -pc_tessera_coarse_size 20 -ksp_view -error_output_stdout -pc_tessera_backend gpu)
+  for run in "1 resetups" "1 nonfinite" "1 resetups -pc_tessera_hierarchy distributed" "2 resetups" "2 nonfinite"; do
+    set -- $run
+    n=$1 c=$2
+    shift 2
+    [ -x "$BUILD/tests/petsc_bad_use" ] && [ "$n" -le "$max_ranks" ] || continue
+    log="$OUT/sweeps/petsc-bad-use-$c-np$n${1:+-distributed}.log"
+    timeout 60 mpirun -np "$n" "$BUILD/tests/petsc_bad_use" -case "$c" "${bad_use[@]}" "$@" >"$log" 2>&1
+    echo "petsc bad_use $c np$n $* rc=$? $(grep -E 'AMG: |PETSC ERROR: Tessera' "$log" | tail -n 1)"
+  done
 fi
 
 if part main; then

@@ -1,33 +1,54 @@
 // PCTESSERA: Tessera's smoothed-aggregation AMG as a PETSc preconditioner. The operator's
 // owned rows become a dist::DistMatrix on PETSc's ownership ranges, the hierarchy is built
 // once, and PCApply is one cycle. Re-setup with SAME_NONZERO_PATTERN moves values only.
+// One rank with the GPU backend builds the one-GPU hierarchy instead (pc_single_gpu.hpp: the
+// whole setup and re-setup on the device), unless -pc_tessera_hierarchy distributed.
 #include <petsc/private/pcimpl.h>
 
 #include <memory>
+#include <optional>
 #include <string>
+#include <vector>
 
 #include "amg/dist/dist_amg.hpp"
 #include "amg/petsc/pc_device_backend.hpp"
+#include "amg/petsc/pc_single_gpu.hpp"
 #include "amg/petsc/pc_tessera.hpp"
 #include "amg/petsc/petsc_boundary.hpp"
 #include "amg/petsc/petsc_operator.hpp"
 #include "dist/backend_choice.hpp"
 #include "dist/host_threads.hpp"
 
+PetscLogEvent TESSERA_PCReadA = 0, TESSERA_PCHierarchy = 0, TESSERA_PCUpload = 0;
+
 namespace tessera::petsc {
 namespace {
+
+/// A -log_view event around a scope that may throw (ended on the way out either way).
+class LoggedEvent {
+ public:
+  explicit LoggedEvent(PetscLogEvent event) : event_(event) { (void)PetscLogEventBegin(event_, 0, 0, 0, 0); }
+  ~LoggedEvent() { (void)PetscLogEventEnd(event_, 0, 0, 0, 0); }
+  LoggedEvent(const LoggedEvent&) = delete;
+  LoggedEvent& operator=(const LoggedEvent&) = delete;
+
+ private:
+  PetscLogEvent event_;
+};
 
 const char* const kSmootherNames[] = {"chebyshev", "l1-jacobi"};
 const char* const kCycleNames[] = {"v", "w"};
 const char* const kSpgemmNames[] = {"tile", "cusparse", "auto", "hash"};
 const char* const kBackendNames[] = {"auto", "host", "gpu"};
 const char* const kTransferNames[] = {"host", "device"};
+const char* const kHierarchyNames[] = {"auto", "distributed"};
 
 struct PcTessera {
   amg::AmgOptions options;
   int spgemm = 0;  // index into kSpgemmNames; only the GPU backend distinguishes them
   int backend_option = 0;  // index into kBackendNames
   int resetup_transfer = 0;  // index into kTransferNames: where later re-setups recompute P, R and A_c
+  int hierarchy_option = 0;  // index into kHierarchyNames: auto = the one-GPU hierarchy on one rank with the gpu backend
   Backend backend = Backend::host;  // resolved at the first setup, the same on every rank
   std::unique_ptr<dist::Communicator> comm;
   RowBlock rows;        // the operator's owned rows as last set up
@@ -37,6 +58,8 @@ struct PcTessera {
   // The backend's uploaded cycle refers to amg's levels: release() it before amg goes.
   std::unique_ptr<PcDeviceBackend> device;
   std::unique_ptr<amg::DistAmg> amg;
+  // Or, on one rank with the gpu backend, the one-GPU hierarchy (then device and amg stay empty).
+  std::unique_ptr<PcSingleGpu> single;
   std::vector<double> r, z;  // host staging of the PETSc vectors
   PetscInt full_setups = 0, value_setups = 0;
 
@@ -84,6 +107,26 @@ amg::NearNullSpace near_null_space(Mat a, std::int64_t owned_rows, std::string& 
   return b;
 }
 
+bool one_gpu_hierarchy(const PcTessera& d) {
+  return d.backend == Backend::gpu && d.comm->size() == 1 && d.hierarchy_option == 0;
+}
+
+// One rank, gpu backend: A as one Csr (PETSc's rows have sorted, unique columns, so the CSR's
+// entry order is the row order that value_setup reads), the hierarchy built on the device.
+void full_setup_one_gpu(Mat a, PcTessera& d) {
+  std::optional<LoggedEvent> event(std::in_place, TESSERA_PCReadA);
+  d.rows = read_owned_rows(a);
+  std::string error;
+  const amg::NearNullSpace near_null = near_null_space(a, d.rows.local_rows(), error);
+  TESSERA_REQUIRE_INPUT(error.empty(), error);
+  const Csr<double> whole = to_csr(d.rows);
+  event.emplace(TESSERA_PCHierarchy);  // with the CUDA context's creation at the first setup
+  if (!d.single) d.single = std::make_unique<PcSingleGpu>(*d.comm);
+  d.single->setup(whole, near_null, d.options, kSpgemmNames[d.spgemm]);
+  event.emplace(TESSERA_PCUpload);
+  d.single->prepare_cycle();
+}
+
 void full_setup(PC pc, PcTessera& d) {
   Mat a = pc->pmat;
   if (d.device) d.device->release();  // the uploaded levels refer to the hierarchy reset next
@@ -93,37 +136,59 @@ void full_setup(PC pc, PcTessera& d) {
     d.backend = dist::resolve_distributed_backend(*d.comm, kBackendNames[d.backend_option]);
     dist::share_node_cpus(*d.comm);  // the setup's host loops: this rank's share of its node's CPUs
   }
+  // gpu: the setup's products, graph phases and eigenvalue estimates on the rank's GPU, then
+  // the hierarchy uploaded for the cycles.
+  const bool gpu = d.backend == Backend::gpu;
+  const bool transfer_on_device = d.resetup_transfer == 1;
+  TESSERA_REQUIRE_INPUT(gpu || !transfer_on_device,  // the backend is the same on every rank
+                        "PCTESSERA: -pc_tessera_resetup_transfer device recomputes the levels on the GPUs; it needs "
+                        "-pc_tessera_backend gpu (this run's backend is host)");
+  if (one_gpu_hierarchy(d)) {
+    d.a = dist::DistMatrix{};  // a distributed setup's, if -pc_tessera_hierarchy changed since
+    full_setup_one_gpu(a, d);
+    ++d.full_setups;
+    return;
+  }
+  d.single.reset();  // -pc_tessera_hierarchy may have changed since the last full setup
+  std::optional<LoggedEvent> event(std::in_place, TESSERA_PCReadA);
   d.rows = read_owned_rows(a);
   d.a = assemble(*d.comm, a, d.rows);
   std::string error;
   const amg::NearNullSpace near_null = near_null_space(a, d.rows.local_rows(), error);
   dist::throw_if_any_rank_failed(*d.comm, error);
-  // gpu: the setup's products, graph phases and eigenvalue estimates on the rank's GPU, then
-  // the hierarchy uploaded for the cycles.
-  const bool gpu = d.backend == Backend::gpu;
+  event.emplace(TESSERA_PCHierarchy);  // with the CUDA context and the device transport at the first setup
   if (gpu && !d.device) d.device = std::make_unique<PcDeviceBackend>(*d.comm);
-  const bool transfer_on_device = d.resetup_transfer == 1;
-  TESSERA_REQUIRE_INPUT(gpu || !transfer_on_device,  // the backend is the same on every rank
-                        "PCTESSERA: -pc_tessera_resetup_transfer device recomputes the levels on the GPUs; it needs "
-                        "-pc_tessera_backend gpu (this run's backend is host)");
   amg::DistSetupBackend backend;  // the host's
   if (gpu)
     backend = d.device->setup_backend(kSpgemmNames[d.spgemm], transfer_on_device);
   else
     backend.products = dist::local_spgemm_for(*d.comm, d.backend, kSpgemmNames[d.spgemm]);  // checks the name
   d.amg = std::make_unique<amg::DistAmg>(*d.comm, d.a, near_null, d.options, std::move(backend));
+  event.emplace(TESSERA_PCUpload);
   if (gpu) d.device->upload(*d.amg);
   ++d.full_setups;
 }
 
 // false if some rank's rows changed pattern (then nothing was touched).
 bool value_setup(PC pc, PcTessera& d) {
+  std::optional<LoggedEvent> event(std::in_place, TESSERA_PCReadA);
   HostArray<double> values;
   const std::int64_t same = read_values_if_same_pattern(pc->pmat, d.rows, values) ? 1 : 0;
   if (d.comm->allreduce(same, dist::ReduceOp::min) == 0) return false;
+  if (d.single) {
+    event.emplace(TESSERA_PCHierarchy);
+    d.single->resetup(values);  // every symbolic product kept, values recomputed on the device
+    event.emplace(TESSERA_PCUpload);
+    d.single->prepare_cycle();
+    d.rows.values.swap(values);
+    ++d.value_setups;
+    return true;
+  }
   dist::set_values_in_row_order(d.a, values);
   d.rows.values.swap(values);
+  event.emplace(TESSERA_PCHierarchy);
   d.amg->resetup(d.a);
+  event.emplace(TESSERA_PCUpload);
   if (d.device) d.device->refresh(*d.amg);  // new values into the uploaded levels, no plan rebuilt
   ++d.value_setups;
   return true;
@@ -153,7 +218,8 @@ PetscErrorCode PCSetUp_Tessera(PC pc) {
   bool values_only = false;
   PetscFunctionBegin;
   PetscCall(check_operator(pc));
-  if (pc->setupcalled && d.amg && pc->flag == SAME_NONZERO_PATTERN) {
+  const bool set_up = d.amg || (d.single && d.single->ready());  // a failed re-setup leaves no one-GPU hierarchy
+  if (pc->setupcalled && set_up && pc->flag == SAME_NONZERO_PATTERN) {
     bool same = true;
     TesseraPetscTry(comm, same = value_setup(pc, d));
     PetscCheck(same, comm, PETSC_ERR_ARG_INCOMP,
@@ -164,7 +230,7 @@ PetscErrorCode PCSetUp_Tessera(PC pc) {
     TesseraPetscTry(comm, full_setup(pc, d));
   }
   PetscCall(PetscInfo(pc, "Tessera AMG %s setup on %" PetscInt_FMT " global rows\n", values_only ? "numeric" : "full",
-                      static_cast<PetscInt>(d.a.global_rows())));
+                      static_cast<PetscInt>(d.rows.global_rows)));
   PetscFunctionReturn(0);
 }
 
@@ -182,7 +248,9 @@ PetscErrorCode PCApply_Tessera(PC pc, Vec x, Vec y) {
   TesseraPetscTry(comm, d.r.resize(static_cast<std::size_t>(n)));
   for (PetscInt i = 0; i < n; ++i) d.r[i] = to_double(in[i]);
   PetscCall(VecRestoreArrayRead(x, &in));
-  if (d.device) {
+  if (d.single) {
+    TesseraPetscTry(comm, d.single->apply(d.r, d.z));
+  } else if (d.device) {
     TesseraPetscTry(comm, d.device->apply(d.r, d.z));
   } else {
     TesseraPetscTry(comm, d.amg->apply(d.r, d.z));
@@ -199,7 +267,7 @@ PetscErrorCode PCSetFromOptions_Tessera(PC pc, PetscOptionItems* PetscOptionsObj
   PetscInt smoother = static_cast<PetscInt>(o.smoother), cycle = static_cast<PetscInt>(o.cycle);
   PetscInt sweeps = o.jacobi_sweeps, degree = o.chebyshev_degree, levels = o.max_levels;
   PetscInt coarse = static_cast<PetscInt>(o.coarse_size), spgemm = d.spgemm, backend = d.backend_option;
-  PetscInt transfer = d.resetup_transfer;
+  PetscInt transfer = d.resetup_transfer, hierarchy = d.hierarchy_option;
   PetscFunctionBegin;
   PetscOptionsHeadBegin(PetscOptionsObject, "Tessera AMG options");
   PetscCall(PetscOptionsReal("-pc_tessera_strength_threshold", "Keep a_ij if |a_ij| >= theta sqrt(|a_ii a_jj|)",
@@ -227,6 +295,11 @@ PetscErrorCode PCSetFromOptions_Tessera(PC pc, PetscOptionItems* PetscOptionsObj
                               "device (gpu backend; from the second re-setup on, planned in the first; faster, several "
                               "times the device memory); fixed at the first setup",
                               "PCTESSERA", kTransferNames, 2, kTransferNames[transfer], &transfer, nullptr));
+  PetscCall(PetscOptionsEList("-pc_tessera_hierarchy",
+                              "auto (on one rank with the gpu backend, the one-GPU hierarchy: every setup and re-setup "
+                              "step on the device; otherwise distributed), or distributed (always the distributed "
+                              "hierarchy, for comparison); read at each full setup",
+                              "PCTESSERA", kHierarchyNames, 2, kHierarchyNames[hierarchy], &hierarchy, nullptr));
   PetscOptionsHeadEnd();
   o.smoother = static_cast<amg::SmootherKind>(smoother);
   o.cycle = static_cast<amg::CycleKind>(cycle);
@@ -237,6 +310,7 @@ PetscErrorCode PCSetFromOptions_Tessera(PC pc, PetscOptionItems* PetscOptionsObj
   d.spgemm = static_cast<int>(spgemm);
   d.backend_option = static_cast<int>(backend);
   d.resetup_transfer = static_cast<int>(transfer);
+  d.hierarchy_option = static_cast<int>(hierarchy);
   TesseraPetscTry(PetscObjectComm(reinterpret_cast<PetscObject>(pc)), amg::validate(o));
   PetscFunctionReturn(0);
 }
@@ -272,7 +346,13 @@ PetscErrorCode PCView_Tessera(PC pc, PetscViewer viewer) {
   PetscCall(PetscViewerASCIIPrintf(viewer, "strength threshold %g, coarse size %lld, max levels %d, spgemm %s\n",
                                    o.strength_threshold, static_cast<long long>(o.coarse_size), o.max_levels,
                                    kSpgemmNames[d.spgemm]));
-  if (d.device)
+  if (d.single)
+    PetscCall(PetscViewerASCIIPrintf(viewer,
+                                     "backend gpu, one rank: the one-GPU hierarchy on the device (%.1f MiB), every setup "
+                                     "and re-setup step there (-pc_tessera_hierarchy distributed for the distributed "
+                                     "one); vectors: host PETSc Vecs staged through the device once per apply\n",
+                                     double(d.single->device_bytes()) / (1 << 20)));
+  else if (d.device)
     PetscCall(PetscViewerASCIIPrintf(viewer,
                                      "backend gpu: hierarchy on the device (%.1f MiB on this rank), the setup's products, "
                                      "graph phases and eigenvalue estimates on the GPU, re-setup transfer on the %s; "
@@ -280,7 +360,16 @@ PetscErrorCode PCView_Tessera(PC pc, PetscViewer viewer) {
                                      double(d.device->device_bytes()) / (1 << 20), kTransferNames[d.resetup_transfer]));
   else
     PetscCall(PetscViewerASCIIPrintf(viewer, "backend host: hierarchy and vectors on the host (no device copies)\n"));
-  if (d.amg) {
+  if (d.single && d.single->ready()) {
+    PetscCall(PetscViewerASCIIPrintf(viewer, "AMG: %s; setups: %" PetscInt_FMT " full, %" PetscInt_FMT " numeric\n",
+                                     "one GPU (tessera::amg::gpu::DeviceHierarchy)", d.full_setups, d.value_setups));
+    TesseraPetscTry(PetscObjectComm(reinterpret_cast<PetscObject>(pc)), stats = d.single->statistics());
+    PetscCall(view_hierarchy(viewer, stats));
+    std::vector<std::string> engines;
+    TesseraPetscTry(PetscObjectComm(reinterpret_cast<PetscObject>(pc)), engines = d.single->product_engines());
+    for (std::size_t l = 0; l < engines.size(); ++l)
+      PetscCall(PetscViewerASCIIPrintf(viewer, "level %zu products: %s\n", l, engines[l].c_str()));
+  } else if (d.amg) {
     PetscCall(PetscViewerASCIIPrintf(viewer, "AMG: %s; setups: %" PetscInt_FMT " full, %" PetscInt_FMT " numeric\n",
                                      "distributed (tessera::amg::DistAmg)", d.full_setups, d.value_setups));
     TesseraPetscTry(PetscObjectComm(reinterpret_cast<PetscObject>(pc)), stats = d.amg->statistics());
@@ -296,6 +385,7 @@ PetscErrorCode PCReset_Tessera(PC pc) {
   if (d.device) d.device->release();  // the uploaded cycle, before the hierarchy it points into
   d.amg.reset();                       // its copies of A, before the context they were made on
   d.device.reset();
+  d.single.reset();
   d.a = dist::DistMatrix{};
   d.rows = RowBlock{};
   PetscFunctionReturn(0);

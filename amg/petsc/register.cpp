@@ -16,6 +16,9 @@ PetscErrorCode TesseraPetscRegisterAll(void) {
   PetscCall(MatRegisterRootName(MATTESSERA, MATSEQAIJTESSERA, MATMPIAIJTESSERA));
   PetscCall(PetscLogEventRegister("TesseraMatMult", MAT_CLASSID, &TESSERA_MatMult));
   PetscCall(PetscLogEventRegister("TesseraMatProd", MAT_CLASSID, &TESSERA_MatProduct));
+  PetscCall(PetscLogEventRegister("TesseraPCReadA", PC_CLASSID, &TESSERA_PCReadA));
+  PetscCall(PetscLogEventRegister("TesseraPCLevels", PC_CLASSID, &TESSERA_PCHierarchy));
+  PetscCall(PetscLogEventRegister("TesseraPCUpload", PC_CLASSID, &TESSERA_PCUpload));
   PetscCall(PetscInfo(NULL, "Tessera: registered PC %s and Mat types %s, %s (root %s)\n", PCTESSERA, MATSEQAIJTESSERA,
                       MATMPIAIJTESSERA, MATTESSERA));
   PetscFunctionReturn(0);

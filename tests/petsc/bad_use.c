@@ -17,16 +17,19 @@
                  as a matrix implementation that forgets to bump it would leave it: PCSetUp
                  says SAME_NONZERO_PATTERN, and PCTESSERA must notice the pattern change on
                  every rank -> "nonzero pattern changed but PCSetUp was told SAME_NONZERO_PATTERN"
+     nonfinite   an off-diagonal entry of the middle row set to NaN between two solves (same
+                 pattern, so a numeric re-setup)              -> "non-finite"
 
    Wrong solutions end in SETERRQ too, so a silent wrong answer fails the test like a crash. */
 #include <petsc/private/matimpl.h> /* hidden case: winds back A->nonzerostate */
+#include <math.h> /* NAN */
 #include <petscksp.h>
 #include <string.h>
 #include <time.h>
 
 #include "amg/petsc/tessera_petsc.h"
 
-static const char help[] = "PCTESSERA bad-use cases: -case ok|resetups|nonsquare|dense|baij|pattern|zerorows|hidden -n N\n";
+static const char help[] = "PCTESSERA bad-use cases: -case ok|resetups|nonsquare|dense|baij|pattern|zerorows|hidden|nonfinite -n N\n";
 
 /* Rows [rstart, rend) of the tridiagonal 1D Laplacian with a diagonal shift (SPD), into a
    matrix that may have more columns than rows (nonsquare case). */
@@ -158,6 +161,17 @@ static PetscErrorCode zero_middle_rows(Mat a, PetscInt n) {
   PetscFunctionReturn(0);
 }
 
+/* a(n/2, n/2 - 1) = NaN: an existing entry, so the pattern stays. */
+static PetscErrorCode set_nan_entry(Mat a, PetscInt n) {
+  PetscInt rstart, rend, row = n / 2;
+  PetscFunctionBeginUser;
+  PetscCall(MatGetOwnershipRange(a, &rstart, &rend));
+  if (rstart <= row && row < rend) PetscCall(MatSetValue(a, row, row - 1, (PetscScalar)NAN, INSERT_VALUES));
+  PetscCall(MatAssemblyBegin(a, MAT_FINAL_ASSEMBLY));
+  PetscCall(MatAssemblyEnd(a, MAT_FINAL_ASSEMBLY));
+  PetscFunctionReturn(0);
+}
+
 /* A single solve on an operator PCTESSERA must refuse. */
 static PetscErrorCode one_solve(KSP ksp, Mat a) {
   Vec b, x;
@@ -199,6 +213,7 @@ int main(int argc, char **argv) {
   else if (!strcmp(name, "pattern")) PetscCall(two_solves(ksp, a, n, add_wraparound));
   else if (!strcmp(name, "hidden")) PetscCall(two_solves(ksp, a, n, add_hidden_nonzero));
   else if (!strcmp(name, "zerorows")) PetscCall(two_solves(ksp, a, n, zero_middle_rows));
+  else if (!strcmp(name, "nonfinite")) PetscCall(two_solves(ksp, a, n, set_nan_entry));
   else if (nonsquare || type != MATAIJ) PetscCall(one_solve(ksp, a));
   else SETERRQ(PETSC_COMM_WORLD, PETSC_ERR_ARG_UNKNOWN_TYPE, "unknown -case %s", name);
 

@@ -71,12 +71,23 @@ target_include_directories(petsc_bad_use PRIVATE ${PROJECT_SOURCE_DIR})
 set_target_properties(petsc_bad_use PROPERTIES LINKER_LANGUAGE CXX)
 
 # One test per rank count; expect_exit "0" or "nonzero". Optional: CASE (bad_use.c's case when
-# it differs from the test's name) and ENV (more environment, e.g. PETSC_OPTIONS).
+# it differs from the test's name), ENV (more environment, e.g. PETSC_OPTIONS) and GPU (labelled
+# gpu: skipped, exit 77, in a build without CUDA or where nvidia-smi lists no GPU).
 function(tessera_bad_use_test name expect_exit regex)
-  cmake_parse_arguments(B "" "CASE" "ENV" ${ARGN})
+  cmake_parse_arguments(B "GPU" "CASE" "ENV" ${ARGN})
   set(case ${name})
   if(B_CASE)
     set(case ${B_CASE})
+  endif()
+  set(labels "host;mpi;petsc")
+  set(gate "")
+  if(B_GPU)
+    set(labels "gpu;mpi;petsc")
+    if(TESSERA_HAVE_CUDA)
+      set(gate "nvidia-smi -L 2>/dev/null | grep -q '^GPU' || { echo 'SKIPPED: no GPU visible (nvidia-smi -L)'; exit ${TESSERA_SKIP_CODE}; }; ")
+    else()
+      set(gate "echo 'SKIPPED: needs the CUDA backend'; exit ${TESSERA_SKIP_CODE}; ")
+    endif()
   endif()
   if(expect_exit STREQUAL "0")
     set(check "-eq 0")
@@ -88,9 +99,9 @@ function(tessera_bad_use_test name expect_exit regex)
   foreach(np IN LISTS B_UNPARSED_ARGUMENTS)
     set(test petsc.bad_use.${name}.np${np})
     add_test(NAME ${test}
-             COMMAND sh -c "${PROJECT_SOURCE_DIR}/tests/support/mpiexec_per_rank.sh ${MPIEXEC_EXECUTABLE} ${np} $<TARGET_FILE:petsc_bad_use> -case ${case} -n 203 -pc_tessera_coarse_size 20 -ksp_view -error_output_stdout; test $? ${check}")
-    set_tests_properties(${test} PROPERTIES LABELS "host;mpi;petsc" PROCESSORS ${np} TIMEOUT 120
-                         PASS_REGULAR_EXPRESSION "${regex}.*${rc_regex}"
+             COMMAND sh -c "${gate}${PROJECT_SOURCE_DIR}/tests/support/mpiexec_per_rank.sh ${MPIEXEC_EXECUTABLE} ${np} $<TARGET_FILE:petsc_bad_use> -case ${case} -n 203 -pc_tessera_coarse_size 20 -ksp_view -error_output_stdout; test $? ${check}")
+    set_tests_properties(${test} PROPERTIES LABELS "${labels}" PROCESSORS ${np} TIMEOUT 120
+                         SKIP_RETURN_CODE ${TESSERA_SKIP_CODE} PASS_REGULAR_EXPRESSION "${regex}.*${rc_regex}"
                          ENVIRONMENT "${TESSERA_TEST_ENV};OMPI_ALLOW_RUN_AS_ROOT=1;OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1;${B_ENV}")
   endforeach()
 endfunction()
@@ -104,9 +115,27 @@ tessera_bad_use_test(baij nonzero "${_not_aij} seqbaij" 1)
 tessera_bad_use_test(pattern 0 "setups: 1 full, 0 numeric.*first solve: .*setups: 2 full, 0 numeric.*second solve: " 1 2)
 tessera_bad_use_test(zerorows 0 "first solve: .*setups: 2 full, 0 numeric.*second solve: " 1 2)
 tessera_bad_use_test(hidden nonzero "PETSC ERROR: PCTESSERA: the operator's nonzero pattern changed but PCSetUp was told SAME_NONZERO_PATTERN" 1 2)
+tessera_bad_use_test(nonfinite nonzero "first solve: .*PETSC ERROR: .*non-finite" 1 2)
 # The re-setup transfer on the device asked for with the host backend: refused on every rank
 # at the first setup (the host backend forced, so a GPU machine gives the same answer).
 tessera_bad_use_test(transfer_without_gpu nonzero
                      "PETSC ERROR: Tessera: PCTESSERA: -pc_tessera_resetup_transfer device recomputes the levels on the GPUs. it needs -pc_tessera_backend gpu"
                      1 2 CASE ok ENV "PETSC_OPTIONS=-pc_tessera_backend host -pc_tessera_resetup_transfer device")
+# The same PC on the GPUs: one rank builds the one-GPU hierarchy (pc_single_gpu.hpp), two ranks
+# the distributed one (on one GPU through the host-staged transport); -pc_tessera_hierarchy
+# distributed forces the latter on one rank too. Each must solve to the same checked x*, through
+# its numeric re-setups.
+set(_gpu_pc "-pc_tessera_backend gpu")
+set(_one_gpu "AMG: one GPU .tessera::amg::gpu::DeviceHierarchy.. setups: 1 full")
+tessera_bad_use_test(resetups_gpu 0 "${_one_gpu}, 1 numeric.*second solve: .*${_one_gpu}, 3 numeric.*fourth solve: " 1
+                     GPU CASE resetups ENV "PETSC_OPTIONS=${_gpu_pc}")
+tessera_bad_use_test(resetups_gpu_distributed 0
+                     "distributed .tessera::amg::DistAmg.. setups: 1 full, 3 numeric.*fourth solve: " 1 2
+                     GPU CASE resetups ENV "PETSC_OPTIONS=${_gpu_pc} -pc_tessera_hierarchy distributed")
+tessera_bad_use_test(pattern_gpu 0 "${_one_gpu}, 0 numeric.*first solve: .*setups: 2 full, 0 numeric.*second solve: " 1
+                     GPU CASE pattern ENV "PETSC_OPTIONS=${_gpu_pc}")
+tessera_bad_use_test(nonfinite_gpu nonzero "first solve: .*PETSC ERROR: .*non-finite" 1 GPU CASE nonfinite
+                     ENV "PETSC_OPTIONS=${_gpu_pc}")
+tessera_bad_use_test(hidden_gpu nonzero "PETSC ERROR: PCTESSERA: the operator's nonzero pattern changed but PCSetUp was told SAME_NONZERO_PATTERN" 1
+                     GPU CASE hidden ENV "PETSC_OPTIONS=${_gpu_pc}")
 endif()
