@@ -15,6 +15,7 @@
 #include "amg/near_null_space.hpp"
 #include "dist/backend_choice.hpp"
 #include "dist/dist_matrix.hpp"
+#include "dist/host_threads.hpp"
 #include "dist/spmv.hpp"
 #include "dist/transpose.hpp"
 #include "drivers/amg_result_row.hpp"
@@ -648,9 +649,8 @@ int run_distributed_amg(const dist::Communicator& comm, const DistributedAmgOpti
   const std::int64_t threads_min = comm.allreduce(std::int64_t{host::threads()}, dist::ReduceOp::min);
   const std::int64_t threads_max = comm.allreduce(std::int64_t{host::threads()}, dist::ReduceOp::max);
   if (root) {
-    std::printf("host threads a rank (the setup's host loops): %lld to %lld (%s)\n", (long long)threads_min,
-                (long long)threads_max,
-                host::threads_set_by_environment() ? "OMP_NUM_THREADS" : "its share of the node's CPUs");
+    std::printf("host threads a rank (the setup's host loops): %lld to %lld; rank 0: %s\n", (long long)threads_min,
+                (long long)threads_max, dist::host_threads_summary().c_str());
     std::printf("host page faults in the setup: %lld on the largest rank, %lld in all; host heap: %s\n",
                 (long long)setup.page_faults_max, (long long)setup.page_faults_sum, host_heap_pages().c_str());
     if (!setup.repeated_seconds.empty())

@@ -15,7 +15,8 @@ set -euo pipefail
 : "${TESSERA_LAUNCHER:=auto}"      # auto (srun inside a Slurm job, else mpirun), srun, mpirun
 : "${TESSERA_SRUN_MPI:=pmix}"      # srun --mpi plugin; Debian's OpenMPI speaks PMIx only
 : "${TESSERA_SRUN_ARGS:=}"         # extra srun options, e.g. "--cpu-bind=cores"
-: "${TESSERA_MPIRUN_ARGS:=}"       # extra mpirun options, e.g. "--oversubscribe"
+: "${TESSERA_MPIRUN_ARGS=--bind-to none}"  # extra mpirun options (set empty for none): the ranks' host
+                                   # threads need CPUs; Open MPI binds up to 2 ranks to one core each
 : "${TESSERA_NTASKS:=${SLURM_NTASKS:-1}}"  # ranks of each launch (default: the whole allocation)
 : "${TESSERA_ARGS:=}"              # extra driver options, appended last (word-split)
 

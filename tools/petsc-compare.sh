@@ -5,6 +5,9 @@
 # On one rank it adds tessera-distributed (-pc_tessera_hierarchy distributed): with the gpu
 # backend, PCTESSERA's one-GPU hierarchy against its distributed one.
 # PETSC_COMPARE_LOGS=DIR keeps each run's -log_view output there (DIR/PC.log).
+# Every run is started with mpiexec --bind-to none: Open MPI's default binds up to 2 ranks to one
+# core each, which left PCTESSERA's threaded host loops (reading A, the distributed setup) one
+# thread; the CPU baselines run one thread a rank either way.
 #   [PETSC_COMPARE_PCS="..."] [PETSC_COMPARE_LOGS=DIR] tools/petsc-compare.sh [-n RANKS] [-b BUILD_DIR] -- APP [APP OPTIONS...]
 # e.g. tools/petsc-compare.sh -n 4 -- build/tests/petsc_tutorial_ex45 -da_grid_x 65 -da_grid_y 65 -da_grid_z 65 -ksp_type cg
 set -euo pipefail
@@ -38,7 +41,7 @@ for pc in $pcs; do
     *) pc_args=(-pc_type "$pc") ;;
   esac
   log=$(mktemp)
-  mpiexec -n "$ranks" --oversubscribe "$@" -dll_append "$plugin" "${pc_args[@]}" -ksp_rtol 1e-8 \
+  mpiexec -n "$ranks" --oversubscribe --bind-to none "$@" -dll_append "$plugin" "${pc_args[@]}" -ksp_rtol 1e-8 \
     -ksp_converged_reason -log_view >"$log" 2>&1 || true
   reason=$(grep -o 'Linear solve [a-z ]* due to [A-Z_]*' "$log" | tail -1 | awk '{print $NF}')
   iters=$(grep -o 'iterations [0-9]*' "$log" | tail -1 | awk '{print $2}')

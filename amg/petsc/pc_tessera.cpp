@@ -360,6 +360,9 @@ PetscErrorCode PCView_Tessera(PC pc, PetscViewer viewer) {
                                      double(d.device->device_bytes()) / (1 << 20), kTransferNames[d.resetup_transfer]));
   else
     PetscCall(PetscViewerASCIIPrintf(viewer, "backend host: hierarchy and vectors on the host (no device copies)\n"));
+  if (d.comm)  // set up at least once: the threads are decided
+    PetscCall(PetscViewerASCIIPrintf(viewer, "host threads a rank (the setup's host loops): rank 0: %s\n",
+                                     dist::host_threads_summary().c_str()));
   if (d.single && d.single->ready()) {
     PetscCall(PetscViewerASCIIPrintf(viewer, "AMG: %s; setups: %" PetscInt_FMT " full, %" PetscInt_FMT " numeric\n",
                                      "one GPU (tessera::amg::gpu::DeviceHierarchy)", d.full_setups, d.value_setups));

@@ -1,11 +1,12 @@
 #include "amg/petsc/petsc_operator.hpp"
 
-#include <petsc/private/petscimpl.h>
+#include <petsc/private/petscimpl.h>  // PetscObjectStateGet
 
 #include <algorithm>
 #include <atomic>
 
 #include "amg/petsc/petsc_boundary.hpp"
+#include "amg/petsc/stored_aij_rows.hpp"
 #include "local/core/host_ranges.hpp"
 
 namespace tessera::petsc {
@@ -27,38 +28,6 @@ void for_each_owned_row(Mat a, Visit visit) {
   }
 }
 
-// A seqaij matrix's (or a derived type's) own CSR arrays: row offsets, sorted columns and values
-// after MAT_FINAL_ASSEMBLY, read in place (MatGetRowIJ, MatSeqAIJGetArrayRead) instead of one
-// MatGetRow call per row: at 2.1M rows the row-by-row read took 0.66 s of PCSetUp's 0.94 s on one
-// H200 (docs/performance.md, thirty-eighth session). visit(rows, ia, ja, values) runs with them;
-// false (nothing visited) for any other type, or where PETSc offers no such arrays.
-template <class Visit>
-bool with_seqaij_arrays(Mat a, Visit visit) {
-  PetscBool seqaij = PETSC_FALSE, done = PETSC_FALSE;
-  TESSERA_PETSC_THROW(PetscObjectBaseTypeCompare(reinterpret_cast<PetscObject>(a), MATSEQAIJ, &seqaij));
-  if (!seqaij) return false;
-  PetscInt n = 0;
-  const PetscInt *ia = nullptr, *ja = nullptr;
-  TESSERA_PETSC_THROW(MatGetRowIJ(a, 0, PETSC_FALSE, PETSC_FALSE, &n, &ia, &ja, &done));
-  if (!done) return false;
-  const PetscScalar* values = nullptr;
-  struct Restore {  // on the way out, thrown or not (no throw from here)
-    Mat a;
-    PetscInt& n;
-    const PetscInt*& ia;
-    const PetscInt*& ja;
-    const PetscScalar*& values;
-    PetscBool& done;
-    ~Restore() {
-      if (values) (void)MatSeqAIJRestoreArrayRead(a, &values);
-      (void)MatRestoreRowIJ(a, 0, PETSC_FALSE, PETSC_FALSE, &n, &ia, &ja, &done);
-    }
-  } restore{a, n, ia, ja, values, done};
-  TESSERA_PETSC_THROW(MatSeqAIJGetArrayRead(a, &values));
-  visit(static_cast<std::int64_t>(n), ia, ja, values);
-  return true;
-}
-
 std::vector<std::int64_t> to_offsets(const PetscInt* ranges, int ranks) {
   return std::vector<std::int64_t>(ranges, ranges + ranks + 1);
 }
@@ -74,24 +43,26 @@ RowBlock read_owned_rows(Mat a) {
   rows.global_cols = n;
   rows.row_begin = begin;
   rows.row_end = end;
-  const bool read_in_place = with_seqaij_arrays(a, [&](std::int64_t n_rows, const PetscInt* ia, const PetscInt* ja,
-                                                         const PetscScalar* vals) {
-    TESSERA_REQUIRE_INPUT(n_rows == end - begin, "PCTESSERA: a seqaij matrix of ", n_rows, " rows owns ", end - begin);
-    const std::int64_t nnz = ia[n_rows];
+  const StoredAijRows stored(a);
+  if (stored) {
+    const std::int64_t n_rows = stored.rows();
     rows.row_ptr.resize(static_cast<std::size_t>(n_rows) + 1);
-    rows.col.resize(static_cast<std::size_t>(nnz));
-    rows.values.resize(static_cast<std::size_t>(nnz));
     host::for_ranges(n_rows + 1, [&](std::int64_t b, std::int64_t e) {
-      for (std::int64_t i = b; i < e; ++i) rows.row_ptr[i] = ia[i];
+      for (std::int64_t i = b; i < e; ++i) rows.row_ptr[i] = stored.row_start(i);
     });
-    host::for_ranges(nnz, [&](std::int64_t b, std::int64_t e) {
-      for (std::int64_t k = b; k < e; ++k) {
-        rows.col[k] = ja[k];
-        rows.values[k] = to_double(vals[k]);
+    rows.col.resize(static_cast<std::size_t>(stored.entries()));
+    rows.values.resize(rows.col.size());
+    host::for_ranges(n_rows, [&](std::int64_t b, std::int64_t e) {
+      for (std::int64_t i = b; i < e; ++i) {
+        std::int64_t k = rows.row_ptr[i];
+        stored.row(i, [&](std::int64_t col, PetscScalar value) {
+          rows.col[k] = col;
+          rows.values[k++] = to_double(value);
+        });
       }
     });
-  });
-  if (read_in_place) return rows;
+    return rows;
+  }
   rows.row_ptr.assign(1, 0);
   rows.row_ptr.reserve(static_cast<std::size_t>(end - begin) + 1);
   for_each_owned_row(a, [&](PetscInt, PetscInt len, const PetscInt* cols, const PetscScalar* vals) {
@@ -109,31 +80,29 @@ bool read_values_if_same_pattern(Mat a, const RowBlock& pattern, HostArray<doubl
   TESSERA_PETSC_THROW(MatGetOwnershipRange(a, &begin, &end));
   if (begin != pattern.row_begin || end != pattern.row_end) return false;
   HostArray<double> fresh(pattern.col.size());  // every entry written unless the pattern differs
-  bool same = true;
-  const bool read_in_place = with_seqaij_arrays(a, [&](std::int64_t n_rows, const PetscInt* ia, const PetscInt* ja,
-                                                         const PetscScalar* vals) {
-    const std::int64_t nnz = ia[n_rows];
-    if (n_rows != pattern.local_rows() || nnz != static_cast<std::int64_t>(pattern.col.size())) {
-      same = false;
-      return;
-    }
+  const StoredAijRows stored(a);
+  if (stored) {
+    const std::int64_t n_rows = stored.rows();
+    if (n_rows != pattern.local_rows() || stored.entries() != static_cast<std::int64_t>(pattern.col.size())) return false;
     std::atomic<bool> differs{false};
-    host::for_ranges(n_rows + 1, [&](std::int64_t b, std::int64_t e) {
-      for (std::int64_t i = b; i < e; ++i)
-        if (ia[i] != pattern.row_ptr[i]) differs.store(true, std::memory_order_relaxed);
-    });
-    host::for_ranges(nnz, [&](std::int64_t b, std::int64_t e) {
-      for (std::int64_t k = b; k < e; ++k) {
-        if (ja[k] != pattern.col[k]) differs.store(true, std::memory_order_relaxed);
-        fresh[k] = to_double(vals[k]);
+    host::for_ranges(n_rows, [&](std::int64_t b, std::int64_t e) {
+      for (std::int64_t i = b; i < e && !differs.load(std::memory_order_relaxed); ++i) {
+        std::int64_t k = pattern.row_ptr[i];
+        if (stored.row_start(i + 1) - stored.row_start(i) != pattern.row_ptr[i + 1] - k) {
+          differs.store(true, std::memory_order_relaxed);
+          break;
+        }
+        stored.row(i, [&](std::int64_t col, PetscScalar value) {
+          if (col != pattern.col[k]) differs.store(true, std::memory_order_relaxed);
+          fresh[k++] = to_double(value);
+        });
       }
     });
-    same = !differs.load();
-  });
-  if (read_in_place) {
-    if (same) values.swap(fresh);
-    return same;
+    if (differs.load()) return false;
+    values.swap(fresh);
+    return true;
   }
+  bool same = true;
   for_each_owned_row(a, [&](PetscInt r, PetscInt len, const PetscInt* cols, const PetscScalar* vals) {
     const std::int64_t first = pattern.row_ptr[r];
     if (!same || len != pattern.row_ptr[r + 1] - first ||

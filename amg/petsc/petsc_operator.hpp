@@ -1,6 +1,7 @@
 #pragma once
 // PETSc AIJ <-> Tessera: a rank's owned rows of an assembled AIJ matrix (any type derived from
-// seqaij/mpiaij: MatGetRow returns sorted global columns for all of them) become a RowBlock and
+// seqaij/mpiaij: MatGetRow returns sorted global columns for all of them; seqaij and mpiaij
+// storage is read in place, stored_aij_rows.hpp, the rest row by row) become a RowBlock and
 // a dist::DistMatrix on PETSc's own ownership ranges, and a DistMatrix goes back into an AIJ
 // matrix. All functions throw (tessera::InputError, petsc::PetscFailure); callers sit behind
 // TesseraPetscTry. Collective where a DistMatrix is built.

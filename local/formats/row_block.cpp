@@ -1,6 +1,7 @@
 #include "local/formats/row_block.hpp"
 
 #include "local/core/error.hpp"
+#include "local/core/host_ranges.hpp"
 
 namespace tessera {
 
@@ -12,9 +13,13 @@ Csr<double> to_csr(const RowBlock& b) {
   Csr<double> m;
   m.rows = b.global_rows;
   m.cols = b.global_cols;
-  m.row_ptr.assign(b.row_ptr.begin(), b.row_ptr.end());
-  m.col_idx.assign(b.col.begin(), b.col.end());
-  m.values.assign(b.values.begin(), b.values.end());
+  // On the rank's threads: this is the whole matrix (PCTESSERA's one-GPU setup reads A through it).
+  m.row_ptr = copy_on_threads(b.row_ptr.data(), b.row_ptr.size());
+  m.values = copy_on_threads(b.values.data(), b.values.size());
+  m.col_idx.resize(b.col.size());
+  host::for_ranges(b.nnz(), [&](std::int64_t begin, std::int64_t end) {
+    for (std::int64_t k = begin; k < end; ++k) m.col_idx[k] = static_cast<std::int32_t>(b.col[k]);
+  });
   return m;
 }
 

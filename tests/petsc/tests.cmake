@@ -139,3 +139,19 @@ tessera_bad_use_test(nonfinite_gpu nonzero "first solve: .*PETSC ERROR: .*non-fi
 tessera_bad_use_test(hidden_gpu nonzero "PETSC ERROR: PCTESSERA: the operator's nonzero pattern changed but PCSetUp was told SAME_NONZERO_PATTERN" 1
                      GPU CASE hidden ENV "PETSC_OPTIONS=${_gpu_pc}")
 endif()
+
+# PCTESSERA's readers of the operator (amg/petsc/petsc_operator.hpp: in place from seqaij/mpiaij
+# arrays, row by row otherwise) against MatGetRow on random matrices, 1-4 ranks.
+if(TESSERA_HAVE_PETSC)
+add_executable(petsc_read_aij ${CMAKE_CURRENT_LIST_DIR}/read_aij.cpp)
+target_link_libraries(petsc_read_aij PRIVATE tessera_petsc PkgConfig::PETSC MPI::MPI_C)
+target_include_directories(petsc_read_aij PRIVATE ${PROJECT_SOURCE_DIR})
+foreach(np IN ITEMS 1 2 3 4)
+  add_test(NAME petsc.read_aij.np${np}
+           COMMAND ${PROJECT_SOURCE_DIR}/tests/support/mpiexec_per_rank.sh ${MPIEXEC_EXECUTABLE} ${np}
+                   $<TARGET_FILE:petsc_read_aij>)
+  set_tests_properties(petsc.read_aij.np${np} PROPERTIES LABELS "host;mpi;petsc" PROCESSORS ${np} TIMEOUT 120
+                       PASS_REGULAR_EXPRESSION "read_aij: [0-9]+ checks, 0 failed here, 0 on all ${np} ranks.*exit code 0"
+                       ENVIRONMENT "${TESSERA_TEST_ENV};OMPI_ALLOW_RUN_AS_ROOT=1;OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1")
+endforeach()
+endif()
