@@ -10,6 +10,7 @@
 #include "amg/cuda/device_hierarchy.hpp"
 #include "dist/rank_device.hpp"
 #include "local/cuda/check.hpp"
+#include "local/cuda/csr_arrays_upload.hpp"
 #include "local/cuda/device_buffer.hpp"
 #include "local/cuda/device_matrix.hpp"
 #include "local/cuda/offload_spgemm.hpp"
@@ -60,28 +61,29 @@ PcSingleGpu::~PcSingleGpu() {
   cudaStreamDestroy(impl_->stream);
 }
 
-void PcSingleGpu::setup(const Csr<double>& a, const amg::NearNullSpace& near_null, const amg::AmgOptions& options,
+void PcSingleGpu::setup(const PetscCsrArrays& a, const amg::NearNullSpace& near_null, const amg::AmgOptions& options,
                         const std::string& spgemm) {
   const cuda::OffloadSpgemm engine = cuda::parse_offload_spgemm(spgemm);  // checks the name first
   impl_->drop();  // the old levels go first: the new ones may need their memory
   impl_->or_drop([&] {
     // device_setup copies A into level 0, so this upload is freed on return.
-    const cuda::DeviceCsr<double> device_a = cuda::upload(a, impl_->stream);
+    const cuda::DeviceCsr<double> device_a = cuda::upload(a, "PCTESSERA: A", impl_->stream);
     impl_->hierarchy = std::make_unique<amg::gpu::DeviceHierarchy>(
         amg::gpu::device_setup(device_a, near_null, options, engine, impl_->stream));
   });
 }
 
-void PcSingleGpu::resetup(const HostArray<double>& values) {
+bool PcSingleGpu::resetup_if_same_pattern(const PetscCsrArrays& a) {
   TESSERA_REQUIRE_INPUT(impl_->hierarchy, "PCTESSERA: a re-setup of a one-GPU hierarchy that was never set up");
-  TESSERA_REQUIRE_INPUT(static_cast<std::int64_t>(values.size()) == impl_->hierarchy->levels[0].a.nnz,
-                        "PCTESSERA: ", values.size(), " values for a set-up operator of ",
-                        impl_->hierarchy->levels[0].a.nnz, " entries");
+  if (!cuda::same_pattern(impl_->hierarchy->levels[0].a, a, impl_->stream)) return false;
   impl_->cycle.reset();  // made for the old values (its interval and coarse factor change)
   impl_->or_drop([&] {
-    impl_->values.upload(values, impl_->stream);
+    const auto n = static_cast<std::size_t>(a.nnz());
+    if (impl_->values.size() != n) impl_->values.allocate(n, impl_->stream);
+    if (n) cuda::copy_to_device(impl_->values.data(), a.values, n * sizeof(double), impl_->stream);
     amg::gpu::device_resetup(*impl_->hierarchy, impl_->values.data());
   });
+  return true;
 }
 
 void PcSingleGpu::prepare_cycle() {
@@ -134,8 +136,8 @@ PcSingleGpu::PcSingleGpu(const dist::Communicator&) {
   throw InputError("PCTESSERA: the one-GPU hierarchy needs a Tessera build with CUDA");
 }
 PcSingleGpu::~PcSingleGpu() = default;
-void PcSingleGpu::setup(const Csr<double>&, const amg::NearNullSpace&, const amg::AmgOptions&, const std::string&) {}
-void PcSingleGpu::resetup(const HostArray<double>&) {}
+void PcSingleGpu::setup(const PetscCsrArrays&, const amg::NearNullSpace&, const amg::AmgOptions&, const std::string&) {}
+bool PcSingleGpu::resetup_if_same_pattern(const PetscCsrArrays&) { return false; }
 void PcSingleGpu::prepare_cycle() {}
 bool PcSingleGpu::ready() const { return false; }
 void PcSingleGpu::apply(const std::vector<double>&, std::vector<double>&) {}

@@ -17,8 +17,7 @@
 #include "amg/hierarchy_stats.hpp"
 #include "amg/near_null_space.hpp"
 #include "amg/options.hpp"
-#include "local/core/host_array.hpp"
-#include "local/formats/csr.hpp"
+#include "amg/petsc/whole_matrix_arrays.hpp"
 
 namespace tessera::dist {
 class Communicator;
@@ -35,16 +34,19 @@ class PcSingleGpu {
   PcSingleGpu(const PcSingleGpu&) = delete;
   PcSingleGpu& operator=(const PcSingleGpu&) = delete;
 
-  /// Uploads `a` and builds the hierarchy on the device with the products on `spgemm` (tile,
-  /// cusparse, hash or auto). InputError as device_setup: a non-finite entry, a missing or
-  /// non-positive diagonal (the row named), a near-null space of the wrong size. On any failure
-  /// no hierarchy is left. prepare_cycle() follows.
-  void setup(const Csr<double>& a, const amg::NearNullSpace& near_null, const amg::AmgOptions& options,
+  /// Uploads `a`'s arrays as they are (cuda::upload(CsrArrays), which checks them first) and
+  /// builds the hierarchy on the device with the products on `spgemm` (tile, cusparse, hash or
+  /// auto). InputError as device_setup: a non-finite entry, a missing or non-positive diagonal
+  /// (the row named), a near-null space of the wrong size. On any failure no hierarchy is left.
+  /// prepare_cycle() follows.
+  void setup(const PetscCsrArrays& a, const amg::NearNullSpace& near_null, const amg::AmgOptions& options,
              const std::string& spgemm);
-  /// New values of A in the pattern setup() saw, in its row order: every symbolic product kept,
-  /// values recomputed on the device (amg::gpu::device_resetup). On a failure the hierarchy is
-  /// dropped, so a half-refreshed one is never applied. prepare_cycle() follows.
-  void resetup(const HostArray<double>& values);
+  /// If `a` has the pattern setup() saw (compared on the device): its values uploaded as they
+  /// are, every symbolic product kept, values recomputed there (amg::gpu::device_resetup), and
+  /// true. False, with the hierarchy and its cycle untouched, if the pattern differs. On a
+  /// failure the hierarchy is dropped, so a half-refreshed one is never applied. prepare_cycle()
+  /// follows a true.
+  bool resetup_if_same_pattern(const PetscCsrArrays& a);
   /// The cycle on the hierarchy as (re)set up; the first one runs once on zeros, so that the
   /// first launch of each of its kernels (CUDA loads modules lazily) is paid here, in PCSetUp,
   /// not in the first PCApply (the distributed path's upload does the same: connect_peers).

@@ -16,6 +16,7 @@
 #include "amg/petsc/pc_tessera.hpp"
 #include "amg/petsc/petsc_boundary.hpp"
 #include "amg/petsc/petsc_operator.hpp"
+#include "amg/petsc/whole_matrix_arrays.hpp"
 #include "dist/backend_choice.hpp"
 #include "dist/host_threads.hpp"
 
@@ -51,7 +52,7 @@ struct PcTessera {
   int hierarchy_option = 0;  // index into kHierarchyNames: auto = the one-GPU hierarchy on one rank with the gpu backend
   Backend backend = Backend::host;  // resolved at the first setup, the same on every rank
   std::unique_ptr<dist::Communicator> comm;
-  RowBlock rows;        // the operator's owned rows as last set up
+  RowBlock rows;        // the operator's owned rows as last set up (distributed hierarchy only)
   dist::DistMatrix a;
   // gpu backend; declared before amg: destroyed after it. amg's levels hold copies of A on the
   // device, freed on the backend's stream, and its setup phases refer to the backend's context.
@@ -111,20 +112,33 @@ bool one_gpu_hierarchy(const PcTessera& d) {
   return d.backend == Backend::gpu && d.comm->size() == 1 && d.hierarchy_option == 0;
 }
 
-// One rank, gpu backend: A as one Csr (PETSc's rows have sorted, unique columns, so the CSR's
-// entry order is the row order that value_setup reads), the hierarchy built on the device.
+// One rank, gpu backend: A's arrays as PETSc keeps them (whole_matrix_arrays.hpp: PETSc's rows
+// have sorted, unique columns, so they are a valid CSR in the row order value_setup reads),
+// uploaded as they are and the hierarchy built on the device.
 void full_setup_one_gpu(Mat a, PcTessera& d) {
   std::optional<LoggedEvent> event(std::in_place, TESSERA_PCReadA);
-  d.rows = read_owned_rows(a);
+  d.rows = RowBlock{};  // a distributed setup's, if -pc_tessera_hierarchy changed since
+  const WholeMatrixArrays whole(a);
   std::string error;
-  const amg::NearNullSpace near_null = near_null_space(a, d.rows.local_rows(), error);
+  const amg::NearNullSpace near_null = near_null_space(a, whole.arrays().rows, error);
   TESSERA_REQUIRE_INPUT(error.empty(), error);
-  const Csr<double> whole = to_csr(d.rows);
-  event.emplace(TESSERA_PCHierarchy);  // with the CUDA context's creation at the first setup
+  event.emplace(TESSERA_PCHierarchy);  // the upload, and the CUDA context's creation at the first setup
   if (!d.single) d.single = std::make_unique<PcSingleGpu>(*d.comm);
-  d.single->setup(whole, near_null, d.options, kSpgemmNames[d.spgemm]);
+  d.single->setup(whole.arrays(), near_null, d.options, kSpgemmNames[d.spgemm]);
   event.emplace(TESSERA_PCUpload);
   d.single->prepare_cycle();
+}
+
+// false (the hierarchy untouched) if A's pattern changed.
+bool value_setup_one_gpu(Mat a, PcTessera& d) {
+  std::optional<LoggedEvent> event(std::in_place, TESSERA_PCReadA);
+  const WholeMatrixArrays whole(a);
+  event.emplace(TESSERA_PCHierarchy);  // the pattern compared and the values uploaded, then the re-setup
+  if (!d.single->resetup_if_same_pattern(whole.arrays())) return false;
+  event.emplace(TESSERA_PCUpload);
+  d.single->prepare_cycle();
+  ++d.value_setups;
+  return true;
 }
 
 void full_setup(PC pc, PcTessera& d) {
@@ -144,7 +158,7 @@ void full_setup(PC pc, PcTessera& d) {
                         "PCTESSERA: -pc_tessera_resetup_transfer device recomputes the levels on the GPUs; it needs "
                         "-pc_tessera_backend gpu (this run's backend is host)");
   if (one_gpu_hierarchy(d)) {
-    d.a = dist::DistMatrix{};  // a distributed setup's, if -pc_tessera_hierarchy changed since
+    d.a = dist::DistMatrix{};  // as d.rows: a distributed setup's
     full_setup_one_gpu(a, d);
     ++d.full_setups;
     return;
@@ -171,19 +185,11 @@ void full_setup(PC pc, PcTessera& d) {
 
 // false if some rank's rows changed pattern (then nothing was touched).
 bool value_setup(PC pc, PcTessera& d) {
+  if (d.single) return value_setup_one_gpu(pc->pmat, d);  // one rank: nothing to agree on
   std::optional<LoggedEvent> event(std::in_place, TESSERA_PCReadA);
   HostArray<double> values;
   const std::int64_t same = read_values_if_same_pattern(pc->pmat, d.rows, values) ? 1 : 0;
   if (d.comm->allreduce(same, dist::ReduceOp::min) == 0) return false;
-  if (d.single) {
-    event.emplace(TESSERA_PCHierarchy);
-    d.single->resetup(values);  // every symbolic product kept, values recomputed on the device
-    event.emplace(TESSERA_PCUpload);
-    d.single->prepare_cycle();
-    d.rows.values.swap(values);
-    ++d.value_setups;
-    return true;
-  }
   dist::set_values_in_row_order(d.a, values);
   d.rows.values.swap(values);
   event.emplace(TESSERA_PCHierarchy);
@@ -229,8 +235,10 @@ PetscErrorCode PCSetUp_Tessera(PC pc) {
   } else {
     TesseraPetscTry(comm, full_setup(pc, d));
   }
+  PetscInt global_rows = 0;
+  PetscCall(MatGetSize(pc->pmat, &global_rows, nullptr));
   PetscCall(PetscInfo(pc, "Tessera AMG %s setup on %" PetscInt_FMT " global rows\n", values_only ? "numeric" : "full",
-                      static_cast<PetscInt>(d.rows.global_rows)));
+                      global_rows));
   PetscFunctionReturn(0);
 }
 

@@ -32,12 +32,14 @@ StoredAijRows::StoredAijRows(Mat a) {
   TESSERA_PETSC_THROW(PetscStrbeginswith(reinterpret_cast<PetscObject>(a)->type_name, MATMPIAIJ, &mpiaij));
   PetscInt owned_begin = 0, owned_end = 0;
   TESSERA_PETSC_THROW(MatGetOwnershipRange(a, &owned_begin, &owned_end));
+  PetscInt global_rows = 0, global_cols = 0, col_end = 0;
+  TESSERA_PETSC_THROW(MatGetSize(a, &global_rows, &global_cols));
   if (seqaij) {
     diag_.emplace(a);
+    col_end = global_cols;
   } else if (mpiaij) {
     Mat diag = nullptr, off = nullptr;
     TESSERA_PETSC_THROW(MatMPIAIJGetSeqAIJ(a, &diag, &off, &garray_));
-    PetscInt col_end = 0;
     TESSERA_PETSC_THROW(MatGetOwnershipRangeColumn(a, &col_begin_, &col_end));
     diag_.emplace(diag);
     off_.emplace(off);
@@ -50,7 +52,10 @@ StoredAijRows::StoredAijRows(Mat a) {
   if (!usable) {  // given back; the caller reads row by row
     off_.reset();
     diag_.reset();
+    return;
   }
+  whole_ = owned_end - owned_begin == global_rows && col_begin_ == 0 && col_end == global_cols &&
+           (!off_ || off_->row_ptr()[off_->rows()] == 0);
 }
 
 }  // namespace tessera::petsc

@@ -53,6 +53,10 @@ class StoredAijRows {
   }
   std::int64_t entries() const { return row_start(rows()); }
 
+  /// The one seqaij block that holds the rank's rows in global columns as they are (seqaij, or
+  /// mpiaij on a rank that owns every column and has no off-diagonal entry: one rank), else null.
+  const BorrowedSeqAij* whole_block() const { return diag_ && whole_ ? &*diag_ : nullptr; }
+
   /// emit(global column, value) for row i's entries in increasing column order: the
   /// off-diagonal ones left of the owned columns, the diagonal block's, then the rest.
   template <class Emit>
@@ -70,6 +74,7 @@ class StoredAijRows {
   std::optional<BorrowedSeqAij> diag_, off_;  // off_ only for mpiaij
   const PetscInt* garray_ = nullptr;          // off-diagonal column -> global column, increasing
   PetscInt col_begin_ = 0;                    // the diagonal block's column 0, globally
+  bool whole_ = false;                        // the diagonal block is every row and column
 };
 
 }  // namespace tessera::petsc

@@ -19,19 +19,6 @@ bool g_force_cusparse_row_sort = false;  // testing_hooks::force_cusparse_row_so
 
 constexpr int kThreads = 256;
 
-template <class From, class To>
-__global__ void convert_kernel(std::int64_t n, const From* in, To* out) {
-  const std::int64_t i = std::int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
-  if (i < n) out[i] = static_cast<To>(in[i]);
-}
-
-template <class From, class To>
-void convert(std::int64_t n, const From* in, To* out, cudaStream_t s) {
-  if (n == 0) return;
-  convert_kernel<<<grid_for(n, kThreads), kThreads, 0, s>>>(n, in, out);
-  TESSERA_CHECK_LAUNCH();
-}
-
 /// Clears *sorted if some row of C (int32 offsets, as cuSPARSE writes them) has its columns out
 /// of increasing order; one thread per row.
 __global__ void rows_sorted_kernel(std::int64_t rows, const std::int32_t* row_ptr, const std::int32_t* col,

@@ -2,9 +2,10 @@
 // Index helpers of the device setup and product code, defined once: fill with 0, 1, 2, ...
 // (the payload of a sort that yields a permutation), the plain gather out[k] = in[source[k]]
 // (applying that permutation to values), and the starts of the runs of a sorted key array (row
-// pointers read off sorted (row, column) keys). dist/cuda/value_maps' gather is not this one: it
-// reads from and writes to several concatenated parts. Launchers order the work on `stream` and
-// accept n == 0. Include only from .cu files.
+// pointers read off sorted (row, column) keys), index arrays copied into another width, and
+// whether two index arrays differ. dist/cuda/value_maps' gather is not this one: it reads from
+// and writes to several concatenated parts. Launchers order the work on `stream` and accept
+// n == 0. Include only from .cu files.
 #include <cuda_runtime_api.h>
 
 #include <cstdint>
@@ -27,6 +28,18 @@ template <class T>
 __global__ void gather_kernel(std::int64_t n, const std::int64_t* source, const T* in, T* out) {
   const std::int64_t k = std::int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
   if (k < n) out[k] = in[source[k]];
+}
+
+template <class From, class To>
+__global__ void convert_kernel(std::int64_t n, const From* in, To* out) {
+  const std::int64_t i = std::int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
+  if (i < n) out[i] = static_cast<To>(in[i]);
+}
+
+template <class A, class B>
+__global__ void differs_kernel(std::int64_t n, const A* a, const B* b, int* differs) {
+  const std::int64_t i = std::int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
+  if (i < n && std::int64_t(a[i]) != std::int64_t(b[i])) *differs = 1;  // any writer: the same 1
 }
 
 template <class T>
@@ -61,6 +74,26 @@ void gather(std::int64_t n, const std::int64_t* source, const T* in, T* out, cud
   index_detail::gather_kernel<<<grid_for(n, index_detail::kThreads), index_detail::kThreads, 0, stream>>>(
       n, source, in, out);
   TESSERA_CHECK_LAUNCH();
+}
+
+/// out[i] = To(in[i]) for i < n: index arrays widened or narrowed (the caller knows every value fits To).
+template <class From, class To>
+void convert(std::int64_t n, const From* in, To* out, cudaStream_t stream) {
+  if (n <= 0) return;
+  index_detail::convert_kernel<<<grid_for(n, index_detail::kThreads), index_detail::kThreads, 0, stream>>>(n, in, out);
+  TESSERA_CHECK_LAUNCH();
+}
+
+/// Whether a[i] != b[i] for some i < n, the two compared as int64 (waits for `stream`).
+template <class A, class B>
+bool any_difference(std::int64_t n, const A* a, const B* b, cudaStream_t stream) {
+  if (n <= 0) return false;
+  DeviceBuffer<int> differs(1, stream);
+  differs.fill_bytes(0, stream);
+  index_detail::differs_kernel<<<grid_for(n, index_detail::kThreads), index_detail::kThreads, 0, stream>>>(
+      n, a, b, differs.data());
+  TESSERA_CHECK_LAUNCH();
+  return read_scalar(differs.data(), stream) != 0;
 }
 
 /// For keys sorted ascending whose segment is key / key_scale (a row times the row's key span,

@@ -10,39 +10,56 @@
 
 namespace tessera {
 
-template <class T>
-void validate(const Csr<T>& m, const std::string& what) {
-  TESSERA_REQUIRE_INPUT(m.rows >= 0 && m.cols >= 0, what, ": negative dimensions ", m.rows, "x", m.cols);
-  TESSERA_REQUIRE_INPUT(m.cols <= INT32_MAX, what, ": ", m.cols, " columns exceed the int32 column index");
-  TESSERA_REQUIRE_INPUT(static_cast<std::int64_t>(m.row_ptr.size()) == m.rows + 1, what,
-                        ": row_ptr has ", m.row_ptr.size(), " entries, expected ", m.rows + 1);
-  TESSERA_REQUIRE_INPUT(m.row_ptr[0] == 0, what, ": row_ptr[0] is ", m.row_ptr[0], ", expected 0");
-  TESSERA_REQUIRE_INPUT(m.values.size() == m.col_idx.size(), what, ": ", m.values.size(), " values for ",
-                        m.col_idx.size(), " column indices");
-  TESSERA_REQUIRE_INPUT(m.row_ptr[m.rows] == m.nnz(), what, ": row_ptr ends at ", m.row_ptr[m.rows],
-                        " but there are ", m.nnz(), " entries");
+namespace detail {
+
+template <class Offset, class Index>
+void validate_pattern(std::int64_t rows, std::int64_t cols, const Offset* row_ptr, const Index* col_idx,
+                      const std::string& what) {
+  TESSERA_REQUIRE_INPUT(rows >= 0 && cols >= 0, what, ": negative dimensions ", rows, "x", cols);
+  TESSERA_REQUIRE_INPUT(cols <= INT32_MAX, what, ": ", cols, " columns exceed the int32 column index");
+  TESSERA_REQUIRE_INPUT(row_ptr[0] == 0, what, ": row_ptr[0] is ", row_ptr[0], ", expected 0");
+  const std::int64_t nnz = row_ptr[rows];
+  TESSERA_REQUIRE_INPUT(nnz >= 0, what, ": row_ptr ends at ", nnz);
   // Row by row in parallel (host_ranges.hpp): each range reports its first bad row, and the
   // first range's report wins, which is the serial loop's first failure.
-  const std::string error = host::first_failure(m.rows, [&](std::int64_t first, std::int64_t last) -> std::string {
+  const std::string error = host::first_failure(rows, [&](std::int64_t first, std::int64_t last) -> std::string {
     // Rows before `first` are another range's to check: this range's start must be in range.
-    if (m.row_ptr[first] < 0 || m.row_ptr[first] > m.nnz())
-      return detail::concat(what, ": row_ptr[", first, "] = ", m.row_ptr[first], " is outside the ", m.nnz(), " entries");
+    if (row_ptr[first] < 0 || row_ptr[first] > nnz)
+      return detail::concat(what, ": row_ptr[", first, "] = ", row_ptr[first], " is outside the ", nnz, " entries");
     for (std::int64_t r = first; r < last; ++r) {
-      if (m.row_ptr[r] > m.row_ptr[r + 1]) return detail::concat(what, ": row_ptr decreases at row ", r);
+      if (row_ptr[r] > row_ptr[r + 1]) return detail::concat(what, ": row_ptr decreases at row ", r);
       // Bounded by nnz here, not only at the end: a later decrease must not let this row read
       // past col_idx first.
-      if (m.row_ptr[r + 1] > m.nnz())
-        return detail::concat(what, ": row_ptr[", r + 1, "] = ", m.row_ptr[r + 1], " is past the ", m.nnz(), " entries");
-      for (std::int64_t k = m.row_ptr[r]; k < m.row_ptr[r + 1]; ++k) {
-        const std::int64_t c = m.col_idx[k];
-        if (c < 0 || c >= m.cols) return detail::concat(what, ": row ", r, " has column ", c, " outside [0, ", m.cols, ")");
-        if (k > m.row_ptr[r] && m.col_idx[k - 1] >= c)
+      if (row_ptr[r + 1] > nnz)
+        return detail::concat(what, ": row_ptr[", r + 1, "] = ", row_ptr[r + 1], " is past the ", nnz, " entries");
+      for (std::int64_t k = row_ptr[r]; k < row_ptr[r + 1]; ++k) {
+        const std::int64_t c = col_idx[k];
+        if (c < 0 || c >= cols) return detail::concat(what, ": row ", r, " has column ", c, " outside [0, ", cols, ")");
+        if (k > row_ptr[r] && col_idx[k - 1] >= col_idx[k])
           return detail::concat(what, ": row ", r, " columns are not strictly increasing at column ", c);
       }
     }
     return "";
   });
   TESSERA_REQUIRE_INPUT(error.empty(), error);
+}
+
+template void validate_pattern(std::int64_t, std::int64_t, const std::int32_t*, const std::int32_t*, const std::string&);
+template void validate_pattern(std::int64_t, std::int64_t, const std::int64_t*, const std::int64_t*, const std::string&);
+template void validate_pattern(std::int64_t, std::int64_t, const std::int64_t*, const std::int32_t*, const std::string&);
+
+}  // namespace detail
+
+template <class T>
+void validate(const Csr<T>& m, const std::string& what) {
+  TESSERA_REQUIRE_INPUT(m.rows >= 0, what, ": negative dimensions ", m.rows, "x", m.cols);
+  TESSERA_REQUIRE_INPUT(static_cast<std::int64_t>(m.row_ptr.size()) == m.rows + 1, what,
+                        ": row_ptr has ", m.row_ptr.size(), " entries, expected ", m.rows + 1);
+  TESSERA_REQUIRE_INPUT(m.values.size() == m.col_idx.size(), what, ": ", m.values.size(), " values for ",
+                        m.col_idx.size(), " column indices");
+  TESSERA_REQUIRE_INPUT(m.row_ptr[m.rows] == m.nnz(), what, ": row_ptr ends at ", m.row_ptr[m.rows],
+                        " but there are ", m.nnz(), " entries");
+  detail::validate_pattern(m.rows, m.cols, m.row_ptr.data(), m.col_idx.data(), what);
 }
 
 template <class T>

@@ -52,6 +52,14 @@ struct Csr {
 template <class T>
 void validate(const Csr<T>& m, const std::string& what = "matrix");
 
+namespace detail {
+/// validate's checks of the pattern (dimensions, offsets, columns) on raw arrays of any index
+/// width, row_ptr[rows] taken as the entry count; validate(CsrArrays) shares them.
+template <class Offset, class Index>
+void validate_pattern(std::int64_t rows, std::int64_t cols, const Offset* row_ptr, const Index* col_idx,
+                      const std::string& what);
+}  // namespace detail
+
 /// Builds a Csr from unsorted (row, col, value) triplets, summing duplicates. Indices are
 /// 0-based; out-of-range indices are an InputError.
 template <class T>

@@ -12,3 +12,4 @@ if(OpenMP_CXX_FOUND)  # the ranges run on several threads only with OpenMP
   tessera_add_test(test_host_ranges SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_host_ranges.cpp)
   tessera_add_test(test_host_kernels SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_host_kernels.cpp)
 endif()
+tessera_add_test(test_csr_arrays SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_csr_arrays.cpp)

@@ -4,8 +4,10 @@
 // bitwise the same values, on random matrices whose row and column ownership ranges differ,
 // with empty rows, rows with only ghost columns, ranks owning no rows, and 1x1 and empty
 // matrices. Then the re-setup reader: the same pattern gives the new values, a changed pattern
-// (on one rank) false there. Every rank prints its checks; the exit code is non-zero if any rank
-// failed one.
+// (on one rank) false there. And the one-GPU hierarchy's reader (whole_matrix_arrays.hpp): on a
+// rank that owns every row, the whole matrix's arrays as MatGetRow gives it (PETSc's own where
+// they are read in place on one rank), refused on any other rank. Every rank prints its checks;
+// the exit code is non-zero if any rank failed one.
 #include <petscmat.h>
 
 #include <algorithm>
@@ -17,6 +19,8 @@
 
 #include "amg/petsc/petsc_operator.hpp"
 #include "amg/petsc/stored_aij_rows.hpp"
+#include "amg/petsc/whole_matrix_arrays.hpp"
+#include "local/core/error.hpp"
 
 namespace {
 
@@ -114,6 +118,36 @@ Mat random_matrix(MatType type, const Shape& shape, unsigned seed) {
   return a;
 }
 
+bool same_arrays(const tessera::petsc::PetscCsrArrays& got, const RowBlock& want) {
+  const std::int64_t rows = want.row_end - want.row_begin;
+  if (got.rows != rows || !got.row_ptr) return false;
+  for (std::int64_t i = 0; i <= rows; ++i)
+    if (got.row_ptr[i] != want.row_ptr[i]) return false;
+  for (std::int64_t k = 0; k < want.nnz(); ++k)
+    if (got.col_idx[k] != want.col[k] || got.values[k] != want.values[k]) return false;
+  return true;
+}
+
+// On a rank with every row: the arrays, PETSc's own on one rank where the rows are read in
+// place (seqaij, mpiaij, derived); on any other rank an InputError.
+void check_whole_matrix(Mat a, bool in_place, const std::string& where) {
+  PetscInt m = 0, n = 0, begin = 0, end = 0;
+  MatGetSize(a, &m, &n);
+  MatGetOwnershipRange(a, &begin, &end);
+  int size = 1;
+  MPI_Comm_size(PETSC_COMM_WORLD, &size);
+  const bool owns_all = begin == 0 && end == m;
+  try {
+    const tessera::petsc::WholeMatrixArrays whole(a);
+    expect(owns_all, where + ": whole-matrix arrays on a rank without every row");
+    expect(whole.arrays().cols == n, where + ": whole-matrix columns");
+    expect(same_arrays(whole.arrays(), rows_by_get_row(a)), where + ": whole-matrix arrays differ from MatGetRow");
+    if (size == 1) expect(whole.borrowed() == in_place, where + (in_place ? ": copied, not borrowed" : ": borrowed"));
+  } catch (const tessera::InputError& e) {
+    expect(!owns_all, where + ": whole-matrix arrays refused: " + e.what());
+  }
+}
+
 void check_type(MatType type, bool in_place, const Shape& shape, unsigned seed) {
   const std::string where = std::string(type) + " " + shape.name;
   Mat a = random_matrix(type, shape, seed);
@@ -123,10 +157,12 @@ void check_type(MatType type, bool in_place, const Shape& shape, unsigned seed) 
   const RowBlock got = tessera::petsc::read_owned_rows(a);
   expect(same_rows(got, want), where + ": read_owned_rows differs from MatGetRow");
   expect(got.global_rows == shape.rows && got.global_cols == shape.rows, where + ": global sizes");
+  check_whole_matrix(a, in_place, where);
 
   // Same pattern, new values: every value read, in row order.
   MatScale(a, -3.0);
   const RowBlock scaled = rows_by_get_row(a);
+  check_whole_matrix(a, in_place, where + " scaled");
   tessera::HostArray<double> values;
   const bool same = tessera::petsc::read_values_if_same_pattern(a, got, values);
   expect(same, where + ": same pattern not recognised");
