@@ -3,8 +3,9 @@
 // hierarchy (pc_single_gpu.hpp) to upload as they are (cuda::upload(CsrArrays)): PETSc's own
 // arrays, borrowed in place, where it keeps the matrix as one seqaij block (seqaij, or mpiaij on
 // one rank) with double values; otherwise a copy read as read_owned_rows reads. Borrowed, no
-// host page is written: at 2.1M rows the RowBlock and Csr copies this replaces took 0.25 of the
-// one-GPU PCSetUp's 0.51 s on one H200 (docs/performance.md, thirty-ninth session).
+// host page is written: with the RowBlock and Csr copies this replaces, the one-GPU PCSetUp of
+// PETSc's 2.1M-row ex45 took 0.59 s on a freshly started H100 machine and 0.29-0.35 s on a warm
+// one, without them 0.27-0.32 s on both (docs/performance.md, fortieth session).
 #include <petscmat.h>
 
 #include <vector>

@@ -31,8 +31,9 @@ inline CsrArrays<std::int64_t, std::int32_t> arrays_of(const Csr<double>& m) {
 /// Throws InputError (naming `what` and the first violation) unless the arrays hold a matrix
 /// with Csr's invariant: row_ptr[0] == 0, offsets that never decrease, columns strictly
 /// increasing within each row and inside [0, cols), cols within the int32 column index, and
-/// values wherever there are entries. The checks and messages of validate(Csr), which calls
-/// this; on the rank's threads, reading the arrays in place. Cost O(rows + nnz).
+/// values wherever there are entries. validate(Csr)'s checks and messages (both run
+/// detail::validate_pattern), on the rank's threads, reading the arrays in place. Cost
+/// O(rows + nnz).
 template <class Offset, class Index>
 void validate(const CsrArrays<Offset, Index>& m, const std::string& what = "matrix");
 

@@ -8,10 +8,10 @@
 // dimensions changed, and ignores values.
 #include <gtest/gtest.h>
 
-#include <cmath>
 #include <string>
 
 #include "local/core/error.hpp"
+#include "local/cuda/cub_call.cuh"  // retain_pool_memory (host code only)
 #include "local/cuda/csr_arrays_upload.hpp"
 #include "local/gen/generators.hpp"
 #include "support/owned_csr_arrays.hpp"
@@ -23,8 +23,10 @@ namespace {
 using testing::OwnedCsrArrays;
 
 // Fills and frees a large block of the stream-ordered pool with 0xff bytes (NaN for doubles,
-// -1 for indices): the upload's fresh buffers then come from poisoned memory.
+// -1 for indices), the pool told to keep freed memory: the upload's fresh buffers then come
+// from poisoned memory.
 void poison_pool(std::size_t bytes, cudaStream_t stream) {
+  retain_pool_memory();
   DeviceBuffer<unsigned char> block(bytes, stream);
   block.fill_bytes(0xff, stream);
   TESSERA_CUDA_CHECK(cudaStreamSynchronize(stream));
