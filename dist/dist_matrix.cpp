@@ -229,6 +229,76 @@ DistMatrix assemble_compact(const Communicator& comm, Csr<double> rows,
   return a;
 }
 
+namespace {
+
+// "" when the blocks and ghosts are what assemble_blocks accepts for `rows` owned rows and owned
+// columns [cb, ce) of a matrix of `global_cols` columns.
+std::string split_blocks_error(const Csr<double>& local, const Csr<double>& nonlocal,
+                               const std::vector<std::int64_t>& ghosts, std::int64_t rows, std::int64_t cb,
+                               std::int64_t ce, std::int64_t global_cols) {
+  const auto fail = [&](auto&&... parts) { return detail::concat(parts...); };
+  const auto n_ghosts = static_cast<std::int64_t>(ghosts.size());
+  if (local.rows != rows || nonlocal.rows != rows || local.cols != ce - cb || nonlocal.cols != n_ghosts)
+    return fail("blocks of ", local.rows, "x", local.cols, " and ", nonlocal.rows, "x", nonlocal.cols, " for ", rows,
+                " owned rows, ", ce - cb, " owned columns and ", n_ghosts, " ghost columns");
+  for (std::int64_t g = 0; g < n_ghosts; ++g)
+    if (ghosts[g] < 0 || ghosts[g] >= global_cols || (ghosts[g] >= cb && ghosts[g] < ce) ||
+        (g > 0 && ghosts[g] <= ghosts[g - 1]))
+      return fail("ghost columns must increase and lie in [0, ", global_cols, ") outside the owned columns [", cb,
+                  ", ", ce, "); ghost ", g, " is global column ", ghosts[g]);
+  try {
+    validate(local, "the local block");
+    validate(nonlocal, "the non-local block");
+  } catch (const InputError& e) {
+    return e.what();
+  }
+  return "";
+}
+
+// Drops the ghosts no entry of `nonlocal` uses; the kept ones keep their order, so every row
+// stays sorted.
+void drop_unused_ghosts(Csr<double>& nonlocal, std::vector<std::int64_t>& ghosts) {
+  std::vector<std::int32_t> index(ghosts.size(), 0);
+  for (std::int32_t g : nonlocal.col_idx) index[static_cast<std::size_t>(g)] = 1;
+  std::int32_t kept = 0;
+  for (std::size_t g = 0; g < ghosts.size(); ++g) {
+    if (!index[g]) continue;
+    ghosts[static_cast<std::size_t>(kept)] = ghosts[g];
+    index[g] = kept++;
+  }
+  if (kept == static_cast<std::int32_t>(ghosts.size())) return;  // the common case: all used
+  ghosts.resize(static_cast<std::size_t>(kept));
+  host::for_ranges(nonlocal.nnz(), [&](std::int64_t begin, std::int64_t end) {
+    for (std::int64_t k = begin; k < end; ++k) nonlocal.col_idx[k] = index[static_cast<std::size_t>(nonlocal.col_idx[k])];
+  });
+  nonlocal.cols = kept;
+}
+
+}  // namespace
+
+DistMatrix assemble_blocks(const Communicator& comm, Csr<double> local, Csr<double> nonlocal,
+                           std::vector<std::int64_t> ghost_cols, const RowPartition& row_partition,
+                           const RowPartition& col_partition) {
+  TESSERA_TRACE_STEP("assemble_blocks");
+  const int me = comm.rank();
+  check_rank_counts(comm, row_partition, col_partition);
+  const std::int64_t cb = col_partition.begin(me), ce = col_partition.end(me);
+  const std::string error = split_blocks_error(local, nonlocal, ghost_cols, row_partition.end(me) - row_partition.begin(me),
+                                               cb, ce, col_partition.global_rows());
+  throw_if_any_rank_failed(comm, error.empty() ? error : detail::concat("assemble: rank ", me, ": ", error));
+  drop_unused_ghosts(nonlocal, ghost_cols);
+  throw_if_any_rank_failed(comm, block_size_error(ce - cb, static_cast<std::int64_t>(ghost_cols.size())));
+  DistMatrix a;
+  a.row_partition = row_partition;
+  a.col_partition = col_partition;
+  a.rank = me;
+  a.local = std::move(local);
+  a.nonlocal = std::move(nonlocal);
+  a.ghost_cols = std::move(ghost_cols);
+  a.halo = HaloPlan::build(comm, col_partition, a.ghost_cols);
+  return a;
+}
+
 DistMatrix assemble(const Communicator& comm, const RowBlock& rows, const RowPartition& row_partition) {
   return assemble(comm, rows, row_partition, row_partition);
 }

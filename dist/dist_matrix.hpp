@@ -57,6 +57,16 @@ std::string compact_block_error(const Csr<double>& b, const std::vector<std::int
 DistMatrix assemble_compact(const Communicator& comm, Csr<double> rows,
                             const std::vector<std::int64_t>& global_of, const RowPartition& row_partition,
                             const RowPartition& col_partition);
+/// Collective. As assemble(), from blocks already split the way a DistMatrix stores them (PETSc's
+/// MPIAIJ diagonal and off-diagonal blocks with its garray): `local` over this rank's columns of
+/// `col_partition`, `nonlocal` over `ghost_cols` (increasing global columns owned by other
+/// ranks), both moved in. Ghosts that no entry uses are dropped and the non-local columns
+/// renumbered, so the result is assemble()'s for the same rows. Any rank's bad blocks (shapes,
+/// unsorted or out-of-range columns, ghosts not increasing or inside the owned range) throw the
+/// same InputError on every rank.
+DistMatrix assemble_blocks(const Communicator& comm, Csr<double> local, Csr<double> nonlocal,
+                           std::vector<std::int64_t> ghost_cols, const RowPartition& row_partition,
+                           const RowPartition& col_partition);
 /// Square operator: columns partitioned like rows.
 DistMatrix assemble(const Communicator& comm, const RowBlock& rows, const RowPartition& row_partition);
 

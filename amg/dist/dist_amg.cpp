@@ -62,6 +62,12 @@ DistAmg::DistAmg(const dist::Communicator& comm, const dist::DistMatrix& a, cons
       hierarchy_(std::make_unique<DistHierarchy>(comm, a, near_null, options, std::move(backend))),
       cycle_([&] { TESSERA_TRACE_STEP("cycle"); return std::make_unique<DistCycle>(comm, *hierarchy_); }()) {}
 
+DistAmg::DistAmg(const dist::Communicator& comm, dist::DistMatrix&& a, const NearNullSpace& near_null,
+                 const AmgOptions& options, DistSetupBackend backend)
+    : comm_(&comm),
+      hierarchy_(std::make_unique<DistHierarchy>(comm, std::move(a), near_null, options, std::move(backend))),
+      cycle_([&] { TESSERA_TRACE_STEP("cycle"); return std::make_unique<DistCycle>(comm, *hierarchy_); }()) {}
+
 DistAmg::~DistAmg() = default;
 DistAmg::DistAmg(DistAmg&&) noexcept = default;
 DistAmg& DistAmg::operator=(DistAmg&&) noexcept = default;
@@ -71,6 +77,8 @@ void DistAmg::resetup(const dist::DistMatrix& a) {
   // vectors stay.
   hierarchy_->resetup(*comm_, a);
 }
+
+dist::DistMatrix& DistAmg::fine_operator() { return hierarchy_->levels.front().a; }
 
 void DistAmg::apply(const std::vector<double>& r, std::vector<double>& z) const { cycle_->apply(r, z); }
 

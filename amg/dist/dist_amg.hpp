@@ -29,6 +29,9 @@ class DistAmg {
   /// run (dist_setup_backend.hpp: the host by default).
   DistAmg(const dist::Communicator& comm, const dist::DistMatrix& a, const NearNullSpace& near_null,
           const AmgOptions& options = {}, DistSetupBackend backend = {});
+  /// The same, the hierarchy taking `a` over as its level 0 instead of copying it.
+  DistAmg(const dist::Communicator& comm, dist::DistMatrix&& a, const NearNullSpace& near_null,
+          const AmgOptions& options = {}, DistSetupBackend backend = {});
   ~DistAmg();
   DistAmg(DistAmg&&) noexcept;
   DistAmg& operator=(DistAmg&&) noexcept;
@@ -36,6 +39,12 @@ class DistAmg {
   /// Collective. Same pattern, new values: only numeric phases run (every symbolic product,
   /// the aggregates and P_tent are reused). InputError if the pattern changed.
   void resetup(const dist::DistMatrix& a);
+
+  /// Level 0's operator as the hierarchy holds it (the one it took over, or its copy). A caller
+  /// that keeps no copy of A refreshes its values here, pattern untouched, then calls
+  /// resetup(fine_operator()); that re-setup checks the values, not the pattern, which is the
+  /// caller's to keep.
+  dist::DistMatrix& fine_operator();
 
   /// Collective. z = one cycle applied to r (owned entries of both).
   void apply(const std::vector<double>& r, std::vector<double>& z) const;

@@ -60,12 +60,18 @@ Csr<double> allgather_operator(const dist::Communicator& comm, const dist::DistM
 
 DistHierarchy::DistHierarchy(const dist::Communicator& comm, const dist::DistMatrix& a, const NearNullSpace& near_null,
                              const AmgOptions& o, DistSetupBackend backend)
+    // The copy is a step of its own: at level 0's size it is not free, and no phase includes it.
+    : DistHierarchy(comm, [&] { TESSERA_TRACE_STEP("copy_a"); return dist::DistMatrix(a); }(), near_null, o,
+                    std::move(backend)) {}
+
+DistHierarchy::DistHierarchy(const dist::Communicator& comm, dist::DistMatrix&& a, const NearNullSpace& near_null,
+                             const AmgOptions& o, DistSetupBackend backend)
     : options(o), backend_(std::move(backend)) {
   TESSERA_ASSERT(backend_.graph_phases && backend_.eigen_estimator,
                  "DistHierarchy: a setup backend without graph phases or eigenvalue estimates");
   validate(options);  // options are the same on every rank: every rank throws alike
-  // A's check and the hierarchy's copy of it are steps of their own: at level 0's size they
-  // are not free, and the phases below do not include them.
+  // A's check is a step of its own: at level 0's size it is not free, and the phases below do
+  // not include it.
   std::optional<trace::Step> step(std::in_place, "check_a");
   check_dist_operator(comm, a, "A");
   dist::throw_if_any_rank_failed(comm, near_null.vectors.rows == a.owned_rows()
@@ -74,9 +80,8 @@ DistHierarchy::DistHierarchy(const dist::Communicator& comm, const dist::DistMat
                                                             " near-null rows for its ", a.owned_rows(), " rows"));
   levels.reserve(static_cast<std::size_t>(options.max_levels));  // the loop below stops at max_levels
   DistLevel first;
-  step.emplace("copy_a");
-  first.a = a;
-  first.nodes = uniform_dist_nodes(comm, a, near_null.block_size);
+  first.a = std::move(a);
+  first.nodes = uniform_dist_nodes(comm, first.a, near_null.block_size);
   first.near_null = near_null.vectors;
   levels.push_back(std::move(first));
   step.reset();

@@ -94,8 +94,11 @@ class DistHierarchy {
   bool coarse_direct = false;
   std::string stop_reason;
 
-  /// Collective; throws InputError on every rank for bad input.
+  /// Collective; throws InputError on every rank for bad input. Level 0 holds a copy of `a`.
   DistHierarchy(const dist::Communicator& comm, const dist::DistMatrix& a, const NearNullSpace& near_null,
+                const AmgOptions& options, DistSetupBackend backend = {});
+  /// The same, level 0 taking `a` over (no copy).
+  DistHierarchy(const dist::Communicator& comm, dist::DistMatrix&& a, const NearNullSpace& near_null,
                 const AmgOptions& options, DistSetupBackend backend = {});
   void resetup(const dist::Communicator& comm, const dist::DistMatrix& a);
 

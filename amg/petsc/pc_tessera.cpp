@@ -52,8 +52,6 @@ struct PcTessera {
   int hierarchy_option = 0;  // index into kHierarchyNames: auto = the one-GPU hierarchy on one rank with the gpu backend
   Backend backend = Backend::host;  // resolved at the first setup, the same on every rank
   std::unique_ptr<dist::Communicator> comm;
-  RowBlock rows;        // the operator's owned rows as last set up (distributed hierarchy only)
-  dist::DistMatrix a;
   // gpu backend; declared before amg: destroyed after it. amg's levels hold copies of A on the
   // device, freed on the backend's stream, and its setup phases refer to the backend's context.
   // The backend's uploaded cycle refers to amg's levels: release() it before amg goes.
@@ -117,7 +115,6 @@ bool one_gpu_hierarchy(const PcTessera& d) {
 // uploaded as they are and the hierarchy built on the device.
 void full_setup_one_gpu(Mat a, PcTessera& d) {
   std::optional<LoggedEvent> event(std::in_place, TESSERA_PCReadA);
-  d.rows = RowBlock{};  // a distributed setup's, if -pc_tessera_hierarchy changed since
   const WholeMatrixArrays whole(a);
   std::string error;
   const amg::NearNullSpace near_null = near_null_space(a, whole.arrays().rows, error);
@@ -158,17 +155,15 @@ void full_setup(PC pc, PcTessera& d) {
                         "PCTESSERA: -pc_tessera_resetup_transfer device recomputes the levels on the GPUs; it needs "
                         "-pc_tessera_backend gpu (this run's backend is host)");
   if (one_gpu_hierarchy(d)) {
-    d.a = dist::DistMatrix{};  // as d.rows: a distributed setup's
     full_setup_one_gpu(a, d);
     ++d.full_setups;
     return;
   }
   d.single.reset();  // -pc_tessera_hierarchy may have changed since the last full setup
   std::optional<LoggedEvent> event(std::in_place, TESSERA_PCReadA);
-  d.rows = read_owned_rows(a);
-  d.a = assemble(*d.comm, a, d.rows);
+  dist::DistMatrix operator_a = read_dist_matrix(*d.comm, a);
   std::string error;
-  const amg::NearNullSpace near_null = near_null_space(a, d.rows.local_rows(), error);
+  const amg::NearNullSpace near_null = near_null_space(a, operator_a.owned_rows(), error);
   dist::throw_if_any_rank_failed(*d.comm, error);
   event.emplace(TESSERA_PCHierarchy);  // with the CUDA context and the device transport at the first setup
   if (gpu && !d.device) d.device = std::make_unique<PcDeviceBackend>(*d.comm);
@@ -177,7 +172,9 @@ void full_setup(PC pc, PcTessera& d) {
     backend = d.device->setup_backend(kSpgemmNames[d.spgemm], transfer_on_device);
   else
     backend.products = dist::local_spgemm_for(*d.comm, d.backend, kSpgemmNames[d.spgemm]);  // checks the name
-  d.amg = std::make_unique<amg::DistAmg>(*d.comm, d.a, near_null, d.options, std::move(backend));
+  // The hierarchy takes A over as its level 0: the PC keeps no copy (a re-setup refreshes
+  // the hierarchy's own).
+  d.amg = std::make_unique<amg::DistAmg>(*d.comm, std::move(operator_a), near_null, d.options, std::move(backend));
   event.emplace(TESSERA_PCUpload);
   if (gpu) d.device->upload(*d.amg);
   ++d.full_setups;
@@ -187,13 +184,18 @@ void full_setup(PC pc, PcTessera& d) {
 bool value_setup(PC pc, PcTessera& d) {
   if (d.single) return value_setup_one_gpu(pc->pmat, d);  // one rank: nothing to agree on
   std::optional<LoggedEvent> event(std::in_place, TESSERA_PCReadA);
-  HostArray<double> values;
-  const std::int64_t same = read_values_if_same_pattern(pc->pmat, d.rows, values) ? 1 : 0;
-  if (d.comm->allreduce(same, dist::ReduceOp::min) == 0) return false;
-  dist::set_values_in_row_order(d.a, values);
-  d.rows.values.swap(values);
+  dist::DistMatrix& fine = d.amg->fine_operator();
+  if (!refresh_values_if_same_pattern(*d.comm, pc->pmat, fine)) return false;
   event.emplace(TESSERA_PCHierarchy);
-  d.amg->resetup(d.a);
+  try {
+    d.amg->resetup(fine);  // collective: it fails on every rank alike
+  } catch (...) {
+    // Level 0 now holds the refused values and the coarser levels may be half updated: drop
+    // the hierarchy, so that the next PCSetUp sets up afresh and PCApply refuses meanwhile.
+    if (d.device) d.device->release();
+    d.amg.reset();
+    throw;
+  }
   event.emplace(TESSERA_PCUpload);
   if (d.device) d.device->refresh(*d.amg);  // new values into the uploaded levels, no plan rebuilt
   ++d.value_setups;
@@ -261,7 +263,10 @@ PetscErrorCode PCApply_Tessera(PC pc, Vec x, Vec y) {
   } else if (d.device) {
     TesseraPetscTry(comm, d.device->apply(d.r, d.z));
   } else {
-    TesseraPetscTry(comm, d.amg->apply(d.r, d.z));
+    TesseraPetscTry(comm, {
+      TESSERA_REQUIRE_INPUT(d.amg, "PCTESSERA: the hierarchy was not set up before PCApply (its last setup failed)");
+      d.amg->apply(d.r, d.z);
+    });
   }
   PetscCall(VecGetArrayWrite(y, &out));
   for (PetscInt i = 0; i < n; ++i) out[i] = d.z[i];
@@ -397,8 +402,6 @@ PetscErrorCode PCReset_Tessera(PC pc) {
   d.amg.reset();                       // its copies of A, before the context they were made on
   d.device.reset();
   d.single.reset();
-  d.a = dist::DistMatrix{};
-  d.rows = RowBlock{};
   PetscFunctionReturn(0);
 }
 

@@ -4,10 +4,14 @@
 
 #include <algorithm>
 #include <atomic>
+#include <type_traits>
 
 #include "amg/petsc/petsc_boundary.hpp"
 #include "amg/petsc/stored_aij_rows.hpp"
+#include "dist/collective_call.hpp"
+#include "local/core/host_array.hpp"
 #include "local/core/host_ranges.hpp"
+#include "local/formats/csr_arrays.hpp"
 
 namespace tessera::petsc {
 
@@ -30,6 +34,68 @@ void for_each_owned_row(Mat a, Visit visit) {
 
 std::vector<std::int64_t> to_offsets(const PetscInt* ranges, int ranks) {
   return std::vector<std::int64_t>(ranges, ranges + ranks + 1);
+}
+
+// Whether read_dist_matrix copies this rank's storage block by block: seqaij or mpiaij storage
+// read in place, with values that are doubles already.
+bool copies_blocks(const StoredAijRows& stored) {
+  if constexpr (std::is_same_v<PetscScalar, double>) return static_cast<bool>(stored);
+  return false;
+}
+
+// One seqaij block's own arrays (PetscScalar is double: copies_blocks).
+CsrArrays<PetscInt, PetscInt> arrays_of(const BorrowedSeqAij& block, std::int64_t cols) {
+  return {block.rows(), cols, block.row_ptr(), block.cols(), reinterpret_cast<const double*>(block.values())};
+}
+
+// Collective. PETSc's blocks of `a` as a DistMatrix (every rank copies_blocks).
+dist::DistMatrix dist_matrix_of_blocks(const dist::Communicator& comm, Mat a, const StoredAijRows& stored) {
+  PetscInt owned_cols = 0;
+  TESSERA_PETSC_THROW(MatGetLocalSize(a, nullptr, &owned_cols));
+  Csr<double> local, nonlocal;
+  std::vector<std::int64_t> ghosts;
+  // to_csr validates as it copies: a broken block is an InputError on every rank, not one.
+  dist::call_collectively(comm, "PCTESSERA: reading A", [&] {
+    local = to_csr(arrays_of(stored.diagonal_block(), owned_cols), "PETSc's diagonal block");
+    const BorrowedSeqAij* off = stored.off_diagonal_block();
+    nonlocal = off ? to_csr(arrays_of(*off, stored.ghost_count()), "PETSc's off-diagonal block")
+                   : Csr<double>::empty(local.rows, 0);
+    ghosts.assign(stored.garray(), stored.garray() + stored.ghost_count());
+  });
+  return dist::assemble_blocks(comm, std::move(local), std::move(nonlocal), std::move(ghosts), row_partition(comm, a),
+                               col_partition(comm, a));
+}
+
+// Whether PETSc's blocks still hold `m`'s pattern: the diagonal block's offsets and columns
+// are the local block's, the off-diagonal block's offsets are the non-local block's and its
+// columns name the same global columns (garray may have changed with them, or kept ghosts that
+// m dropped). Local, on the rank's threads.
+bool same_blocks(const StoredAijRows& stored, const dist::DistMatrix& m) {
+  const BorrowedSeqAij& diag = stored.diagonal_block();
+  const BorrowedSeqAij* off = stored.off_diagonal_block();
+  const std::int64_t rows = m.owned_rows();
+  if (diag.rows() != rows || diag.row_ptr()[rows] != m.local.nnz() ||
+      (off ? off->row_ptr()[rows] : 0) != m.nonlocal.nnz())
+    return false;
+  std::atomic<bool> differs{false};
+  const auto differ_where = [&](std::int64_t n, auto&& entry_differs) {
+    host::for_ranges(n, [&](std::int64_t begin, std::int64_t end) {
+      for (std::int64_t k = begin; k < end && !differs.load(std::memory_order_relaxed); ++k)
+        if (entry_differs(k)) differs.store(true, std::memory_order_relaxed);
+    });
+  };
+  differ_where(rows + 1, [&](std::int64_t i) {
+    return diag.row_ptr()[i] != m.local.row_ptr[i] || (off && off->row_ptr()[i] != m.nonlocal.row_ptr[i]);
+  });
+  differ_where(m.local.nnz(), [&](std::int64_t k) { return diag.cols()[k] != m.local.col_idx[k]; });
+  if (off) {
+    const PetscInt ghosts = stored.ghost_count();
+    differ_where(m.nonlocal.nnz(), [&](std::int64_t k) {
+      const PetscInt g = off->cols()[k];
+      return g < 0 || g >= ghosts || stored.garray()[g] != m.ghost_cols[m.nonlocal.col_idx[k]];
+    });
+  }
+  return !differs.load();
 }
 
 }  // namespace
@@ -136,6 +202,36 @@ dist::DistMatrix assemble(const dist::Communicator& comm, Mat a, const RowBlock&
   return dist::assemble(comm, rows, row_partition(comm, a), col_partition(comm, a));
 }
 
+dist::DistMatrix read_dist_matrix(const dist::Communicator& comm, Mat a) {
+  const StoredAijRows stored(a);
+  // Both ways are collective, differently: every rank takes the same one.
+  if (comm.allreduce(std::int64_t{copies_blocks(stored)}, dist::ReduceOp::min) == 1)
+    return dist_matrix_of_blocks(comm, a, stored);
+  return assemble(comm, a, read_owned_rows(a));
+}
+
+bool refresh_values_if_same_pattern(const dist::Communicator& comm, Mat a, dist::DistMatrix& m) {
+  PetscInt begin = 0;
+  TESSERA_PETSC_THROW(MatGetOwnershipRange(a, &begin, nullptr));
+  const StoredAijRows stored(a);
+  const bool in_place = copies_blocks(stored);
+  HostArray<double> row_order_values;  // read row by row (other storage)
+  bool same = begin == m.row_begin();
+  if (same && in_place)
+    same = same_blocks(stored, m);
+  else if (same)  // rare storage: compare in row order, through a RowBlock of m's pattern
+    same = read_values_if_same_pattern(a, dist::owned_row_block(m), row_order_values);
+  if (comm.allreduce(std::int64_t{same}, dist::ReduceOp::min) == 0) return false;
+  if (in_place) {
+    copy_on_threads(arrays_of(stored.diagonal_block(), 0).values, m.local.values.size(), m.local.values.data());
+    if (const BorrowedSeqAij* off = stored.off_diagonal_block())
+      copy_on_threads(arrays_of(*off, 0).values, m.nonlocal.values.size(), m.nonlocal.values.data());
+  } else {
+    dist::set_values_in_row_order(m, row_order_values);
+  }
+  return true;
+}
+
 void write_aij(const dist::DistMatrix& c, Mat out, bool preallocate) {
   const RowBlock rows = dist::owned_row_block(c);
   const std::int64_t m = rows.local_rows();
@@ -170,19 +266,12 @@ MatrixMirror::Change MatrixMirror::sync(const dist::Communicator& comm, Mat a) {
   TESSERA_PETSC_THROW(MatGetNonzeroState(a, &nonzero_state));
   if (built_ && state == state_) return Change::none;
   Change change = Change::pattern;
-  if (built_ && nonzero_state == nonzero_state_) {
-    HostArray<double> values;
-    const std::int64_t same = read_values_if_same_pattern(a, rows_, values) ? 1 : 0;
-    // Every rank takes the same branch: the refresh below is collective-free, the rebuild is not.
-    if (comm.allreduce(same, dist::ReduceOp::min) == 1) {
-      dist::set_values_in_row_order(matrix_, values);
-      rows_.values.swap(values);
-      change = Change::values;
-    }
-  }
+  // PETSc agrees the nonzero state over the matrix's ranks at assembly: every rank takes the same
+  // branch into the collectives below.
+  if (built_ && nonzero_state == nonzero_state_ && refresh_values_if_same_pattern(comm, a, matrix_))
+    change = Change::values;
   if (change == Change::pattern) {
-    rows_ = read_owned_rows(a);
-    matrix_ = assemble(comm, a, rows_);
+    matrix_ = read_dist_matrix(comm, a);
     built_ = true;
   }
   state_ = state;

@@ -41,6 +41,7 @@ StoredAijRows::StoredAijRows(Mat a) {
     Mat diag = nullptr, off = nullptr;
     TESSERA_PETSC_THROW(MatMPIAIJGetSeqAIJ(a, &diag, &off, &garray_));
     TESSERA_PETSC_THROW(MatGetOwnershipRangeColumn(a, &col_begin_, &col_end));
+    TESSERA_PETSC_THROW(MatGetSize(off, nullptr, &ghosts_));  // compacted at assembly: garray's length
     diag_.emplace(diag);
     off_.emplace(off);
   } else {

@@ -5,8 +5,9 @@
 // merged per row into the global, increasing column order MatGetRow_MPIAIJ returns. Row by row,
 // MatGetRow took 0.66 s of PCSetUp's 0.94 s at 2.1M rows on one H200 (docs/performance.md,
 // thirty-eighth session); in place, every row is independent, so the readers run on the rank's
-// threads. Any other type (or a matrix PETSc offers no arrays for) holds nothing, and the
-// caller reads row by row.
+// threads. read_dist_matrix (petsc_operator.hpp) takes the two blocks as they are instead.
+// Any other type (or a matrix PETSc offers no arrays for) holds nothing, and the caller reads
+// row by row.
 #include <petscmat.h>
 
 #include <cstdint>
@@ -53,6 +54,14 @@ class StoredAijRows {
   }
   std::int64_t entries() const { return row_start(rows()); }
 
+  /// PETSc's diagonal block (owned rows x owned columns, columns from the rank's first owned
+  /// column), and the off-diagonal one (null for seqaij): owned rows x ghost_count() columns,
+  /// column g being global column garray()[g] (increasing).
+  const BorrowedSeqAij& diagonal_block() const { return *diag_; }
+  const BorrowedSeqAij* off_diagonal_block() const { return off_ ? &*off_ : nullptr; }
+  const PetscInt* garray() const { return garray_; }
+  PetscInt ghost_count() const { return garray_ ? ghosts_ : 0; }
+
   /// The one seqaij block that holds the rank's rows in global columns as they are (seqaij, or
   /// mpiaij on a rank that owns every column and has no off-diagonal entry: one rank), else null.
   const BorrowedSeqAij* whole_block() const { return diag_ && whole_ ? &*diag_ : nullptr; }
@@ -74,6 +83,7 @@ class StoredAijRows {
   std::optional<BorrowedSeqAij> diag_, off_;  // off_ only for mpiaij
   const PetscInt* garray_ = nullptr;          // off-diagonal column -> global column, increasing
   PetscInt col_begin_ = 0;                    // the diagonal block's column 0, globally
+  PetscInt ghosts_ = 0;                       // the off-diagonal block's columns
   bool whole_ = false;                        // the diagonal block is every row and column
 };
 

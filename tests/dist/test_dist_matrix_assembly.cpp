@@ -1,6 +1,7 @@
 // Direct tests of assemble_compact (a rank-local compact product split into owned and ghost
-// blocks, their [owned | ghost] extended block, and every bad-input path) and of the row-order
-// accessors copy_values_in_row_order, row_order_offset and append_row_in_row_order.
+// blocks, their [owned | ghost] extended block, and every bad-input path), of assemble_blocks
+// (blocks already split, PETSc's way, with ghosts that no entry uses among them), and of the
+// row-order accessors copy_values_in_row_order, row_order_offset and append_row_in_row_order.
 // The reference is the global matrix built serially: a rank's rows read off it are its entries
 // in row order (global column order), and each entry is owned or a ghost by its column alone.
 #include <algorithm>
@@ -161,6 +162,37 @@ void expect_row_order(const DistMatrix& d, const Expected& want) {
   EXPECT_EQ(values_only, with_prefix(-0.5, want.values_in_row_order));
 }
 
+/// assemble_blocks of `d`'s own blocks, with ghost columns that no entry uses added to the list
+/// (each other column with probability `spare`, as PETSc's garray keeps them after MatZeroRows),
+/// must give `d` back: those dropped, the non-local columns renumbered, the same halo.
+void check_blocks_round_trip(const Communicator& comm, const DistMatrix& d, double spare, std::uint64_t seed) {
+  std::mt19937_64 rng(seed);
+  std::bernoulli_distribution listed_unused(spare);
+  const std::int64_t cb = d.col_begin(), ce = cb + d.local.cols;
+  std::vector<std::int64_t> ghosts;
+  std::vector<std::int32_t> listed_at(d.ghost_cols.size());
+  std::size_t g = 0;  // next used ghost
+  for (std::int64_t c = 0; c < d.global_cols(); ++c) {
+    if (c >= cb && c < ce) continue;
+    const bool used = g < d.ghost_cols.size() && d.ghost_cols[g] == c;
+    if (used) listed_at[g++] = static_cast<std::int32_t>(ghosts.size());
+    if (used || listed_unused(rng)) ghosts.push_back(c);
+  }
+  Csr<double> nonlocal = d.nonlocal;
+  for (std::int32_t& c : nonlocal.col_idx) c = listed_at[static_cast<std::size_t>(c)];
+  nonlocal.cols = static_cast<std::int64_t>(ghosts.size());
+  const DistMatrix b = assemble_blocks(comm, d.local, std::move(nonlocal), std::move(ghosts), d.row_partition,
+                                       d.col_partition);
+  EXPECT_EQ(b.rank, d.rank);
+  EXPECT_EQ(b.row_partition, d.row_partition);
+  EXPECT_EQ(b.col_partition, d.col_partition);
+  EXPECT_EQ(b.ghost_cols, d.ghost_cols);
+  expect_same_csr(b.local, d.local, "assemble_blocks: local block");
+  expect_same_csr(b.nonlocal, d.nonlocal, "assemble_blocks: non-local block");
+  EXPECT_EQ(b.halo.send_local, d.halo.send_local);
+  expect_halo_brings_ghosts(comm, b);
+}
+
 /// assemble_compact of this rank's rows of `a` (listing unused columns with probability
 /// `spare`) against the serial split, the extended block, the halo, the row-order accessors and
 /// assemble() of the same rows.
@@ -188,6 +220,7 @@ void check_assembly(const Communicator& comm, const Csr<double>& a, const RowPar
   EXPECT_EQ(direct.ghost_cols, d.ghost_cols);
   expect_same_csr(direct.local, d.local, "local block vs assemble()");
   expect_same_csr(direct.nonlocal, d.nonlocal, "non-local block vs assemble()");
+  check_blocks_round_trip(comm, direct, spare, seed + 1);
 }
 
 /// Even cuts anywhere in the rows (Alignment::any: PETSc's ownership ranges).
@@ -378,6 +411,67 @@ TEST(AssembleCompactInput, EachBadBlockThrowsTheSameErrorOnEveryRank) {
     EXPECT_EQ(text, "assemble: rank 0: row 0 has compact column -1");
   }
   check_assembly(comm, a, p, p, 0.0, 2);
+}
+
+/// One rank's blocks spoiled for assemble_blocks, and the message it must give.
+struct BadBlocks {
+  std::string name;
+  std::function<void(Csr<double>& local, Csr<double>& nonlocal, std::vector<std::int64_t>& ghosts)> spoil;
+};
+
+TEST(AssembleBlocksInput, EachBadBlockThrowsTheSameErrorOnEveryRank) {
+  using tessera::detail::concat;
+  const Communicator comm;
+  const int me = comm.rank(), victim = comm.size() - 1;
+  const std::int64_t n = 8 * comm.size() + 5;
+  const RowPartition p = RowPartition::balanced_rows(n, comm.size());
+  const DistMatrix d = testing::distribute(comm, three_per_row(n), p, p);
+  const std::int64_t cb = p.begin(victim), ce = p.end(victim);
+  const auto ghost_error = [&](std::size_t g, std::int64_t column) {
+    return concat("ghost columns must increase and lie in [0, ", n, ") outside the owned columns [", cb, ", ", ce,
+                  "); ghost ", g, " is global column ", column);
+  };
+  // On one rank every column is owned: there are no ghosts to spoil.
+  const bool has_ghosts =
+      comm.allreduce(me == victim ? std::int64_t(d.ghost_cols.size()) : std::int64_t{0}, ReduceOp::max) >= 2;
+  std::vector<BadBlocks> cases = {
+      {"local block one column wide too many", [](Csr<double>& l, Csr<double>&, std::vector<std::int64_t>&) { ++l.cols; }},
+      {"a local column past the owned ones",
+       [](Csr<double>& l, Csr<double>&, std::vector<std::int64_t>&) { l.col_idx[l.row_ptr[1] - 1] = static_cast<std::int32_t>(l.cols); }},
+  };
+  if (has_ghosts) {
+    cases.push_back({"ghosts out of order", [](Csr<double>&, Csr<double>&, std::vector<std::int64_t>& g) { std::swap(g[0], g[1]); }});
+    cases.push_back({"a ghost among the owned columns", [&](Csr<double>&, Csr<double>&, std::vector<std::int64_t>& g) { g[0] = cb; }});
+    cases.push_back({"a ghost past the matrix", [&](Csr<double>&, Csr<double>&, std::vector<std::int64_t>& g) { g.back() = n; }});
+    cases.push_back({"a non-local column past the ghosts",
+                     [](Csr<double>&, Csr<double>& nl, std::vector<std::int64_t>& g) { nl.col_idx[0] = static_cast<std::int32_t>(g.size()); }});
+  }
+  for (const BadBlocks& bad : cases) {
+    SCOPED_TRACE(bad.name);
+    Csr<double> local = d.local, nonlocal = d.nonlocal;
+    std::vector<std::int64_t> ghosts = d.ghost_cols;
+    std::string want;  // the victim's message, found from its spoiled blocks
+    if (me == victim) {
+      bad.spoil(local, nonlocal, ghosts);
+      if (local.cols != ce - cb)
+        want = concat("blocks of ", local.rows, "x", local.cols, " and ", nonlocal.rows, "x", nonlocal.cols, " for ",
+                      local.rows, " owned rows, ", ce - cb, " owned columns and ", ghosts.size(), " ghost columns");
+      for (std::size_t g = 0; g < ghosts.size() && want.empty(); ++g)
+        if (ghosts[g] >= n || (ghosts[g] >= cb && ghosts[g] < ce) || (g > 0 && ghosts[g] <= ghosts[g - 1]))
+          want = ghost_error(g, ghosts[g]);
+      for (const auto& [block, what] : {std::pair{&local, "the local block"}, {&nonlocal, "the non-local block"}})
+        if (want.empty()) try {
+            validate(*block, what);
+          } catch (const InputError& e) {
+            want = e.what();
+          }
+      EXPECT_FALSE(want.empty()) << "the spoiled blocks are valid";
+    }
+    const std::string text = testing::input_error_on_every_rank(comm, [&] {
+      assemble_blocks(comm, std::move(local), std::move(nonlocal), std::move(ghosts), p, p);
+    });
+    EXPECT_EQ(text, "assemble: rank " + std::to_string(victim) + ": " + comm.broadcast(want, victim));
+  }
 }
 
 // check_rank_counts is rank-local: it throws on every rank because partitions are replicated.

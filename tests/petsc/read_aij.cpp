@@ -4,7 +4,11 @@
 // bitwise the same values, on random matrices whose row and column ownership ranges differ,
 // with empty rows, rows with only ghost columns, ranks owning no rows, and 1x1 and empty
 // matrices. Then the re-setup reader: the same pattern gives the new values, a changed pattern
-// (on one rank) false there. And the one-GPU hierarchy's reader (whole_matrix_arrays.hpp): on a
+// (on one rank) false there. The DistMatrix the distributed hierarchy reads (read_dist_matrix:
+// PETSc's diagonal and off-diagonal blocks copied as they are) must equal the assembly of
+// MatGetRow's rows, also after MatZeroRows left garray with ghosts no entry uses; its re-setup
+// refresh (refresh_values_if_same_pattern) takes new values, and refuses a new entry on one
+// rank on every rank. And the one-GPU hierarchy's reader (whole_matrix_arrays.hpp): on a
 // rank that owns every row, the whole matrix's arrays as MatGetRow gives it (PETSc's own where
 // they are read in place on one rank), refused on any other rank. Every rank prints its checks;
 // the exit code is non-zero if any rank failed one.
@@ -20,6 +24,7 @@
 #include "amg/petsc/petsc_operator.hpp"
 #include "amg/petsc/stored_aij_rows.hpp"
 #include "amg/petsc/whole_matrix_arrays.hpp"
+#include "dist/communicator.hpp"
 #include "local/core/error.hpp"
 
 namespace {
@@ -118,6 +123,118 @@ Mat random_matrix(MatType type, const Shape& shape, unsigned seed) {
   return a;
 }
 
+/// `a` assembled from MatGetRow's rows: the reference DistMatrix.
+tessera::dist::DistMatrix assembled_by_get_row(const tessera::dist::Communicator& comm, Mat a) {
+  RowBlock rows = rows_by_get_row(a);
+  PetscInt m = 0, n = 0;
+  MatGetSize(a, &m, &n);
+  rows.global_rows = m;
+  rows.global_cols = n;
+  return tessera::petsc::assemble(comm, a, rows);
+}
+
+bool same_block(const tessera::Csr<double>& got, const tessera::Csr<double>& want) {
+  return got.rows == want.rows && got.cols == want.cols && got.row_ptr == want.row_ptr &&
+         got.col_idx == want.col_idx && got.values == want.values;  // bitwise: copies only
+}
+
+bool same_dist_matrix(const tessera::dist::DistMatrix& got, const tessera::dist::DistMatrix& want) {
+  const tessera::dist::ExchangePattern &g = got.halo.pattern, &w = want.halo.pattern;
+  return got.row_partition == want.row_partition && got.col_partition == want.col_partition &&
+         got.rank == want.rank && same_block(got.local, want.local) && same_block(got.nonlocal, want.nonlocal) &&
+         got.ghost_cols == want.ghost_cols && got.halo.send_local == want.halo.send_local &&
+         g.send_ranks == w.send_ranks && g.send_offsets == w.send_offsets && g.recv_ranks == w.recv_ranks &&
+         g.recv_offsets == w.recv_offsets;
+}
+
+/// read_dist_matrix against the assembly of MatGetRow's rows; returns what it read.
+tessera::dist::DistMatrix check_dist_matrix(const tessera::dist::Communicator& comm, Mat a, const std::string& where) {
+  tessera::dist::DistMatrix got = tessera::petsc::read_dist_matrix(comm, a);
+  expect(same_dist_matrix(got, assembled_by_get_row(comm, a)), where + ": read_dist_matrix differs from the assembly of MatGetRow's rows");
+  return got;
+}
+
+/// MatZeroRows (pattern not kept) empties every other owned row; garray keeps the ghosts that
+/// only those rows used, which read_dist_matrix must drop as assemble does. On 2+ ranks with
+/// enough rows, some rank must have had such ghosts, or the case tested nothing.
+void check_zeroed_rows(const tessera::dist::Communicator& comm, Mat a, const std::string& where) {
+  PetscInt begin = 0, end = 0;
+  MatGetOwnershipRange(a, &begin, &end);
+  std::vector<PetscInt> rows;
+  for (PetscInt i = begin; i < end; i += 2) rows.push_back(i);
+  MatSetOption(a, MAT_KEEP_NONZERO_PATTERN, PETSC_FALSE);
+  MatZeroRows(a, static_cast<PetscInt>(rows.size()), rows.data(), 0.0, nullptr, nullptr);
+  const tessera::dist::DistMatrix got = check_dist_matrix(comm, a, where + " after MatZeroRows");
+  const tessera::petsc::StoredAijRows stored(a);
+  const std::int64_t unused_here =
+      stored ? std::int64_t(stored.ghost_count()) - std::int64_t(got.ghost_cols.size()) : 0;
+  const std::int64_t unused = comm.allreduce(unused_here, tessera::dist::ReduceOp::max);
+  PetscInt m = 0;
+  MatGetSize(a, &m, nullptr);
+  if (comm.size() > 1 && m > 100 && stored) expect(unused > 0, where + ": MatZeroRows left no unused ghost in garray");
+}
+
+/// A matrix of `a`'s type, sizes and entries, except that on the last rank that has a suitable
+/// row, one entry of it moves to another column of the same block (owned columns, or ghost
+/// columns when `ghost`): the entry counts of both blocks stay, so only a comparison of columns
+/// notices. `moved` says whether some rank moved one.
+Mat with_moved_entry(Mat a, bool ghost, bool& moved) {
+  MatType type = nullptr;
+  MatGetType(a, &type);
+  PetscInt m = 0, n = 0, local_rows = 0, local_cols = 0, col_begin = 0, col_end = 0;
+  MatGetSize(a, &m, &n);
+  MatGetLocalSize(a, &local_rows, &local_cols);
+  MatGetOwnershipRangeColumn(a, &col_begin, &col_end);
+  RowBlock rows = rows_by_get_row(a);
+  const auto in_block = [&](std::int64_t c) { return (c >= col_begin && c < col_end) != ghost; };
+  // This rank's candidate: a row with an entry in the block and a free column of the block.
+  std::int64_t row = -1, from = -1, to = -1;
+  for (std::int64_t i = 0; i < rows.local_rows() && row < 0; ++i) {
+    const auto first = rows.col.begin() + rows.row_ptr[i], last = rows.col.begin() + rows.row_ptr[i + 1];
+    const auto entry = std::find_if(first, last, in_block);
+    if (entry == last) continue;
+    for (std::int64_t c = 0; c < n; ++c)
+      if (in_block(c) && !std::binary_search(first, last, c)) {
+        row = i, from = entry - rows.col.begin(), to = c;
+        break;
+      }
+  }
+  int rank = 0;
+  MPI_Comm_rank(PETSC_COMM_WORLD, &rank);
+  int mover = row >= 0 ? rank : -1;
+  MPI_Allreduce(MPI_IN_PLACE, &mover, 1, MPI_INT, MPI_MAX, PETSC_COMM_WORLD);
+  moved = mover >= 0;
+  if (rank == mover) rows.col[from] = to;
+  Mat b = nullptr;
+  MatCreate(PETSC_COMM_WORLD, &b);
+  MatSetSizes(b, local_rows, local_cols, m, n);
+  MatSetType(b, type);
+  MatSetUp(b);
+  MatSetOption(b, MAT_NEW_NONZERO_ALLOCATION_ERR, PETSC_FALSE);
+  for (std::int64_t i = 0; i < rows.local_rows(); ++i)
+    for (std::int64_t k = rows.row_ptr[i]; k < rows.row_ptr[i + 1]; ++k)
+      MatSetValue(b, rows.row_begin + i, rows.col[k], rows.values[k], INSERT_VALUES);
+  MatAssemblyBegin(b, MAT_FINAL_ASSEMBLY);
+  MatAssemblyEnd(b, MAT_FINAL_ASSEMBLY);
+  return b;
+}
+
+/// The refresh compares columns, not only counts: a moved entry on one rank (owned or ghost
+/// columns) is refused on every rank, and the matrix is left as it was.
+void check_moved_entries(const tessera::dist::Communicator& comm, Mat a, const tessera::dist::DistMatrix& read,
+                         const std::string& where) {
+  for (const bool ghost : {false, true}) {
+    bool moved = false;
+    Mat b = with_moved_entry(a, ghost, moved);
+    tessera::dist::DistMatrix m = read;
+    const bool refreshed = tessera::petsc::refresh_values_if_same_pattern(comm, b, m);
+    const std::string what = where + (ghost ? ": an entry moved among ghost columns" : ": an entry moved among owned columns");
+    expect(refreshed == !moved, what + (moved ? " was not refused" : ", none moved, was refused"));
+    expect(!moved || same_dist_matrix(m, read), what + ": the refused refresh touched the matrix");
+    MatDestroy(&b);
+  }
+}
+
 bool same_arrays(const tessera::petsc::PetscCsrArrays& got, const RowBlock& want) {
   const std::int64_t rows = want.row_end - want.row_begin;
   if (got.rows != rows || !got.row_ptr) return false;
@@ -158,11 +275,17 @@ void check_type(MatType type, bool in_place, const Shape& shape, unsigned seed) 
   expect(same_rows(got, want), where + ": read_owned_rows differs from MatGetRow");
   expect(got.global_rows == shape.rows && got.global_cols == shape.rows, where + ": global sizes");
   check_whole_matrix(a, in_place, where);
+  const tessera::dist::Communicator comm(PETSC_COMM_WORLD);
+  const tessera::dist::DistMatrix read = check_dist_matrix(comm, a, where);
+  check_moved_entries(comm, a, read, where);
 
   // Same pattern, new values: every value read, in row order.
   MatScale(a, -3.0);
   const RowBlock scaled = rows_by_get_row(a);
   check_whole_matrix(a, in_place, where + " scaled");
+  tessera::dist::DistMatrix refreshed = read;
+  expect(tessera::petsc::refresh_values_if_same_pattern(comm, a, refreshed), where + ": refresh refused the same pattern");
+  expect(same_dist_matrix(refreshed, assembled_by_get_row(comm, a)), where + ": refreshed values differ from MatGetRow's");
   tessera::HostArray<double> values;
   const bool same = tessera::petsc::read_values_if_same_pattern(a, got, values);
   expect(same, where + ": same pattern not recognised");
@@ -194,6 +317,16 @@ void check_type(MatType type, bool in_place, const Shape& shape, unsigned seed) 
   expect(still_same == !changed, where + (changed ? ": a new entry not noticed" : ": unchanged rows reported changed"));
   expect(!changed || (untouched.size() == 1 && untouched[0] == 42.0), where + ": values touched on a changed pattern");
   expect(same_rows(tessera::petsc::read_owned_rows(a), rows_by_get_row(a)), where + ": read after the new entry");
+  // One rank's new entry: every rank refuses the refresh and keeps its values.
+  int changed_somewhere = changed ? 1 : 0;
+  MPI_Allreduce(MPI_IN_PLACE, &changed_somewhere, 1, MPI_INT, MPI_MAX, PETSC_COMM_WORLD);
+  tessera::dist::DistMatrix kept = refreshed;
+  MatScale(a, 0.5);
+  expect(tessera::petsc::refresh_values_if_same_pattern(comm, a, kept) == !changed_somewhere,
+         where + (changed_somewhere ? ": a new entry on some rank not refused" : ": unchanged pattern refused"));
+  expect(!changed_somewhere || same_dist_matrix(kept, refreshed), where + ": a refused refresh touched the matrix");
+  check_dist_matrix(comm, a, where + " after the new entry");
+  check_zeroed_rows(comm, a, where);
   MatDestroy(&a);
 }
 
