@@ -211,12 +211,14 @@ dist::DistMatrix read_dist_matrix(const dist::Communicator& comm, Mat a) {
 }
 
 bool refresh_values_if_same_pattern(const dist::Communicator& comm, Mat a, dist::DistMatrix& m) {
-  PetscInt begin = 0;
+  PetscInt begin = 0, col_begin = 0, col_end = 0;
   TESSERA_PETSC_THROW(MatGetOwnershipRange(a, &begin, nullptr));
+  TESSERA_PETSC_THROW(MatGetOwnershipRangeColumn(a, &col_begin, &col_end));
   const StoredAijRows stored(a);
   const bool in_place = copies_blocks(stored);
   HostArray<double> row_order_values;  // read row by row (other storage)
-  bool same = begin == m.row_begin();
+  // The diagonal block's columns count from the first owned column: its range must be m's too.
+  bool same = begin == m.row_begin() && col_begin == m.col_begin() && col_end - col_begin == m.local.cols;
   if (same && in_place)
     same = same_blocks(stored, m);
   else if (same)  // rare storage: compare in row order, through a RowBlock of m's pattern

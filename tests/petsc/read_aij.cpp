@@ -174,11 +174,9 @@ void check_zeroed_rows(const tessera::dist::Communicator& comm, Mat a, const std
   if (comm.size() > 1 && m > 100 && stored) expect(unused > 0, where + ": MatZeroRows left no unused ghost in garray");
 }
 
-/// A matrix of `a`'s type, sizes and entries, except that on the last rank that has a suitable
-/// row, one entry of it moves to another column of the same block (owned columns, or ghost
-/// columns when `ghost`): the entry counts of both blocks stay, so only a comparison of columns
-/// notices. `moved` says whether some rank moved one.
-Mat with_moved_entry(Mat a, bool ghost, bool& moved) {
+/// `a`'s type, sizes and entries; with `move_entry`, one entry moved as with_moved_entry says
+/// below; with `shift_columns`, the column ranges of with_other_column_ranges below.
+Mat copy_of_entries(Mat a, bool ghost, bool move_entry, bool shift_columns, bool& moved) {
   MatType type = nullptr;
   MatGetType(a, &type);
   PetscInt m = 0, n = 0, local_rows = 0, local_cols = 0, col_begin = 0, col_end = 0;
@@ -203,8 +201,14 @@ Mat with_moved_entry(Mat a, bool ghost, bool& moved) {
   MPI_Comm_rank(PETSC_COMM_WORLD, &rank);
   int mover = row >= 0 ? rank : -1;
   MPI_Allreduce(MPI_IN_PLACE, &mover, 1, MPI_INT, MPI_MAX, PETSC_COMM_WORLD);
-  moved = mover >= 0;
-  if (rank == mover) rows.col[from] = to;
+  moved = move_entry && mover >= 0;
+  if (rank == mover && moved) rows.col[from] = to;
+  if (shift_columns) {
+    int size = 1;
+    MPI_Comm_size(PETSC_COMM_WORLD, &size);
+    if (rank == 0) ++local_cols;
+    if (rank == size - 1) --local_cols;
+  }
   Mat b = nullptr;
   MatCreate(PETSC_COMM_WORLD, &b);
   MatSetSizes(b, local_rows, local_cols, m, n);
@@ -217,6 +221,30 @@ Mat with_moved_entry(Mat a, bool ghost, bool& moved) {
   MatAssemblyBegin(b, MAT_FINAL_ASSEMBLY);
   MatAssemblyEnd(b, MAT_FINAL_ASSEMBLY);
   return b;
+}
+
+/// A matrix of `a`'s type, sizes and entries, except that on the last rank that has a suitable
+/// row, one entry of it moves to another column of the same block (owned columns, or ghost
+/// columns when `ghost`): the entry counts of both blocks stay, so only a comparison of columns
+/// notices. `moved` says whether some rank moved one.
+Mat with_moved_entry(Mat a, bool ghost, bool& moved) { return copy_of_entries(a, ghost, true, false, moved); }
+
+/// `a`'s entries again, with every rank's rows but other column ownership ranges: rank 0 owns
+/// one column more and the last rank one fewer (where it owns any). `shifted` says whether the
+/// ranges changed; only then is the pattern another (the split into blocks moves).
+Mat with_other_column_ranges(Mat a, bool& shifted) {
+  bool unused = false;
+  int size = 1;
+  MPI_Comm_size(PETSC_COMM_WORLD, &size);
+  PetscInt col_begin = 0, col_end = 0;
+  MatGetOwnershipRangeColumn(a, &col_begin, &col_end);
+  int last_has_columns = 0;
+  int rank = 0;
+  MPI_Comm_rank(PETSC_COMM_WORLD, &rank);
+  if (rank == size - 1) last_has_columns = col_end > col_begin ? 1 : 0;
+  MPI_Allreduce(MPI_IN_PLACE, &last_has_columns, 1, MPI_INT, MPI_MAX, PETSC_COMM_WORLD);
+  shifted = size > 1 && last_has_columns;
+  return copy_of_entries(a, false, false, shifted, unused);
 }
 
 /// The refresh compares columns, not only counts: a moved entry on one rank (owned or ghost
@@ -233,6 +261,15 @@ void check_moved_entries(const tessera::dist::Communicator& comm, Mat a, const t
     expect(!moved || same_dist_matrix(m, read), what + ": the refused refresh touched the matrix");
     MatDestroy(&b);
   }
+  // The same entries over other column ranges: PETSc's diagonal block counts its columns from
+  // another first column, so even blocks that look alike are another pattern.
+  bool shifted = false;
+  Mat b = with_other_column_ranges(a, shifted);
+  tessera::dist::DistMatrix m = read;
+  expect(tessera::petsc::refresh_values_if_same_pattern(comm, b, m) == !shifted,
+         where + (shifted ? ": other column ranges not refused" : ": the same column ranges refused"));
+  expect(!shifted || same_dist_matrix(m, read), where + ": a refresh refused for its column ranges touched the matrix");
+  MatDestroy(&b);
 }
 
 bool same_arrays(const tessera::petsc::PetscCsrArrays& got, const RowBlock& want) {
