@@ -46,6 +46,7 @@ target_sources(tessera_amg PUBLIC FILE_SET HEADERS BASE_DIRS ${PROJECT_SOURCE_DI
   ${CMAKE_CURRENT_LIST_DIR}/dist/device_operator_slot.hpp
   ${CMAKE_CURRENT_LIST_DIR}/dist/dist_graph_phases.hpp
   ${CMAKE_CURRENT_LIST_DIR}/dist/dist_tentative.hpp
+  ${CMAKE_CURRENT_LIST_DIR}/dist/dist_tentative_steps.hpp
   ${CMAKE_CURRENT_LIST_DIR}/dist/dist_smoothing.hpp
   ${CMAKE_CURRENT_LIST_DIR}/dist/dist_eigen_estimate.hpp
   ${CMAKE_CURRENT_LIST_DIR}/dist/dist_setup_backend.hpp
@@ -58,6 +59,7 @@ target_sources(tessera_amg PRIVATE
   ${CMAKE_CURRENT_LIST_DIR}/dist/dist_aggregation.cpp
   ${CMAKE_CURRENT_LIST_DIR}/dist/dist_graph_phases.cpp
   ${CMAKE_CURRENT_LIST_DIR}/dist/dist_tentative.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/dist/dist_tentative_steps.cpp
   ${CMAKE_CURRENT_LIST_DIR}/dist/dist_smoothing.cpp
   ${CMAKE_CURRENT_LIST_DIR}/dist/dist_eigen_estimate.cpp
   ${CMAKE_CURRENT_LIST_DIR}/dist/dist_hierarchy.cpp
@@ -88,7 +90,8 @@ if(TESSERA_HAVE_CUDA)
     ${CMAKE_CURRENT_LIST_DIR}/cuda/replicated_levels.hpp
     ${CMAKE_CURRENT_LIST_DIR}/cuda/timed_operator.hpp
     ${CMAKE_CURRENT_LIST_DIR}/cuda/device_setup_phases.hpp
-    ${CMAKE_CURRENT_LIST_DIR}/cuda/dist_device_graph_phases.hpp)
+    ${CMAKE_CURRENT_LIST_DIR}/cuda/dist_device_graph_phases.hpp
+    ${CMAKE_CURRENT_LIST_DIR}/cuda/dist_device_tentative.hpp)
   target_sources(tessera_amg PRIVATE
     ${CMAKE_CURRENT_LIST_DIR}/cuda/device_level_ops.cpp
     ${CMAKE_CURRENT_LIST_DIR}/cuda/device_operator.cpp
@@ -111,7 +114,8 @@ if(TESSERA_HAVE_CUDA)
     ${CMAKE_CURRENT_LIST_DIR}/cuda/device_strength.cu
     ${CMAKE_CURRENT_LIST_DIR}/cuda/device_aggregation.cu
     ${CMAKE_CURRENT_LIST_DIR}/cuda/device_tentative.cu
-    ${CMAKE_CURRENT_LIST_DIR}/cuda/dist_device_graph_phases.cu)
+    ${CMAKE_CURRENT_LIST_DIR}/cuda/dist_device_graph_phases.cu
+    ${CMAKE_CURRENT_LIST_DIR}/cuda/dist_device_tentative.cu)
   # Device setup (device_hierarchy.hpp): the whole hierarchy built and kept on the GPU.
   target_sources(tessera_amg PUBLIC FILE_SET HEADERS BASE_DIRS ${PROJECT_SOURCE_DIR} FILES
     ${CMAKE_CURRENT_LIST_DIR}/cuda/device_row_kernels.hpp

@@ -40,6 +40,7 @@ struct DistributedAmgOptions {
   bool timeline = false;              // GPU solve: time the cycle's parts with CUDA events (no graph)
   std::string halo = "auto";          // GPU solve: halo route auto | nccl | peer | both (time each)
   std::string resetup_transfer = "host";  // GPU setup: the later re-setups' transfer on host | device
+  std::string tentative = "auto";     // GPU setup: P_tent's QR on auto (= device) | host | device
   std::vector<baselines::Baseline> compare;
 };
 

@@ -59,6 +59,7 @@ struct Options {
   bool no_cuda_graph = false, timeline = false, trace = false;
   std::string halo = "auto";
   std::string resetup_transfer = "host";
+  std::string tentative = "auto";
   amg::AmgOptions amg;
 };
 
@@ -157,6 +158,11 @@ void add_options(CLI::App& app, Options& opt) {
                  "first re-setup then also plans it, on the GPUs, and the plans hold device memory: about 4x the "
                  "hierarchy's at poisson3d:192)")
       ->check(CLI::IsMember({"device", "host"}));
+  app.add_option("--tentative", opt.tentative,
+                 "distributed AMG with --backend gpu (graph phases on the GPUs): where each level's tentative "
+                 "prolongator groups and factors the aggregates: auto (the default: device), device, or host "
+                 "(the ablation; the same P_tent bit for bit)")
+      ->check(CLI::IsMember({"auto", "device", "host"}));
   app.add_option("--solves", opt.solves,
                  "distributed AMG: timed solves from the same initial guess; the first is solve_seconds, the "
                  "median of the others repeated_solve_seconds (the steady state: the first solve also captures "
@@ -242,6 +248,7 @@ int run_distributed(const dist::Communicator& comm, const Options& opt, const st
   d.trace = opt.trace;
   d.halo = opt.halo;
   d.resetup_transfer = opt.resetup_transfer;
+  d.tentative = opt.tentative;
   nlohmann::json out;
   const int status = run_distributed_amg(comm, d, out);
   out["smoother"] = opt.smoother;
@@ -387,8 +394,9 @@ int run(int argc, char** argv) {
   const std::vector<baselines::Baseline> compare = baselines::parse_baseline_list(opt.compare);  // fail fast
   const dist::Communicator comm;
   if (comm.size() > 1 || opt.distributed) return run_distributed(comm, opt, compare);
-  TESSERA_REQUIRE_INPUT(opt.setups == 1 && opt.solves == 1 && opt.resetups == 0 && !opt.timeline && !opt.trace,
-                        "--setups, --resetups, --solves, --timeline and --trace apply to the distributed AMG "
+  TESSERA_REQUIRE_INPUT(opt.setups == 1 && opt.solves == 1 && opt.resetups == 0 && !opt.timeline && !opt.trace &&
+                            opt.tentative == "auto",
+                        "--setups, --resetups, --solves, --timeline, --trace and --tentative apply to the distributed AMG "
                         "(--distributed or several ranks)");
 
   const Problem p = load_problem(opt);

@@ -67,8 +67,8 @@ DistHierarchy::DistHierarchy(const dist::Communicator& comm, const dist::DistMat
 DistHierarchy::DistHierarchy(const dist::Communicator& comm, dist::DistMatrix&& a, const NearNullSpace& near_null,
                              const AmgOptions& o, DistSetupBackend backend)
     : options(o), backend_(std::move(backend)) {
-  TESSERA_ASSERT(backend_.graph_phases && backend_.eigen_estimator,
-                 "DistHierarchy: a setup backend without graph phases or eigenvalue estimates");
+  TESSERA_ASSERT(backend_.graph_phases && backend_.tentative && backend_.eigen_estimator,
+                 "DistHierarchy: a setup backend without graph phases, tentative prolongator or eigenvalue estimates");
   validate(options);  // options are the same on every rank: every rank throws alike
   // A's check is a step of its own: at level 0's size it is not free, and the phases below do
   // not include it.
@@ -103,7 +103,7 @@ DistHierarchy::DistHierarchy(const dist::Communicator& comm, dist::DistMatrix&& 
       break;
     }
     DistTentative t = timed("tentative", fine.times.tentative, [&] {
-      return dist_tentative_prolongator(comm, agg, fine.nodes, fine.a, fine.near_null);
+      return backend_.tentative(comm, agg, fine.nodes, fine.a, fine.near_null);
     });
     if (t.p.global_cols() >= fine.a.global_rows()) {
       stop_reason = "aggregation did not reduce the level";

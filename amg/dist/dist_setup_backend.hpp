@@ -21,12 +21,15 @@
 //                    at setup, for the host cycle; or on its first use, where a device solve
 //                    follows, which factors its own copy (cuSOLVER) and needs the host's only if
 //                    the device refuses it
+//   tentative        P_tent, the coarse near-null rows and nodes (dist_tentative.hpp); the GPU's
+//                    factors the aggregates there (amg::gpu::device_tentative)
 #include <functional>
 #include <memory>
 
 #include "amg/dist/device_operator_slot.hpp"
 #include "amg/dist/dist_eigen_estimate.hpp"
 #include "amg/dist/dist_graph_phases.hpp"
+#include "amg/dist/dist_tentative.hpp"
 #include "dist/compact_spgemm.hpp"
 #include "dist/extended_operand.hpp"
 
@@ -36,6 +39,11 @@ namespace tessera::amg {
 /// empty). Not collective; called once a level, at its first setup.
 using DistHeldExtendedA =
     std::function<std::shared_ptr<dist::HeldExtendedA>(const dist::DistMatrix& a, DeviceOperatorSlot& device_a)>;
+
+/// Collective: a level's tentative prolongator, as dist_tentative_prolongator.
+using DistTentativeBuilder = std::function<DistTentative(const dist::Communicator& comm, const DistAggregates& aggregates,
+                                                         const DistNodes& fine, const dist::DistMatrix& a,
+                                                         const DenseMatrix& b)>;
 
 enum class CoarseFactor { at_setup, on_first_use };
 
@@ -60,6 +68,8 @@ struct DistSetupBackend {
   DistHeldExtendedA held_extended_a;  // empty: the products copy A on the host
   DistTransferOnDevice transfer_on_device;  // empty: every re-setup's transfer on the host
   CoarseFactor host_coarse_factor = CoarseFactor::at_setup;
+  // Last, so that callers' positional initializers of the fields above stay valid.
+  DistTentativeBuilder tentative = dist_tentative_prolongator;
 };
 
 }  // namespace tessera::amg

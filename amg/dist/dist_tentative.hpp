@@ -10,8 +10,11 @@
 //      aggregate's c = min(m, k) coarse dofs after those of its earlier aggregates and of lower
 //      ranks (the serial numbering: aggregates in global order, each contiguous);
 //   3. the Q row of every received dof goes back to the dof's owner (same route reversed);
-//      each rank assembles its rows of P_tent. Non-aggregated dofs keep empty rows.
+//      each rank assembles its rows of P_tent: rows of its own aggregates' dofs are the local
+//      block, returned rows the non-local one. Non-aggregated dofs keep empty rows.
 // The coarse level's rows are partitioned by those counts (not tile-aligned: Alignment::any).
+// Steps 1 and 3 and the numbering are dist_tentative_steps.hpp's, shared with the GPU version
+// (amg/cuda/dist_device_tentative.hpp), which groups and factors the aggregates on the device.
 #include "amg/dist/dist_aggregation.hpp"
 #include "amg/dist/dist_strength.hpp"
 #include "local/formats/dense.hpp"

@@ -10,7 +10,8 @@
 //   - device_graph_phases gives the same aggregates, fills its times and leaves the level's A
 //     on the device for the later phases (the slot's local block is A's, bitwise);
 //   - DistAmg with device_graph_phases is the host DistAmg: with host products every level is
-//     bitwise the same; with device products too, the same sizes and aggregates per level;
+//     bitwise the same, also with the device tentative prolongator (device_tentative); with
+//     device products too, the same sizes and aggregates per level;
 //   - bad input (a negative threshold, nodes that do not cover the rows) is the same InputError
 //     on every rank, never a hang.
 // Everything runs on a non-blocking stream, so work left on the legacy default stream would
@@ -21,6 +22,7 @@
 #include <utility>
 
 #include "amg/cuda/dist_device_graph_phases.hpp"
+#include "amg/cuda/dist_device_tentative.hpp"
 #include "dist/cuda/device_dist_matrix.hpp"
 #include "dist/cuda/device_local_spgemm.hpp"
 #include "graph_phase_cases.hpp"
@@ -230,6 +232,13 @@ void check_hierarchy(const std::string& spec) {
       expect_same_levels(device.hierarchy(), host.hierarchy(), true);
       EXPECT_GT(graph_phase_seconds(device.hierarchy(), &SetupTimes::strength), 0);
       EXPECT_GT(graph_phase_seconds(device.hierarchy(), &SetupTimes::aggregation), 0);
+    }
+    {
+      SCOPED_TRACE("device graph phases and tentative prolongator, host products");
+      DistSetupBackend backend{dist::host_local_spgemm, gpu::device_graph_phases()};
+      backend.tentative = gpu::device_tentative();
+      const DistAmg device(comm, a, b, options, backend);
+      expect_same_levels(device.hierarchy(), host.hierarchy(), true);
     }
     SCOPED_TRACE("device graph phases, device products");
     const DistAmg device(comm, a, b, options,
