@@ -163,7 +163,7 @@ DistTentative dist_device_tentative_prolongator(const dist::Communicator& comm, 
     std::int64_t low = 0, high = 0;
     std::vector<std::int64_t> coarse_nodes;  // the coarse node layout (aggregates' first coarse dofs)
     Csr<double> own, low_rows, high_rows;     // P's rows: owned dofs, then received ones
-    HostArray<double> coarse_vectors;
+    std::vector<double> coarse_vectors;      // row-major, k a coarse dof
   };
   // A device failure (out of memory, say) on one rank is an error on every rank, not a hang in
   // the exchanges after it.
@@ -179,7 +179,7 @@ DistTentative dist_device_tentative_prolongator(const dist::Communicator& comm, 
     out.own = download_rows(t.p, c.low, c.low + owned_dofs, t.coarse_dofs, s);
     out.low_rows = download_rows(t.p, 0, c.low, t.coarse_dofs, s);
     out.high_rows = download_rows(t.p, c.low + owned_dofs, rows, t.coarse_dofs, s);
-    out.coarse_vectors = t.coarse_vectors.download<HostArray<double>>(s);
+    out.coarse_vectors = t.coarse_vectors.download(s);
     return out;
   });
 
@@ -188,8 +188,10 @@ DistTentative dist_device_tentative_prolongator(const dist::Communicator& comm, 
   for (std::size_t x = 0; x < sizes.size(); ++x) sizes[x] = f.coarse_nodes[x + 1] - f.coarse_nodes[x];
   CoarseNumbering coarse = number_coarse_dofs(comm, sizes);
   DistTentative out;
-  out.coarse_vectors = DenseMatrix(coarse.nodes.ptr.back(), k, Layout::row_major, 0.0);
-  std::copy(f.coarse_vectors.begin(), f.coarse_vectors.end(), out.coarse_vectors.data.begin());
+  out.coarse_vectors.rows = coarse.nodes.ptr.back();
+  out.coarse_vectors.cols = k;
+  out.coarse_vectors.layout = Layout::row_major;
+  out.coarse_vectors.data = std::move(f.coarse_vectors);
 
   step.emplace("return_q");
   QRowsByRank q_to(comm.size(), k);

@@ -33,8 +33,6 @@ OwnedAggregates group_members(const DistAggregates& agg, const DistNodes& fine, 
   const auto owned = [&](std::int64_t aggregate) {
     return aggregate != kNotAggregated && aggregate >= first_aggregate && aggregate < first_aggregate + count;
   };
-  for (std::size_t i = 1; i < received.size(); ++i)
-    TESSERA_ASSERT(received[i - 1].dof < received[i].dof, "AMG: aggregate members arrived out of dof order");
   const auto received_count = static_cast<std::int64_t>(received.size());
   // A slot's global dof: the sort key.
   const auto dof_of = [&](std::int64_t slot) {

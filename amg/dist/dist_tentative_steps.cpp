@@ -65,6 +65,9 @@ RoutedMembers route_members(const dist::Communicator& comm, const DistAggregates
   RoutedMembers out;
   out.members = route(comm, member_to);
   out.rows = route(comm, rows_to);
+  // Ranks own increasing row ranges and send in node order: both versions rely on this order.
+  for (std::size_t i = 1; i < out.members.size(); ++i)
+    TESSERA_ASSERT(out.members[i - 1].dof < out.members[i].dof, "AMG: aggregate members arrived out of dof order");
   return out;
 }
 

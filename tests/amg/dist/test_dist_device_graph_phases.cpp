@@ -16,8 +16,6 @@
 //     on every rank, never a hang.
 // Everything runs on a non-blocking stream, so work left on the legacy default stream would
 // race. A GPU on every rank, maybe shared (label gpu; exit 77 without).
-#include <cuda_runtime_api.h>
-
 #include <algorithm>
 #include <utility>
 
@@ -26,6 +24,7 @@
 #include "dist/cuda/device_dist_matrix.hpp"
 #include "dist/cuda/device_local_spgemm.hpp"
 #include "graph_phase_cases.hpp"
+#include "non_blocking_stream.hpp"
 
 namespace tessera::amg {
 namespace {
@@ -33,14 +32,6 @@ namespace {
 using gpu::DistDeviceGraph;
 using testing::GraphCase;
 using testing::GraphRow;
-
-struct Stream {
-  cudaStream_t s = nullptr;
-  Stream() { EXPECT_EQ(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking), cudaSuccess); }
-  ~Stream() { cudaStreamDestroy(s); }
-  Stream(const Stream&) = delete;
-  Stream& operator=(const Stream&) = delete;
-};
 
 /// Row n of the device graph in global node ids: local columns + first_node, non-local
 /// columns through ghost_nodes; sorted by node.
@@ -100,7 +91,7 @@ void expect_same_aggregates(const DistAggregates& got, const DistAggregates& wan
 void check(const testing::GraphCaseBuilder& build) {
   const dist::Communicator comm;
   dist::use_rank_device(comm);
-  const Stream stream;
+  const testing::NonBlockingStream stream;
   double timed = 0;  // over the non-empty cases
   int timed_cases = 0;
   testing::for_each_partition_and_theta(comm, build, [&](const GraphCase& c, double theta) {

@@ -7,28 +7,19 @@
 // must have aggregates that straddle ranks (members routed to their owner, Q rows routed back).
 // Bad near-null rows are the same InputError on every rank. A GPU on every rank, maybe shared
 // (label gpu; exit 77 without).
-#include <cuda_runtime_api.h>
-
 #include <random>
 
 #include "amg/cuda/dist_device_tentative.hpp"
 #include "amg/dist/dist_tentative.hpp"
 #include "dist/cuda/device_local_spgemm.hpp"
 #include "graph_phase_cases.hpp"
+#include "non_blocking_stream.hpp"
 
 namespace tessera::amg {
 namespace {
 
 using testing::bits;
 using testing::GraphCase;
-
-struct Stream {
-  cudaStream_t s = nullptr;
-  Stream() { EXPECT_EQ(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking), cudaSuccess); }
-  ~Stream() { cudaStreamDestroy(s); }
-  Stream(const Stream&) = delete;
-  Stream& operator=(const Stream&) = delete;
-};
 
 /// This rank's near-null rows: the constant vector for k = 1, else values in [-1, 1).
 DenseMatrix near_null_rows(std::int64_t rows, int k, std::uint64_t seed) {
@@ -68,7 +59,7 @@ void expect_same_tentative(const DistTentative& got, const DistTentative& want) 
 std::int64_t check(const testing::GraphCaseBuilder& build) {
   const dist::Communicator comm;
   dist::use_rank_device(comm);
-  const Stream stream;
+  const testing::NonBlockingStream stream;
   std::int64_t straddling = 0;
   testing::for_each_partition_and_theta(comm, build, [&](const GraphCase& c, double theta) {
     const DistAggregates agg = dist_aggregate(comm, dist_strength_graph(comm, c.a, c.nodes, theta));
