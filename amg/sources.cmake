@@ -91,7 +91,8 @@ if(TESSERA_HAVE_CUDA)
     ${CMAKE_CURRENT_LIST_DIR}/cuda/timed_operator.hpp
     ${CMAKE_CURRENT_LIST_DIR}/cuda/device_setup_phases.hpp
     ${CMAKE_CURRENT_LIST_DIR}/cuda/dist_device_graph_phases.hpp
-    ${CMAKE_CURRENT_LIST_DIR}/cuda/dist_device_tentative.hpp)
+    ${CMAKE_CURRENT_LIST_DIR}/cuda/dist_device_tentative.hpp
+    ${CMAKE_CURRENT_LIST_DIR}/cuda/dist_device_smoothing.hpp)
   target_sources(tessera_amg PRIVATE
     ${CMAKE_CURRENT_LIST_DIR}/cuda/device_level_ops.cpp
     ${CMAKE_CURRENT_LIST_DIR}/cuda/device_operator.cpp
@@ -115,7 +116,8 @@ if(TESSERA_HAVE_CUDA)
     ${CMAKE_CURRENT_LIST_DIR}/cuda/device_aggregation.cu
     ${CMAKE_CURRENT_LIST_DIR}/cuda/device_tentative.cu
     ${CMAKE_CURRENT_LIST_DIR}/cuda/dist_device_graph_phases.cu
-    ${CMAKE_CURRENT_LIST_DIR}/cuda/dist_device_tentative.cu)
+    ${CMAKE_CURRENT_LIST_DIR}/cuda/dist_device_tentative.cu
+    ${CMAKE_CURRENT_LIST_DIR}/cuda/dist_device_smoothing.cu)
   # Device setup (device_hierarchy.hpp): the whole hierarchy built and kept on the GPU.
   target_sources(tessera_amg PUBLIC FILE_SET HEADERS BASE_DIRS ${PROJECT_SOURCE_DIR} FILES
     ${CMAKE_CURRENT_LIST_DIR}/cuda/device_row_kernels.hpp

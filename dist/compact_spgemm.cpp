@@ -235,6 +235,18 @@ Csr<double> CompactSpgemm::multiply(const Communicator& comm) {
   return product;
 }
 
+std::int64_t CompactSpgemm::multiply_with(const Communicator& comm, const char* step,
+                                         const std::function<std::int64_t(const Operands&)>& product) {
+  const std::int64_t entries = call_collectively(comm, step, [&] {
+    const std::int64_t n = product(Operands{a_ext_.get(), held_a_.get(), b_ext_});
+    TESSERA_ASSERT(product_entries_ < 0 || n == product_entries_, "the local product has ", n,
+                   " entries, the symbolic phase had ", product_entries_);
+    return n;
+  });
+  if (product_entries_ < 0) product_entries_ = entries;
+  return entries;
+}
+
 Csr<double> CompactSpgemm::multiply_left(const Communicator& comm, const Csr<double>& l, const char* step) {
   ChainedProduct c = call_collectively(comm, step, [&] {
     ChainedProduct chained = held_a_ ? held_a_->chain(l, b_ext_) : local_.chain(l, *a_ext_, b_ext_);

@@ -85,6 +85,18 @@ class CompactSpgemm {
   /// owned rows (L.cols == A's owned rows); checks and records A_ext * B_ext's entries as
   /// multiply() does. `step` names the products in a failure's message.
   Csr<double> multiply_left(const Communicator& comm, const Csr<double>& l, const char* step);
+  /// The operands of A_ext * B_ext for a caller that forms the product itself: A_ext as a host
+  /// copy or held by a backend (exactly one of the two is set), and B_ext.
+  struct Operands {
+    const Csr<double>* a_host;
+    HeldExtendedA* a_held;
+    const Csr<double>& b;
+  };
+  /// Collective: multiply()'s product formed by `product`, which keeps it where it ran (a device
+  /// backend's next step reads it there) and returns its entries, checked and recorded as
+  /// multiply()'s. A failure on one rank throws on every rank; `step` names it in the message.
+  std::int64_t multiply_with(const Communicator& comm, const char* step,
+                             const std::function<std::int64_t(const Operands&)>& product);
 
   /// Compact column -> global column of B (and of C), increasing.
   const std::vector<std::int64_t>& compact_to_global() const { return compact_to_global_; }

@@ -41,6 +41,7 @@ struct DistributedAmgOptions {
   std::string halo = "auto";          // GPU solve: halo route auto | nccl | peer | both (time each)
   std::string resetup_transfer = "host";  // GPU setup: the later re-setups' transfer on host | device
   std::string tentative = "auto";     // GPU setup: P_tent's QR on auto (= device) | host | device
+  std::string merge = "auto";         // GPU setup: P's first merge on auto (= device) | host | device
   std::vector<baselines::Baseline> compare;
 };
 

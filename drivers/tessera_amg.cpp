@@ -60,6 +60,7 @@ struct Options {
   std::string halo = "auto";
   std::string resetup_transfer = "host";
   std::string tentative = "auto";
+  std::string merge = "auto";
   amg::AmgOptions amg;
 };
 
@@ -163,6 +164,11 @@ void add_options(CLI::App& app, Options& opt) {
                  "prolongator groups and factors the aggregates: auto (the default: device), device, or host "
                  "(the ablation; the same P_tent bit for bit)")
       ->check(CLI::IsMember({"auto", "device", "host"}));
+  app.add_option("--merge", opt.merge,
+                 "distributed AMG with --backend gpu (graph phases on the GPUs): where each level's first "
+                 "P = P_tent - omega D^-1 A P_tent is merged: auto (the default: device, next to the product A P_tent), "
+                 "device, or host (the ablation: A P_tent downloaded; the same P bit for bit)")
+      ->check(CLI::IsMember({"auto", "device", "host"}));
   app.add_option("--solves", opt.solves,
                  "distributed AMG: timed solves from the same initial guess; the first is solve_seconds, the "
                  "median of the others repeated_solve_seconds (the steady state: the first solve also captures "
@@ -249,6 +255,7 @@ int run_distributed(const dist::Communicator& comm, const Options& opt, const st
   d.halo = opt.halo;
   d.resetup_transfer = opt.resetup_transfer;
   d.tentative = opt.tentative;
+  d.merge = opt.merge;
   nlohmann::json out;
   const int status = run_distributed_amg(comm, d, out);
   out["smoother"] = opt.smoother;
@@ -395,8 +402,9 @@ int run(int argc, char** argv) {
   const dist::Communicator comm;
   if (comm.size() > 1 || opt.distributed) return run_distributed(comm, opt, compare);
   TESSERA_REQUIRE_INPUT(opt.setups == 1 && opt.solves == 1 && opt.resetups == 0 && !opt.timeline && !opt.trace &&
-                            opt.tentative == "auto",
-                        "--setups, --resetups, --solves, --timeline, --trace and --tentative apply to the distributed AMG "
+                            opt.tentative == "auto" && opt.merge == "auto",
+                        "--setups, --resetups, --solves, --timeline, --trace, --tentative and --merge apply to the "
+                        "distributed AMG "
                         "(--distributed or several ranks)");
 
   const Problem p = load_problem(opt);

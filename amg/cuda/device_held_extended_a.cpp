@@ -29,7 +29,6 @@ class DeviceHeldExtendedA final : public dist::HeldExtendedA {
     return c;
   }
 
- private:
   // A_ext from the slot's current copy, ready on the default stream the offloaded products use:
   // device_operator leaves the copy synchronised, and the assembly runs on the default stream.
   cuda::DeviceCsr<double> extended() {
@@ -43,6 +42,7 @@ class DeviceHeldExtendedA final : public dist::HeldExtendedA {
     return ext;
   }
 
+ private:
   const dist::DistMatrix& a_;
   DeviceOperatorSlot& slot_;
   int device_;
@@ -61,6 +61,12 @@ DistHeldExtendedA device_held_extended_a(cudaStream_t stream, cuda::OffloadSpgem
   return [=](const dist::DistMatrix& a, DeviceOperatorSlot& slot) -> std::shared_ptr<dist::HeldExtendedA> {
     return std::make_shared<DeviceHeldExtendedA>(a, slot, device, stream, which, stats);
   };
+}
+
+cuda::DeviceCsr<double> device_extended_a(dist::HeldExtendedA& held) {
+  auto* device = dynamic_cast<DeviceHeldExtendedA*>(&held);
+  TESSERA_ASSERT(device, "device_extended_a: A_ext is not held on a device by device_held_extended_a");
+  return device->extended();
 }
 
 }  // namespace tessera::amg::gpu

@@ -23,4 +23,9 @@ namespace tessera::amg::gpu {
 DistHeldExtendedA device_held_extended_a(cudaStream_t stream, cuda::OffloadSpgemm which,
                                           std::shared_ptr<cuda::OffloadStats> stats = {});
 
+/// A_ext from a copy device_held_extended_a made, assembled as its own products get it (ready on
+/// the default stream), for a step that multiplies by it itself (device_smoothing). Asserts that
+/// `held` is such a copy.
+cuda::DeviceCsr<double> device_extended_a(dist::HeldExtendedA& held);
+
 }  // namespace tessera::amg::gpu

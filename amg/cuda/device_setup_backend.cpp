@@ -4,6 +4,7 @@
 #include "amg/cuda/device_held_extended_a.hpp"
 #include "amg/cuda/dist_device_eigen_estimate.hpp"
 #include "amg/cuda/dist_device_graph_phases.hpp"
+#include "amg/cuda/dist_device_smoothing.hpp"
 #include "amg/cuda/dist_device_tentative.hpp"
 #include "dist/cuda/device_local_spgemm.hpp"
 #include "local/cuda/check.hpp"
@@ -18,6 +19,7 @@ DistSetupBackend device_setup_backend(dist::gpu::DeviceContext& ctx, cuda::Offlo
   backend.products = dist::device_local_spgemm(which, stats);
   backend.graph_phases = device_graph_phases(ctx.compute());
   backend.tentative = device_tentative(ctx.compute());
+  backend.smoothing = device_smoothing(ctx.compute(), which, stats);
   backend.eigen_estimator = device_eigen_estimator(ctx);
   backend.held_extended_a = device_held_extended_a(ctx.compute(), which, stats);
   backend.host_coarse_factor = CoarseFactor::on_first_use;  // the device solve factors its own copy

@@ -67,8 +67,9 @@ DistHierarchy::DistHierarchy(const dist::Communicator& comm, const dist::DistMat
 DistHierarchy::DistHierarchy(const dist::Communicator& comm, dist::DistMatrix&& a, const NearNullSpace& near_null,
                              const AmgOptions& o, DistSetupBackend backend)
     : options(o), backend_(std::move(backend)) {
-  TESSERA_ASSERT(backend_.graph_phases && backend_.tentative && backend_.eigen_estimator,
-                 "DistHierarchy: a setup backend without graph phases, tentative prolongator or eigenvalue estimates");
+  TESSERA_ASSERT(backend_.graph_phases && backend_.tentative && backend_.smoothing && backend_.eigen_estimator,
+                 "DistHierarchy: a setup backend without graph phases, tentative prolongator, smoothing or eigenvalue "
+                 "estimates");
   validate(options);  // options are the same on every rank: every rank throws alike
   // A's check is a step of its own: at level 0's size it is not free, and the phases below do
   // not include it.
@@ -183,19 +184,17 @@ dist::DistMatrix DistHierarchy::build_transfer(const dist::Communicator& comm, D
     level.omega = options.smooth_prolongator ? prolongator_damping(level.eigen.safe) : 0.0;
     if (!options.smooth_prolongator) {
       level.p = level.p_tent;
+    } else if (first_time) {
+      level.a_times_p_tent = std::make_unique<dist::CompactSpgemm>(comm, level.a, level.p_tent, backend_.products,
+                                                                   held_extended_a(level));
+      dist::DistMatrix p = backend_.smoothing(comm, *level.a_times_p_tent, level.p_tent, level.inv_diag, level.omega);
+      p.halo = dist::HaloPlan::build(comm, p.col_partition, p.ghost_cols);
+      level.p = std::move(p);
     } else {
-      if (first_time)
-        level.a_times_p_tent = std::make_unique<dist::CompactSpgemm>(comm, level.a, level.p_tent, backend_.products,
-                                                                     held_extended_a(level));
-      else
-        level.a_times_p_tent->refresh(comm, level.a, level.p_tent);
+      level.a_times_p_tent->refresh(comm, level.a, level.p_tent);
       const Csr<double> ap = level.a_times_p_tent->multiply(comm);
       const std::vector<std::int64_t>& global_of = level.a_times_p_tent->compact_to_global();
-      if (first_time) {
-        dist::DistMatrix p = smoothed_blocks(comm, level.p_tent, ap, global_of, level.inv_diag, level.omega);
-        p.halo = dist::HaloPlan::build(comm, p.col_partition, p.ghost_cols);
-        level.p = std::move(p);
-      } else if (level.p_sources) {
+      if (level.p_sources) {
         replay_smoothing(*level.p_sources, level.p_tent, ap, level.inv_diag, level.omega, level.p);
       } else {
         // The first re-setup merges once more and records where each value comes from.

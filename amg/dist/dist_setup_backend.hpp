@@ -23,12 +23,16 @@
 //                    the device refuses it
 //   tentative        P_tent, the coarse near-null rows and nodes (dist_tentative.hpp); the GPU's
 //                    factors the aggregates there (amg::gpu::device_tentative)
+//   smoothing        a level's first P = P_tent - omega D^-1 (A P_tent) (dist_smoothing.hpp): the
+//                    product by `products` or the held A, merged on the host; the GPU's keeps A P_tent
+//                    on the device and merges there (amg::gpu::device_smoothing)
 #include <functional>
 #include <memory>
 
 #include "amg/dist/device_operator_slot.hpp"
 #include "amg/dist/dist_eigen_estimate.hpp"
 #include "amg/dist/dist_graph_phases.hpp"
+#include "amg/dist/dist_smoothing.hpp"
 #include "amg/dist/dist_tentative.hpp"
 #include "dist/compact_spgemm.hpp"
 #include "dist/extended_operand.hpp"
@@ -44,6 +48,11 @@ using DistHeldExtendedA =
 using DistTentativeBuilder = std::function<DistTentative(const dist::Communicator& comm, const DistAggregates& aggregates,
                                                          const DistNodes& fine, const dist::DistMatrix& a,
                                                          const DenseMatrix& b)>;
+
+/// Collective: a level's smoothed prolongator at its first setup, as dist_smoothed_prolongator.
+using DistSmoothing = std::function<dist::DistMatrix(const dist::Communicator& comm, dist::CompactSpgemm& a_times_p_tent,
+                                                     const dist::DistMatrix& p_tent, const Vector& inv_diag,
+                                                     double omega)>;
 
 enum class CoarseFactor { at_setup, on_first_use };
 
@@ -70,6 +79,7 @@ struct DistSetupBackend {
   CoarseFactor host_coarse_factor = CoarseFactor::at_setup;
   // Last, so that callers' positional initializers of the fields above stay valid.
   DistTentativeBuilder tentative = dist_tentative_prolongator;
+  DistSmoothing smoothing = dist_smoothed_prolongator;
 };
 
 }  // namespace tessera::amg

@@ -31,6 +31,49 @@ std::vector<std::int32_t> columns_in(const std::vector<std::int64_t>& all, const
 
 }  // namespace
 
+SmoothedColumns owned_compact_range(const dist::DistMatrix& p_tent, const std::vector<std::int64_t>& global_of) {
+  const std::int64_t cb = p_tent.col_begin(), ce = cb + p_tent.local.cols;
+  SmoothedColumns columns;
+  columns.first_owned =
+      static_cast<std::int32_t>(std::lower_bound(global_of.begin(), global_of.end(), cb) - global_of.begin());
+  columns.end_owned =
+      static_cast<std::int32_t>(std::lower_bound(global_of.begin(), global_of.end(), ce) - global_of.begin());
+  return columns;
+}
+
+void number_smoothed_columns(const dist::Communicator& comm, const dist::DistMatrix& p_tent,
+                             const std::vector<std::int64_t>& global_of, const std::vector<char>& used,
+                             SmoothedColumns& columns) {
+  TESSERA_ASSERT(used.size() == global_of.size(), "smoothed columns: ", used.size(), " flags for ", global_of.size(),
+                 " compact columns");
+  const auto owned = [&](std::size_t c) {
+    return c >= static_cast<std::size_t>(columns.first_owned) && c < static_cast<std::size_t>(columns.end_owned);
+  };
+  std::vector<std::int64_t> used_outside;
+  for (std::size_t c = 0; c < used.size(); ++c)
+    if (used[c] && !owned(c)) used_outside.push_back(global_of[c]);
+  columns.ghost_cols.clear();
+  std::set_union(p_tent.ghost_cols.begin(), p_tent.ghost_cols.end(), used_outside.begin(), used_outside.end(),
+                 std::back_inserter(columns.ghost_cols));
+  dist::throw_if_any_rank_failed(
+      comm, p_tent.local.cols + static_cast<std::int64_t>(columns.ghost_cols.size()) <= INT32_MAX
+                ? ""
+                : tessera::detail::concat("AMG: rank ", comm.rank(), ": P's ", p_tent.local.cols, " owned and ",
+                                          columns.ghost_cols.size(), " ghost columns exceed the int32 local column index"));
+  // Owned compact columns into the local block, used outside ones into the union of ghosts.
+  const std::int64_t cb = p_tent.col_begin();
+  columns.to_p.assign(global_of.size(), 0);
+  std::size_t g = 0;  // both lists increase: one walk over the ghosts
+  for (std::size_t c = 0; c < global_of.size(); ++c) {
+    if (owned(c)) {
+      columns.to_p[c] = static_cast<std::int32_t>(global_of[c] - cb);
+    } else if (used[c]) {
+      while (columns.ghost_cols[g] < global_of[c]) ++g;
+      columns.to_p[c] = static_cast<std::int32_t>(g);
+    }
+  }
+}
+
 dist::DistMatrix smoothed_blocks(const dist::Communicator& comm, const dist::DistMatrix& p_tent, const Csr<double>& ap,
                                  const std::vector<std::int64_t>& global_of, const Vector& inv_diag, double omega,
                                  SmoothedValueMap* record) {
@@ -40,12 +83,8 @@ dist::DistMatrix smoothed_blocks(const dist::Communicator& comm, const dist::Dis
   const std::string error = dist::compact_block_error(ap, global_of, p_tent.owned_rows(), p_tent.global_cols());
   dist::throw_if_any_rank_failed(
       comm, error.empty() ? "" : tessera::detail::concat("AMG: rank ", comm.rank(), ": A*P_tent: ", error));
-  const std::int64_t cb = p_tent.col_begin(), ce = cb + p_tent.local.cols;
-  const auto first_owned = static_cast<std::int32_t>(std::lower_bound(global_of.begin(), global_of.end(), cb) -
-                                                     global_of.begin());
-  const auto end_owned = static_cast<std::int32_t>(std::lower_bound(global_of.begin(), global_of.end(), ce) -
-                                                   global_of.begin());
-  const auto owned = [&](std::int32_t c) { return c >= first_owned && c < end_owned; };
+  SmoothedColumns columns = owned_compact_range(p_tent, global_of);
+  const std::int32_t first_owned = columns.first_owned, end_owned = columns.end_owned;
   // Row i's entries [s, e) of `ap` split into [s, lo) | owned [lo, hi) | [hi, e).
   const auto split = [&](std::int64_t i) {
     const auto row = ap.col_idx.begin();
@@ -66,33 +105,14 @@ dist::DistMatrix smoothed_blocks(const dist::Communicator& comm, const dist::Dis
   std::vector<char> used(global_of.size(), 0);
   for (const std::vector<std::int32_t>& cols : outside_in)
     for (std::int32_t c : cols) used[c] = 1;
-  std::vector<std::int64_t> ap_ghosts;
-  for (std::size_t c = 0; c < used.size(); ++c)
-    if (used[c]) ap_ghosts.push_back(global_of[c]);
+  number_smoothed_columns(comm, p_tent, global_of, used, columns);
 
   dist::DistMatrix p;
   p.row_partition = p_tent.row_partition;
   p.col_partition = p_tent.col_partition;
   p.rank = p_tent.rank;
-  std::set_union(p_tent.ghost_cols.begin(), p_tent.ghost_cols.end(), ap_ghosts.begin(), ap_ghosts.end(),
-                 std::back_inserter(p.ghost_cols));
-  dist::throw_if_any_rank_failed(
-      comm, p_tent.local.cols + static_cast<std::int64_t>(p.ghost_cols.size()) <= INT32_MAX
-                ? ""
-                : tessera::detail::concat("AMG: rank ", comm.rank(), ": P's ", p_tent.local.cols, " owned and ",
-                                          p.ghost_cols.size(), " ghost columns exceed the int32 local column index"));
-  // Compact column -> P's column: owned ones into the local block, used outside ones into the
-  // union of ghosts.
-  std::vector<std::int32_t> to_p(global_of.size(), 0);
-  std::size_t g = 0;  // both lists increase: one walk over the ghosts
-  for (std::size_t c = 0; c < global_of.size(); ++c) {
-    if (owned(static_cast<std::int32_t>(c))) {
-      to_p[c] = static_cast<std::int32_t>(global_of[c] - cb);
-    } else if (used[c]) {
-      while (p.ghost_cols[g] < global_of[c]) ++g;
-      to_p[c] = static_cast<std::int32_t>(g);
-    }
-  }
+  p.ghost_cols = std::move(columns.ghost_cols);
+  const std::vector<std::int32_t>& to_p = columns.to_p;
   const std::vector<std::int32_t> tent_ghost = columns_in(p.ghost_cols, p_tent.ghost_cols, p_tent.nonlocal);
   const Csr<double>&tl = p_tent.local, &tn = p_tent.nonlocal;
   // A P_tent's owned columns read through to_p in place; its few outside entries are copied.
@@ -180,6 +200,12 @@ dist::DistMatrix smoothed_blocks(const dist::Communicator& comm, const dist::Dis
     record->p_entries = p.nnz();
   }
   return p;
+}
+
+dist::DistMatrix dist_smoothed_prolongator(const dist::Communicator& comm, dist::CompactSpgemm& a_times_p_tent,
+                                           const dist::DistMatrix& p_tent, const Vector& inv_diag, double omega) {
+  const Csr<double> ap = a_times_p_tent.multiply(comm);
+  return smoothed_blocks(comm, p_tent, ap, a_times_p_tent.compact_to_global(), inv_diag, omega);
 }
 
 void replay_smoothing(const SmoothedValueMap& map, const dist::DistMatrix& p_tent, const Csr<double>& ap,

@@ -8,7 +8,8 @@
 //   replay_smoothing  new values of A P_tent, P_tent, D or omega, the same patterns: P's values
 //                     from the record, without merging columns again, bit for bit the merge's.
 // The record is what a refresh of P on other memory (a device) would run: per value of P, two
-// gathers and one multiply-add.
+// gathers and one multiply-add. P's columns (smoothed_columns) are numbered by the same steps
+// where the merge runs on a device (amg/cuda/dist_device_smoothing.hpp), so both give one P.
 #include <cstdint>
 #include <vector>
 
@@ -18,6 +19,7 @@
 
 namespace tessera::dist {
 class Communicator;
+class CompactSpgemm;
 }
 
 namespace tessera::amg {
@@ -36,6 +38,27 @@ struct SmoothedValueMap {
   std::int64_t tent_entries = 0, ap_entries = 0, p_entries = 0;  // the counts the record was made for
 };
 
+/// P's columns over A P_tent's compact columns `global_of` (increasing): the compact range
+/// [first_owned, end_owned) of P's owned columns, P's ghosts (P_tent's and the outside compact
+/// columns some entry uses), and compact column -> P's column (owned ones: the local column;
+/// used outside ones: the ghost index; the others 0, never read). Both maps are monotone, so a
+/// row merged in compact order stays sorted in each block.
+struct SmoothedColumns {
+  std::int32_t first_owned = 0, end_owned = 0;
+  std::vector<std::int64_t> ghost_cols;
+  std::vector<std::int32_t> to_p;
+};
+
+/// The owned range alone (what finding the used outside columns needs).
+SmoothedColumns owned_compact_range(const dist::DistMatrix& p_tent, const std::vector<std::int64_t>& global_of);
+
+/// Collective: `columns`' ghosts and map, from the outside compact columns flagged in `used`
+/// (one flag a compact column; flags on owned ones are ignored). InputError on every rank if
+/// P's owned and ghost columns would pass the int32 local column index.
+void number_smoothed_columns(const dist::Communicator& comm, const dist::DistMatrix& p_tent,
+                             const std::vector<std::int64_t>& global_of, const std::vector<char>& used,
+                             SmoothedColumns& columns);
+
 /// Collective. P from P_tent and A P_tent's owned rows `ap` over the product's compact columns
 /// `global_of` (increasing: each row of `ap` is [outside columns left of the owned range | owned
 /// | outside right]). P's non-local block is over the union of P_tent's ghosts and the outside
@@ -45,6 +68,12 @@ struct SmoothedValueMap {
 dist::DistMatrix smoothed_blocks(const dist::Communicator& comm, const dist::DistMatrix& p_tent, const Csr<double>& ap,
                                  const std::vector<std::int64_t>& global_of, const Vector& inv_diag, double omega,
                                  SmoothedValueMap* record = nullptr);
+
+/// Collective: a level's P at its first setup, from the product A P_tent (`a_times_p_tent`, its
+/// symbolic phase made): multiplied by the product's backend, merged on the host
+/// (smoothed_blocks). DistSetupBackend::smoothing's default; no halo plan.
+dist::DistMatrix dist_smoothed_prolongator(const dist::Communicator& comm, dist::CompactSpgemm& a_times_p_tent,
+                                           const dist::DistMatrix& p_tent, const Vector& inv_diag, double omega);
 
 /// Not collective. P's values from `map` (made by smoothed_blocks for P's pattern) and new
 /// values of P_tent, A P_tent, inv_diag and omega: equal to a new smoothed_blocks bit for bit.

@@ -190,6 +190,23 @@ Csr<double> offload_spgemm(DeviceCsr<double>&& a, const Csr<double>& b, OffloadS
   return multiply_operands(da, b, which, stats);
 }
 
+DeviceCsr<double> offload_spgemm_on_device(DeviceCsr<double>&& a, const DeviceCsr<double>& b, OffloadSpgemm which,
+                                           OffloadStats& stats) {
+  require_conformal(a.rows, a.cols, b.rows, b.cols, "SpGEMM");
+  if (trivially_empty(a.rows, a.nnz, b.cols, b.nnz)) return empty_device_csr(a.rows, b.cols, nullptr);
+  DeviceOperand da;
+  da.csr = std::move(a);
+  DeviceProduct product(which, nullptr, kOneShot);
+  const OffloadSpgemm engine = timed(stats.convert, [&] { return product.resolve_engine(da.csr, b); });
+  bind_operand(engine, stats, da);
+  ProductOperand b_form;
+  const OperandView b_view = timed(stats.convert, [&] { return b_form.bind(b, engine, nullptr); });
+  run_product(product, da.view, b_view, stats);
+  DeviceCsr<double> c;
+  timed(stats.convert, [&] { product.result_csr(c); });
+  return c;
+}
+
 Csr<double> offload_chain(const Csr<double>& l, const Csr<double>& a, const Csr<double>& b, OffloadSpgemm which,
                           OffloadStats& stats, std::int64_t* inner_entries) {
   require_chain(l, a.rows, a.cols, b);

@@ -66,6 +66,12 @@ Csr<double> offload_spgemm(const Csr<double>& a, const Csr<double>& b, OffloadSp
 /// be ready on the default stream. Not uploaded, so not timed as a transfer.
 Csr<double> offload_spgemm(DeviceCsr<double>&& a, const Csr<double>& b, OffloadSpgemm which, OffloadStats& stats);
 
+/// C = A*B with both operands on the device and C left there, rows sorted (no download): for a
+/// caller whose next step reads C on the device (the distributed smoothing's merge). A is moved in
+/// and freed as above; B is only read (the product's tiles of it are its own).
+DeviceCsr<double> offload_spgemm_on_device(DeviceCsr<double>&& a, const DeviceCsr<double>& b, OffloadSpgemm which,
+                                           OffloadStats& stats);
+
 /// L * (A * B) on the device, A*B kept there between the two products (in tiles when both run
 /// on tiles, else in sorted CSR): no download and upload of the inner product. Each product
 /// picks its engine as offload_spgemm does. `inner_entries`, if given, receives nnz(A*B) (the

@@ -53,3 +53,6 @@ tessera_add_mpi_test(test_dist_device_graph_phases SOURCES ${CMAKE_CURRENT_LIST_
 # The tentative prolongator's QR on each rank's GPU against the host's, exactly.
 tessera_add_mpi_test(test_dist_device_tentative SOURCES ${CMAKE_CURRENT_LIST_DIR}/dist/test_dist_device_tentative.cpp
                      LIBS tessera_amg GPU RANKS 1 2 3 4)
+# The first merge of the smoothed prolongator on each rank's GPU against the host's, exactly.
+tessera_add_mpi_test(test_dist_device_smoothing SOURCES ${CMAKE_CURRENT_LIST_DIR}/dist/test_dist_device_smoothing.cpp
+                     LIBS tessera_amg GPU RANKS 1 2 3 4)

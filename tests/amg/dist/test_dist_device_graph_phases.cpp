@@ -11,7 +11,8 @@
 //     on the device for the later phases (the slot's local block is A's, bitwise);
 //   - DistAmg with device_graph_phases is the host DistAmg: with host products every level is
 //     bitwise the same, also with the device tentative prolongator (device_tentative); with
-//     device products too, the same sizes and aggregates per level;
+//     device products too, the same sizes and aggregates per level, and with A held on the
+//     device, P's first merge there (device_smoothing) gives the host merge's levels bitwise;
 //   - bad input (a negative threshold, nodes that do not cover the rows) is the same InputError
 //     on every rank, never a hang.
 // Everything runs on a non-blocking stream, so work left on the legacy default stream would
@@ -19,7 +20,9 @@
 #include <algorithm>
 #include <utility>
 
+#include "amg/cuda/device_held_extended_a.hpp"
 #include "amg/cuda/dist_device_graph_phases.hpp"
+#include "amg/cuda/dist_device_smoothing.hpp"
 #include "amg/cuda/dist_device_tentative.hpp"
 #include "dist/cuda/device_dist_matrix.hpp"
 #include "dist/cuda/device_local_spgemm.hpp"
@@ -230,6 +233,16 @@ void check_hierarchy(const std::string& spec) {
       backend.tentative = gpu::device_tentative();
       const DistAmg device(comm, a, b, options, backend);
       expect_same_levels(device.hierarchy(), host.hierarchy(), true);
+    }
+    {
+      SCOPED_TRACE("device graph phases and products, A held on the device: P's first merge on the device");
+      const auto which = cuda::OffloadSpgemm::automatic;
+      DistSetupBackend backend{dist::device_local_spgemm(which), gpu::device_graph_phases()};
+      backend.held_extended_a = gpu::device_held_extended_a(nullptr, which);
+      const DistAmg merged_on_host(comm, a, b, options, backend);
+      backend.smoothing = gpu::device_smoothing(nullptr, which);
+      const DistAmg merged_on_device(comm, a, b, options, backend);
+      expect_same_levels(merged_on_device.hierarchy(), merged_on_host.hierarchy(), true);
     }
     SCOPED_TRACE("device graph phases, device products");
     const DistAmg device(comm, a, b, options,

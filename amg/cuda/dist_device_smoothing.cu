@@ -1,0 +1,250 @@
+// A distributed level's first smoothed prolongator on the rank's GPU (dist_device_smoothing.hpp).
+// One thread a row in each kernel: P's rows hold a few entries (tens for elasticity).
+#include "amg/cuda/dist_device_smoothing.hpp"
+
+#include <chrono>
+#include <optional>
+#include <tuple>
+#include <vector>
+
+#include "amg/cuda/device_held_extended_a.hpp"
+#include "amg/cuda/setup_phase_kernels.cuh"
+#include "dist/collective_call.hpp"
+#include "dist/communicator.hpp"
+#include "dist/compact_spgemm.hpp"
+#include "local/core/error.hpp"
+#include "local/core/step_trace.hpp"
+#include "local/cuda/check.hpp"
+#include "local/cuda/device_matrix.hpp"
+
+namespace tessera::amg::gpu {
+namespace {
+
+using detail::kBlock;
+using detail::thread_index;
+using tessera::cuda::DeviceBuffer;
+using tessera::cuda::DeviceCsr;
+using tessera::cuda::grid_for;
+
+/// Row i of P_tent and of A P_tent, both in compact columns, as merge_smoothed_row walks them:
+/// emit(column, s, t) in increasing column order, s and t the entries (-1 where absent).
+template <class Emit>
+__device__ void merge_row(std::int64_t i, const std::int64_t* tent_ptr, const std::int32_t* tent_col,
+                          const std::int64_t* ap_ptr, const std::int32_t* ap_col, Emit&& emit) {
+  constexpr std::int32_t kEnd = 0x7fffffff;  // past every column
+  std::int64_t s = tent_ptr[i], t = ap_ptr[i];
+  const std::int64_t s_end = tent_ptr[i + 1], t_end = ap_ptr[i + 1];
+  while (s < s_end || t < t_end) {
+    const std::int32_t cs = s < s_end ? tent_col[s] : kEnd, ct = t < t_end ? ap_col[t] : kEnd;
+    const std::int32_t c = cs < ct ? cs : ct;
+    emit(c, cs == c ? s : -1, ct == c ? t : -1);
+    s += cs == c, t += ct == c;
+  }
+}
+
+struct OwnedRange {
+  std::int32_t first, end;  // compact columns [first, end) are P's owned ones
+  __device__ bool has(std::int32_t c) const { return c >= first && c < end; }
+};
+
+/// Flags the outside compact columns the rows of A P_tent and of P_tent use, and sets `broken`
+/// where a row of the product is not strictly increasing inside [0, columns) (the merge reads
+/// them so; the host merge checks the same, compact_block_error).
+__global__ void flag_outside_columns(std::int64_t rows, const std::int64_t* ap_ptr, const std::int32_t* ap_col,
+                                     const std::int64_t* tent_ptr, const std::int32_t* tent_col,
+                                     std::int64_t columns, OwnedRange owned, char* used, int* broken) {
+  const std::int64_t i = thread_index();
+  if (i >= rows) return;
+  std::int64_t previous = -1;
+  for (std::int64_t k = ap_ptr[i]; k < ap_ptr[i + 1]; ++k) {
+    const std::int32_t c = ap_col[k];
+    if (c <= previous || c >= columns) {
+      *broken = 1;
+      return;
+    }
+    previous = c;
+    if (!owned.has(c)) used[c] = 1;
+  }
+  for (std::int64_t k = tent_ptr[i]; k < tent_ptr[i + 1]; ++k)
+    if (!owned.has(tent_col[k])) used[tent_col[k]] = 1;
+}
+
+/// Each merged row's entries in P's local and non-local blocks (the counts' last entries stay 0
+/// for the scans' totals).
+__global__ void count_merged(std::int64_t rows, const std::int64_t* tent_ptr, const std::int32_t* tent_col,
+                             const std::int64_t* ap_ptr, const std::int32_t* ap_col, OwnedRange owned,
+                             std::int64_t* local_count, std::int64_t* nonlocal_count) {
+  const std::int64_t i = thread_index();
+  if (i >= rows) return;
+  std::int64_t local = 0, nonlocal = 0;
+  merge_row(i, tent_ptr, tent_col, ap_ptr, ap_col,
+            [&](std::int32_t c, std::int64_t, std::int64_t) { ++(owned.has(c) ? local : nonlocal); });
+  local_count[i] = local;
+  nonlocal_count[i] = nonlocal;
+}
+
+struct BlockOut {
+  const std::int64_t* row_ptr;
+  std::int32_t* col;
+  double* values;
+};
+
+/// P's rows: each value smoothed_value's, P_tent's then scale times A P_tent's, rounded as the
+/// host rounds them (__dmul_rn/__dadd_rn keep nvcc from fusing a multiply-add).
+__global__ void write_merged(std::int64_t rows, const std::int64_t* tent_ptr, const std::int32_t* tent_col,
+                             const double* tent_val, const std::int64_t* ap_ptr, const std::int32_t* ap_col,
+                             const double* ap_val, const double* inv_diag, double omega, OwnedRange owned,
+                             const std::int32_t* to_p, BlockOut local, BlockOut nonlocal) {
+  const std::int64_t i = thread_index();
+  if (i >= rows) return;
+  const double scale = __dmul_rn(-omega, inv_diag[i]);
+  std::int64_t l = local.row_ptr[i], g = nonlocal.row_ptr[i];
+  merge_row(i, tent_ptr, tent_col, ap_ptr, ap_col, [&](std::int32_t c, std::int64_t s, std::int64_t t) {
+    double v = 0.0;
+    if (s >= 0) v = __dadd_rn(v, tent_val[s]);
+    if (t >= 0) v = __dadd_rn(v, __dmul_rn(scale, ap_val[t]));
+    BlockOut& out = owned.has(c) ? local : nonlocal;
+    std::int64_t& at = owned.has(c) ? l : g;
+    out.col[at] = to_p[c];
+    out.values[at++] = v;
+  });
+}
+
+template <class F>
+void add_seconds(double& seconds, F&& step) {
+  const auto start = std::chrono::steady_clock::now();
+  step();
+  TESSERA_CUDA_CHECK(cudaDeviceSynchronize());
+  seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+}
+
+/// What the steps keep on the device between them: B_ext (P_tent's owned rows first) and A P_tent.
+struct Operands {
+  DeviceCsr<double> b, ap;
+};
+
+/// A P_tent on the device, through the product's multiply_with (checked and recorded there).
+Operands multiply(const dist::Communicator& comm, dist::CompactSpgemm& product, cuda::OffloadSpgemm which,
+                  cuda::OffloadStats& stats) {
+  TESSERA_TRACE_STEP("spgemm.local_product");
+  Operands d;
+  product.multiply_with(comm, "prolongator smoothing: A*P_tent on the device",
+                        [&](const dist::CompactSpgemm::Operands& o) {
+                          DeviceCsr<double> a;
+                          if (o.a_held)
+                            a = device_extended_a(*o.a_held);
+                          else
+                            add_seconds(stats.upload, [&] { a = tessera::cuda::upload(*o.a_host); });
+                          add_seconds(stats.upload, [&] { d.b = tessera::cuda::upload(o.b); });
+                          d.ap = tessera::cuda::offload_spgemm_on_device(std::move(a), d.b, which, stats);
+                          return d.ap.nnz;
+                        });
+  return d;
+}
+
+/// The outside compact columns the rows use (flags a compact column), and whether a row of the
+/// product is broken.
+std::vector<char> used_outside_columns(const Operands& d, std::int64_t rows, std::int64_t columns, OwnedRange owned,
+                                       bool& broken, cudaStream_t s) {
+  DeviceBuffer<char> used(static_cast<std::size_t>(columns), s);
+  DeviceBuffer<int> flag(1, s);
+  used.fill_bytes(0, s);
+  flag.fill_bytes(0, s);
+  if (rows > 0) {
+    flag_outside_columns<<<grid_for(rows, kBlock), kBlock, 0, s>>>(rows, d.ap.row_ptr.data(), d.ap.col_idx.data(),
+                                                                   d.b.row_ptr.data(), d.b.col_idx.data(), columns,
+                                                                   owned, used.data(), flag.data());
+    TESSERA_CHECK_LAUNCH();
+  }
+  broken = tessera::cuda::read_scalar(flag.data(), s) != 0;
+  return used.download(s);
+}
+
+/// P's blocks from the merged rows, downloaded into `p` (its ghosts already numbered).
+void merge_into(const Operands& d, std::int64_t rows, const Vector& inv_diag, double omega, OwnedRange owned,
+                const std::vector<std::int32_t>& to_p, dist::DistMatrix& p, cudaStream_t s) {
+  DeviceBuffer<std::int64_t> local_count(static_cast<std::size_t>(rows + 1), s), nonlocal_count(local_count.size(), s);
+  local_count.fill_bytes(0, s);
+  nonlocal_count.fill_bytes(0, s);
+  if (rows > 0) {
+    count_merged<<<grid_for(rows, kBlock), kBlock, 0, s>>>(rows, d.b.row_ptr.data(), d.b.col_idx.data(),
+                                                           d.ap.row_ptr.data(), d.ap.col_idx.data(), owned,
+                                                           local_count.data(), nonlocal_count.data());
+    TESSERA_CHECK_LAUNCH();
+  }
+  DeviceCsr<double> local, nonlocal;
+  for (auto [block, count, cols] : {std::tuple{&local, &local_count, p.local.cols},
+                                    {&nonlocal, &nonlocal_count, static_cast<std::int64_t>(p.ghost_cols.size())}}) {
+    block->rows = rows, block->cols = cols;
+    block->row_ptr.allocate(static_cast<std::size_t>(rows + 1), s);
+    detail::exclusive_scan_with_total(count->data(), block->row_ptr.data(), rows, s);
+    block->nnz = tessera::cuda::read_scalar(block->row_ptr.data() + rows, s);
+    block->col_idx.allocate(static_cast<std::size_t>(block->nnz), s);
+    block->values.allocate(static_cast<std::size_t>(block->nnz), s);
+  }
+  if (rows > 0) {
+    DeviceBuffer<std::int32_t> to_p_d;
+    to_p_d.upload(to_p, s);
+    DeviceBuffer<double> inv_diag_d;
+    inv_diag_d.upload(inv_diag, s);
+    write_merged<<<grid_for(rows, kBlock), kBlock, 0, s>>>(
+        rows, d.b.row_ptr.data(), d.b.col_idx.data(), d.b.values.data(), d.ap.row_ptr.data(), d.ap.col_idx.data(),
+        d.ap.values.data(), inv_diag_d.data(), omega, owned, to_p_d.data(),
+        BlockOut{local.row_ptr.data(), local.col_idx.data(), local.values.data()},
+        BlockOut{nonlocal.row_ptr.data(), nonlocal.col_idx.data(), nonlocal.values.data()});
+    TESSERA_CHECK_LAUNCH();
+  }
+  TESSERA_CUDA_CHECK(cudaStreamSynchronize(s));  // the kernels' time apart from the download's
+  TESSERA_TRACE_STEP("download_p");
+  p.local = tessera::cuda::download(local, s);
+  p.nonlocal = tessera::cuda::download(nonlocal, s);
+}
+
+}  // namespace
+
+dist::DistMatrix dist_device_smoothed_prolongator(const dist::Communicator& comm, dist::CompactSpgemm& a_times_p_tent,
+                                                  const dist::DistMatrix& p_tent, const Vector& inv_diag, double omega,
+                                                  cudaStream_t stream, cuda::OffloadSpgemm which,
+                                                  cuda::OffloadStats& stats) {
+  const std::vector<std::int64_t>& global_of = a_times_p_tent.compact_to_global();
+  const std::int64_t rows = p_tent.owned_rows(), columns = static_cast<std::int64_t>(global_of.size());
+  TESSERA_ASSERT(static_cast<std::int64_t>(inv_diag.size()) == rows, "device smoothing: ", inv_diag.size(),
+                 " diagonal entries for ", rows, " rows");
+  const Operands d = multiply(comm, a_times_p_tent, which, stats);
+  TESSERA_TRACE_STEP("device_merge");
+  SmoothedColumns columns_of_p = owned_compact_range(p_tent, global_of);
+  const OwnedRange owned{columns_of_p.first_owned, columns_of_p.end_owned};
+  bool broken = false;
+  std::optional<trace::Step> step(std::in_place, "used_columns");
+  const std::vector<char> used = dist::call_collectively(comm, "prolongator smoothing: the device merge", [&] {
+    return used_outside_columns(d, rows, columns, owned, broken, stream);
+  });
+  dist::throw_if_any_rank_failed(
+      comm, broken ? tessera::detail::concat("AMG: rank ", comm.rank(),
+                                             ": A*P_tent: a row of the device product is not sorted or not in its ",
+                                             columns, " compact columns")
+                   : "");
+  step.emplace("number_columns");
+  number_smoothed_columns(comm, p_tent, global_of, used, columns_of_p);
+  dist::DistMatrix p;
+  p.row_partition = p_tent.row_partition;
+  p.col_partition = p_tent.col_partition;
+  p.rank = p_tent.rank;
+  p.ghost_cols = std::move(columns_of_p.ghost_cols);
+  p.local.cols = p_tent.local.cols;
+  step.emplace("merge_and_download");
+  dist::call_collectively(comm, "prolongator smoothing: the device merge",
+                          [&] { merge_into(d, rows, inv_diag, omega, owned, columns_of_p.to_p, p, stream); });
+  return p;
+}
+
+DistSmoothing device_smoothing(cudaStream_t stream, cuda::OffloadSpgemm which,
+                               std::shared_ptr<cuda::OffloadStats> stats) {
+  if (!stats) stats = std::make_shared<cuda::OffloadStats>();
+  return [=](const dist::Communicator& comm, dist::CompactSpgemm& a_times_p_tent, const dist::DistMatrix& p_tent,
+             const Vector& inv_diag, double omega) {
+    return dist_device_smoothed_prolongator(comm, a_times_p_tent, p_tent, inv_diag, omega, stream, which, *stats);
+  };
+}
+
+}  // namespace tessera::amg::gpu

@@ -1,0 +1,38 @@
+#pragma once
+// A distributed level's first smoothed prolongator on the rank's GPU (the GPU backend's
+// DistSetupBackend::smoothing), P = P_tent - omega D^-1 (A P_tent):
+//   A P_tent  the level's CompactSpgemm product formed on the device (A_ext from the level's
+//             device copy when it is held there, else uploaded; B_ext, P_tent's owned and
+//             received rows, uploaded) and left there (CompactSpgemm::multiply_with);
+//   merge     row by row on the device in the product's compact columns, in which B_ext's first
+//             rows are P_tent's owned rows. The outside columns the rows use are flagged there
+//             and numbered on the host by the host merge's own step (number_smoothed_columns);
+//             each merged row is then written into P's local and non-local blocks, which are
+//             downloaded.
+// P equals the host merge (smoothed_blocks) of the same A P_tent bit for bit: the same union of
+// columns, each value P_tent + scale * (A P_tent) rounded as the host rounds it (no fused
+// multiply-add). Instead of A P_tent's download and the host merge, it downloads P and uploads
+// the inverse diagonal (docs/performance.md, forty-third session).
+#include <cuda_runtime_api.h>
+
+#include <memory>
+
+#include "amg/dist/dist_setup_backend.hpp"
+#include "local/cuda/offload_spgemm.hpp"
+
+namespace tessera::amg::gpu {
+
+/// Collective; as dist_smoothed_prolongator, on the device current at this call: the product on
+/// engine `which` on the default stream (synchronised), its times added to `stats`; the merge
+/// on `stream`.
+dist::DistMatrix dist_device_smoothed_prolongator(const dist::Communicator& comm, dist::CompactSpgemm& a_times_p_tent,
+                                                  const dist::DistMatrix& p_tent, const Vector& inv_diag, double omega,
+                                                  cudaStream_t stream, cuda::OffloadSpgemm which,
+                                                  cuda::OffloadStats& stats);
+
+/// DistSetupBackend::smoothing on the device current at this call, as above.
+DistSmoothing device_smoothing(cudaStream_t stream = nullptr,
+                               cuda::OffloadSpgemm which = cuda::OffloadSpgemm::automatic,
+                               std::shared_ptr<cuda::OffloadStats> stats = {});
+
+}  // namespace tessera::amg::gpu

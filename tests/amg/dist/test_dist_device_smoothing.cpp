@@ -1,0 +1,164 @@
+// The first merge of the distributed smoothed prolongator on each rank's GPU
+// (amg/cuda/dist_device_smoothing.hpp) against the host merge (smoothed_blocks):
+//   - of the same device product A P_tent, bit for bit (P's blocks, ghosts), with A_ext held on
+//     the device (the GPU backend's way) on each engine, and with A_ext copied on the host;
+//   - of the host product (host_local_spgemm), the same pattern and values to rounding (the
+//     tile products sum in another order);
+//   - the product's entries are recorded as multiply() records them.
+// On every case of graph_phase_cases.hpp (both partitions, one with an empty rank; every
+// threshold), P_tent from near-null spaces of 1 and 6 columns (rows of P_tent with 1 and up to 6
+// entries). On several ranks P must have entries in ghost columns, or the test fails. The merge
+// runs on a non-blocking stream. A GPU on every rank, maybe shared (label gpu; exit 77 without).
+#include <algorithm>
+#include <cmath>
+#include <memory>
+#include <random>
+
+#include "amg/cuda/device_held_extended_a.hpp"
+#include "amg/cuda/dist_device_smoothing.hpp"
+#include "amg/dist/device_operator_slot.hpp"
+#include "amg/dist/dist_level_ops.hpp"
+#include "amg/dist/dist_smoothing.hpp"
+#include "amg/dist/dist_tentative.hpp"
+#include "dist/compact_spgemm.hpp"
+#include "dist/cuda/device_local_spgemm.hpp"
+#include "graph_phase_cases.hpp"
+#include "non_blocking_stream.hpp"
+
+namespace tessera::amg {
+namespace {
+
+using cuda::OffloadSpgemm;
+using testing::bits;
+using testing::GraphCase;
+
+/// This rank's near-null rows: the constant vector for k = 1, else values in [-1, 1).
+DenseMatrix near_null_rows(std::int64_t rows, int k, std::uint64_t seed) {
+  DenseMatrix b(rows, k, Layout::row_major, 1.0);
+  if (k == 1) return b;
+  std::mt19937_64 gen(seed);
+  std::uniform_real_distribution<double> value(-1.0, 1.0);
+  for (double& v : b.data) v = value(gen);
+  return b;
+}
+
+/// 1 / a_ii, and 1 where a row has no diagonal (the isolated-node cases): finite, so that
+/// "bit for bit" compares numbers, not NaN payloads.
+Vector inverse_diagonal_or_one(const dist::DistMatrix& a) {
+  Vector d = owned_diagonal(a);
+  for (double& v : d) v = v != 0.0 ? 1.0 / v : 1.0;
+  return d;
+}
+
+void expect_same_block(const Csr<double>& got, const Csr<double>& want, const std::string& what, bool exact) {
+  EXPECT_EQ(got.rows, want.rows) << what;
+  EXPECT_EQ(got.cols, want.cols) << what;
+  EXPECT_EQ(got.row_ptr, want.row_ptr) << what << ": row pattern";
+  EXPECT_EQ(got.col_idx, want.col_idx) << what << ": column pattern";
+  if (exact) {
+    EXPECT_EQ(bits(got.values), bits(want.values)) << what << ": values";
+    return;
+  }
+  ASSERT_EQ(got.values.size(), want.values.size()) << what;
+  for (std::size_t k = 0; k < want.values.size(); ++k)
+    ASSERT_NEAR(got.values[k], want.values[k], 1e-13 * std::max(1.0, std::abs(want.values[k]))) << what << ", entry " << k;
+}
+
+void expect_same_p(const dist::DistMatrix& got, const dist::DistMatrix& want, bool exact) {
+  EXPECT_TRUE(got.row_partition == want.row_partition) << "P's row partition";
+  EXPECT_TRUE(got.col_partition == want.col_partition) << "P's column partition";
+  EXPECT_EQ(got.rank, want.rank);
+  EXPECT_EQ(got.ghost_cols, want.ghost_cols);
+  expect_same_block(got.local, want.local, "P's local block", exact);
+  expect_same_block(got.nonlocal, want.nonlocal, "P's non-local block", exact);
+}
+
+struct Operands {
+  const dist::DistMatrix& a;
+  const dist::DistMatrix& p_tent;
+  Vector inv_diag;
+  double omega;
+};
+
+/// P merged on the device, A_ext held on it (`held`) or copied on the host; checks that the
+/// product recorded `want_entries` entries.
+dist::DistMatrix device_p(const dist::Communicator& comm, const Operands& o, OffloadSpgemm which, bool held,
+                          std::int64_t want_entries, cudaStream_t stream) {
+  DeviceOperatorSlot slot;
+  dist::ExtendedA a_ext;
+  if (held) a_ext.held = gpu::device_held_extended_a(stream, which)(o.a, slot);
+  dist::CompactSpgemm product(comm, o.a, o.p_tent, dist::device_local_spgemm(which), a_ext);
+  const auto stats = std::make_shared<cuda::OffloadStats>();
+  dist::DistMatrix p = gpu::device_smoothing(stream, which, stats)(comm, product, o.p_tent, o.inv_diag, o.omega);
+  EXPECT_EQ(product.product_entries(), want_entries) << "the product's entries, as multiply() records them";
+  if (want_entries > 0) EXPECT_EQ(stats->products, 1) << "the product did not run on the device";
+  return p;
+}
+
+/// The host merge of `local`'s product.
+dist::DistMatrix host_merge(const dist::Communicator& comm, const Operands& o, const dist::LocalSpgemm& local,
+                            std::int64_t* entries = nullptr) {
+  dist::CompactSpgemm product(comm, o.a, o.p_tent, local);
+  const Csr<double> ap = product.multiply(comm);
+  if (entries) *entries = ap.nnz();
+  return smoothed_blocks(comm, o.p_tent, ap, product.compact_to_global(), o.inv_diag, o.omega);
+}
+
+/// Every partition and threshold of `build`, k = 1 and 6. Returns P's entries in non-local
+/// blocks over all ranks and cases.
+std::int64_t check(const testing::GraphCaseBuilder& build) {
+  const dist::Communicator comm;
+  dist::use_rank_device(comm);
+  const testing::NonBlockingStream stream;
+  std::int64_t ghost_entries = 0;
+  testing::for_each_partition_and_theta(comm, build, [&](const GraphCase& c, double theta) {
+    const DistAggregates agg = dist_aggregate(comm, dist_strength_graph(comm, c.a, c.nodes, theta));
+    for (const int k : {1, 6}) {
+      SCOPED_TRACE("k = " + std::to_string(k));
+      const DenseMatrix b = near_null_rows(c.a.owned_rows(), k, dist::testing::shared_seed(comm) + comm.rank());
+      const DistTentative t = dist_tentative_prolongator(comm, agg, c.nodes, c.a, b);
+      const Operands o{c.a, t.p, inverse_diagonal_or_one(c.a), 0.6};
+      for (const OffloadSpgemm which : {OffloadSpgemm::tile, OffloadSpgemm::cusparse, OffloadSpgemm::hash}) {
+        SCOPED_TRACE(cuda::to_string(which));
+        std::int64_t entries = 0;
+        const dist::DistMatrix want = host_merge(comm, o, dist::device_local_spgemm(which), &entries);
+        expect_same_p(device_p(comm, o, which, true, entries, stream.s), want, true);
+        if (which == OffloadSpgemm::tile) {
+          SCOPED_TRACE("A_ext copied on the host");
+          expect_same_p(device_p(comm, o, which, false, entries, stream.s), want, true);
+          SCOPED_TRACE("against the host product");
+          expect_same_p(want, host_merge(comm, o, dist::host_local_spgemm), false);
+        }
+        ghost_entries += want.nonlocal.nnz();
+      }
+    }
+  });
+  return comm.allreduce(ghost_entries, dist::ReduceOp::sum);
+}
+
+/// As check(); on several ranks P must have entries in ghost columns.
+void check_across_ranks(const testing::GraphCaseBuilder& build) {
+  const std::int64_t ghost_entries = check(build);
+  if (dist::Communicator().size() > 1) EXPECT_GT(ghost_entries, 0) << "P had no ghost entries: a weak test";
+}
+
+TEST(DistDeviceSmoothing, Poisson7Point) { check_across_ranks(testing::generated("poisson3d:7")); }
+
+TEST(DistDeviceSmoothing, Poisson27Point) { check_across_ranks(testing::generated("poisson3d27:6")); }
+
+TEST(DistDeviceSmoothing, ElasticityBlockSize3) { check_across_ranks(testing::generated("elasticity3d:4")); }
+
+TEST(DistDeviceSmoothing, UnsymmetricPatternTwoDofNodes) { check_across_ranks(testing::unsymmetric(202, 2)); }
+
+TEST(DistDeviceSmoothing, IsolatedNodesAndEmptyRows) { check(testing::isolated_nodes(157)); }
+
+TEST(DistDeviceSmoothing, MixedNodeSizes) { check_across_ranks(testing::mixed_node_sizes(211)); }
+
+TEST(DistDeviceSmoothing, CoarseLevelOfElasticity) { check(testing::coarse_level("elasticity3d:6")); }
+
+TEST(DistDeviceSmoothing, OneByOne) { check(testing::tiny(1)); }
+
+TEST(DistDeviceSmoothing, Empty) { check(testing::tiny(0)); }
+
+}  // namespace
+}  // namespace tessera::amg
