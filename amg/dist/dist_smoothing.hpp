@@ -8,7 +8,7 @@
 //   replay_smoothing  new values of A P_tent, P_tent, D or omega, the same patterns: P's values
 //                     from the record, without merging columns again, bit for bit the merge's.
 // The record is what a refresh of P on other memory (a device) would run: per value of P, two
-// gathers and one multiply-add. P's columns (smoothed_columns) are numbered by the same steps
+// gathers and one multiply-add. P's columns (SmoothedColumns) are numbered by the same steps
 // where the merge runs on a device (amg/cuda/dist_device_smoothing.hpp), so both give one P.
 #include <cstdint>
 #include <vector>
