@@ -226,11 +226,7 @@ dist::DistMatrix dist_device_smoothed_prolongator(const dist::Communicator& comm
                    : "");
   step.emplace("number_columns");
   number_smoothed_columns(comm, p_tent, global_of, used, columns_of_p);
-  dist::DistMatrix p;
-  p.row_partition = p_tent.row_partition;
-  p.col_partition = p_tent.col_partition;
-  p.rank = p_tent.rank;
-  p.ghost_cols = std::move(columns_of_p.ghost_cols);
+  dist::DistMatrix p = smoothed_shell(p_tent, columns_of_p);
   p.local.cols = p_tent.local.cols;
   step.emplace("merge_and_download");
   dist::call_collectively(comm, "prolongator smoothing: the device merge",

@@ -74,6 +74,15 @@ void number_smoothed_columns(const dist::Communicator& comm, const dist::DistMat
   }
 }
 
+dist::DistMatrix smoothed_shell(const dist::DistMatrix& p_tent, SmoothedColumns& columns) {
+  dist::DistMatrix p;
+  p.row_partition = p_tent.row_partition;
+  p.col_partition = p_tent.col_partition;
+  p.rank = p_tent.rank;
+  p.ghost_cols = std::move(columns.ghost_cols);
+  return p;
+}
+
 dist::DistMatrix smoothed_blocks(const dist::Communicator& comm, const dist::DistMatrix& p_tent, const Csr<double>& ap,
                                  const std::vector<std::int64_t>& global_of, const Vector& inv_diag, double omega,
                                  SmoothedValueMap* record) {
@@ -107,11 +116,7 @@ dist::DistMatrix smoothed_blocks(const dist::Communicator& comm, const dist::Dis
     for (std::int32_t c : cols) used[c] = 1;
   number_smoothed_columns(comm, p_tent, global_of, used, columns);
 
-  dist::DistMatrix p;
-  p.row_partition = p_tent.row_partition;
-  p.col_partition = p_tent.col_partition;
-  p.rank = p_tent.rank;
-  p.ghost_cols = std::move(columns.ghost_cols);
+  dist::DistMatrix p = smoothed_shell(p_tent, columns);
   const std::vector<std::int32_t>& to_p = columns.to_p;
   const std::vector<std::int32_t> tent_ghost = columns_in(p.ghost_cols, p_tent.ghost_cols, p_tent.nonlocal);
   const Csr<double>&tl = p_tent.local, &tn = p_tent.nonlocal;

@@ -59,6 +59,9 @@ void number_smoothed_columns(const dist::Communicator& comm, const dist::DistMat
                              const std::vector<std::int64_t>& global_of, const std::vector<char>& used,
                              SmoothedColumns& columns);
 
+/// P without entries yet: P_tent's partitions and rank, the ghosts moved out of `columns`.
+dist::DistMatrix smoothed_shell(const dist::DistMatrix& p_tent, SmoothedColumns& columns);
+
 /// Collective. P from P_tent and A P_tent's owned rows `ap` over the product's compact columns
 /// `global_of` (increasing: each row of `ap` is [outside columns left of the owned range | owned
 /// | outside right]). P's non-local block is over the union of P_tent's ghosts and the outside

@@ -17,6 +17,7 @@
 #include <cstdint>
 #include <cstring>
 #include <functional>
+#include <random>
 #include <string>
 #include <vector>
 
@@ -147,6 +148,17 @@ inline GraphCaseBuilder coarse_level(const std::string& spec) {
     const DistLevel& level = amg.hierarchy().levels.at(1);
     return GraphCase{spec + " level 1", level.a, level.nodes};
   };
+}
+
+/// A rank's near-null rows for the tentative-prolongator tests: the constant vector for k = 1,
+/// else values in [-1, 1) (so aggregates with fewer dofs than k are rank-deficient blocks).
+inline DenseMatrix near_null_rows(std::int64_t rows, int k, std::uint64_t seed) {
+  DenseMatrix b(rows, k, Layout::row_major, 1.0);
+  if (k == 1) return b;
+  std::mt19937_64 gen(seed);
+  std::uniform_real_distribution<double> value(-1.0, 1.0);
+  for (double& v : b.data) v = value(gen);
+  return b;
 }
 
 inline std::vector<double> thresholds() { return {0.02, 0.08, 0.25, 0.0}; }

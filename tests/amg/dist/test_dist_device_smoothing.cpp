@@ -12,7 +12,6 @@
 #include <algorithm>
 #include <cmath>
 #include <memory>
-#include <random>
 
 #include "amg/cuda/device_held_extended_a.hpp"
 #include "amg/cuda/dist_device_smoothing.hpp"
@@ -31,16 +30,7 @@ namespace {
 using cuda::OffloadSpgemm;
 using testing::bits;
 using testing::GraphCase;
-
-/// This rank's near-null rows: the constant vector for k = 1, else values in [-1, 1).
-DenseMatrix near_null_rows(std::int64_t rows, int k, std::uint64_t seed) {
-  DenseMatrix b(rows, k, Layout::row_major, 1.0);
-  if (k == 1) return b;
-  std::mt19937_64 gen(seed);
-  std::uniform_real_distribution<double> value(-1.0, 1.0);
-  for (double& v : b.data) v = value(gen);
-  return b;
-}
+using testing::near_null_rows;
 
 /// 1 / a_ii, and 1 where a row has no diagonal (the isolated-node cases): finite, so that
 /// "bit for bit" compares numbers, not NaN payloads.

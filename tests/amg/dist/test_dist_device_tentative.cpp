@@ -7,7 +7,6 @@
 // must have aggregates that straddle ranks (members routed to their owner, Q rows routed back).
 // Bad near-null rows are the same InputError on every rank. A GPU on every rank, maybe shared
 // (label gpu; exit 77 without).
-#include <random>
 
 #include "amg/cuda/dist_device_tentative.hpp"
 #include "amg/dist/dist_tentative.hpp"
@@ -20,16 +19,7 @@ namespace {
 
 using testing::bits;
 using testing::GraphCase;
-
-/// This rank's near-null rows: the constant vector for k = 1, else values in [-1, 1).
-DenseMatrix near_null_rows(std::int64_t rows, int k, std::uint64_t seed) {
-  DenseMatrix b(rows, k, Layout::row_major, 1.0);
-  if (k == 1) return b;
-  std::mt19937_64 gen(seed);
-  std::uniform_real_distribution<double> value(-1.0, 1.0);
-  for (double& v : b.data) v = value(gen);
-  return b;
-}
+using testing::near_null_rows;
 
 void expect_same_block(const Csr<double>& got, const Csr<double>& want, const std::string& what) {
   EXPECT_EQ(got.rows, want.rows) << what;
