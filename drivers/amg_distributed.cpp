@@ -804,6 +804,9 @@ int run_distributed_amg(const dist::Communicator& comm, const DistributedAmgOpti
                      {"device_transport", phase.device_transport},
                      {"cuda_graph_captures", {{"first_solve", phase.graph_captures},
                                               {"repeated_solves", phase.repeated_graph_captures}}}};
+#if TESSERA_HAVE_CUDA
+  if (gpu) out["device"]["host_copies"] = cuda::to_string(cuda::host_copy_path_taken());  // rank 0's large copies
+#endif
   if (o.krylov.history) out["history"] = res.history;
   if (!phase.halo_routes.is_null()) out["halo_routes"] = phase.halo_routes;
 

@@ -1,7 +1,4 @@
 #include <atomic>
-#include <cstdlib>
-#include <optional>
-#include <string>
 
 #include "local/cuda/device_buffer.hpp"
 
@@ -48,66 +45,6 @@ void* device_allocate(std::size_t bytes, cudaStream_t stream) {
   }
   DeviceMemory::add(static_cast<std::int64_t>(bytes));
   return p;
-}
-
-namespace {
-
-/// Host ranges at least this large are pinned for their copy. On an H200 host,
-/// cudaHostRegister of (transparent huge page) heap memory runs at 60-80 GB/s and unregistering
-/// at about 85, and a pinned copy at 55 GB/s either way, where a pageable one reaches 9 GB/s to
-/// the device and 20 from it (docs/performance.md, fifteenth session): the AMG setup's uploads
-/// of levels and operands are hundreds of megabytes each.
-constexpr std::size_t kPinnedCopyBytes = std::size_t(8) << 20;
-
-/// Pins [host, host + bytes) while it lives, where the driver accepts (it refuses a range that
-/// overlaps memory pinned already, or a platform that cannot pin): a refused copy runs as it
-/// would have without this class.
-class PinnedRange {
- public:
-  PinnedRange(const void* host, std::size_t bytes) : host_(const_cast<void*>(host)) {
-    pinned_ = cudaHostRegister(host_, bytes, cudaHostRegisterDefault) == cudaSuccess;
-    if (!pinned_) cudaGetLastError();  // not sticky: clear it so that later checks do not see it
-  }
-  ~PinnedRange() {
-    if (pinned_) cudaHostUnregister(host_);
-  }
-  PinnedRange(const PinnedRange&) = delete;
-  PinnedRange& operator=(const PinnedRange&) = delete;
-
- private:
-  void* host_;
-  bool pinned_ = false;
-};
-
-/// TESSERA_PIN_HOST_COPIES=0 turns the pinning off (the ablation of docs/performance.md).
-bool pinning_enabled() {
-  static const bool enabled = [] {
-    const char* env = std::getenv("TESSERA_PIN_HOST_COPIES");
-    return !(env && std::string(env) == "0");
-  }();
-  return enabled;
-}
-
-std::optional<PinnedRange> pin_if_large(const void* host, std::size_t bytes) {
-  if (bytes < kPinnedCopyBytes || !pinning_enabled()) return std::nullopt;
-  return std::optional<PinnedRange>(std::in_place, host, bytes);
-}
-
-}  // namespace
-
-void copy_to_device(void* device, const void* host, std::size_t bytes, cudaStream_t stream) {
-  const std::optional<PinnedRange> pin = pin_if_large(host, bytes);
-  TESSERA_CUDA_CHECK(cudaMemcpyAsync(device, host, bytes, cudaMemcpyHostToDevice, stream));
-  // Before the range is unpinned; and where `host` was pinned already (cudaMallocHost memory,
-  // which the driver will not register again) the copy is truly asynchronous: the wait keeps
-  // "reusable at return", with the pinning on or off, as the header promises for large ranges.
-  if (bytes >= kPinnedCopyBytes) TESSERA_CUDA_CHECK(cudaStreamSynchronize(stream));
-}
-
-void copy_to_host(void* host, const void* device, std::size_t bytes, cudaStream_t stream) {
-  const std::optional<PinnedRange> pin = pin_if_large(host, bytes);
-  TESSERA_CUDA_CHECK(cudaMemcpyAsync(host, device, bytes, cudaMemcpyDeviceToHost, stream));
-  TESSERA_CUDA_CHECK(cudaStreamSynchronize(stream));
 }
 
 void device_free(void* p, std::size_t bytes, cudaStream_t stream) {

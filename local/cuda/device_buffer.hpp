@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "local/cuda/check.hpp"
+#include "local/cuda/host_copy.hpp"
 
 namespace tessera::cuda {
 
@@ -27,15 +28,6 @@ std::int64_t available_device_bytes();
 /// Allocates `bytes` on `stream`; throws DeviceError with the free/total figures if it fails.
 void* device_allocate(std::size_t bytes, cudaStream_t stream);
 void device_free(void* p, std::size_t bytes, cudaStream_t stream);
-
-/// Host-to-device copy of `bytes`, ordered on `stream`; `host` may be reused at return. Ranges
-/// of 8 MiB and more are pinned for the copy (several times the pageable rate) and the call
-/// waits for `stream` to pass it, and so for its earlier work too; a smaller pageable copy
-/// returns once the driver has staged it (after the stream sync the driver does first).
-void copy_to_device(void* device, const void* host, std::size_t bytes, cudaStream_t stream);
-/// Device-to-host copy into pageable memory, after `stream`'s earlier work; waits for it.
-/// Large ranges are pinned for the copy, as above.
-void copy_to_host(void* host, const void* device, std::size_t bytes, cudaStream_t stream);
 
 template <class T>
 class DeviceBuffer {
