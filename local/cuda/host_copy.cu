@@ -34,14 +34,14 @@ HostCopyPath path_from_environment() {
   return env && *env ? host_copy_path_from_name(env) : HostCopyPath::automatic;
 }
 
-
 /// Two pinned chunks and an event each (its last DMA), kept for the process's life: pinned
 /// memory is slow to allocate, and freeing it from a static destructor would run after the CUDA
 /// runtime's own teardown. One copy uses them at a time, and every copy returns with no DMA of
 /// them in flight.
 class StagingChunks {
  public:
-  /// nullptr where the chunks cannot be pinned (a pinned-memory limit): copies then go pageable.
+  /// nullptr where the chunks cannot be pinned (a pinned-memory limit): copies then register
+  /// their host range instead.
   static StagingChunks* get() {
     static StagingChunks* chunks = [] {
       auto* c = new StagingChunks();
@@ -104,6 +104,9 @@ void staged_to_device(StagingChunks& st, char* device, const char* host, std::si
 void staged_to_host(StagingChunks& st, char* host, const char* device, std::size_t bytes, cudaStream_t stream) {
   const std::size_t chunks = chunk_count(bytes);
   const auto fetch = [&](std::size_t c) {
+    // The buffer's last DMA is done (this call's chunk c - 2, copied out already, or a copy
+    // that failed midway).
+    TESSERA_CUDA_CHECK(cudaEventSynchronize(st.dma_done(c)));
     TESSERA_CUDA_CHECK(cudaMemcpyAsync(st.chunk(c), device + c * kChunkBytes, chunk_size(c, bytes),
                                        cudaMemcpyDeviceToHost, stream));
     TESSERA_CUDA_CHECK(cudaEventRecord(st.dma_done(c), stream));

@@ -10,11 +10,12 @@
 //   pageable    cudaMemcpyAsync on the range as it is (the driver stages it itself);
 //   automatic   staged where the rank has 4 host threads or more, registered where it has fewer:
 //               the default.
-// Why (tools/host_copy_cost.cu on the H100 host; docs/performance.md, forty-fourth session): 470 MB
-// into fresh host memory took 0.035-0.054 s staged on 16 threads and 0.096 s on 4, against
-// 0.14-0.20 s registered (cudaHostRegister faults the pages in on one thread) and 0.31 s pageable;
-// into memory touched already, 0.015-0.019 s staged on 16 threads and 0.025 s on 4, against
-// 0.033-0.065 s registered. On one thread staging is the slower (0.32 s fresh, 0.075 s touched).
+// Why (tools/host_copy_cost.cu on H100 hosts, 470 MB downloaded; docs/performance.md,
+// forty-fourth session): into fresh memory on huge pages (what the drivers' heap uses) staging on
+// 16 threads took 0.046-0.075 s against 0.11-0.20 s registered, since cudaHostRegister faults
+// the pages in on one thread; into fresh 4 KiB pages 0.035-0.105 s against 0.14-0.25 s; into
+// memory touched already 0.015-0.049 s against 0.033-0.065 s. On 4 threads staging still won
+// (0.096 s fresh, 0.025 s touched, against 0.16 and 0.034 s); on one it lost (0.32 and 0.075 s).
 // Host memory pinned already (cudaMallocHost, or registered) is copied directly on every path.
 //
 // TESSERA_HOST_COPIES=auto|staged|registered|pageable chooses for a process (the ablation);

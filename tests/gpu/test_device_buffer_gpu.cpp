@@ -5,7 +5,6 @@
 // one from memory pinned already (cudaMallocHost, which the driver refuses to register again)
 // works too, and the host memory may be overwritten as soon as the copy returns. The automatic
 // path stages from 4 host threads.
-
 #include <gtest/gtest.h>
 
 #include <cuda_runtime_api.h>
@@ -16,8 +15,8 @@
 #include <string>
 #include <vector>
 
-#include "local/core/host_ranges.hpp"
 #include "local/core/error.hpp"
+#include "local/core/host_ranges.hpp"
 #include "local/cuda/device_buffer.hpp"
 #include "local/cuda/host_copy.hpp"
 
@@ -27,15 +26,6 @@ namespace {
 constexpr std::size_t kPinned = (std::size_t(8) << 20) / sizeof(double);  // doubles in 8 MiB: a large copy
 constexpr std::size_t kChunk = (std::size_t(32) << 20) / sizeof(double);  // doubles in a staging chunk
 
-struct CopySetting {
-  HostCopyPath path;
-  int threads;
-};
-
-std::string name(const CopySetting& s) {
-  return std::string(to_string(s.path)) + ", " + std::to_string(s.threads) + " host threads";
-}
-
 /// Runs `body` once for every path and host thread count, restoring both afterwards.
 template <class Body>
 void for_every_setting(Body body) {
@@ -44,8 +34,7 @@ void for_every_setting(Body body) {
   for (const HostCopyPath p :
        {HostCopyPath::automatic, HostCopyPath::staged, HostCopyPath::registered, HostCopyPath::pageable})
     for (const int t : {1, 3, 4}) {
-      const CopySetting setting{p, t};
-      SCOPED_TRACE(name(setting));
+      SCOPED_TRACE(std::string(to_string(p)) + ", " + std::to_string(t) + " host threads");
       set_host_copy_path(p);
       host::set_threads(t);
       body();
