@@ -13,7 +13,7 @@
 // Why (tools/host_copy_cost.cu on H100 hosts, 470 MB downloaded; docs/performance.md,
 // forty-fourth session): into fresh memory on huge pages (what the drivers' heap uses) staging on
 // 16 threads took 0.046-0.075 s against 0.11-0.20 s registered, since cudaHostRegister faults
-// the pages in on one thread; into fresh 4 KiB pages 0.035-0.105 s against 0.14-0.25 s; into
+// the pages in on one thread; into fresh 4 KiB pages 0.035-0.11 s against 0.14-0.25 s; into
 // memory touched already 0.015-0.049 s against 0.033-0.065 s. On 4 threads staging still won
 // (0.096 s fresh, 0.025 s touched, against 0.16 and 0.034 s); on one it lost (0.32 and 0.075 s).
 // Host memory pinned already (cudaMallocHost, or registered) is copied directly on every path.
