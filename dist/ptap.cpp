@@ -18,12 +18,15 @@
 namespace tessera::dist {
 
 DistPtap::DistPtap(const Communicator& comm, const DistMatrix& a, const DistMatrix& p, LocalSpgemm local,
-                   ExtendedA a_extended)
+                   ExtendedA a_extended, std::optional<Csr<double>> p_transposed)
     : ap_(comm, a, p, std::move(local), std::move(a_extended)) {
   TESSERA_REQUIRE_INPUT(a.row_partition == p.row_partition, "ptap: A's row partition differs from P's");
   const Stopwatch clock;
   std::optional<trace::Step> step(std::in_place, "ptap.transpose_p");
-  transpose_p_once(p);
+  if (p_transposed)
+    take_p_transposed(comm, p, std::move(*p_transposed));
+  else
+    transpose_p_once(p);
   step.reset();
   const Csr<double> t = outer_product(comm);
   const std::vector<std::int64_t>& global_col = ap_.compact_to_global();  // T's columns -> C's
@@ -75,61 +78,115 @@ Csr<double> DistPtap::outer_product(const Communicator& comm) {
   return ap_.multiply_left(comm, p_transposed_, "ptap: local products");
 }
 
-// (P's owned rows over [owned | ghost] columns)^T once, by the counting sort of ref::transpose
-// (rows of P in increasing order, so every row of P^T comes out sorted and the result is
-// exactly ref::transpose(extended_block(p))), keeping each entry's source among P's
-// [local | nonlocal] values: a refresh gathers values instead of transposing again. In
-// parallel over ranges of P's rows: each range counts its entries per column of P, and places
-// them after the earlier ranges' entries of that column, so the order is the serial one.
+namespace {
+
+/// P's owned rows over [owned | ghost] columns sorted by column: the counting sort of
+/// ref::transpose (rows of P in increasing order, so every row of P^T comes out sorted and the
+/// result is exactly ref::transpose(extended_block(p))). In parallel over ranges of P's rows:
+/// each range counts its entries per column of P, and places them after the earlier ranges'
+/// entries of that column, so the order is the serial one.
+class ColumnSort {
+ public:
+  explicit ColumnSort(const DistMatrix& p)
+      : p_(p), rows_(p.owned_rows()), columns_(p.local.cols + p.nonlocal.cols),
+        next_(static_cast<std::size_t>(rows_.count())), offsets_(static_cast<std::size_t>(columns_ + 1)) {
+    TESSERA_ASSERT(p.owned_rows() <= INT32_MAX, "ptap: ", p.owned_rows(), " rows of P beyond the int32 index of P^T");
+    const std::int64_t shift = p.local.cols;
+    // next_[range][c]: entries of column c in this range, then where the range's next one goes
+    // relative to the column's start. A column holds at most one entry a row of P, so int32.
+    rows_.run([&](int range, std::int64_t begin, std::int64_t end) {
+      std::vector<std::int32_t>& count = next_[range];
+      count.assign(static_cast<std::size_t>(columns_), 0);  // on the range's thread, not all on one
+      for (std::int64_t k = p.local.row_ptr[begin]; k < p.local.row_ptr[end]; ++k) ++count[p.local.col_idx[k]];
+      for (std::int64_t k = p.nonlocal.row_ptr[begin]; k < p.nonlocal.row_ptr[end]; ++k)
+        ++count[shift + p.nonlocal.col_idx[k]];
+    });
+    // Each column's ranges in order (in parallel over ranges of columns), then the columns' starts.
+    offsets_[0] = 0;
+    host::for_ranges(columns_, [&](std::int64_t begin, std::int64_t end) {
+      for (std::int64_t c = begin; c < end; ++c) {
+        std::int32_t at = 0;
+        for (std::vector<std::int32_t>& count : next_) at += std::exchange(count[c], at);
+        offsets_[c + 1] = at;
+      }
+    });
+    for (std::int64_t c = 0; c < columns_; ++c) offsets_[c + 1] += offsets_[c];
+  }
+
+  /// P^T's row offsets (one a column of P: small beside P's entries).
+  const HostArray<std::int64_t>& offsets() const { return offsets_; }
+
+  /// place(dst, row, source, value) for each of P's entries, in parallel: `dst` its position in
+  /// P^T, `source` its position among P's [local | nonlocal] values. Once per sort.
+  template <class Place>
+  void place(Place&& place) {
+    const std::int64_t local_entries = p_.local.nnz(), shift = p_.local.cols;
+    rows_.run([&](int range, std::int64_t begin, std::int64_t end) {
+      std::vector<std::int32_t>& slot = next_[range];
+      for (std::int64_t r = begin; r < end; ++r) {
+        for (std::int64_t k = p_.local.row_ptr[r]; k < p_.local.row_ptr[r + 1]; ++k) {
+          const std::int64_t c = p_.local.col_idx[k];
+          place(offsets_[c] + slot[c]++, r, k, p_.local.values[k]);
+        }
+        for (std::int64_t k = p_.nonlocal.row_ptr[r]; k < p_.nonlocal.row_ptr[r + 1]; ++k) {
+          const std::int64_t c = shift + p_.nonlocal.col_idx[k];
+          place(offsets_[c] + slot[c]++, r, local_entries + k, p_.nonlocal.values[k]);
+        }
+      }
+    });
+  }
+
+ private:
+  const DistMatrix& p_;
+  const host::RangeSplit rows_;
+  const std::int64_t columns_;
+  std::vector<std::vector<std::int32_t>> next_;
+  HostArray<std::int64_t> offsets_;
+};
+
+}  // namespace
+
+// P^T's pattern and values once. Where each entry comes from is left to the first recompute
+// (refresh_p_transposed): 8 bytes an entry of scattered writes that a setup never refreshed
+// does not need.
 void DistPtap::transpose_p_once(const DistMatrix& p) {
-  const std::int64_t local_entries = p.local.nnz(), shift = p.local.cols;
-  p_local_entries_ = local_entries;
+  p_local_entries_ = p.local.nnz();
   p_local_cols_ = p.local.cols;
-  TESSERA_ASSERT(p.owned_rows() <= INT32_MAX, "ptap: ", p.owned_rows(), " rows of P beyond the int32 index of P^T");
+  ColumnSort sort(p);
   p_transposed_ = Csr<double>::empty(p.local.cols + p.nonlocal.cols, p.owned_rows());
-  const std::int64_t columns = p_transposed_.rows;
-  const host::RangeSplit rows(p.owned_rows());
-  // next[range][c]: entries of column c in this range, then where the range's next one goes
-  // relative to the column's start. A column holds at most one entry a row of P, so int32.
-  std::vector<std::vector<std::int32_t>> next(static_cast<std::size_t>(rows.count()));
-  rows.run([&](int range, std::int64_t begin, std::int64_t end) {
-    std::vector<std::int32_t>& count = next[range];
-    count.assign(static_cast<std::size_t>(columns), 0);  // on the range's thread, not all on one
-    for (std::int64_t k = p.local.row_ptr[begin]; k < p.local.row_ptr[end]; ++k) ++count[p.local.col_idx[k]];
-    for (std::int64_t k = p.nonlocal.row_ptr[begin]; k < p.nonlocal.row_ptr[end]; ++k)
-      ++count[shift + p.nonlocal.col_idx[k]];
-  });
-  // Each column's ranges in order (in parallel over ranges of columns), then the columns' starts.
-  HostArray<std::int64_t>& row_ptr = p_transposed_.row_ptr;
-  host::for_ranges(columns, [&](std::int64_t begin, std::int64_t end) {
-    for (std::int64_t c = begin; c < end; ++c) {
-      std::int32_t at = 0;
-      for (std::vector<std::int32_t>& count : next) at += std::exchange(count[c], at);
-      row_ptr[c + 1] = at;
-    }
-  });
-  for (std::int64_t c = 0; c < columns; ++c) row_ptr[c + 1] += row_ptr[c];
+  p_transposed_.row_ptr = sort.offsets();
   p_transposed_.col_idx.resize(static_cast<std::size_t>(p.nnz()));
   p_transposed_.values.resize(static_cast<std::size_t>(p.nnz()));
-  p_transposed_source_.resize(static_cast<std::size_t>(p.nnz()));
-  rows.run([&](int range, std::int64_t begin, std::int64_t end) {
-    std::vector<std::int32_t>& slot = next[range];
-    const auto place = [&](std::int64_t ext_col, std::int64_t row, std::int64_t source, double value) {
-      const std::int64_t dst = row_ptr[ext_col] + slot[ext_col]++;
-      p_transposed_.col_idx[dst] = static_cast<std::int32_t>(row);
-      p_transposed_.values[dst] = value;
-      p_transposed_source_[dst] = source;
-    };
-    for (std::int64_t r = begin; r < end; ++r) {
-      for (std::int64_t k = p.local.row_ptr[r]; k < p.local.row_ptr[r + 1]; ++k)
-        place(p.local.col_idx[k], r, k, p.local.values[k]);
-      for (std::int64_t k = p.nonlocal.row_ptr[r]; k < p.nonlocal.row_ptr[r + 1]; ++k)
-        place(shift + p.nonlocal.col_idx[k], r, local_entries + k, p.nonlocal.values[k]);
-    }
+  sort.place([&](std::int64_t dst, std::int64_t row, std::int64_t, double value) {
+    p_transposed_.col_idx[dst] = static_cast<std::int32_t>(row);
+    p_transposed_.values[dst] = value;
   });
 }
 
+void DistPtap::take_p_transposed(const Communicator& comm, const DistMatrix& p, Csr<double>&& p_transposed) {
+  const bool fits = p_transposed.rows == p.local.cols + p.nonlocal.cols && p_transposed.cols == p.owned_rows() &&
+                    p_transposed.nnz() == p.nnz() &&
+                    p_transposed.row_ptr.size() == static_cast<std::size_t>(p_transposed.rows + 1) &&
+                    p_transposed.values.size() == p_transposed.col_idx.size();
+  throw_if_any_rank_failed(comm, fits ? ""
+                                      : detail::concat("ptap: rank ", comm.rank(), ": the given P^T is ",
+                                                       p_transposed.rows, "x", p_transposed.cols, " with ",
+                                                       p_transposed.nnz(), " entries; P's transpose is ",
+                                                       p.local.cols + p.nonlocal.cols, "x", p.owned_rows(), " with ",
+                                                       p.nnz()));
+  p_local_entries_ = p.local.nnz();
+  p_local_cols_ = p.local.cols;
+  p_transposed_ = std::move(p_transposed);
+}
+
+// New values of P into P^T through each entry's source, which the first refresh records (by
+// the same sort, so it matches P^T's entries whoever made them).
 void DistPtap::refresh_p_transposed(const DistMatrix& p) {
+  if (p_transposed_source_.size() != p_transposed_.values.size()) {
+    ColumnSort sort(p);
+    p_transposed_source_.resize(p_transposed_.values.size());
+    sort.place([&](std::int64_t dst, std::int64_t, std::int64_t source, double) { p_transposed_source_[dst] = source; });
+  }
   const std::int64_t local_entries = p.local.nnz();
   host::for_ranges(static_cast<std::int64_t>(p_transposed_source_.size()), [&](std::int64_t begin, std::int64_t end) {
     for (std::int64_t k = begin; k < end; ++k) {
@@ -180,7 +237,7 @@ HostArray<double> DistPtap::sum_contributions(const Csr<double>& t, const std::v
 void DistPtap::recompute(const Communicator& comm, const DistMatrix& a, const DistMatrix& p) {
   // P^T's value map reads P's [local | nonlocal] values by position: both blocks' counts must
   // be the symbolic phase's (ap_.refresh then checks A's, collectively too).
-  const std::int64_t p_entries = std::int64_t(p_transposed_source_.size());
+  const std::int64_t p_entries = p_transposed_.nnz();
   throw_if_any_rank_failed(comm, p.local.nnz() == p_local_entries_ && p.nnz() == p_entries
                                      ? ""
                                      : detail::concat("ptap recompute: rank ", p.rank, " holds ", p.local.nnz(), " + ",

@@ -15,6 +15,7 @@
 // only and sums in the same order, so a refresh with the same values is bitwise identical.
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <vector>
 
 #include "dist/compact_spgemm.hpp"
@@ -30,9 +31,11 @@ class DistPtap {
  public:
   /// Collective. A square on P's row partition; P rectangular allowed. `a_extended`: where A*P
   /// gets A's extended block (see CompactSpgemm: copied by default, or another product's, or
-  /// held by the backend).
+  /// held by the backend). `p_transposed`: ref::transpose(extended_block(p)) where a backend
+  /// made it already (the GPU backend transposes P where it merged it); otherwise the host
+  /// transposes P here. Its shape and entry count are checked, its entries trusted.
   DistPtap(const Communicator& comm, const DistMatrix& a, const DistMatrix& p, LocalSpgemm local = host_local_spgemm,
-           ExtendedA a_extended = {});
+           ExtendedA a_extended = {}, std::optional<Csr<double>> p_transposed = std::nullopt);
   /// Collective: new values of A and P (same patterns) -> new values of C.
   void recompute(const Communicator& comm, const DistMatrix& a, const DistMatrix& p);
 
@@ -52,8 +55,9 @@ class DistPtap {
   Csr<double> p_local_transposed() const;
 
  private:
-  // Collective: throws on every rank if one fails.
   void transpose_p_once(const DistMatrix& p);
+  // Collective: throws on every rank if one rank's P^T does not fit P.
+  void take_p_transposed(const Communicator& comm, const DistMatrix& p, Csr<double>&& p_transposed);
   void refresh_p_transposed(const DistMatrix& p);
   Csr<double> outer_product(const Communicator& comm);
   std::vector<double> received_contributions(const Communicator& comm, const Csr<double>& t) const;
@@ -61,7 +65,9 @@ class DistPtap {
 
   CompactSpgemm ap_;  // runs both local products (its backend's chain)
   Csr<double> p_transposed_;      // (P's owned rows over [owned | ghost] columns)^T
-  HostArray<std::int64_t> p_transposed_source_;  // its entry k <- P's value k of [local | nonlocal]
+  // Its entry k <- P's value k of [local | nonlocal]: made at the first recompute (a setup that
+  // is never refreshed does not pay for it).
+  HostArray<std::int64_t> p_transposed_source_;
   std::int64_t p_local_entries_ = 0;                // P's local-block entries at the symbolic phase
   std::int64_t p_local_cols_ = 0;                   // P's owned columns: P^T's rows from P.local
   std::int64_t owned_partial_ = 0;  // entries of T in rows this rank owns

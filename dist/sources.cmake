@@ -59,6 +59,8 @@ if(TESSERA_HAVE_CUDA)
     ${CMAKE_CURRENT_LIST_DIR}/cuda/device_local_spgemm.hpp
     # dist::extended_block from a DeviceDistMatrix (the products' A read from a device copy).
     ${CMAKE_CURRENT_LIST_DIR}/cuda/device_extended_block.hpp
+    # DistPtap's P^T made where P's blocks are (the GPU backend's merge).
+    ${CMAKE_CURRENT_LIST_DIR}/cuda/device_transposed_block.hpp
     # Device-resident numeric phases of DistSpgemm / DistPtap (issue 5): symbolic on the host
     # once, then value gathers, values-only NCCL exchanges and the tile SpGEMM on the device.
     ${CMAKE_CURRENT_LIST_DIR}/cuda/value_maps.hpp
@@ -79,6 +81,7 @@ if(TESSERA_HAVE_CUDA)
     ${CMAKE_CURRENT_LIST_DIR}/cuda/device_spmv.cu
     ${CMAKE_CURRENT_LIST_DIR}/cuda/device_local_spgemm.cpp
     ${CMAKE_CURRENT_LIST_DIR}/cuda/device_extended_block.cu
+    ${CMAKE_CURRENT_LIST_DIR}/cuda/device_transposed_block.cu
     ${CMAKE_CURRENT_LIST_DIR}/cuda/value_maps.cu
     ${CMAKE_CURRENT_LIST_DIR}/cuda/device_compact_spgemm.cpp
     ${CMAKE_CURRENT_LIST_DIR}/cuda/device_dist_spgemm.cpp

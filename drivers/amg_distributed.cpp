@@ -32,6 +32,7 @@
 #include "amg/cuda/device_pcg.hpp"
 #include "amg/cuda/dist_device_amg.hpp"
 #include "amg/cuda/device_setup_backend.hpp"
+#include "amg/cuda/dist_device_smoothing.hpp"
 #include "amg/cuda/dist_device_transfer.hpp"
 #include "dist/cuda/device_context.hpp"
 #include "dist/cuda/device_dist_matrix.hpp"
@@ -549,6 +550,11 @@ bool merge_on_gpus(const DistributedAmgOptions& o, bool graph_on_gpus) {
   return graph_on_gpus && o.merge != "host";
 }
 
+/// Where setup_backend makes the Galerkin product's P^T: next to the device merge, or the host.
+bool transpose_on_gpus(const DistributedAmgOptions& o, bool graph_on_gpus) {
+  return merge_on_gpus(o, graph_on_gpus) && o.transpose_p != "host";
+}
+
 /// The setup's steps: the products where `products` runs them; with the gpu backend and
 /// `graph_on_gpus`, the graph phases and eigenvalue estimates run on the GPUs too and the
 /// products read A from the levels' device copies the strength phase makes, all on the context's
@@ -566,12 +572,18 @@ amg::DistSetupBackend setup_backend(Devices& devices, const DistributedAmgOption
   TESSERA_REQUIRE_INPUT(o.merge != "device" || graph_on_gpus,
                         "--merge device is a step of the GPU setup: it needs --backend gpu with the graph phases on "
                         "the GPUs (not --setup host)");
+  TESSERA_REQUIRE_INPUT(o.transpose_p != "device" || merge_on_gpus(o, graph_on_gpus),
+                        "--transpose-p device transposes P where the device merge made it: it needs --backend gpu "
+                        "with the graph phases and the merge on the GPUs");
 #if TESSERA_HAVE_CUDA
   if (graph_on_gpus) {
     amg::DistSetupBackend backend = amg::gpu::device_setup_backend(*devices.ctx, cuda::parse_offload_spgemm(o.spgemm), stats);
     if (o.resetup_transfer == "device") backend.transfer_on_device = amg::gpu::dist_device_transfer(*devices.ctx);
     if (o.tentative == "host") backend.tentative = amg::dist_tentative_prolongator;  // the ablations
     if (o.merge == "host") backend.smoothing = amg::dist_smoothed_prolongator;
+    if (o.merge != "host" && o.transpose_p == "host")
+      backend.smoothing = amg::gpu::device_smoothing(devices.ctx->compute(), cuda::parse_offload_spgemm(o.spgemm), stats,
+                                                     false);
     return backend;
   }
 #else
@@ -663,9 +675,11 @@ int run_distributed_amg(const dist::Communicator& comm, const DistributedAmgOpti
   if (root) amg::print(stdout, stats, active);
   if (root && product_stats)
     std::printf("setup products on the GPUs (%s, slowest rank): %s; graph phases and eigenvalue estimates on the %s, "
-                "tentative prolongator's QR on the %s, P's first merge on the %s\n", o.spgemm.c_str(),
-                setup_products_json.dump().c_str(), graph_on_gpus ? "GPUs" : "host",
-                tentative_on_gpus(o, graph_on_gpus) ? "GPUs" : "host", merge_on_gpus(o, graph_on_gpus) ? "GPUs" : "host");
+                "tentative prolongator's QR on the %s, P's first merge on the %s, the Galerkin product's P^T on the "
+                "%s\n",
+                o.spgemm.c_str(), setup_products_json.dump().c_str(), graph_on_gpus ? "GPUs" : "host",
+                tentative_on_gpus(o, graph_on_gpus) ? "GPUs" : "host", merge_on_gpus(o, graph_on_gpus) ? "GPUs" : "host",
+                transpose_on_gpus(o, graph_on_gpus) ? "GPUs" : "host");
   const std::int64_t threads_min = comm.allreduce(std::int64_t{host::threads()}, dist::ReduceOp::min);
   const std::int64_t threads_max = comm.allreduce(std::int64_t{host::threads()}, dist::ReduceOp::max);
   if (root) {
@@ -789,6 +803,7 @@ int run_distributed_amg(const dist::Communicator& comm, const DistributedAmgOpti
   out["eigen_estimates"] = graph_on_gpus ? "device" : "host";
   out["tentative"] = tentative_on_gpus(o, graph_on_gpus) ? "device" : "host";
   out["merge"] = merge_on_gpus(o, graph_on_gpus) ? "device" : "host";
+  out["transpose_p"] = transpose_on_gpus(o, graph_on_gpus) ? "device" : "host";
   if (gpu)
     out["device"] = {{"context_seconds", devices.seconds},
                      {"upload_seconds", phase.upload_seconds},

@@ -42,6 +42,8 @@ struct DistributedAmgOptions {
   std::string resetup_transfer = "host";  // GPU setup: the later re-setups' transfer on host | device
   std::string tentative = "auto";     // GPU setup: P_tent's QR on auto (= device) | host | device
   std::string merge = "auto";         // GPU setup: P's first merge on auto (= device) | host | device
+  std::string transpose_p = "auto";   // GPU setup: the Galerkin product's P^T made on auto (= device
+                                      // with the device merge) | host | device
   std::vector<baselines::Baseline> compare;
 };
 

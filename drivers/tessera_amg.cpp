@@ -61,6 +61,7 @@ struct Options {
   std::string resetup_transfer = "host";
   std::string tentative = "auto";
   std::string merge = "auto";
+  std::string transpose_p = "auto";
   amg::AmgOptions amg;
 };
 
@@ -169,6 +170,11 @@ void add_options(CLI::App& app, Options& opt) {
                  "P = P_tent - omega D^-1 A P_tent is merged: auto (the default: device, next to the product A P_tent), "
                  "device, or host (the ablation: A P_tent downloaded; the same P bit for bit)")
       ->check(CLI::IsMember({"auto", "device", "host"}));
+  app.add_option("--transpose-p", opt.transpose_p,
+                 "distributed AMG with --backend gpu (graph phases and merge on the GPUs): where each level's first "
+                 "Galerkin product gets P^T: auto (the default: device, made where the merge made P and downloaded "
+                 "with it), device, or host (the ablation: transposed on the host; the same P^T bit for bit)")
+      ->check(CLI::IsMember({"auto", "device", "host"}));
   app.add_option("--solves", opt.solves,
                  "distributed AMG: timed solves from the same initial guess; the first is solve_seconds, the "
                  "median of the others repeated_solve_seconds (the steady state: the first solve also captures "
@@ -256,6 +262,7 @@ int run_distributed(const dist::Communicator& comm, const Options& opt, const st
   d.resetup_transfer = opt.resetup_transfer;
   d.tentative = opt.tentative;
   d.merge = opt.merge;
+  d.transpose_p = opt.transpose_p;
   nlohmann::json out;
   const int status = run_distributed_amg(comm, d, out);
   out["smoother"] = opt.smoother;
@@ -402,9 +409,9 @@ int run(int argc, char** argv) {
   const dist::Communicator comm;
   if (comm.size() > 1 || opt.distributed) return run_distributed(comm, opt, compare);
   TESSERA_REQUIRE_INPUT(opt.setups == 1 && opt.solves == 1 && opt.resetups == 0 && !opt.timeline && !opt.trace &&
-                            opt.tentative == "auto" && opt.merge == "auto",
-                        "--setups, --resetups, --solves, --timeline, --trace, --tentative and --merge apply to the "
-                        "distributed AMG "
+                            opt.tentative == "auto" && opt.merge == "auto" && opt.transpose_p == "auto",
+                        "--setups, --resetups, --solves, --timeline, --trace, --tentative, --merge and --transpose-p "
+                        "apply to the distributed AMG "
                         "(--distributed or several ranks)");
 
   const Problem p = load_problem(opt);

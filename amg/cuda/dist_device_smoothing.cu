@@ -12,6 +12,7 @@
 #include "dist/collective_call.hpp"
 #include "dist/communicator.hpp"
 #include "dist/compact_spgemm.hpp"
+#include "dist/cuda/device_transposed_block.hpp"
 #include "local/core/error.hpp"
 #include "local/core/step_trace.hpp"
 #include "local/cuda/check.hpp"
@@ -160,9 +161,11 @@ std::vector<char> used_outside_columns(const Operands& d, std::int64_t rows, std
   return used.download(s);
 }
 
-/// P's blocks from the merged rows, downloaded into `p` (its ghosts already numbered).
+/// P's blocks from the merged rows, downloaded into `p` (its ghosts already numbered), and, with
+/// `p_transposed`, P^T made from them before they leave the device and downloaded there.
 void merge_into(const Operands& d, std::int64_t rows, const Vector& inv_diag, double omega, OwnedRange owned,
-                const std::vector<std::int32_t>& to_p, dist::DistMatrix& p, cudaStream_t s) {
+                const std::vector<std::int32_t>& to_p, dist::DistMatrix& p, std::optional<Csr<double>>& p_transposed,
+                cudaStream_t s) {
   DeviceBuffer<std::int64_t> local_count(static_cast<std::size_t>(rows + 1), s), nonlocal_count(local_count.size(), s);
   local_count.fill_bytes(0, s);
   nonlocal_count.fill_bytes(0, s);
@@ -194,18 +197,29 @@ void merge_into(const Operands& d, std::int64_t rows, const Vector& inv_diag, do
         BlockOut{nonlocal.row_ptr.data(), nonlocal.col_idx.data(), nonlocal.values.data()});
     TESSERA_CHECK_LAUNCH();
   }
-  TESSERA_CUDA_CHECK(cudaStreamSynchronize(s));  // the kernels' time apart from the download's
-  TESSERA_TRACE_STEP("download_p");
+  TESSERA_CUDA_CHECK(cudaStreamSynchronize(s));  // the kernels' time apart from the downloads'
+  std::optional<trace::Step> step;
+  DeviceCsr<double> transposed;
+  if (p_transposed) {
+    step.emplace("transpose_p");
+    transposed = dist::gpu::transposed_extended_block(local, nonlocal, s);
+  }
+  step.emplace("download_p");
   p.local = tessera::cuda::download(local, s);
   p.nonlocal = tessera::cuda::download(nonlocal, s);
+  if (p_transposed) {
+    step.emplace("download_p_transposed");
+    *p_transposed = tessera::cuda::download(transposed, s);
+  }
 }
 
 }  // namespace
 
-dist::DistMatrix dist_device_smoothed_prolongator(const dist::Communicator& comm, dist::CompactSpgemm& a_times_p_tent,
-                                                  const dist::DistMatrix& p_tent, const Vector& inv_diag, double omega,
-                                                  cudaStream_t stream, cuda::OffloadSpgemm which,
-                                                  cuda::OffloadStats& stats) {
+SmoothedProlongator dist_device_smoothed_prolongator(const dist::Communicator& comm,
+                                                     dist::CompactSpgemm& a_times_p_tent,
+                                                     const dist::DistMatrix& p_tent, const Vector& inv_diag,
+                                                     double omega, cudaStream_t stream, cuda::OffloadSpgemm which,
+                                                     cuda::OffloadStats& stats, bool transpose_p) {
   const std::vector<std::int64_t>& global_of = a_times_p_tent.compact_to_global();
   const std::int64_t rows = p_tent.owned_rows(), columns = static_cast<std::int64_t>(global_of.size());
   TESSERA_ASSERT(static_cast<std::int64_t>(inv_diag.size()) == rows, "device smoothing: ", inv_diag.size(),
@@ -226,20 +240,24 @@ dist::DistMatrix dist_device_smoothed_prolongator(const dist::Communicator& comm
                    : "");
   step.emplace("number_columns");
   number_smoothed_columns(comm, p_tent, global_of, used, columns_of_p);
-  dist::DistMatrix p = smoothed_shell(p_tent, columns_of_p);
+  SmoothedProlongator smoothed{smoothed_shell(p_tent, columns_of_p), std::nullopt};
+  if (transpose_p) smoothed.p_transposed.emplace();
+  dist::DistMatrix& p = smoothed.p;
   p.local.cols = p_tent.local.cols;
   step.emplace("merge_and_download");
-  dist::call_collectively(comm, "prolongator smoothing: the device merge",
-                          [&] { merge_into(d, rows, inv_diag, omega, owned, columns_of_p.to_p, p, stream); });
-  return p;
+  dist::call_collectively(comm, "prolongator smoothing: the device merge", [&] {
+    merge_into(d, rows, inv_diag, omega, owned, columns_of_p.to_p, p, smoothed.p_transposed, stream);
+  });
+  return smoothed;
 }
 
 DistSmoothing device_smoothing(cudaStream_t stream, cuda::OffloadSpgemm which,
-                               std::shared_ptr<cuda::OffloadStats> stats) {
+                               std::shared_ptr<cuda::OffloadStats> stats, bool transpose_p) {
   if (!stats) stats = std::make_shared<cuda::OffloadStats>();
   return [=](const dist::Communicator& comm, dist::CompactSpgemm& a_times_p_tent, const dist::DistMatrix& p_tent,
              const Vector& inv_diag, double omega) {
-    return dist_device_smoothed_prolongator(comm, a_times_p_tent, p_tent, inv_diag, omega, stream, which, *stats);
+    return dist_device_smoothed_prolongator(comm, a_times_p_tent, p_tent, inv_diag, omega, stream, which, *stats,
+                                            transpose_p);
   };
 }
 

@@ -8,7 +8,10 @@
 //             rows are P_tent's owned rows. The outside columns the rows use are flagged there
 //             and numbered on the host by the host merge's own step (number_smoothed_columns);
 //             each merged row is then written into P's local and non-local blocks, which are
-//             downloaded.
+//             downloaded;
+//   P^T       made from those blocks on the device (dist/cuda/device_transposed_block.hpp) and
+//             downloaded with them: the Galerkin product's left factor, which the host would
+//             otherwise transpose (docs/performance.md, forty-fifth session).
 // P equals the host merge (smoothed_blocks) of the same A P_tent bit for bit: the same union of
 // columns, each value P_tent + scale * (A P_tent) rounded as the host rounds it (no fused
 // multiply-add). Instead of A P_tent's download and the host merge, it downloads P and uploads
@@ -24,15 +27,16 @@ namespace tessera::amg::gpu {
 
 /// Collective; as dist_smoothed_prolongator, on the device current at this call: the product on
 /// engine `which` on the default stream (synchronised), its times added to `stats`; the merge
-/// on `stream`.
-dist::DistMatrix dist_device_smoothed_prolongator(const dist::Communicator& comm, dist::CompactSpgemm& a_times_p_tent,
-                                                  const dist::DistMatrix& p_tent, const Vector& inv_diag, double omega,
-                                                  cudaStream_t stream, cuda::OffloadSpgemm which,
-                                                  cuda::OffloadStats& stats);
+/// on `stream`; with `transpose_p`, P^T too (false: the ablation, the host transposes P).
+SmoothedProlongator dist_device_smoothed_prolongator(const dist::Communicator& comm,
+                                                     dist::CompactSpgemm& a_times_p_tent,
+                                                     const dist::DistMatrix& p_tent, const Vector& inv_diag,
+                                                     double omega, cudaStream_t stream, cuda::OffloadSpgemm which,
+                                                     cuda::OffloadStats& stats, bool transpose_p = true);
 
 /// DistSetupBackend::smoothing on the device current at this call, as above.
 DistSmoothing device_smoothing(cudaStream_t stream = nullptr,
                                cuda::OffloadSpgemm which = cuda::OffloadSpgemm::automatic,
-                               std::shared_ptr<cuda::OffloadStats> stats = {});
+                               std::shared_ptr<cuda::OffloadStats> stats = {}, bool transpose_p = true);
 
 }  // namespace tessera::amg::gpu

@@ -180,6 +180,7 @@ void DistHierarchy::setup_level_numeric(const dist::Communicator& comm, DistLeve
 }
 
 dist::DistMatrix DistHierarchy::build_transfer(const dist::Communicator& comm, DistLevel& level, bool first_time) const {
+  std::optional<Csr<double>> p_transposed;  // from a smoothing backend that made it
   timed("prolongator_smoothing", level.times.smoothing, [&] {
     level.omega = options.smooth_prolongator ? prolongator_damping(level.eigen.safe) : 0.0;
     if (!options.smooth_prolongator) {
@@ -187,9 +188,11 @@ dist::DistMatrix DistHierarchy::build_transfer(const dist::Communicator& comm, D
     } else if (first_time) {
       level.a_times_p_tent = std::make_unique<dist::CompactSpgemm>(comm, level.a, level.p_tent, backend_.products,
                                                                    held_extended_a(level));
-      dist::DistMatrix p = backend_.smoothing(comm, *level.a_times_p_tent, level.p_tent, level.inv_diag, level.omega);
-      p.halo = dist::HaloPlan::build(comm, p.col_partition, p.ghost_cols);
-      level.p = std::move(p);
+      SmoothedProlongator smoothed =
+          backend_.smoothing(comm, *level.a_times_p_tent, level.p_tent, level.inv_diag, level.omega);
+      smoothed.p.halo = dist::HaloPlan::build(comm, smoothed.p.col_partition, smoothed.p.ghost_cols);
+      level.p = std::move(smoothed.p);
+      p_transposed = std::move(smoothed.p_transposed);
     } else {
       level.a_times_p_tent->refresh(comm, level.a, level.p_tent);
       const Csr<double> ap = level.a_times_p_tent->multiply(comm);
@@ -216,7 +219,8 @@ dist::DistMatrix DistHierarchy::build_transfer(const dist::Communicator& comm, D
       // A*P_tent's A in [owned | ghost] form (a host copy or the backend's) serves A*P too.
       level.galerkin = std::make_unique<dist::DistPtap>(
           comm, level.a, level.p, backend_.products,
-          level.a_times_p_tent ? level.a_times_p_tent->shared_a_extended() : held_extended_a(level));
+          level.a_times_p_tent ? level.a_times_p_tent->shared_a_extended() : held_extended_a(level),
+          std::move(p_transposed));
     else
       level.galerkin->recompute(comm, level.a, level.p);
     // R's local block is the top of the product's P^T (P is transposed once a level); only P's

@@ -25,7 +25,8 @@
 //                    factors the aggregates there (amg::gpu::device_tentative)
 //   smoothing        a level's first P = P_tent - omega D^-1 (A P_tent) (dist_smoothing.hpp): the
 //                    product by `products` or the held A, merged on the host; the GPU's keeps A P_tent
-//                    on the device and merges there (amg::gpu::device_smoothing)
+//                    on the device, merges there and returns P^T too, which the Galerkin product
+//                    then takes instead of transposing P on the host (amg::gpu::device_smoothing)
 #include <functional>
 #include <memory>
 
@@ -50,9 +51,9 @@ using DistTentativeBuilder = std::function<DistTentative(const dist::Communicato
                                                          const DenseMatrix& b)>;
 
 /// Collective: a level's smoothed prolongator at its first setup, as dist_smoothed_prolongator.
-using DistSmoothing = std::function<dist::DistMatrix(const dist::Communicator& comm, dist::CompactSpgemm& a_times_p_tent,
-                                                     const dist::DistMatrix& p_tent, const Vector& inv_diag,
-                                                     double omega)>;
+using DistSmoothing = std::function<SmoothedProlongator(const dist::Communicator& comm, dist::CompactSpgemm& a_times_p_tent,
+                                                        const dist::DistMatrix& p_tent, const Vector& inv_diag,
+                                                        double omega)>;
 
 enum class CoarseFactor { at_setup, on_first_use };
 

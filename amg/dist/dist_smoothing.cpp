@@ -207,10 +207,10 @@ dist::DistMatrix smoothed_blocks(const dist::Communicator& comm, const dist::Dis
   return p;
 }
 
-dist::DistMatrix dist_smoothed_prolongator(const dist::Communicator& comm, dist::CompactSpgemm& a_times_p_tent,
-                                           const dist::DistMatrix& p_tent, const Vector& inv_diag, double omega) {
+SmoothedProlongator dist_smoothed_prolongator(const dist::Communicator& comm, dist::CompactSpgemm& a_times_p_tent,
+                                              const dist::DistMatrix& p_tent, const Vector& inv_diag, double omega) {
   const Csr<double> ap = a_times_p_tent.multiply(comm);
-  return smoothed_blocks(comm, p_tent, ap, a_times_p_tent.compact_to_global(), inv_diag, omega);
+  return {smoothed_blocks(comm, p_tent, ap, a_times_p_tent.compact_to_global(), inv_diag, omega), std::nullopt};
 }
 
 void replay_smoothing(const SmoothedValueMap& map, const dist::DistMatrix& p_tent, const Csr<double>& ap,

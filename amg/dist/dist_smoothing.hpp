@@ -11,6 +11,7 @@
 // gathers and one multiply-add. P's columns (SmoothedColumns) are numbered by the same steps
 // where the merge runs on a device (amg/cuda/dist_device_smoothing.hpp), so both give one P.
 #include <cstdint>
+#include <optional>
 #include <vector>
 
 #include "amg/hierarchy.hpp"
@@ -72,11 +73,19 @@ dist::DistMatrix smoothed_blocks(const dist::Communicator& comm, const dist::Dis
                                  const std::vector<std::int64_t>& global_of, const Vector& inv_diag, double omega,
                                  SmoothedValueMap* record = nullptr);
 
+/// A level's first smoothed P, and P^T where the backend that made P made it too
+/// (ref::transpose(dist::extended_block(p)): the Galerkin product's left factor, which
+/// dist::DistPtap otherwise transposes on the host).
+struct SmoothedProlongator {
+  dist::DistMatrix p;
+  std::optional<Csr<double>> p_transposed;
+};
+
 /// Collective: a level's P at its first setup, from the product A P_tent (`a_times_p_tent`, its
 /// symbolic phase made): multiplied by the product's backend, merged on the host
-/// (smoothed_blocks). DistSetupBackend::smoothing's default; no halo plan.
-dist::DistMatrix dist_smoothed_prolongator(const dist::Communicator& comm, dist::CompactSpgemm& a_times_p_tent,
-                                           const dist::DistMatrix& p_tent, const Vector& inv_diag, double omega);
+/// (smoothed_blocks); no P^T. DistSetupBackend::smoothing's default; no halo plan.
+SmoothedProlongator dist_smoothed_prolongator(const dist::Communicator& comm, dist::CompactSpgemm& a_times_p_tent,
+                                              const dist::DistMatrix& p_tent, const Vector& inv_diag, double omega);
 
 /// Not collective. P's values from `map` (made by smoothed_blocks for P's pattern) and new
 /// values of P_tent, A P_tent, inv_diag and omega: equal to a new smoothed_blocks bit for bit.

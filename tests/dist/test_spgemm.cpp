@@ -553,6 +553,9 @@ void check_ptap(const Communicator& comm, const Csr<double>& a, const Csr<double
   EXPECT_EQ(galerkin.result().col_partition, coarse);
   expect_ptap_matches(comm, galerkin.result(), a, p);
   expect_direct_assembly(comm, da, dp, galerkin);
+  // P^T made elsewhere (the GPU backend's merge makes it): the same product, refreshes included.
+  DistPtap given(comm, da, dp, host_local_spgemm, {}, ref::transpose(extended_block(dp)));
+  expect_same_blocks(given.result(), galerkin.result(), "P^T given");
 
   const Csr<double> a2 = new_values(a, seed), p2 = new_values(p, seed + 1);
   const DistMatrix da2 = testing::distribute(comm, a2, rows, rows);
@@ -560,6 +563,8 @@ void check_ptap(const Communicator& comm, const Csr<double>& a, const Csr<double
   expect_local_transpose(comm, galerkin, dp);
   galerkin.recompute(comm, da2, dp2);
   expect_local_transpose(comm, galerkin, dp2);
+  given.recompute(comm, da2, dp2);
+  expect_same_blocks(given.result(), galerkin.result(), "P^T given, refreshed");
   const Csr<double> refreshed = gather(comm, galerkin.result());
   const Csr<double> fresh = gather(comm, DistPtap(comm, da2, dp2).result());
   if (comm.rank() == 0) EXPECT_EQ(refreshed, fresh);
@@ -632,6 +637,29 @@ TEST(DistPtap, RecomputeOnAnotherPatternThrowsOnEveryRank) {
   // Still usable with the pattern it was built for.
   galerkin.recompute(comm, da, dp);
   expect_ptap_matches(comm, galerkin.result(), a, p);
+}
+
+// A P^T given for the symbolic phase that does not fit P (here one row short, on the last rank
+// only) is refused on every rank with the same message.
+TEST(DistPtap, GivenTransposeOfAnotherShapeThrowsOnEveryRank) {
+  const Communicator comm;
+  const std::uint64_t seed = testing::shared_seed(comm);
+  SCOPED_TRACE("seed " + std::to_string(seed));
+  const std::int64_t n = 8 * 3 * comm.size() + 5, nc = (n + 3) / 4;
+  std::vector<std::int64_t> r, c;
+  std::vector<double> v;
+  for (std::int64_t i = 0; i < n; ++i) r.push_back(i), c.push_back(i / 4), v.push_back(1.0);
+  const Csr<double> p = csr_from_triplets<double>(n, nc, r, c, v);
+  const Csr<double> a = random_csr(RandomSpec{n, n, 0.05, 0.1, 0, false}, seed);
+  const RowPartition rows = RowPartition::balanced_rows(n, comm.size());
+  const RowPartition coarse = RowPartition::balanced_rows(nc, comm.size());
+  const DistMatrix da = testing::distribute(comm, a, rows, rows);
+  const DistMatrix dp = testing::distribute(comm, p, rows, coarse);
+  Csr<double> pt = ref::transpose(extended_block(dp));
+  if (comm.rank() == comm.size() - 1) pt = Csr<double>::empty(pt.rows - 1, pt.cols);
+  const std::string text = testing::input_error_on_every_rank(
+      comm, [&] { DistPtap(comm, da, dp, host_local_spgemm, {}, std::move(pt)); });
+  EXPECT_NE(text.find("the given P^T is"), std::string::npos) << text;
 }
 
 TEST(DistPtap, GeneratedPoissonWithEachRankGeneratingItsRows) {

@@ -4,7 +4,9 @@
 //     the device (the GPU backend's way) on each engine, and with A_ext copied on the host;
 //   - of the host product (host_local_spgemm), the same pattern and values to rounding (the
 //     tile products sum in another order);
-//   - the product's entries are recorded as multiply() records them.
+//   - the product's entries are recorded as multiply() records them;
+//   - P^T, made on the device from P's blocks, is the host transpose of P's extended block, bit
+//     for bit.
 // On every case of graph_phase_cases.hpp (both partitions, one with an empty rank; every
 // threshold), P_tent from near-null spaces of 1 and 6 columns (rows of P_tent with 1 and up to 6
 // entries). On several ranks P must have entries in ghost columns, or the test fails. The merge
@@ -22,6 +24,7 @@
 #include "dist/compact_spgemm.hpp"
 #include "dist/cuda/device_local_spgemm.hpp"
 #include "graph_phase_cases.hpp"
+#include "local/reference/kernels.hpp"
 #include "non_blocking_stream.hpp"
 
 namespace tessera::amg {
@@ -79,10 +82,16 @@ dist::DistMatrix device_p(const dist::Communicator& comm, const Operands& o, Off
   if (held) a_ext.held = gpu::device_held_extended_a(stream, which)(o.a, slot);
   dist::CompactSpgemm product(comm, o.a, o.p_tent, dist::device_local_spgemm(which), a_ext);
   const auto stats = std::make_shared<cuda::OffloadStats>();
-  dist::DistMatrix p = gpu::device_smoothing(stream, which, stats)(comm, product, o.p_tent, o.inv_diag, o.omega);
+  SmoothedProlongator smoothed = gpu::device_smoothing(stream, which, stats)(comm, product, o.p_tent, o.inv_diag, o.omega);
   EXPECT_EQ(product.product_entries(), want_entries) << "the product's entries, as multiply() records them";
   if (want_entries > 0) EXPECT_EQ(stats->products, 1) << "the product did not run on the device";
-  return p;
+  // P^T from the device: the host's transpose of P's extended block, bit for bit.
+  if (!smoothed.p_transposed) {
+    ADD_FAILURE() << "the device merge returned no P^T";
+  } else {
+    expect_same_block(*smoothed.p_transposed, ref::transpose(dist::extended_block(smoothed.p)), "P^T", true);
+  }
+  return std::move(smoothed.p);
 }
 
 /// The host merge of `local`'s product.
