@@ -4,6 +4,7 @@
 #include <climits>
 #include <optional>
 #include <string>
+#include <utility>
 
 #include "dist/collective_call.hpp"
 #include "dist/communicator.hpp"
@@ -50,6 +51,21 @@ class CompactColumns {
     }
     touched_owned_ = static_cast<std::int64_t>(global_.size()) - left_;
     global_.insert(global_.end(), outside_.begin() + left_, outside_.end());
+  }
+
+  /// A numbering made before (a product's compact_to_global, over B's owned range [begin, end)).
+  CompactColumns(std::vector<std::int64_t> global, std::int64_t begin, std::int64_t end)
+      : begin_(begin), end_(end), of_owned_(static_cast<std::size_t>(end - begin), -1), global_(std::move(global)) {
+    for (std::size_t i = 0; i < global_.size(); ++i) {
+      const std::int64_t c = global_[i];
+      if (c >= begin_ && c < end_) {
+        of_owned_[c - begin_] = static_cast<std::int32_t>(i);
+        ++touched_owned_;
+      } else {
+        outside_.push_back(c);
+        left_ += c < begin_;
+      }
+    }
   }
 
   /// Compact index -> global column, increasing.
@@ -115,6 +131,25 @@ HostArray<std::int32_t> compact_b_columns(const DistMatrix& b, const RemoteRows&
   return cols;
 }
 
+// B_ext's pattern over `compact` (its values left to fill_extended_b_values).
+Csr<double> extended_b_pattern(const DistMatrix& b, const RemoteRows& remote, const CompactColumns& compact,
+                               std::int64_t columns) {
+  Csr<double> ext = Csr<double>::empty(b.owned_rows() + remote.rows(), columns);
+  host::for_ranges(b.owned_rows(), [&](std::int64_t begin, std::int64_t end) {
+    for (std::int64_t r = begin; r < end; ++r) ext.row_ptr[r + 1] = row_order_offset(b, r + 1);
+  });
+  for (std::int64_t r = 0; r < remote.rows(); ++r) ext.row_ptr[b.owned_rows() + r + 1] = b.nnz() + remote.row_ptr()[r + 1];
+  ext.col_idx = compact_b_columns(b, remote, compact);
+  return ext;
+}
+
+// The compact renumbering is monotone, so row order of B is B_ext's entry order.
+void fill_extended_b_values(const DistMatrix& b, const RemoteRows& remote, Csr<double>& ext) {
+  ext.values.resize(static_cast<std::size_t>(b.nnz()) + remote.values().size());
+  copy_values_in_row_order(b, ext.values.data());
+  std::copy(remote.values().begin(), remote.values().end(), ext.values.begin() + b.nnz());
+}
+
 // Whether `ext` has extended_block(a)'s pattern (owned columns, then ghost g as local.cols + g),
 // compared in place (no copy of A), by ranges of rows in parallel.
 bool is_extended_pattern_of(const Csr<double>& ext, const DistMatrix& a) {
@@ -145,6 +180,14 @@ Csr<double> host_local_spgemm(const Csr<double>& a, const Csr<double>& b) {
   return host::spgemm(a, b, ref::SpgemmOptions{true});
 }
 
+Csr<double> compact_extended_rows(const ExtendedBSource& source) {
+  const DistMatrix& b = source.b;
+  const CompactColumns compact(source.compact_to_global, b.col_begin(), b.col_begin() + b.local.cols);
+  Csr<double> ext = extended_b_pattern(b, source.remote, compact, static_cast<std::int64_t>(source.compact_to_global.size()));
+  fill_extended_b_values(b, source.remote, ext);
+  return ext;
+}
+
 ChainedProduct LocalSpgemm::chain(const Csr<double>& l, const Csr<double>& a, const Csr<double>& b) const {
   if (chain_) return chain_(l, a, b);
   const Csr<double> ab = multiply_(a, b);
@@ -152,7 +195,7 @@ ChainedProduct LocalSpgemm::chain(const Csr<double>& l, const Csr<double>& a, co
 }
 
 CompactSpgemm::CompactSpgemm(const Communicator& comm, const DistMatrix& a, const DistMatrix& b, LocalSpgemm local,
-                             ExtendedA a_extended)
+                             ExtendedA a_extended, HostBExtended host_b)
     : local_(std::move(local)),
       a_ext_(std::move(a_extended.host)),
       held_a_(std::move(a_extended.held)),
@@ -180,14 +223,12 @@ CompactSpgemm::CompactSpgemm(const Communicator& comm, const DistMatrix& a, cons
                                      : detail::concat("spgemm: rank ", comm.rank(), " touches ", compact_to_global_.size(),
                                                       " columns of B, beyond the int32 local index; use more ranks"));
   step.emplace("spgemm.extended_blocks");
-  std::optional<trace::Step> part(std::in_place, "b_pattern");  // the parts, nested under it
-  b_ext_ = Csr<double>::empty(b.owned_rows() + remote_.rows(), static_cast<std::int64_t>(compact_to_global_.size()));
-  host::for_ranges(b.owned_rows(), [&](std::int64_t begin, std::int64_t end) {
-    for (std::int64_t r = begin; r < end; ++r) b_ext_.row_ptr[r + 1] = row_order_offset(b, r + 1);
-  });
-  for (std::int64_t r = 0; r < remote_.rows(); ++r)
-    b_ext_.row_ptr[b.owned_rows() + r + 1] = b.nnz() + remote_.row_ptr()[r + 1];
-  b_ext_.col_idx = compact_b_columns(b, remote_, compact);
+  std::optional<trace::Step> part;  // the parts, nested under it
+  b_ext_made_ = host_b == HostBExtended::at_symbolic;
+  if (b_ext_made_) {
+    part.emplace("b_pattern");
+    b_ext_ = extended_b_pattern(b, remote_, compact, static_cast<std::int64_t>(compact_to_global_.size()));
+  }
   part.emplace("a");
   if (held_a_) {
     // Nothing to copy: the backend holds A_ext.
@@ -202,8 +243,10 @@ CompactSpgemm::CompactSpgemm(const Communicator& comm, const DistMatrix& a, cons
   } else {
     a_ext_ = std::make_shared<Csr<double>>(extended_block(a));
   }
-  part.emplace("b_values");
-  fill_b_values(b);
+  if (b_ext_made_) {
+    part.emplace("b_values");
+    fill_b_values(b);
+  }
   b_entries_ = b.nnz();
   stats_.compute_seconds = clock.seconds();
 }
@@ -213,18 +256,19 @@ const Csr<double>& CompactSpgemm::a_extended() const {
   return *a_ext_;
 }
 
-void CompactSpgemm::fill_b_values(const DistMatrix& b) {
-  // The compact renumbering is monotone, so row order of B is B_ext's entry order.
-  b_ext_.values.resize(static_cast<std::size_t>(b.nnz()) + remote_.values().size());
-  copy_values_in_row_order(b, b_ext_.values.data());
-  std::copy(remote_.values().begin(), remote_.values().end(), b_ext_.values.begin() + b.nnz());
+const Csr<double>& CompactSpgemm::b_extended() const {
+  TESSERA_ASSERT(b_ext_made_, "spgemm: B_ext is made on the host at the first refresh, and none has run");
+  return b_ext_;
 }
+
+void CompactSpgemm::fill_b_values(const DistMatrix& b) { fill_extended_b_values(b, remote_, b_ext_); }
 
 // The local kernel may throw on this rank alone (device out of memory, cuSPARSE failure), or
 // break the invariant that the numeric phase keeps the symbolic pattern: agree before the next
 // collective (assembly, the outer product's return) so that no rank waits.
 Csr<double> CompactSpgemm::multiply(const Communicator& comm) {
   TESSERA_TRACE_STEP("spgemm.local_product");
+  TESSERA_ASSERT(b_ext_made_, "spgemm: a host product before the first refresh made B_ext");
   Csr<double> product = call_collectively(comm, "spgemm: local product", [&] {
     Csr<double> c = held_a_ ? held_a_->times(b_ext_) : local_(*a_ext_, b_ext_);
     TESSERA_ASSERT(product_entries_ < 0 || c.nnz() == product_entries_, "the local product has ", c.nnz(),
@@ -237,6 +281,7 @@ Csr<double> CompactSpgemm::multiply(const Communicator& comm) {
 
 std::int64_t CompactSpgemm::multiply_with(const Communicator& comm, const char* step,
                                          const std::function<std::int64_t(const Operands&)>& product) {
+  TESSERA_ASSERT(b_ext_made_, "spgemm: a host product before the first refresh made B_ext");
   const std::int64_t entries = call_collectively(comm, step, [&] {
     const std::int64_t n = product(Operands{a_ext_.get(), held_a_.get(), b_ext_});
     TESSERA_ASSERT(product_entries_ < 0 || n == product_entries_, "the local product has ", n,
@@ -247,15 +292,29 @@ std::int64_t CompactSpgemm::multiply_with(const Communicator& comm, const char* 
   return entries;
 }
 
-Csr<double> CompactSpgemm::multiply_left(const Communicator& comm, const Csr<double>& l, const char* step) {
+template <class Chain>
+Csr<double> CompactSpgemm::chained(const Communicator& comm, const char* step, Chain&& chain) {
   ChainedProduct c = call_collectively(comm, step, [&] {
-    ChainedProduct chained = held_a_ ? held_a_->chain(l, b_ext_) : local_.chain(l, *a_ext_, b_ext_);
-    TESSERA_ASSERT(product_entries_ < 0 || chained.inner_entries == product_entries_, "the local product has ",
-                   chained.inner_entries, " entries, the symbolic phase had ", product_entries_);
-    return chained;
+    ChainedProduct product = chain();
+    TESSERA_ASSERT(product_entries_ < 0 || product.inner_entries == product_entries_, "the local product has ",
+                   product.inner_entries, " entries, the symbolic phase had ", product_entries_);
+    return product;
   });
   if (product_entries_ < 0) product_entries_ = c.inner_entries;  // once every rank has agreed
   return std::move(c.product);
+}
+
+Csr<double> CompactSpgemm::multiply_left(const Communicator& comm, const Csr<double>& l, const char* step) {
+  TESSERA_ASSERT(b_ext_made_, "spgemm: a host product before the first refresh made B_ext");
+  return chained(comm, step, [&] { return held_a_ ? held_a_->chain(l, b_ext_) : local_.chain(l, *a_ext_, b_ext_); });
+}
+
+Csr<double> CompactSpgemm::multiply_left(const Communicator& comm, HeldOperand& held, const DistMatrix& b,
+                                         const char* step) {
+  TESSERA_ASSERT(held_a_, "spgemm: operands held by a backend need A_ext held by it too");
+  TESSERA_ASSERT(b.nnz() == b_entries_, "spgemm: the held operand's B has ", b.nnz(), " entries, the symbolic phase's ",
+                 b_entries_);
+  return chained(comm, step, [&] { return held_a_->chain(held, ExtendedBSource{b, remote_, compact_to_global_}); });
 }
 
 void CompactSpgemm::refresh(const Communicator& comm, const DistMatrix& a, const DistMatrix& b) {
@@ -278,7 +337,13 @@ void CompactSpgemm::refresh(const Communicator& comm, const DistMatrix& a, const
   // A shared host copy is refilled too (the other product may have seen other values); a held
   // one is its holder's to keep current.
   if (!held_a_) fill_extended_values(a, *a_ext_);
-  fill_b_values(b);
+  if (b_ext_made_) {
+    fill_b_values(b);
+  } else {
+    TESSERA_TRACE_STEP("spgemm.make_b_extended");
+    b_ext_ = compact_extended_rows(ExtendedBSource{b, remote_, compact_to_global_});
+    b_ext_made_ = true;
+  }
   stats_.compute_seconds = clock.seconds();
 }
 

@@ -64,6 +64,17 @@ class LocalSpgemm {
 
 Csr<double> host_local_spgemm(const Csr<double>& a, const Csr<double>& b);
 
+/// B_ext as `source` says (dist/extended_operand.hpp): B's owned rows, then the received rows,
+/// over compact columns; each row sorted, values in B's row order then the received order. The
+/// host reference of a backend's own assembly (HeldExtendedA::chain with a HeldOperand), and
+/// what CompactSpgemm builds.
+Csr<double> compact_extended_rows(const ExtendedBSource& source);
+
+/// When CompactSpgemm makes its host copy of B_ext: at the symbolic phase, or at the first
+/// refresh(), for a product whose first multiplication reads B where a backend holds it
+/// (multiply_left with a HeldOperand) and that may never be refreshed.
+enum class HostBExtended { at_symbolic, at_first_refresh };
+
 class CompactSpgemm {
  public:
   /// Collective: the symbolic phase (remote rows, compact columns, operands). `a_extended` says
@@ -72,8 +83,10 @@ class CompactSpgemm {
   /// (InputError on every rank if it differs), and every product that shares it refills its
   /// values from its own A here and in refresh(), before it multiplies. A held one must be
   /// this A's (asserted); its products run by the holder, not by `local`.
+  /// With HostBExtended::at_first_refresh, the only product before the first refresh() must be
+  /// multiply_left with a HeldOperand (asserted).
   CompactSpgemm(const Communicator& comm, const DistMatrix& a, const DistMatrix& b, LocalSpgemm local,
-                ExtendedA a_extended = {});
+                ExtendedA a_extended = {}, HostBExtended host_b = HostBExtended::at_symbolic);
   /// Collective: new values of A and B with the patterns the symbolic phase saw (checked on
   /// every rank, InputError on all if one differs).
   void refresh(const Communicator& comm, const DistMatrix& a, const DistMatrix& b);
@@ -85,6 +98,9 @@ class CompactSpgemm {
   /// owned rows (L.cols == A's owned rows); checks and records A_ext * B_ext's entries as
   /// multiply() does. `step` names the products in a failure's message.
   Csr<double> multiply_left(const Communicator& comm, const Csr<double>& l, const char* step);
+  /// Collective: the same with L and B's owned rows where the backend holding A_ext made them
+  /// (`held`, of `b`: the symbolic phase's B; asserted held A_ext). B_ext is not built here.
+  Csr<double> multiply_left(const Communicator& comm, HeldOperand& held, const DistMatrix& b, const char* step);
   /// The operands of A_ext * B_ext for a caller that forms the product itself: A_ext as a host
   /// copy or held by a backend (exactly one of the two is set), and B_ext.
   struct Operands {
@@ -116,10 +132,13 @@ class CompactSpgemm {
   /// shared, not owned: whoever holds it may overwrite its values, which is why every sharer
   /// refills them before multiplying.
   ExtendedA shared_a_extended() const { return {a_ext_, held_a_}; }
-  const Csr<double>& b_extended() const { return b_ext_; }
+  /// B_ext on the host (after the symbolic phase, or after the first refresh: see HostBExtended).
+  const Csr<double>& b_extended() const;
 
  private:
   void fill_b_values(const DistMatrix& b);
+  template <class Chain>
+  Csr<double> chained(const Communicator& comm, const char* step, Chain&& chain);
 
   LocalSpgemm local_;
   RemoteRows remote_;
@@ -128,6 +147,7 @@ class CompactSpgemm {
   std::shared_ptr<HeldExtendedA> held_a_;  // or A_ext held by a backend (then a_ext_ is null)
   std::int64_t a_entries_ = 0;  // A's entries on this rank at the symbolic phase
   Csr<double> b_ext_;  // B's owned rows, then received rows; compact columns
+  bool b_ext_made_ = false;  // see HostBExtended
   std::int64_t b_entries_ = 0;  // B's entries on this rank at the symbolic phase
   std::int64_t product_entries_ = -1;
   DistStats stats_;

@@ -17,9 +17,20 @@
 
 namespace tessera::dist {
 
+namespace {
+
+// The outer product reads a held P only where A_ext is held by the same backend: then A*P's
+// host B_ext is not needed before a recompute.
+bool reads_held_p(const ExtendedA& a_extended, const std::shared_ptr<HeldOperand>& held_p) {
+  return held_p && a_extended.held;
+}
+
+}  // namespace
+
 DistPtap::DistPtap(const Communicator& comm, const DistMatrix& a, const DistMatrix& p, LocalSpgemm local,
-                   ExtendedA a_extended, std::optional<Csr<double>> p_transposed)
-    : ap_(comm, a, p, std::move(local), std::move(a_extended)) {
+                   ExtendedA a_extended, std::optional<Csr<double>> p_transposed, std::shared_ptr<HeldOperand> held_p)
+    : ap_(comm, a, p, std::move(local), a_extended,
+          reads_held_p(a_extended, held_p) ? HostBExtended::at_first_refresh : HostBExtended::at_symbolic) {
   TESSERA_REQUIRE_INPUT(a.row_partition == p.row_partition, "ptap: A's row partition differs from P's");
   const Stopwatch clock;
   std::optional<trace::Step> step(std::in_place, "ptap.transpose_p");
@@ -28,7 +39,8 @@ DistPtap::DistPtap(const Communicator& comm, const DistMatrix& a, const DistMatr
   else
     transpose_p_once(p);
   step.reset();
-  const Csr<double> t = outer_product(comm);
+  const Csr<double> t = outer_product(comm, p, reads_held_p(a_extended, held_p) ? held_p.get() : nullptr);
+  held_p.reset();  // the backend's copies are freed here, before the return exchanges
   const std::vector<std::int64_t>& global_col = ap_.compact_to_global();  // T's columns -> C's
   step.emplace("ptap.return_pattern");
   const std::int64_t n_own = p.local.cols;
@@ -71,10 +83,12 @@ DistPtap::DistPtap(const Communicator& comm, const DistMatrix& a, const DistMatr
 }
 
 // T = P_own^T AP_own over AP's compact columns, both products by the local backend's chain:
-// AP is never returned (a device backend keeps it on the GPU between the two). As in
+// AP is never returned (a device backend keeps it on the GPU between the two). With `held_p`,
+// P^T and P's rows of B_ext are the backend's own copies (not this P^T, not uploaded). As in
 // CompactSpgemm::multiply, a local failure on one rank is agreed before the return exchanges.
-Csr<double> DistPtap::outer_product(const Communicator& comm) {
+Csr<double> DistPtap::outer_product(const Communicator& comm, const DistMatrix& p, HeldOperand* held_p) {
   TESSERA_TRACE_STEP("ptap.local_products");
+  if (held_p) return ap_.multiply_left(comm, *held_p, p, "ptap: local products");
   return ap_.multiply_left(comm, p_transposed_, "ptap: local products");
 }
 
@@ -246,7 +260,7 @@ void DistPtap::recompute(const Communicator& comm, const DistMatrix& a, const Di
   ap_.refresh(comm, a, p);
   const Stopwatch clock;
   refresh_p_transposed(p);
-  const Csr<double> t = outer_product(comm);
+  const Csr<double> t = outer_product(comm, p);
   // An internal invariant, but checked on every rank alike: the return exchange comes next.
   const bool same_pattern =
       t.row_ptr[p.local.cols] == owned_partial_ && t.nnz() - owned_partial_ == return_entries_.send_count();

@@ -34,8 +34,12 @@ class DistPtap {
   /// held by the backend). `p_transposed`: ref::transpose(extended_block(p)) where a backend
   /// made it already (the GPU backend transposes P where it merged it); otherwise the host
   /// transposes P here. Its shape and entry count are checked, its entries trusted.
+  /// `held_p`: P and P^T where the backend holding A_ext made them (dist/extended_operand.hpp),
+  /// which the first outer product then reads there (B_ext's host copy waits for the first
+  /// recompute); ignored unless `a_extended` is held.
   DistPtap(const Communicator& comm, const DistMatrix& a, const DistMatrix& p, LocalSpgemm local = host_local_spgemm,
-           ExtendedA a_extended = {}, std::optional<Csr<double>> p_transposed = std::nullopt);
+           ExtendedA a_extended = {}, std::optional<Csr<double>> p_transposed = std::nullopt,
+           std::shared_ptr<HeldOperand> held_p = nullptr);
   /// Collective: new values of A and P (same patterns) -> new values of C.
   void recompute(const Communicator& comm, const DistMatrix& a, const DistMatrix& p);
 
@@ -59,7 +63,7 @@ class DistPtap {
   // Collective: throws on every rank if one rank's P^T does not fit P.
   void take_p_transposed(const Communicator& comm, const DistMatrix& p, Csr<double>&& p_transposed);
   void refresh_p_transposed(const DistMatrix& p);
-  Csr<double> outer_product(const Communicator& comm);
+  Csr<double> outer_product(const Communicator& comm, const DistMatrix& p, HeldOperand* held_p = nullptr);
   std::vector<double> received_contributions(const Communicator& comm, const Csr<double>& t) const;
   HostArray<double> sum_contributions(const Csr<double>& t, const std::vector<double>& received) const;
 

@@ -555,6 +555,12 @@ bool transpose_on_gpus(const DistributedAmgOptions& o, bool graph_on_gpus) {
   return merge_on_gpus(o, graph_on_gpus) && o.transpose_p != "host";
 }
 
+/// Where the first Galerkin products read P and P^T: where the device merge left them, or
+/// uploaded from the host's copies.
+bool galerkin_operands_on_gpus(const DistributedAmgOptions& o, bool graph_on_gpus) {
+  return transpose_on_gpus(o, graph_on_gpus) && o.galerkin_operands != "host";
+}
+
 /// The setup's steps: the products where `products` runs them; with the gpu backend and
 /// `graph_on_gpus`, the graph phases and eigenvalue estimates run on the GPUs too and the
 /// products read A from the levels' device copies the strength phase makes, all on the context's
@@ -575,15 +581,19 @@ amg::DistSetupBackend setup_backend(Devices& devices, const DistributedAmgOption
   TESSERA_REQUIRE_INPUT(o.transpose_p != "device" || merge_on_gpus(o, graph_on_gpus),
                         "--transpose-p device transposes P where the device merge made it: it needs --backend gpu "
                         "with the graph phases and the merge on the GPUs");
+  TESSERA_REQUIRE_INPUT(o.galerkin_operands != "device" || transpose_on_gpus(o, graph_on_gpus),
+                        "--galerkin-operands device reads P and P^T where the device merge made them: it needs "
+                        "--backend gpu with the graph phases, the merge and P^T on the GPUs");
 #if TESSERA_HAVE_CUDA
   if (graph_on_gpus) {
     amg::DistSetupBackend backend = amg::gpu::device_setup_backend(*devices.ctx, cuda::parse_offload_spgemm(o.spgemm), stats);
     if (o.resetup_transfer == "device") backend.transfer_on_device = amg::gpu::dist_device_transfer(*devices.ctx);
     if (o.tentative == "host") backend.tentative = amg::dist_tentative_prolongator;  // the ablations
     if (o.merge == "host") backend.smoothing = amg::dist_smoothed_prolongator;
-    if (o.merge != "host" && o.transpose_p == "host")
-      backend.smoothing = amg::gpu::device_smoothing(devices.ctx->compute(), cuda::parse_offload_spgemm(o.spgemm), stats,
-                                                     false);
+    if (merge_on_gpus(o, graph_on_gpus) && !galerkin_operands_on_gpus(o, graph_on_gpus))
+      backend.smoothing = amg::gpu::device_smoothing(
+          devices.ctx->compute(), cuda::parse_offload_spgemm(o.spgemm), stats,
+          transpose_on_gpus(o, graph_on_gpus) ? amg::gpu::MergeOutputs::p_transposed : amg::gpu::MergeOutputs::p_only);
     return backend;
   }
 #else
@@ -804,6 +814,7 @@ int run_distributed_amg(const dist::Communicator& comm, const DistributedAmgOpti
   out["tentative"] = tentative_on_gpus(o, graph_on_gpus) ? "device" : "host";
   out["merge"] = merge_on_gpus(o, graph_on_gpus) ? "device" : "host";
   out["transpose_p"] = transpose_on_gpus(o, graph_on_gpus) ? "device" : "host";
+  out["galerkin_operands"] = galerkin_operands_on_gpus(o, graph_on_gpus) ? "device" : "host";
   if (gpu)
     out["device"] = {{"context_seconds", devices.seconds},
                      {"upload_seconds", phase.upload_seconds},

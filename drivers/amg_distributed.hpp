@@ -44,6 +44,8 @@ struct DistributedAmgOptions {
   std::string merge = "auto";         // GPU setup: P's first merge on auto (= device) | host | device
   std::string transpose_p = "auto";   // GPU setup: the Galerkin product's P^T made on auto (= device
                                       // with the device merge) | host | device
+  std::string galerkin_operands = "auto";  // GPU setup: the first Galerkin products read P and P^T on
+                                           // auto (= device with P^T made there) | host | device
   std::vector<baselines::Baseline> compare;
 };
 

@@ -62,6 +62,7 @@ struct Options {
   std::string tentative = "auto";
   std::string merge = "auto";
   std::string transpose_p = "auto";
+  std::string galerkin_operands = "auto";
   amg::AmgOptions amg;
 };
 
@@ -175,6 +176,11 @@ void add_options(CLI::App& app, Options& opt) {
                  "Galerkin product gets P^T: auto (the default: device, made where the merge made P and downloaded "
                  "with it), device, or host (the ablation: transposed on the host; the same P^T bit for bit)")
       ->check(CLI::IsMember({"auto", "device", "host"}));
+  app.add_option("--galerkin-operands", opt.galerkin_operands,
+                 "distributed AMG with --backend gpu (graph phases, merge and P^T on the GPUs): where each level's "
+                 "first Galerkin products read P and P^T: auto (the default: device, where the merge made them), "
+                 "device, or host (the ablation: uploaded from the host's copies; the same product bit for bit)")
+      ->check(CLI::IsMember({"auto", "device", "host"}));
   app.add_option("--solves", opt.solves,
                  "distributed AMG: timed solves from the same initial guess; the first is solve_seconds, the "
                  "median of the others repeated_solve_seconds (the steady state: the first solve also captures "
@@ -263,6 +269,7 @@ int run_distributed(const dist::Communicator& comm, const Options& opt, const st
   d.tentative = opt.tentative;
   d.merge = opt.merge;
   d.transpose_p = opt.transpose_p;
+  d.galerkin_operands = opt.galerkin_operands;
   nlohmann::json out;
   const int status = run_distributed_amg(comm, d, out);
   out["smoother"] = opt.smoother;
@@ -409,9 +416,10 @@ int run(int argc, char** argv) {
   const dist::Communicator comm;
   if (comm.size() > 1 || opt.distributed) return run_distributed(comm, opt, compare);
   TESSERA_REQUIRE_INPUT(opt.setups == 1 && opt.solves == 1 && opt.resetups == 0 && !opt.timeline && !opt.trace &&
-                            opt.tentative == "auto" && opt.merge == "auto" && opt.transpose_p == "auto",
-                        "--setups, --resetups, --solves, --timeline, --trace, --tentative, --merge and --transpose-p "
-                        "apply to the distributed AMG "
+                            opt.tentative == "auto" && opt.merge == "auto" && opt.transpose_p == "auto" &&
+                            opt.galerkin_operands == "auto",
+                        "--setups, --resetups, --solves, --timeline, --trace, --tentative, --merge, --transpose-p and "
+                        "--galerkin-operands apply to the distributed AMG "
                         "(--distributed or several ranks)");
 
   const Problem p = load_problem(opt);

@@ -4,7 +4,9 @@
 #include <chrono>
 
 #include "amg/cuda/device_operator_slot.hpp"
+#include "dist/cuda/device_compact_extended_rows.hpp"
 #include "dist/cuda/device_extended_block.hpp"
+#include "dist/cuda/device_held_operand.hpp"
 #include "local/core/step_trace.hpp"
 #include "local/cuda/check.hpp"
 
@@ -29,6 +31,20 @@ class DeviceHeldExtendedA final : public dist::HeldExtendedA {
     return c;
   }
 
+  // L and B's rows where the smoothing's merge left them: B_ext is assembled from B's blocks,
+  // which are freed then (B_ext holds their entries), and nothing is uploaded.
+  dist::ChainedProduct chain(dist::HeldOperand& held, const dist::ExtendedBSource& source) override {
+    auto* on_device = dynamic_cast<dist::gpu::DeviceHeldOperand*>(&held);
+    TESSERA_ASSERT(on_device && on_device->device == device_,
+                   "device_held_extended_a: the held operand was not made on this A's GPU");
+    TESSERA_CUDA_CHECK(cudaSetDevice(device_));
+    cuda::DeviceCsr<double> b = extended_b(*on_device, source);
+    dist::ChainedProduct c;
+    c.product = cuda::offload_chain(std::move(on_device->transposed), extended(), std::move(b), which_, *stats_,
+                                    &c.inner_entries);
+    return c;
+  }
+
   // A_ext from the slot's current copy, ready on the default stream the offloaded products use:
   // device_operator leaves the copy synchronised, and the assembly runs on the default stream.
   cuda::DeviceCsr<double> extended() {
@@ -38,6 +54,17 @@ class DeviceHeldExtendedA final : public dist::HeldExtendedA {
     const auto start = std::chrono::steady_clock::now();
     cuda::DeviceCsr<double> ext = dist::gpu::extended_block(copy, nullptr);
     TESSERA_CUDA_CHECK(cudaStreamSynchronize(nullptr));
+    stats_->convert += std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    return ext;
+  }
+
+  // B_ext from the held blocks, on the default stream as extended(); counted as a conversion.
+  cuda::DeviceCsr<double> extended_b(dist::gpu::DeviceHeldOperand& held, const dist::ExtendedBSource& source) {
+    TESSERA_TRACE_STEP("spgemm.device_extended_b");
+    const auto start = std::chrono::steady_clock::now();
+    cuda::DeviceCsr<double> ext = dist::gpu::compact_extended_rows(held.local, held.nonlocal, source, nullptr);
+    held.local = {};
+    held.nonlocal = {};
     stats_->convert += std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     return ext;
   }

@@ -5,7 +5,9 @@
 // from the copy's two blocks (dist::gpu::extended_block, a copy kernel) and handed to the
 // offloaded product (cuda::offload_spgemm / offload_chain with a device A): A is neither copied
 // on the host nor uploaded for the products (docs/performance.md, twentieth session).
-// The right operands (P_tent's and P's extended rows, P^T) are still host-built and uploaded.
+// The right operands (P_tent's and P's extended rows, P^T) are host-built and uploaded, except
+// at a level's first P^T A P, when the device smoothing hands over P and P^T where it made them
+// (dist::gpu::DeviceHeldOperand): B_ext is then assembled on the device and nothing is uploaded.
 #include <cuda_runtime_api.h>
 
 #include <memory>

@@ -12,6 +12,7 @@
 #include "dist/collective_call.hpp"
 #include "dist/communicator.hpp"
 #include "dist/compact_spgemm.hpp"
+#include "dist/cuda/device_held_operand.hpp"
 #include "dist/cuda/device_transposed_block.hpp"
 #include "local/core/error.hpp"
 #include "local/core/step_trace.hpp"
@@ -161,11 +162,13 @@ std::vector<char> used_outside_columns(const Operands& d, std::int64_t rows, std
   return used.download(s);
 }
 
-/// P's blocks from the merged rows, downloaded into `p` (its ghosts already numbered), and, with
-/// `p_transposed`, P^T made from them before they leave the device and downloaded there.
+/// P's blocks from the merged rows, downloaded into `out.p` (its ghosts already numbered), and,
+/// unless `outputs` is p_only, P^T made from them on the device and downloaded into
+/// `out.p_transposed`; with kept_on_device, all three are kept there in `out.held`.
 void merge_into(const Operands& d, std::int64_t rows, const Vector& inv_diag, double omega, OwnedRange owned,
-                const std::vector<std::int32_t>& to_p, dist::DistMatrix& p, std::optional<Csr<double>>& p_transposed,
+                const std::vector<std::int32_t>& to_p, SmoothedProlongator& out, MergeOutputs outputs,
                 cudaStream_t s) {
+  dist::DistMatrix& p = out.p;
   DeviceBuffer<std::int64_t> local_count(static_cast<std::size_t>(rows + 1), s), nonlocal_count(local_count.size(), s);
   local_count.fill_bytes(0, s);
   nonlocal_count.fill_bytes(0, s);
@@ -200,16 +203,24 @@ void merge_into(const Operands& d, std::int64_t rows, const Vector& inv_diag, do
   TESSERA_CUDA_CHECK(cudaStreamSynchronize(s));  // the kernels' time apart from the downloads'
   std::optional<trace::Step> step;
   DeviceCsr<double> transposed;
-  if (p_transposed) {
+  if (outputs != MergeOutputs::p_only) {
     step.emplace("transpose_p");
     transposed = dist::gpu::transposed_extended_block(local, nonlocal, s);
   }
   step.emplace("download_p");
   p.local = tessera::cuda::download(local, s);
   p.nonlocal = tessera::cuda::download(nonlocal, s);
-  if (p_transposed) {
+  if (outputs != MergeOutputs::p_only) {
     step.emplace("download_p_transposed");
-    *p_transposed = tessera::cuda::download(transposed, s);
+    out.p_transposed = tessera::cuda::download(transposed, s);
+  }
+  if (outputs == MergeOutputs::kept_on_device) {
+    auto held = std::make_shared<dist::gpu::DeviceHeldOperand>();
+    TESSERA_CUDA_CHECK(cudaGetDevice(&held->device));
+    held->local = std::move(local);
+    held->nonlocal = std::move(nonlocal);
+    held->transposed = std::move(transposed);
+    out.held = std::move(held);
   }
 }
 
@@ -219,7 +230,7 @@ SmoothedProlongator dist_device_smoothed_prolongator(const dist::Communicator& c
                                                      dist::CompactSpgemm& a_times_p_tent,
                                                      const dist::DistMatrix& p_tent, const Vector& inv_diag,
                                                      double omega, cudaStream_t stream, cuda::OffloadSpgemm which,
-                                                     cuda::OffloadStats& stats, bool transpose_p) {
+                                                     cuda::OffloadStats& stats, MergeOutputs outputs) {
   const std::vector<std::int64_t>& global_of = a_times_p_tent.compact_to_global();
   const std::int64_t rows = p_tent.owned_rows(), columns = static_cast<std::int64_t>(global_of.size());
   TESSERA_ASSERT(static_cast<std::int64_t>(inv_diag.size()) == rows, "device smoothing: ", inv_diag.size(),
@@ -240,24 +251,22 @@ SmoothedProlongator dist_device_smoothed_prolongator(const dist::Communicator& c
                    : "");
   step.emplace("number_columns");
   number_smoothed_columns(comm, p_tent, global_of, used, columns_of_p);
-  SmoothedProlongator smoothed{smoothed_shell(p_tent, columns_of_p), std::nullopt};
-  if (transpose_p) smoothed.p_transposed.emplace();
-  dist::DistMatrix& p = smoothed.p;
-  p.local.cols = p_tent.local.cols;
+  SmoothedProlongator smoothed{smoothed_shell(p_tent, columns_of_p), std::nullopt, nullptr};
+  smoothed.p.local.cols = p_tent.local.cols;
   step.emplace("merge_and_download");
   dist::call_collectively(comm, "prolongator smoothing: the device merge", [&] {
-    merge_into(d, rows, inv_diag, omega, owned, columns_of_p.to_p, p, smoothed.p_transposed, stream);
+    merge_into(d, rows, inv_diag, omega, owned, columns_of_p.to_p, smoothed, outputs, stream);
   });
   return smoothed;
 }
 
 DistSmoothing device_smoothing(cudaStream_t stream, cuda::OffloadSpgemm which,
-                               std::shared_ptr<cuda::OffloadStats> stats, bool transpose_p) {
+                               std::shared_ptr<cuda::OffloadStats> stats, MergeOutputs outputs) {
   if (!stats) stats = std::make_shared<cuda::OffloadStats>();
   return [=](const dist::Communicator& comm, dist::CompactSpgemm& a_times_p_tent, const dist::DistMatrix& p_tent,
              const Vector& inv_diag, double omega) {
     return dist_device_smoothed_prolongator(comm, a_times_p_tent, p_tent, inv_diag, omega, stream, which, *stats,
-                                            transpose_p);
+                                            outputs);
   };
 }
 

@@ -11,7 +11,10 @@
 //             downloaded;
 //   P^T       made from those blocks on the device (dist/cuda/device_transposed_block.hpp) and
 //             downloaded with them: the Galerkin product's left factor, which the host would
-//             otherwise transpose (docs/performance.md, forty-fifth session).
+//             otherwise transpose (docs/performance.md, forty-fifth session);
+//   kept      P's blocks and P^T stay on the device after their downloads
+//             (SmoothedProlongator::held, a dist::gpu::DeviceHeldOperand), for the level's first
+//             P^T A P, whose held A then reads them there instead of uploading B_ext and P^T.
 // P equals the host merge (smoothed_blocks) of the same A P_tent bit for bit: the same union of
 // columns, each value P_tent + scale * (A P_tent) rounded as the host rounds it (no fused
 // multiply-add). Instead of A P_tent's download and the host merge, it downloads P and uploads
@@ -25,18 +28,28 @@
 
 namespace tessera::amg::gpu {
 
+/// What the merge gives besides P (the last two are tessera-amg's ablations --galerkin-operands
+/// host and --transpose-p host).
+enum class MergeOutputs {
+  kept_on_device,   // P^T downloaded, and P and P^T kept on the device (SmoothedProlongator::held)
+  p_transposed,     // P^T downloaded; nothing kept
+  p_only            // no P^T: the host transposes P
+};
+
 /// Collective; as dist_smoothed_prolongator, on the device current at this call: the product on
 /// engine `which` on the default stream (synchronised), its times added to `stats`; the merge
-/// on `stream`; with `transpose_p`, P^T too (false: the ablation, the host transposes P).
+/// on `stream`; `outputs` as above.
 SmoothedProlongator dist_device_smoothed_prolongator(const dist::Communicator& comm,
                                                      dist::CompactSpgemm& a_times_p_tent,
                                                      const dist::DistMatrix& p_tent, const Vector& inv_diag,
                                                      double omega, cudaStream_t stream, cuda::OffloadSpgemm which,
-                                                     cuda::OffloadStats& stats, bool transpose_p = true);
+                                                     cuda::OffloadStats& stats,
+                                                     MergeOutputs outputs = MergeOutputs::kept_on_device);
 
 /// DistSetupBackend::smoothing on the device current at this call, as above.
 DistSmoothing device_smoothing(cudaStream_t stream = nullptr,
                                cuda::OffloadSpgemm which = cuda::OffloadSpgemm::automatic,
-                               std::shared_ptr<cuda::OffloadStats> stats = {}, bool transpose_p = true);
+                               std::shared_ptr<cuda::OffloadStats> stats = {},
+                               MergeOutputs outputs = MergeOutputs::kept_on_device);
 
 }  // namespace tessera::amg::gpu

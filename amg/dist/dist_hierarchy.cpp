@@ -181,6 +181,7 @@ void DistHierarchy::setup_level_numeric(const dist::Communicator& comm, DistLeve
 
 dist::DistMatrix DistHierarchy::build_transfer(const dist::Communicator& comm, DistLevel& level, bool first_time) const {
   std::optional<Csr<double>> p_transposed;  // from a smoothing backend that made it
+  std::shared_ptr<dist::HeldOperand> held_p;  // P and P^T where that backend made them
   timed("prolongator_smoothing", level.times.smoothing, [&] {
     level.omega = options.smooth_prolongator ? prolongator_damping(level.eigen.safe) : 0.0;
     if (!options.smooth_prolongator) {
@@ -193,6 +194,7 @@ dist::DistMatrix DistHierarchy::build_transfer(const dist::Communicator& comm, D
       smoothed.p.halo = dist::HaloPlan::build(comm, smoothed.p.col_partition, smoothed.p.ghost_cols);
       level.p = std::move(smoothed.p);
       p_transposed = std::move(smoothed.p_transposed);
+      held_p = std::move(smoothed.held);
     } else {
       level.a_times_p_tent->refresh(comm, level.a, level.p_tent);
       const Csr<double> ap = level.a_times_p_tent->multiply(comm);
@@ -220,7 +222,7 @@ dist::DistMatrix DistHierarchy::build_transfer(const dist::Communicator& comm, D
       level.galerkin = std::make_unique<dist::DistPtap>(
           comm, level.a, level.p, backend_.products,
           level.a_times_p_tent ? level.a_times_p_tent->shared_a_extended() : held_extended_a(level),
-          std::move(p_transposed));
+          std::move(p_transposed), std::move(held_p));
     else
       level.galerkin->recompute(comm, level.a, level.p);
     // R's local block is the top of the product's P^T (P is transposed once a level); only P's

@@ -26,7 +26,9 @@
 //   smoothing        a level's first P = P_tent - omega D^-1 (A P_tent) (dist_smoothing.hpp): the
 //                    product by `products` or the held A, merged on the host; the GPU's keeps A P_tent
 //                    on the device, merges there and returns P^T too, which the Galerkin product
-//                    then takes instead of transposing P on the host (amg::gpu::device_smoothing)
+//                    then takes instead of transposing P on the host, and leaves P and P^T on the
+//                    device for the Galerkin product's first products, which the held A reads
+//                    there (amg::gpu::device_smoothing)
 #include <functional>
 #include <memory>
 

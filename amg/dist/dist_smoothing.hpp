@@ -11,11 +11,13 @@
 // gathers and one multiply-add. P's columns (SmoothedColumns) are numbered by the same steps
 // where the merge runs on a device (amg/cuda/dist_device_smoothing.hpp), so both give one P.
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <vector>
 
 #include "amg/hierarchy.hpp"
 #include "dist/dist_matrix.hpp"
+#include "dist/extended_operand.hpp"
 #include "local/core/host_array.hpp"
 
 namespace tessera::dist {
@@ -75,10 +77,12 @@ dist::DistMatrix smoothed_blocks(const dist::Communicator& comm, const dist::Dis
 
 /// A level's first smoothed P, and P^T where the backend that made P made it too
 /// (ref::transpose(dist::extended_block(p)): the Galerkin product's left factor, which
-/// dist::DistPtap otherwise transposes on the host).
+/// dist::DistPtap otherwise transposes on the host). `held`: P and P^T left where the backend
+/// made them, for the Galerkin product's first products (dist::HeldOperand); may be null.
 struct SmoothedProlongator {
   dist::DistMatrix p;
   std::optional<Csr<double>> p_transposed;
+  std::shared_ptr<dist::HeldOperand> held;
 };
 
 /// Collective: a level's P at its first setup, from the product A P_tent (`a_times_p_tent`, its

@@ -95,10 +95,8 @@ void require_chain(const Csr<double>& l, std::int64_t a_rows, std::int64_t a_col
 
 constexpr bool kOneShot = false;  // DeviceProduct's keep_plan: nothing is run again
 
-/// A*B with A on the device (`da.csr`, not trivially empty with B), B uploaded.
-Csr<double> multiply_operands(DeviceOperand& da, const Csr<double>& b, OffloadSpgemm which, OffloadStats& stats) {
-  DeviceOperand db;
-  upload_operand(b, stats, db);
+/// A*B with both on the device (`da.csr`, `db.csr`, not trivially empty).
+Csr<double> multiply_operands(DeviceOperand& da, DeviceOperand& db, OffloadSpgemm which, OffloadStats& stats) {
   DeviceProduct product(which, nullptr, kOneShot);
   const OffloadSpgemm engine = timed(stats.convert, [&] { return product.resolve_engine(da.csr, db.csr); });
   bind_operand(engine, stats, da);
@@ -107,17 +105,18 @@ Csr<double> multiply_operands(DeviceOperand& da, const Csr<double>& b, OffloadSp
   return download_result(product, stats);
 }
 
-/// L*(A*B) with A on the device (as above), L and B uploaded, A*B kept on the device.
-Csr<double> chain_operands(const Csr<double>& l, DeviceOperand& da, const Csr<double>& b, OffloadSpgemm which,
+/// The inner product alone, for its count, where L has no entries: nothing to keep A*B for.
+Csr<double> inner_product_only(std::int64_t l_rows, DeviceOperand& da, DeviceOperand& db, OffloadSpgemm which,
+                               OffloadStats& stats, std::int64_t* inner_entries) {
+  const Csr<double> ab = multiply_operands(da, db, which, stats);  // (binding may free db.csr)
+  if (inner_entries) *inner_entries = ab.nnz();
+  return Csr<double>::empty(l_rows, ab.cols);
+}
+
+/// L*(A*B) with all three on the device (L with entries; A and B not trivially empty), A*B kept
+/// there.
+Csr<double> chain_operands(DeviceOperand& dl, DeviceOperand& da, DeviceOperand& db, OffloadSpgemm which,
                            OffloadStats& stats, std::int64_t* inner_entries) {
-  if (l.rows == 0 || l.nnz() == 0) {  // nothing to keep A*B for: the inner product alone, for its count
-    const Csr<double> ab = multiply_operands(da, b, which, stats);
-    if (inner_entries) *inner_entries = ab.nnz();
-    return Csr<double>::empty(l.rows, b.cols);
-  }
-  DeviceOperand db, dl;
-  upload_operand(b, stats, db);
-  upload_operand(l, stats, dl);
   DeviceProduct a_b(which, nullptr, kOneShot), l_a_b(which, nullptr, kOneShot);
   const OffloadSpgemm ab_engine = timed(stats.convert, [&] { return a_b.resolve_engine(da.csr, db.csr); });
   bind_operand(ab_engine, stats, da);
@@ -185,9 +184,10 @@ Csr<double> offload_spgemm(const Csr<double>& a, const Csr<double>& b, OffloadSp
 Csr<double> offload_spgemm(DeviceCsr<double>&& a, const Csr<double>& b, OffloadSpgemm which, OffloadStats& stats) {
   require_conformal(a.rows, a.cols, b.rows, b.cols, "SpGEMM");
   if (trivially_empty(a.rows, a.nnz, b.cols, b.nnz())) return Csr<double>::empty(a.rows, b.cols);
-  DeviceOperand da;
+  DeviceOperand da, db;
   da.csr = std::move(a);
-  return multiply_operands(da, b, which, stats);
+  upload_operand(b, stats, db);
+  return multiply_operands(da, db, which, stats);
 }
 
 DeviceCsr<double> offload_spgemm_on_device(DeviceCsr<double>&& a, const DeviceCsr<double>& b, OffloadSpgemm which,
@@ -220,9 +220,27 @@ Csr<double> offload_chain(const Csr<double>& l, DeviceCsr<double>&& a, const Csr
   require_chain(l, a.rows, a.cols, b);
   if (inner_entries) *inner_entries = 0;
   if (trivially_empty(a.rows, a.nnz, b.cols, b.nnz())) return Csr<double>::empty(l.rows, b.cols);
-  DeviceOperand da;
+  DeviceOperand dl, da, db;
   da.csr = std::move(a);
-  return chain_operands(l, da, b, which, stats, inner_entries);
+  upload_operand(b, stats, db);
+  if (l.rows == 0 || l.nnz() == 0) return inner_product_only(l.rows, da, db, which, stats, inner_entries);
+  upload_operand(l, stats, dl);
+  return chain_operands(dl, da, db, which, stats, inner_entries);
+}
+
+Csr<double> offload_chain(DeviceCsr<double>&& l, DeviceCsr<double>&& a, DeviceCsr<double>&& b, OffloadSpgemm which,
+                          OffloadStats& stats, std::int64_t* inner_entries) {
+  require_conformal(a.rows, a.cols, b.rows, b.cols, "chained product (A*B)");
+  TESSERA_REQUIRE_INPUT(l.cols == a.rows, "offload chained product: L is ", l.rows, "x", l.cols, ", A*B is ", a.rows,
+                        "x", b.cols);
+  if (inner_entries) *inner_entries = 0;
+  if (trivially_empty(a.rows, a.nnz, b.cols, b.nnz)) return Csr<double>::empty(l.rows, b.cols);
+  DeviceOperand dl, da, db;
+  da.csr = std::move(a);
+  db.csr = std::move(b);
+  if (l.rows == 0 || l.nnz == 0) return inner_product_only(l.rows, da, db, which, stats, inner_entries);
+  dl.csr = std::move(l);
+  return chain_operands(dl, da, db, which, stats, inner_entries);
 }
 
 Csr<double> offload_galerkin(const Csr<double>& a, const Csr<double>& p, OffloadSpgemm which, OffloadStats& stats) {

@@ -84,6 +84,11 @@ Csr<double> offload_chain(const Csr<double>& l, const Csr<double>& a, const Csr<
 Csr<double> offload_chain(const Csr<double>& l, DeviceCsr<double>&& a, const Csr<double>& b, OffloadSpgemm which,
                           OffloadStats& stats, std::int64_t* inner_entries = nullptr);
 
+/// The same with all three already on the device (a backend made L and B there too), each
+/// moved in and freed by the products as A is. Nothing is uploaded.
+Csr<double> offload_chain(DeviceCsr<double>&& l, DeviceCsr<double>&& a, DeviceCsr<double>&& b, OffloadSpgemm which,
+                          OffloadStats& stats, std::int64_t* inner_entries = nullptr);
+
 /// C = P^T A P on the device as R * (A * P) with R = P^T formed on the host (ref::transpose)
 /// and A*P kept on the device between the two products. A square, a.cols == p.rows.
 Csr<double> offload_galerkin(const Csr<double>& a, const Csr<double>& p, OffloadSpgemm which, OffloadStats& stats);

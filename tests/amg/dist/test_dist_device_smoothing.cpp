@@ -6,7 +6,12 @@
 //     tile products sum in another order);
 //   - the product's entries are recorded as multiply() records them;
 //   - P^T, made on the device from P's blocks, is the host transpose of P's extended block, bit
-//     for bit.
+//     for bit;
+//   - P and P^T kept on the device (SmoothedProlongator::held): B_ext of A*P assembled from them
+//     there (dist/cuda/device_compact_extended_rows.hpp) is the host's (compact_extended_rows and
+//     CompactSpgemm's own) bit for bit, and the Galerkin product whose first products read them
+//     equals the one that uploads the host's P and P^T, bit for bit, after a recompute too
+//     (which makes the host B_ext the first products skipped).
 // On every case of graph_phase_cases.hpp (both partitions, one with an empty rank; every
 // threshold), P_tent from near-null spaces of 1 and 6 columns (rows of P_tent with 1 and up to 6
 // entries). On several ranks P must have entries in ghost columns, or the test fails. The merge
@@ -22,7 +27,11 @@
 #include "amg/dist/dist_smoothing.hpp"
 #include "amg/dist/dist_tentative.hpp"
 #include "dist/compact_spgemm.hpp"
+#include "dist/cuda/device_compact_extended_rows.hpp"
+#include "dist/cuda/device_held_operand.hpp"
 #include "dist/cuda/device_local_spgemm.hpp"
+#include "dist/halo_plan.hpp"
+#include "dist/ptap.hpp"
 #include "graph_phase_cases.hpp"
 #include "local/reference/kernels.hpp"
 #include "non_blocking_stream.hpp"
@@ -73,6 +82,38 @@ struct Operands {
   double omega;
 };
 
+/// The operands the merge kept on the device (see the file comment); `smoothed.p` gets its halo
+/// plan, as the hierarchy gives it.
+void check_kept_operands(const dist::Communicator& comm, const Operands& o, OffloadSpgemm which,
+                         SmoothedProlongator& smoothed, cudaStream_t stream) {
+  auto* kept = dynamic_cast<dist::gpu::DeviceHeldOperand*>(smoothed.held.get());
+  ASSERT_NE(kept, nullptr) << "the device merge kept no operands";
+  ASSERT_TRUE(smoothed.p_transposed.has_value());
+  dist::DistMatrix& p = smoothed.p;
+  p.halo = dist::HaloPlan::build(comm, p.col_partition, p.ghost_cols);
+  const dist::CompactSpgemm ap(comm, o.a, p, dist::host_local_spgemm);
+  const dist::ExtendedBSource source{p, ap.remote_rows(), ap.compact_to_global()};
+  expect_same_block(dist::compact_extended_rows(source), ap.b_extended(), "B_ext's host reference", true);
+  expect_same_block(cuda::download(dist::gpu::compact_extended_rows(kept->local, kept->nonlocal, source, stream)),
+                    ap.b_extended(), "B_ext assembled on the device", true);
+  DeviceOperatorSlot slot_kept, slot_uploaded;
+  const auto held_a = [&](DeviceOperatorSlot& slot) {
+    return dist::ExtendedA{nullptr, gpu::device_held_extended_a(stream, which)(o.a, slot)};
+  };
+  dist::DistPtap from_kept(comm, o.a, p, dist::device_local_spgemm(which), held_a(slot_kept), *smoothed.p_transposed,
+                           smoothed.held);
+  dist::DistPtap uploaded(comm, o.a, p, dist::device_local_spgemm(which), held_a(slot_uploaded),
+                          *smoothed.p_transposed);
+  smoothed.held.reset();
+  SCOPED_TRACE("P^T A P (named as P below)");
+  expect_same_p(from_kept.result(), uploaded.result(), true);
+  from_kept.recompute(comm, o.a, p);
+  uploaded.recompute(comm, o.a, p);
+  SCOPED_TRACE("recomputed");
+  expect_same_p(from_kept.result(), uploaded.result(), true);
+  expect_same_block(from_kept.ap_product().b_extended(), ap.b_extended(), "B_ext made at the recompute", true);
+}
+
 /// P merged on the device, A_ext held on it (`held`) or copied on the host; checks that the
 /// product recorded `want_entries` entries.
 dist::DistMatrix device_p(const dist::Communicator& comm, const Operands& o, OffloadSpgemm which, bool held,
@@ -91,6 +132,7 @@ dist::DistMatrix device_p(const dist::Communicator& comm, const Operands& o, Off
   } else {
     expect_same_block(*smoothed.p_transposed, ref::transpose(dist::extended_block(smoothed.p)), "P^T", true);
   }
+  if (held) check_kept_operands(comm, o, which, smoothed, stream);
   return std::move(smoothed.p);
 }
 

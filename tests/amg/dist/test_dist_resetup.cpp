@@ -174,9 +174,17 @@ TEST(DistAmgResetup, LaterResetupsReplayTheFirstsRecords) {
   }
 }
 
+/// P and P^T as a host stand-in for a backend's smoothing keeps them (the GPU's keeps them on
+/// the device): copies made with P.
+struct HostHeldP final : dist::HeldOperand {
+  dist::DistMatrix p;
+  Csr<double> p_transposed;
+};
+
 /// A backend's hold on a level's A_ext, on the host: each product assembles A_ext from the
 /// level's matrix as it is now (as the GPU backend's hold reads the level's device copy, kept
-/// current by the re-setup) and counts itself.
+/// current by the re-setup) and counts itself; a chain with held operands assembles B_ext by the
+/// host reference, from the held P's blocks (as the GPU's assembles it from P's device blocks).
 class CountingHeldA final : public dist::HeldExtendedA {
  public:
   explicit CountingHeldA(const dist::DistMatrix& a) : a_(a) {}
@@ -190,7 +198,16 @@ class CountingHeldA final : public dist::HeldExtendedA {
     const Csr<double> ab = dist::host_local_spgemm(dist::extended_block(a_), b);
     return {dist::host_local_spgemm(l, ab), ab.nnz()};
   }
-  int times_calls = 0, chain_calls = 0;
+  dist::ChainedProduct chain(dist::HeldOperand& held, const dist::ExtendedBSource& source) override {
+    ++held_chain_calls;
+    auto& p = dynamic_cast<HostHeldP&>(held);
+    EXPECT_EQ(p.p.local.values, source.b.local.values) << "the held P is not the product's";
+    EXPECT_EQ(p.p.nonlocal.values, source.b.nonlocal.values) << "the held P is not the product's";
+    const dist::ExtendedBSource from_held{p.p, source.remote, source.compact_to_global};
+    const Csr<double> ab = dist::host_local_spgemm(dist::extended_block(a_), dist::compact_extended_rows(from_held));
+    return {dist::host_local_spgemm(p.p_transposed, ab), ab.nnz()};
+  }
+  int times_calls = 0, chain_calls = 0, held_chain_calls = 0;
 
  private:
   const dist::DistMatrix& a_;
@@ -198,8 +215,11 @@ class CountingHeldA final : public dist::HeldExtendedA {
 
 // The products read A from what the backend holds (DistSetupBackend::held_extended_a): no host
 // copy of A, one hold a level shared by A*P_tent and P^T A P, and the same hierarchy as the
-// host copy's, bit for bit, after the setup and after a re-setup with other values.
-TEST(DistAmgResetup, ProductsReadTheBackendsHoldOnA) {
+// host copy's, bit for bit, after the setup and after a re-setup with other values. With
+// `hold_p`, the smoothing also keeps P and P^T (SmoothedProlongator::held, as the GPU's does):
+// the first P^T A P reads them through the hold's chain, and A*P's host B_ext waits for the
+// re-setup, which makes it and then builds the same hierarchy.
+void check_products_read_the_hold(bool hold_p) {
   const dist::Communicator comm;
   const TwoValueSets t = two_value_sets(comm, "poisson3d:10", 0.75);
   SCOPED_TRACE("seed " + std::to_string(t.seed));
@@ -211,6 +231,17 @@ TEST(DistAmgResetup, ProductsReadTheBackendsHoldOnA) {
     holds.push_back(std::make_shared<CountingHeldA>(a));
     return holds.back();
   };
+  if (hold_p)
+    backend.smoothing = [](const dist::Communicator& c, dist::CompactSpgemm& a_times_p_tent,
+                           const dist::DistMatrix& p_tent, const Vector& inv_diag, double omega) {
+      SmoothedProlongator s = dist_smoothed_prolongator(c, a_times_p_tent, p_tent, inv_diag, omega);
+      auto held = std::make_shared<HostHeldP>();
+      held->p = s.p;
+      held->p_transposed = ref::transpose(dist::extended_block(s.p));
+      s.p_transposed = held->p_transposed;
+      s.held = std::move(held);
+      return s;
+    };
   DistAmg held(comm, first.a, first.near_null, o, backend);
   DistAmg copied(comm, first.a, first.near_null, o);
   const auto expect_same = [&](const char* when) {
@@ -236,13 +267,22 @@ TEST(DistAmgResetup, ProductsReadTheBackendsHoldOnA) {
   expect_same("setup");
   for (const auto& hold : holds) {
     EXPECT_EQ(hold->times_calls, 1) << "A*P_tent";
-    EXPECT_EQ(hold->chain_calls, 1) << "A*P inside P^T A P";
+    EXPECT_EQ(hold->chain_calls, hold_p ? 0 : 1) << "A*P inside P^T A P, from host operands";
+    EXPECT_EQ(hold->held_chain_calls, hold_p ? 1 : 0) << "A*P inside P^T A P, from the held P and P^T";
   }
+  for (std::size_t l = 0; hold_p && l + 1 < held.hierarchy().levels.size(); ++l)
+    EXPECT_THROW(held.hierarchy().levels[l].galerkin->ap_product().b_extended(), Error)
+        << "level " << l << ": A*P's host B_ext was made before any refresh";
   held.resetup(second.a);
   copied.resetup(second.a);
   expect_same("re-setup");
-  for (const auto& hold : holds) EXPECT_EQ(hold->times_calls + hold->chain_calls, 4) << "not run again";
+  for (const auto& hold : holds)
+    EXPECT_EQ(hold->times_calls + hold->chain_calls + hold->held_chain_calls, 4) << "not run again";
 }
+
+TEST(DistAmgResetup, ProductsReadTheBackendsHoldOnA) { check_products_read_the_hold(false); }
+
+TEST(DistAmgResetup, FirstGalerkinProductReadsTheBackendsHeldP) { check_products_read_the_hold(true); }
 
 // A backend that solves elsewhere (the GPUs) defers the host factor of the coarsest level to its
 // first use: the setup leaves it unfactored, and the first host solve factors it and solves as
