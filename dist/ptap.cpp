@@ -164,6 +164,7 @@ class ColumnSort {
 // (refresh_p_transposed): 8 bytes an entry of scattered writes that a setup never refreshed
 // does not need.
 void DistPtap::transpose_p_once(const DistMatrix& p) {
+  p_entries_ = p.nnz();
   p_local_entries_ = p.local.nnz();
   p_local_cols_ = p.local.cols;
   ColumnSort sort(p);
@@ -188,18 +189,35 @@ void DistPtap::take_p_transposed(const Communicator& comm, const DistMatrix& p, 
                                                        p_transposed.nnz(), " entries; P's transpose is ",
                                                        p.local.cols + p.nonlocal.cols, "x", p.owned_rows(), " with ",
                                                        p.nnz()));
+  p_entries_ = p.nnz();
   p_local_entries_ = p.local.nnz();
   p_local_cols_ = p.local.cols;
   p_transposed_ = std::move(p_transposed);
 }
 
 // New values of P into P^T through each entry's source, which the first refresh records (by
-// the same sort, so it matches P^T's entries whoever made them).
+// the same sort, so it matches P^T's entries whoever made them). A P^T handed over
+// (take_p_local_transposed) is made anew by that sort, with P's current values.
 void DistPtap::refresh_p_transposed(const DistMatrix& p) {
-  if (p_transposed_source_.size() != p_transposed_.values.size()) {
+  const bool remake = p_transposed_taken_;
+  if (remake) {
+    p_transposed_ = Csr<double>::empty(p.local.cols + p.nonlocal.cols, p.owned_rows());
+    p_transposed_.col_idx.resize(static_cast<std::size_t>(p_entries_));
+    p_transposed_.values.resize(static_cast<std::size_t>(p_entries_));
+    p_transposed_taken_ = false;
+  }
+  if (remake || p_transposed_source_.size() != static_cast<std::size_t>(p_entries_)) {
     ColumnSort sort(p);
-    p_transposed_source_.resize(p_transposed_.values.size());
-    sort.place([&](std::int64_t dst, std::int64_t, std::int64_t source, double) { p_transposed_source_[dst] = source; });
+    if (remake) p_transposed_.row_ptr = sort.offsets();
+    p_transposed_source_.resize(static_cast<std::size_t>(p_entries_));
+    sort.place([&](std::int64_t dst, std::int64_t row, std::int64_t source, double value) {
+      p_transposed_source_[dst] = source;
+      if (remake) {
+        p_transposed_.col_idx[dst] = static_cast<std::int32_t>(row);
+        p_transposed_.values[dst] = value;
+      }
+    });
+    if (remake) return;
   }
   const std::int64_t local_entries = p.local.nnz();
   host::for_ranges(static_cast<std::int64_t>(p_transposed_source_.size()), [&](std::int64_t begin, std::int64_t end) {
@@ -212,6 +230,7 @@ void DistPtap::refresh_p_transposed(const DistMatrix& p) {
 }
 
 Csr<double> DistPtap::p_local_transposed() const {
+  TESSERA_ASSERT(!p_transposed_taken_, "ptap: P^T was handed over (take_p_local_transposed) and not made again");
   // Rows below P's owned column count hold P.local's entries only (ghost columns are shifted
   // past them), each row in P's row order: the counting sort ref::transpose makes.
   const auto rows = static_cast<std::size_t>(p_local_cols_);
@@ -222,6 +241,19 @@ Csr<double> DistPtap::p_local_transposed() const {
   t.row_ptr = copy_on_threads(p_transposed_.row_ptr.data(), rows + 1);
   t.col_idx = copy_on_threads(p_transposed_.col_idx.data(), entries);
   t.values = copy_on_threads(p_transposed_.values.data(), entries);
+  return t;
+}
+
+Csr<double> DistPtap::take_p_local_transposed() {
+  TESSERA_ASSERT(!p_transposed_taken_, "ptap: P^T was handed over already");
+  // The rows below P's owned column count are a prefix of every array (see above).
+  Csr<double> t = std::exchange(p_transposed_, Csr<double>{});
+  const auto entries = static_cast<std::size_t>(t.row_ptr[static_cast<std::size_t>(p_local_cols_)]);
+  t.rows = p_local_cols_;
+  t.row_ptr.resize(static_cast<std::size_t>(p_local_cols_ + 1));
+  t.col_idx.resize(entries);
+  t.values.resize(entries);
+  p_transposed_taken_ = true;
   return t;
 }
 
@@ -251,12 +283,11 @@ HostArray<double> DistPtap::sum_contributions(const Csr<double>& t, const std::v
 void DistPtap::recompute(const Communicator& comm, const DistMatrix& a, const DistMatrix& p) {
   // P^T's value map reads P's [local | nonlocal] values by position: both blocks' counts must
   // be the symbolic phase's (ap_.refresh then checks A's, collectively too).
-  const std::int64_t p_entries = p_transposed_.nnz();
-  throw_if_any_rank_failed(comm, p.local.nnz() == p_local_entries_ && p.nnz() == p_entries
+  throw_if_any_rank_failed(comm, p.local.nnz() == p_local_entries_ && p.nnz() == p_entries_
                                      ? ""
                                      : detail::concat("ptap recompute: rank ", p.rank, " holds ", p.local.nnz(), " + ",
                                                       p.nonlocal.nnz(), " entries of P, the symbolic phase saw ",
-                                                      p_local_entries_, " + ", p_entries - p_local_entries_));
+                                                      p_local_entries_, " + ", p_entries_ - p_local_entries_));
   ap_.refresh(comm, a, p);
   const Stopwatch clock;
   refresh_p_transposed(p);

@@ -57,6 +57,10 @@ class DistPtap {
   /// first rows of the outer product's left factor P_own^T, which equal ref::transpose(P.local)
   /// (for dist::transpose, so that an AMG level transposes P once).
   Csr<double> p_local_transposed() const;
+  /// The same handed over without a copy (P^T's arrays, cut to those rows): this product needs
+  /// P^T again only at the next recompute, which then makes it anew from P. Once between two
+  /// recomputes (asserted), and neither this nor p_local_transposed() until that recompute.
+  Csr<double> take_p_local_transposed();
 
  private:
   void transpose_p_once(const DistMatrix& p);
@@ -72,6 +76,8 @@ class DistPtap {
   // Its entry k <- P's value k of [local | nonlocal]: made at the first recompute (a setup that
   // is never refreshed does not pay for it).
   HostArray<std::int64_t> p_transposed_source_;
+  bool p_transposed_taken_ = false;  // take_p_local_transposed() since the last refresh
+  std::int64_t p_entries_ = 0;                      // P's entries at the symbolic phase
   std::int64_t p_local_entries_ = 0;                // P's local-block entries at the symbolic phase
   std::int64_t p_local_cols_ = 0;                   // P's owned columns: P^T's rows from P.local
   std::int64_t owned_partial_ = 0;  // entries of T in rows this rank owns

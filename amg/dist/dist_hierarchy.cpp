@@ -226,11 +226,17 @@ dist::DistMatrix DistHierarchy::build_transfer(const dist::Communicator& comm, D
     else
       level.galerkin->recompute(comm, level.a, level.p);
     // R's local block is the top of the product's P^T (P is transposed once a level); only P's
-    // non-local entries move (one all-to-all). A re-setup could copy R's values through
-    // dist/transpose_values.hpp's map instead; on one rank that was no faster (0.013-0.017 s
-    // either way at 7.1M rows, docs/performance.md, thirty-third session), and making the map
-    // costs time.
-    level.r = dist::transpose(comm, level.p, level.galerkin->p_local_transposed());
+    // non-local entries move (one all-to-all). A setup hands P^T's arrays over (the product
+    // makes P^T again at its first recompute, from the sort that recompute runs anyway); a
+    // re-setup copies them, as the product keeps P^T for the next. A re-setup could copy R's
+    // values through dist/transpose_values.hpp's map instead; on one rank that was no faster
+    // (0.013-0.017 s either way at 7.1M rows, docs/performance.md, thirty-third session), and
+    // making the map costs time.
+    std::optional<trace::Step> step(std::in_place, "r_local_block");
+    Csr<double> r_local =
+        first_time ? level.galerkin->take_p_local_transposed() : level.galerkin->p_local_transposed();
+    step.reset();
+    level.r = dist::transpose(comm, level.p, std::move(r_local));
     return level.galerkin->result();
   });
 }

@@ -514,11 +514,18 @@ void check_shared_a_extended(const Communicator& comm, const DistMatrix& da, con
   EXPECT_NE(text.find("the shared extended block is not this A's pattern"), std::string::npos) << text;
 }
 
-// The product's P_own^T gives P^T's local block with P's current values: dist::transpose with
-// it (an AMG level's R) equals the transpose made from scratch, block by block.
-void expect_local_transpose(const Communicator& comm, const DistPtap& galerkin, const DistMatrix& dp) {
-  EXPECT_EQ(galerkin.p_local_transposed(), ref::transpose(dp.local));
-  const DistMatrix shared = transpose(comm, dp, galerkin.p_local_transposed()), fresh = transpose(comm, dp);
+// The product's P_own^T gives P^T's local block with P's current values, copied or handed
+// over (`take`: the next recompute makes P^T anew, and a second hand-over before it is refused):
+// dist::transpose with it (an AMG level's R) equals the transpose made from scratch, block by
+// block.
+void expect_local_transpose(const Communicator& comm, DistPtap& galerkin, const DistMatrix& dp, bool take) {
+  Csr<double> local = take ? galerkin.take_p_local_transposed() : galerkin.p_local_transposed();
+  EXPECT_EQ(local, ref::transpose(dp.local));
+  if (take) {
+    EXPECT_THROW(galerkin.take_p_local_transposed(), Error) << "handed over twice";
+    EXPECT_THROW(galerkin.p_local_transposed(), Error) << "copied after the hand-over";
+  }
+  const DistMatrix shared = transpose(comm, dp, std::move(local)), fresh = transpose(comm, dp);
   EXPECT_EQ(shared.local, fresh.local);
   EXPECT_EQ(shared.nonlocal, fresh.nonlocal);
   EXPECT_EQ(shared.ghost_cols, fresh.ghost_cols);
@@ -560,15 +567,22 @@ void check_ptap(const Communicator& comm, const Csr<double>& a, const Csr<double
   const Csr<double> a2 = new_values(a, seed), p2 = new_values(p, seed + 1);
   const DistMatrix da2 = testing::distribute(comm, a2, rows, rows);
   const DistMatrix dp2 = testing::distribute(comm, p2, rows, coarse);
-  expect_local_transpose(comm, galerkin, dp);
+  expect_local_transpose(comm, galerkin, dp, false);
+  expect_local_transpose(comm, given, dp, true);  // as an AMG level's first setup does
   galerkin.recompute(comm, da2, dp2);
-  expect_local_transpose(comm, galerkin, dp2);
-  given.recompute(comm, da2, dp2);
-  expect_same_blocks(given.result(), galerkin.result(), "P^T given, refreshed");
+  expect_local_transpose(comm, galerkin, dp2, true);
+  given.recompute(comm, da2, dp2);  // P^T made anew from P, values included
+  expect_same_blocks(given.result(), galerkin.result(), "P^T given, handed over, refreshed");
+  expect_local_transpose(comm, given, dp2, false);
   const Csr<double> refreshed = gather(comm, galerkin.result());
   const Csr<double> fresh = gather(comm, DistPtap(comm, da2, dp2).result());
   if (comm.rank() == 0) EXPECT_EQ(refreshed, fresh);
   expect_ptap_matches(comm, galerkin.result(), a2, p2);
+  given.recompute(comm, da, dp);  // through the source map the remaking recorded
+  expect_local_transpose(comm, given, dp, false);
+  galerkin.recompute(comm, da, dp);  // made anew after the hand-over above
+  expect_same_blocks(given.result(), galerkin.result(), "refreshed back to the first values");
+  expect_same_blocks(galerkin.result(), DistPtap(comm, da, dp).result(), "refreshed back, against a fresh product");
   check_shared_a_extended(comm, da, dp, da2, dp2);
 }
 
