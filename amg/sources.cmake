@@ -92,7 +92,8 @@ if(TESSERA_HAVE_CUDA)
     ${CMAKE_CURRENT_LIST_DIR}/cuda/device_setup_phases.hpp
     ${CMAKE_CURRENT_LIST_DIR}/cuda/dist_device_graph_phases.hpp
     ${CMAKE_CURRENT_LIST_DIR}/cuda/dist_device_tentative.hpp
-    ${CMAKE_CURRENT_LIST_DIR}/cuda/dist_device_smoothing.hpp)
+    ${CMAKE_CURRENT_LIST_DIR}/cuda/dist_device_smoothing.hpp
+    ${CMAKE_CURRENT_LIST_DIR}/cuda/dist_device_operator_check.hpp)
   target_sources(tessera_amg PRIVATE
     ${CMAKE_CURRENT_LIST_DIR}/cuda/device_level_ops.cpp
     ${CMAKE_CURRENT_LIST_DIR}/cuda/device_operator.cpp
@@ -104,6 +105,7 @@ if(TESSERA_HAVE_CUDA)
     ${CMAKE_CURRENT_LIST_DIR}/cuda/device_pcg_steps.cu
     ${CMAKE_CURRENT_LIST_DIR}/cuda/dist_device_operator.cpp
     ${CMAKE_CURRENT_LIST_DIR}/cuda/dist_device_eigen_estimate.cpp
+    ${CMAKE_CURRENT_LIST_DIR}/cuda/dist_device_operator_check.cpp
     ${CMAKE_CURRENT_LIST_DIR}/cuda/device_operator_slot.cpp
     ${CMAKE_CURRENT_LIST_DIR}/cuda/device_held_extended_a.cpp
     ${CMAKE_CURRENT_LIST_DIR}/cuda/device_smoothing_replay.cu

@@ -131,17 +131,21 @@ bool same_hierarchy(const amg::HierarchyStats& x, const amg::HierarchyStats& y) 
 /// cost of fresh pages from the cost of the work. `inspect(hierarchy, k)` runs after setup k's
 /// timer stops (its collectives are not timed); a repeat that builds a different hierarchy is
 /// a bug, for `inspect` to throw on.
+///
+/// `build(a)` takes `a` over as the hierarchy's level 0 (no copy: hypre's setup, too, keeps a
+/// reference to the caller's matrix); each repeat takes it back from the hierarchy it replaces.
 template <class Build, class Inspect>
-amg::DistAmg timed_setups(const dist::Communicator& comm, int setups, Build&& build, Inspect&& inspect,
-                          SetupPhase& s) {
+amg::DistAmg timed_setups(const dist::Communicator& comm, int setups, dist::DistMatrix&& a, Build&& build,
+                          Inspect&& inspect, SetupPhase& s) {
   std::optional<amg::DistAmg> m;
   for (int k = 0; k < setups; ++k) {
+    if (m) a = std::move(*m).release_fine_operator();
     m.reset();
     comm.barrier();
     trace::reset();
     const std::int64_t faults_before = host_page_faults();
     Stopwatch clock;
-    m.emplace(build());
+    m.emplace(build(std::move(a)));
     if (trace::enabled()) s.last_trace = trace::totals();
     const double seconds = slowest(comm, clock.seconds());
     const std::int64_t faults = host_page_faults() - faults_before;
@@ -561,6 +565,21 @@ bool galerkin_operands_on_gpus(const DistributedAmgOptions& o, bool graph_on_gpu
   return transpose_on_gpus(o, graph_on_gpus) && o.galerkin_operands != "host";
 }
 
+/// Where the device solve's P and R come from: the copies the setup kept on the GPUs, or uploads.
+bool solve_operands_on_gpus(const DistributedAmgOptions& o, bool graph_on_gpus) {
+  return galerkin_operands_on_gpus(o, graph_on_gpus) && o.solve_operands != "host";
+}
+
+#if TESSERA_HAVE_CUDA
+/// What the device merge gives besides P, by the switches above (with the merge on the GPUs).
+amg::gpu::MergeOutputs merge_outputs(const DistributedAmgOptions& o, bool graph_on_gpus) {
+  using amg::gpu::MergeOutputs;
+  if (solve_operands_on_gpus(o, graph_on_gpus)) return MergeOutputs::kept_for_solve;
+  if (galerkin_operands_on_gpus(o, graph_on_gpus)) return MergeOutputs::kept_on_device;
+  return transpose_on_gpus(o, graph_on_gpus) ? MergeOutputs::p_transposed : MergeOutputs::p_only;
+}
+#endif
+
 /// The setup's steps: the products where `products` runs them; with the gpu backend and
 /// `graph_on_gpus`, the graph phases and eigenvalue estimates run on the GPUs too and the
 /// products read A from the levels' device copies the strength phase makes, all on the context's
@@ -584,16 +603,18 @@ amg::DistSetupBackend setup_backend(Devices& devices, const DistributedAmgOption
   TESSERA_REQUIRE_INPUT(o.galerkin_operands != "device" || transpose_on_gpus(o, graph_on_gpus),
                         "--galerkin-operands device reads P and P^T where the device merge made them: it needs "
                         "--backend gpu with the graph phases, the merge and P^T on the GPUs");
+  TESSERA_REQUIRE_INPUT(o.solve_operands != "device" || galerkin_operands_on_gpus(o, graph_on_gpus),
+                        "--solve-operands device shares the P and R the setup kept on the GPUs: it needs --backend "
+                        "gpu with the graph phases, the merge, P^T and the Galerkin operands on the GPUs");
 #if TESSERA_HAVE_CUDA
   if (graph_on_gpus) {
     amg::DistSetupBackend backend = amg::gpu::device_setup_backend(*devices.ctx, cuda::parse_offload_spgemm(o.spgemm), stats);
     if (o.resetup_transfer == "device") backend.transfer_on_device = amg::gpu::dist_device_transfer(*devices.ctx);
     if (o.tentative == "host") backend.tentative = amg::dist_tentative_prolongator;  // the ablations
     if (o.merge == "host") backend.smoothing = amg::dist_smoothed_prolongator;
-    if (merge_on_gpus(o, graph_on_gpus) && !galerkin_operands_on_gpus(o, graph_on_gpus))
-      backend.smoothing = amg::gpu::device_smoothing(
-          devices.ctx->compute(), cuda::parse_offload_spgemm(o.spgemm), stats,
-          transpose_on_gpus(o, graph_on_gpus) ? amg::gpu::MergeOutputs::p_transposed : amg::gpu::MergeOutputs::p_only);
+    if (merge_on_gpus(o, graph_on_gpus) && !solve_operands_on_gpus(o, graph_on_gpus))
+      backend.smoothing = amg::gpu::device_smoothing(devices.ctx->compute(), cuda::parse_offload_spgemm(o.spgemm), stats,
+                                                     merge_outputs(o, graph_on_gpus));
     return backend;
   }
 #else
@@ -643,7 +664,9 @@ int run_distributed_amg(const dist::Communicator& comm, const DistributedAmgOpti
                         " chooses how GPUs exchange halos (--backend gpu)");
   const int block_size = o.block_size ? o.block_size : !o.a.spec.empty() ? gen::block_size(gen::parse_spec(o.a.spec)) : 1;
   const RowPartition part = node_aligned_partition(comm, rows, block_size);
-  const dist::DistMatrix a = load_distributed(comm, o.a, part, part);
+  // Not const: the setups take it over as the hierarchy's level 0 (timed_setups), which holds it
+  // from then on (`fine` below).
+  dist::DistMatrix a = load_distributed(comm, o.a, part, part);
   const amg::NearNullSpace nns = owned_near_null_space(comm, o, a, block_size);
   const std::vector<double> b = owned_right_hand_side(o, a);
   const std::int64_t nnz = comm.allreduce(a.nnz(), dist::ReduceOp::sum);
@@ -663,7 +686,7 @@ int run_distributed_amg(const dist::Communicator& comm, const DistributedAmgOpti
   const bool graph_on_gpus = graph_phases_on_gpus(o);
   Devices devices = open_devices(comm, o);  // declared before the hierarchy, which uses it
   const amg::DistSetupBackend backend = setup_backend(devices, o, local_product, graph_on_gpus, product_stats);
-  const auto build = [&] { return amg::DistAmg(comm, a, nns, o.amg, backend); };
+  const auto build = [&](dist::DistMatrix&& taken) { return amg::DistAmg(comm, std::move(taken), nns, o.amg, backend); };
   SetupPhase setup;
   nlohmann::json setup_products_json;  // the first setup's (product_stats then keeps adding up)
   std::optional<amg::HierarchyStats> first_stats;
@@ -678,7 +701,8 @@ int run_distributed_amg(const dist::Communicator& comm, const DistributedAmgOpti
   };
   const bool tracing = agree_on_tracing(comm, o.trace);
   trace::set_enabled(tracing);  // the setups and re-setups only: the solves run untraced
-  amg::DistAmg m = timed_setups(comm, o.setups, build, inspect, setup);
+  amg::DistAmg m = timed_setups(comm, o.setups, std::move(a), build, inspect, setup);
+  const dist::DistMatrix& fine = m.fine_operator();  // A, held by the hierarchy
   const double setup_s = setup.seconds;
   const amg::HierarchyStats& stats = *first_stats;
   const std::vector<int> active = m.active_ranks();  // collective
@@ -686,10 +710,11 @@ int run_distributed_amg(const dist::Communicator& comm, const DistributedAmgOpti
   if (root && product_stats)
     std::printf("setup products on the GPUs (%s, slowest rank): %s; graph phases and eigenvalue estimates on the %s, "
                 "tentative prolongator's QR on the %s, P's first merge on the %s, the Galerkin product's P^T on the "
-                "%s\n",
+                "%s, the solve's P and R %s\n",
                 o.spgemm.c_str(), setup_products_json.dump().c_str(), graph_on_gpus ? "GPUs" : "host",
                 tentative_on_gpus(o, graph_on_gpus) ? "GPUs" : "host", merge_on_gpus(o, graph_on_gpus) ? "GPUs" : "host",
-                transpose_on_gpus(o, graph_on_gpus) ? "GPUs" : "host");
+                transpose_on_gpus(o, graph_on_gpus) ? "GPUs" : "host",
+                solve_operands_on_gpus(o, graph_on_gpus) ? "kept from the setup" : "uploaded after it");
   const std::int64_t threads_min = comm.allreduce(std::int64_t{host::threads()}, dist::ReduceOp::min);
   const std::int64_t threads_max = comm.allreduce(std::int64_t{host::threads()}, dist::ReduceOp::max);
   if (root) {
@@ -709,7 +734,11 @@ int run_distributed_amg(const dist::Communicator& comm, const DistributedAmgOpti
     trace_json = report_step_trace(comm, detail::concat("step trace of setup ", o.setups, " of ", o.setups), setup.last_trace);
   UploadedHierarchy uploaded = upload_hierarchy(comm, devices, o, m);  // after m: destroyed first
   const std::function<void()> refresh = uploaded.refresh();
-  const ResetupPhase resetups = timed_resetups(comm, o.resetups, m, a, refresh);
+  // A re-setup is handed new values in the caller's matrix, which it checks and copies into level 0:
+  // a copy of A plays that matrix (made here, untimed, and only for re-setups).
+  const std::optional<dist::DistMatrix> new_values =
+      o.resetups > 0 ? std::optional<dist::DistMatrix>(fine) : std::nullopt;
+  const ResetupPhase resetups = timed_resetups(comm, o.resetups, m, new_values ? *new_values : fine, refresh);
   trace::set_enabled(false);
   // Planned by the first re-setup where the backend has a transfer on the devices, then run.
   const bool transfer_on_gpus = m.hierarchy().levels.front().transfer_plan != nullptr;
@@ -740,7 +769,7 @@ int run_distributed_amg(const dist::Communicator& comm, const DistributedAmgOpti
   const amg::KrylovOptions& ko = o.krylov;
   std::vector<double> x(b.size(), 0.0);
   const bool gpu = o.backend == Backend::gpu;
-  const SolvePhase phase = solve(comm, devices, uploaded, o, m, a, b, x, ko, use_cg);
+  const SolvePhase phase = solve(comm, devices, uploaded, o, m, fine, b, x, ko, use_cg);
   const amg::SolveResult& res = phase.res;
   const double solve_s = phase.seconds;
 
@@ -815,6 +844,7 @@ int run_distributed_amg(const dist::Communicator& comm, const DistributedAmgOpti
   out["merge"] = merge_on_gpus(o, graph_on_gpus) ? "device" : "host";
   out["transpose_p"] = transpose_on_gpus(o, graph_on_gpus) ? "device" : "host";
   out["galerkin_operands"] = galerkin_operands_on_gpus(o, graph_on_gpus) ? "device" : "host";
+  out["solve_operands"] = solve_operands_on_gpus(o, graph_on_gpus) ? "device" : "host";
   if (gpu)
     out["device"] = {{"context_seconds", devices.seconds},
                      {"upload_seconds", phase.upload_seconds},
@@ -841,8 +871,9 @@ int run_distributed_amg(const dist::Communicator& comm, const DistributedAmgOpti
     match_krylov(bo, use_cg, o.krylov);
     bo.block_size = block_size;
     if (nns.vectors.cols > block_size)  // rigid-body modes: GAMG gets the same geometry
-      bo.coordinates = gen::coordinates(gen::parse_spec(o.a.spec), a.row_begin(), a.row_begin() + a.owned_rows());
-    const auto results = baselines::run_baselines(comm.mpi(), o.compare, dist::owned_row_block(a), b, bo);
+      bo.coordinates =
+          gen::coordinates(gen::parse_spec(o.a.spec), fine.row_begin(), fine.row_begin() + fine.owned_rows());
+    const auto results = baselines::run_baselines(comm.mpi(), o.compare, dist::owned_row_block(fine), b, bo);
     baselines::BaselineResult mine = amg_result_row(res, stats, setup_s, solve_s);
     mine.solver = "Tessera SA-AMG-" + method;
     mine.runs_on = gpu ? detail::concat("setup on the host, solve on ", comm.size(), " GPU(s), one per MPI rank")

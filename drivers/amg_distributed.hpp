@@ -46,6 +46,9 @@ struct DistributedAmgOptions {
                                       // with the device merge) | host | device
   std::string galerkin_operands = "auto";  // GPU setup: the first Galerkin products read P and P^T on
                                            // auto (= device with P^T made there) | host | device
+  std::string solve_operands = "auto";  // GPU setup and solve: the solve's P and R are the setup's device
+                                        // copies, auto (= device with the Galerkin operands there) |
+                                        // host (uploaded) | device
   std::vector<baselines::Baseline> compare;
 };
 

@@ -63,6 +63,7 @@ struct Options {
   std::string merge = "auto";
   std::string transpose_p = "auto";
   std::string galerkin_operands = "auto";
+  std::string solve_operands = "auto";
   amg::AmgOptions amg;
 };
 
@@ -181,6 +182,12 @@ void add_options(CLI::App& app, Options& opt) {
                  "first Galerkin products read P and P^T: auto (the default: device, where the merge made them), "
                  "device, or host (the ablation: uploaded from the host's copies; the same product bit for bit)")
       ->check(CLI::IsMember({"auto", "device", "host"}));
+  app.add_option("--solve-operands", opt.solve_operands,
+                 "distributed AMG with --backend gpu (the Galerkin operands on the GPUs): where the device solve's P "
+                 "and R come from: auto (the default: device, copies of the merge's P and P^T the setup kept on the "
+                 "GPU), device, or host (the ablation: uploaded from the host's copies after the setup; the same "
+                 "operators bit for bit)")
+      ->check(CLI::IsMember({"auto", "device", "host"}));
   app.add_option("--solves", opt.solves,
                  "distributed AMG: timed solves from the same initial guess; the first is solve_seconds, the "
                  "median of the others repeated_solve_seconds (the steady state: the first solve also captures "
@@ -270,6 +277,7 @@ int run_distributed(const dist::Communicator& comm, const Options& opt, const st
   d.merge = opt.merge;
   d.transpose_p = opt.transpose_p;
   d.galerkin_operands = opt.galerkin_operands;
+  d.solve_operands = opt.solve_operands;
   nlohmann::json out;
   const int status = run_distributed_amg(comm, d, out);
   out["smoother"] = opt.smoother;
@@ -417,9 +425,9 @@ int run(int argc, char** argv) {
   if (comm.size() > 1 || opt.distributed) return run_distributed(comm, opt, compare);
   TESSERA_REQUIRE_INPUT(opt.setups == 1 && opt.solves == 1 && opt.resetups == 0 && !opt.timeline && !opt.trace &&
                             opt.tentative == "auto" && opt.merge == "auto" && opt.transpose_p == "auto" &&
-                            opt.galerkin_operands == "auto",
-                        "--setups, --resetups, --solves, --timeline, --trace, --tentative, --merge, --transpose-p and "
-                        "--galerkin-operands apply to the distributed AMG "
+                            opt.galerkin_operands == "auto" && opt.solve_operands == "auto",
+                        "--setups, --resetups, --solves, --timeline, --trace, --tentative, --merge, --transpose-p, "
+                        "--galerkin-operands and --solve-operands apply to the distributed AMG "
                         "(--distributed or several ranks)");
 
   const Problem p = load_problem(opt);

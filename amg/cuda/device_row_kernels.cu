@@ -36,6 +36,24 @@ __global__ void inverse_diagonal_kernel(std::int64_t rows, const std::int64_t* r
   inv_diag[i] = 1.0 / d;
 }
 
+/// The same test over a distributed operator's two blocks, without the inverse: a row with a
+/// non-finite entry in either block, or no positive finite a_ii in the owned one, races its
+/// index into `bad`.
+__global__ void unfit_row_kernel(std::int64_t rows, const std::int64_t* local_ptr, const std::int32_t* local_col,
+                                 const double* local_val, const std::int64_t* ghost_ptr, const double* ghost_val,
+                                 unsigned long long* bad) {
+  const std::int64_t i = std::int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
+  if (i >= rows) return;
+  double d = 0.0;
+  bool finite = true;
+  for (std::int64_t p = local_ptr[i]; p < local_ptr[i + 1]; ++p) {
+    finite = finite && isfinite(local_val[p]);
+    if (local_col[p] == i) d = local_val[p];
+  }
+  for (std::int64_t p = ghost_ptr[i]; p < ghost_ptr[i + 1]; ++p) finite = finite && isfinite(ghost_val[p]);
+  if (!finite || !(d > 0.0)) atomicMin(bad, static_cast<unsigned long long>(i));
+}
+
 __global__ void l1_inverse_diagonal_kernel(std::int64_t rows, const std::int64_t* row_ptr, const std::int32_t* col,
                                            const double* val, double* inv_l1) {
   const std::int64_t i = std::int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
@@ -107,6 +125,22 @@ DeviceBuffer<double> device_inverse_diagonal(const DeviceCsr<double>& a, const c
   TESSERA_REQUIRE_INPUT(first_bad == none, what, ": row ", first_bad,
                         " has a missing, non-positive or non-finite diagonal, or a non-finite entry");
   return inv;
+}
+
+std::int64_t device_first_unfit_row(const DeviceCsr<double>& local, const DeviceCsr<double>& nonlocal,
+                                    cudaStream_t stream) {
+  TESSERA_ASSERT(local.rows == nonlocal.rows, "device_first_unfit_row: blocks of ", local.rows, " and ", nonlocal.rows,
+                 " rows");
+  if (local.rows == 0) return -1;
+  DeviceBuffer<unsigned long long> bad(1, stream);
+  const unsigned long long none = kAllGood;
+  TESSERA_CUDA_CHECK(cudaMemcpyAsync(bad.data(), &none, sizeof none, cudaMemcpyHostToDevice, stream));
+  unfit_row_kernel<<<grid_for(local.rows, kThreads), kThreads, 0, stream>>>(
+      local.rows, local.row_ptr.data(), local.col_idx.data(), local.values.data(), nonlocal.row_ptr.data(),
+      nonlocal.values.data(), bad.data());
+  TESSERA_CHECK_LAUNCH();
+  const unsigned long long first_bad = tessera::cuda::read_scalar(bad.data(), stream);
+  return first_bad == none ? -1 : static_cast<std::int64_t>(first_bad);
 }
 
 DeviceBuffer<double> device_l1_inverse_diagonal(const DeviceCsr<double>& a, cudaStream_t stream) {

@@ -2,6 +2,7 @@
 // Row-wise kernels of the device AMG setup, each the twin of a host loop:
 //   inverse diagonal 1/a_ii           <-> hierarchy.cpp's inverse_diagonal (+ check_operator's
 //                                         positive, finite diagonal check)
+//   first unfit row                   <-> dist_level_ops.cpp's check_dist_operator (its rows)
 //   l1 inverse diagonal 1/d_l1        <-> smoother.cpp's make_smoother (l1-Jacobi)
 //   Gershgorin bound max_i sum|a_ij|/a_ii <-> eigen_estimate.cpp's gershgorin_bound
 //   Lanczos start vector              <-> node_hashes.hpp's lanczos_start_entry (shared)
@@ -25,6 +26,14 @@ namespace tessera::amg::gpu {
 /// diagonal is missing, non-positive or not finite, or if any value of `a` is not finite.
 tessera::cuda::DeviceBuffer<double> device_inverse_diagonal(const tessera::cuda::DeviceCsr<double>& a,
                                                             const char* what, cudaStream_t stream = nullptr);
+
+/// The first owned row of a distributed operator's blocks (`local`: owned columns, so row i's
+/// diagonal is its column i; `nonlocal`: the ghost columns) whose diagonal is missing,
+/// non-positive or not finite, or which holds a non-finite entry in either block; -1 when every
+/// row is fit. The test of amg::check_dist_operator's rows, for the distributed setup's device
+/// check. Synchronises `stream`.
+std::int64_t device_first_unfit_row(const tessera::cuda::DeviceCsr<double>& local,
+                                    const tessera::cuda::DeviceCsr<double>& nonlocal, cudaStream_t stream = nullptr);
 
 /// 1 / (a_ii + sum_{j != i} |a_ij|): the l1-Jacobi smoother's diagonal.
 tessera::cuda::DeviceBuffer<double> device_l1_inverse_diagonal(const tessera::cuda::DeviceCsr<double>& a,

@@ -4,6 +4,7 @@
 #include "amg/cuda/device_held_extended_a.hpp"
 #include "amg/cuda/dist_device_eigen_estimate.hpp"
 #include "amg/cuda/dist_device_graph_phases.hpp"
+#include "amg/cuda/dist_device_operator_check.hpp"
 #include "amg/cuda/dist_device_smoothing.hpp"
 #include "amg/cuda/dist_device_tentative.hpp"
 #include "dist/cuda/device_local_spgemm.hpp"
@@ -21,6 +22,7 @@ DistSetupBackend device_setup_backend(dist::gpu::DeviceContext& ctx, cuda::Offlo
   backend.tentative = device_tentative(ctx.compute());
   backend.smoothing = device_smoothing(ctx.compute(), which, stats);
   backend.eigen_estimator = device_eigen_estimator(ctx);
+  backend.check_operator = device_operator_check(ctx.compute());
   backend.held_extended_a = device_held_extended_a(ctx.compute(), which, stats);
   backend.host_coarse_factor = CoarseFactor::on_first_use;  // the device solve factors its own copy
   return backend;

@@ -198,10 +198,11 @@ void DistDeviceAmgPreconditioner::upload_level(std::size_t l, DeviceCycleLevel& 
   c.a = v.a_op.get();
   const bool last = l + 1 == distributed_levels();  // the coarsest, or the first replicated level
   if (!last) {
-    // The hook for a device setup: P and R could come from device products without the host
-    // copies; the cycle only needs DeviceDistMatrix operands.
-    v.p = std::make_unique<DeviceDistMatrix>(host.p, stream);
-    v.r = std::make_unique<DeviceDistMatrix>(host.r, stream);
+    // The copies the GPU setup kept (DistLevel::device_p, device_r), else uploads.
+    v.p = current_copy(host.device_p, host.p);
+    if (!v.p) v.p = std::make_shared<DeviceDistMatrix>(host.p, stream);
+    v.r = current_copy(host.device_r, host.r);
+    if (!v.r) v.r = std::make_shared<DeviceDistMatrix>(host.r, stream);
     // Into the last distributed level from replicated ones: P's ghosts are gathered from the
     // replicated solution every GPU holds, no exchange.
     if (replicated() && l + 2 == distributed_levels()) {

@@ -99,6 +99,9 @@ class DistDeviceAmgPreconditioner {
   /// Level 0's operator on the device, A itself: a solver's products use it rather than a
   /// second upload of A. Valid as long as this preconditioner.
   dist::gpu::DeviceDistMatrix& fine_operator() { return *levels_.front().a; }
+  /// Level l's P and R on the device (null on the last distributed level), for tests.
+  const dist::gpu::DeviceDistMatrix* prolongator(std::size_t l) const { return levels_.at(l).p.get(); }
+  const dist::gpu::DeviceDistMatrix* restriction(std::size_t l) const { return levels_.at(l).r.get(); }
   /// This rank's device bytes: the uploaded levels, their exchange buffers, the level vectors,
   /// the coarse factor and its gathered vectors.
   std::int64_t device_bytes() const;
@@ -113,7 +116,7 @@ class DistDeviceAmgPreconditioner {
  private:
   struct DeviceLevel {
     std::shared_ptr<dist::gpu::DeviceDistMatrix> a;  // the setup's copy (DistLevel::device_a) if current
-    std::unique_ptr<dist::gpu::DeviceDistMatrix> p, r;
+    std::shared_ptr<dist::gpu::DeviceDistMatrix> p, r;  // the setup's copies (device_p, device_r) if current
     tessera::cuda::DeviceBuffer<double> inv_diag;
     std::unique_ptr<DeviceOperator> a_op, p_op, r_op;
   };

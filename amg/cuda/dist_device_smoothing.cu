@@ -3,6 +3,7 @@
 #include "amg/cuda/dist_device_smoothing.hpp"
 
 #include <chrono>
+#include <memory>
 #include <optional>
 #include <tuple>
 #include <vector>
@@ -12,6 +13,7 @@
 #include "dist/collective_call.hpp"
 #include "dist/communicator.hpp"
 #include "dist/compact_spgemm.hpp"
+#include "dist/cuda/device_dist_matrix.hpp"
 #include "dist/cuda/device_held_operand.hpp"
 #include "dist/cuda/device_transposed_block.hpp"
 #include "local/core/error.hpp"
@@ -162,6 +164,52 @@ std::vector<char> used_outside_columns(const Operands& d, std::int64_t rows, std
   return used.download(s);
 }
 
+/// The first `rows` rows of `m` (`entries` of them), copied on `s`.
+DeviceCsr<double> copy_of_top_rows(const DeviceCsr<double>& m, std::int64_t rows, std::int64_t entries, cudaStream_t s) {
+  TESSERA_ASSERT(rows <= m.rows && entries <= m.nnz, "top rows: ", rows, " rows and ", entries, " entries of ", m.rows,
+                 " and ", m.nnz);
+  DeviceCsr<double> top;
+  top.rows = rows, top.cols = m.cols, top.nnz = entries;
+  const auto copy = [s](auto& to, const auto& from, std::int64_t n) {
+    to.allocate(static_cast<std::size_t>(n), s);
+    if (n > 0)
+      TESSERA_CUDA_CHECK(cudaMemcpyAsync(to.data(), from.data(), to.bytes(), cudaMemcpyDeviceToDevice, s));
+  };
+  copy(top.row_ptr, m.row_ptr, rows + 1);
+  copy(top.col_idx, m.col_idx, entries);
+  copy(top.values, m.values, entries);
+  return top;
+}
+
+/// SmoothedProlongator::keep_for_solve holding copies of P's blocks and of R's owned block (the
+/// first rows of P^T, one a column P owns; `r_entries` of them): the merge's own arrays go to the
+/// Galerkin product, which consumes them. Device-to-device copies (650 MB at poisson3d:192's
+/// finest level) instead of the solve's upload of the host copies.
+decltype(SmoothedProlongator::keep_for_solve) keep_for_solve(const DeviceCsr<double>& local,
+                                                             const DeviceCsr<double>& nonlocal,
+                                                             const DeviceCsr<double>& transposed,
+                                                             std::int64_t r_entries, cudaStream_t s) {
+  struct Kept {
+    DeviceCsr<double> p_local, p_nonlocal, r_local;
+  };
+  auto kept = std::make_shared<Kept>();
+  kept->p_local = copy_of_top_rows(local, local.rows, local.nnz, s);
+  kept->p_nonlocal = copy_of_top_rows(nonlocal, nonlocal.rows, nonlocal.nnz, s);
+  kept->r_local = copy_of_top_rows(transposed, local.cols, r_entries, s);
+  TESSERA_CUDA_CHECK(cudaStreamSynchronize(s));  // asynchronous failures surface at the merge
+  return [kept, s](const dist::Communicator& comm, const dist::DistMatrix& p, const dist::DistMatrix& r,
+                   DeviceOperatorSlot& device_p, DeviceOperatorSlot& device_r) {
+    dist::call_collectively(comm, "distributed device smoothing: P and R kept for the solve", [&] {
+      TESSERA_ASSERT(kept->p_local.row_ptr.size() > 0, "P and R were kept for the solve once already");
+      device_p.matrix =
+          std::make_shared<dist::gpu::DeviceDistMatrix>(p, std::move(kept->p_local), std::move(kept->p_nonlocal), s);
+      device_r.matrix = std::make_shared<dist::gpu::DeviceDistMatrix>(r, std::move(kept->r_local),
+                                                                     tessera::cuda::upload(r.nonlocal, s), s);
+      device_p.stale = device_r.stale = false;
+    });
+  };
+}
+
 /// P's blocks from the merged rows, downloaded into `out.p` (its ghosts already numbered), and,
 /// unless `outputs` is p_only, P^T made from them on the device and downloaded into
 /// `out.p_transposed`; with kept_on_device, all three are kept there in `out.held`.
@@ -214,7 +262,11 @@ void merge_into(const Operands& d, std::int64_t rows, const Vector& inv_diag, do
     step.emplace("download_p_transposed");
     out.p_transposed = tessera::cuda::download(transposed, s);
   }
-  if (outputs == MergeOutputs::kept_on_device) {
+  if (outputs == MergeOutputs::kept_for_solve) {
+    step.emplace("copies_for_solve");
+    out.keep_for_solve = keep_for_solve(local, nonlocal, transposed, out.p_transposed->row_ptr[p.local.cols], s);
+  }
+  if (outputs == MergeOutputs::kept_on_device || outputs == MergeOutputs::kept_for_solve) {
     auto held = std::make_shared<dist::gpu::DeviceHeldOperand>();
     TESSERA_CUDA_CHECK(cudaGetDevice(&held->device));
     held->local = std::move(local);

@@ -31,6 +31,8 @@ namespace tessera::amg::gpu {
 /// What the merge gives besides P (the last two are tessera-amg's ablations --galerkin-operands
 /// host and --transpose-p host).
 enum class MergeOutputs {
+  kept_for_solve,   // as kept_on_device, and copies of P's blocks and of P^T's top rows (R's
+                    // owned block) kept for the level's slots (SmoothedProlongator::keep_for_solve)
   kept_on_device,   // P^T downloaded, and P and P^T kept on the device (SmoothedProlongator::held)
   p_transposed,     // P^T downloaded; nothing kept
   p_only            // no P^T: the host transposes P
@@ -44,12 +46,12 @@ SmoothedProlongator dist_device_smoothed_prolongator(const dist::Communicator& c
                                                      const dist::DistMatrix& p_tent, const Vector& inv_diag,
                                                      double omega, cudaStream_t stream, cuda::OffloadSpgemm which,
                                                      cuda::OffloadStats& stats,
-                                                     MergeOutputs outputs = MergeOutputs::kept_on_device);
+                                                     MergeOutputs outputs = MergeOutputs::kept_for_solve);
 
 /// DistSetupBackend::smoothing on the device current at this call, as above.
 DistSmoothing device_smoothing(cudaStream_t stream = nullptr,
                                cuda::OffloadSpgemm which = cuda::OffloadSpgemm::automatic,
                                std::shared_ptr<cuda::OffloadStats> stats = {},
-                               MergeOutputs outputs = MergeOutputs::kept_on_device);
+                               MergeOutputs outputs = MergeOutputs::kept_for_solve);
 
 }  // namespace tessera::amg::gpu

@@ -1,6 +1,7 @@
 #include "amg/dist/dist_amg.hpp"
 
 #include <cmath>
+#include <utility>
 
 #include "amg/dist/dist_cycle.hpp"
 #include "amg/dist/dist_hierarchy.hpp"
@@ -79,6 +80,14 @@ void DistAmg::resetup(const dist::DistMatrix& a) {
 }
 
 dist::DistMatrix& DistAmg::fine_operator() { return hierarchy_->levels.front().a; }
+
+dist::DistMatrix DistAmg::release_fine_operator() && {
+  TESSERA_ASSERT(hierarchy_ != nullptr, "DistAmg: release_fine_operator on an empty preconditioner");
+  dist::DistMatrix a = std::move(hierarchy_->levels.front().a);
+  cycle_.reset();  // it reads the levels
+  hierarchy_.reset();
+  return a;
+}
 
 void DistAmg::apply(const std::vector<double>& r, std::vector<double>& z) const { cycle_->apply(r, z); }
 

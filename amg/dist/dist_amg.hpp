@@ -46,6 +46,12 @@ class DistAmg {
   /// caller's to keep.
   dist::DistMatrix& fine_operator();
 
+  /// Hands level 0's operator back and frees everything else, leaving this object empty (only
+  /// destruction or assignment may follow): a caller that sets up again from scratch on the same
+  /// A takes it back instead of keeping a copy (tessera-amg's repeated setups). The setup only
+  /// read it, so it is the matrix taken over (or copied) at construction.
+  dist::DistMatrix release_fine_operator() &&;
+
   /// Collective. z = one cycle applied to r (owned entries of both).
   void apply(const std::vector<double>& r, std::vector<double>& z) const;
 

@@ -71,20 +71,20 @@ DistHierarchy::DistHierarchy(const dist::Communicator& comm, dist::DistMatrix&& 
                  "DistHierarchy: a setup backend without graph phases, tentative prolongator, smoothing or eigenvalue "
                  "estimates");
   validate(options);  // options are the same on every rank: every rank throws alike
+  levels.reserve(static_cast<std::size_t>(options.max_levels));  // the loop below stops at max_levels
+  levels.emplace_back().a = std::move(a);  // in place first: a device check leaves its copy in the level
   // A's check is a step of its own: at level 0's size it is not free, and the phases below do
   // not include it.
   std::optional<trace::Step> step(std::in_place, "check_a");
-  check_dist_operator(comm, a, "A");
-  dist::throw_if_any_rank_failed(comm, near_null.vectors.rows == a.owned_rows()
+  DistLevel& first = levels.front();
+  backend_.check_operator(comm, first.a, "A", first.device_a);
+  dist::throw_if_any_rank_failed(comm, near_null.vectors.rows == first.a.owned_rows()
                                            ? ""
-                                           : tessera::detail::concat("AMG: rank ", comm.rank(), " holds ", near_null.vectors.rows,
-                                                            " near-null rows for its ", a.owned_rows(), " rows"));
-  levels.reserve(static_cast<std::size_t>(options.max_levels));  // the loop below stops at max_levels
-  DistLevel first;
-  first.a = std::move(a);
+                                           : tessera::detail::concat("AMG: rank ", comm.rank(), " holds ",
+                                                                     near_null.vectors.rows, " near-null rows for its ",
+                                                                     first.a.owned_rows(), " rows"));
   first.nodes = uniform_dist_nodes(comm, first.a, near_null.block_size);
   first.near_null = near_null.vectors;
-  levels.push_back(std::move(first));
   step.reset();
 
   for (;;) {
@@ -113,13 +113,12 @@ DistHierarchy::DistHierarchy(const dist::Communicator& comm, dist::DistMatrix&& 
     fine.aggregates = std::move(agg);
     fine.p_tent = std::move(t.p);
     setup_level_numeric(comm, fine);
-    DistLevel coarse;
+    TESSERA_ASSERT(levels.size() < levels.capacity(), "a level beyond max_levels would move the others");
+    DistLevel& coarse = levels.emplace_back();  // `fine` stays in place (reserved above)
     coarse.a = build_transfer(comm, fine, true);
-    check_dist_operator(comm, coarse.a, level_name(levels.size()));
+    backend_.check_operator(comm, coarse.a, level_name(levels.size() - 1), coarse.device_a);
     coarse.nodes = std::move(t.coarse_nodes);
     coarse.near_null = std::move(t.coarse_vectors);
-    TESSERA_ASSERT(levels.size() < levels.capacity(), "a level beyond max_levels would move the others");
-    levels.push_back(std::move(coarse));
   }
   setup_coarsest(comm);
 }
@@ -157,7 +156,9 @@ void DistHierarchy::resetup(const dist::Communicator& comm, const dist::DistMatr
         backend_.transfer_on_device.plan(comm, fine, coarse);
       }
     }
-    check_dist_operator(comm, coarse.a, level_name(l + 1));
+    fine.device_p.values_changed();  // P and R have new values on the host (the device solve refreshes)
+    fine.device_r.values_changed();
+    backend_.check_operator(comm, coarse.a, level_name(l + 1), coarse.device_a);
   }
   levels.back().times = {};
   setup_coarsest(comm);
@@ -182,6 +183,7 @@ void DistHierarchy::setup_level_numeric(const dist::Communicator& comm, DistLeve
 dist::DistMatrix DistHierarchy::build_transfer(const dist::Communicator& comm, DistLevel& level, bool first_time) const {
   std::optional<Csr<double>> p_transposed;  // from a smoothing backend that made it
   std::shared_ptr<dist::HeldOperand> held_p;  // P and P^T where that backend made them
+  decltype(SmoothedProlongator::keep_for_solve) keep_for_solve;  // and its copies for the solve
   timed("prolongator_smoothing", level.times.smoothing, [&] {
     level.omega = options.smooth_prolongator ? prolongator_damping(level.eigen.safe) : 0.0;
     if (!options.smooth_prolongator) {
@@ -195,6 +197,7 @@ dist::DistMatrix DistHierarchy::build_transfer(const dist::Communicator& comm, D
       level.p = std::move(smoothed.p);
       p_transposed = std::move(smoothed.p_transposed);
       held_p = std::move(smoothed.held);
+      keep_for_solve = std::move(smoothed.keep_for_solve);
     } else {
       level.a_times_p_tent->refresh(comm, level.a, level.p_tent);
       const Csr<double> ap = level.a_times_p_tent->multiply(comm);
@@ -237,6 +240,10 @@ dist::DistMatrix DistHierarchy::build_transfer(const dist::Communicator& comm, D
         first_time ? level.galerkin->take_p_local_transposed() : level.galerkin->p_local_transposed();
     step.reset();
     level.r = dist::transpose(comm, level.p, std::move(r_local));
+    if (keep_for_solve) {
+      step.emplace("keep_for_solve");
+      keep_for_solve(comm, level.p, level.r, level.device_p, level.device_r);
+    }
     return level.galerkin->result();
   });
 }

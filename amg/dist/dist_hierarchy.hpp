@@ -58,6 +58,10 @@ struct DistLevel {
   // Transfer to the next coarser level; empty on the coarsest.
   DistAggregates aggregates;
   dist::DistMatrix p_tent, p, r;
+  // P's and R's copies on the rank's GPU where the GPU setup kept the blocks it made (the merge's
+  // P, R's owned block from its P^T), for the device solve, which shares them instead of
+  // uploading P and R; empty otherwise. Marked stale when a re-setup changes the host values.
+  DeviceOperatorSlot device_p, device_r;
   // A*P_tent's symbolic phase, kept for resetup. Its product is merged into P straight from
   // compact columns (never assembled); its A in [owned | ghost] form (a host copy, or the one
   // the backend holds) serves galerkin too.

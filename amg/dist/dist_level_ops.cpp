@@ -89,6 +89,11 @@ void check_dist_operator(const dist::Communicator& comm, const dist::DistMatrix&
   dist::throw_if_any_rank_failed(comm, error);
 }
 
+void host_operator_check(const dist::Communicator& comm, const dist::DistMatrix& a, const std::string& what,
+                         DeviceOperatorSlot&) {
+  check_dist_operator(comm, a, what);
+}
+
 std::vector<double> owned_diagonal(const dist::DistMatrix& a) {
   std::vector<double> d(static_cast<std::size_t>(a.owned_rows()), 0.0);
   host::for_ranges(a.owned_rows(), [&](std::int64_t begin, std::int64_t end) {

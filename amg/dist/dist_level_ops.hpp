@@ -6,9 +6,11 @@
 // block: the Csr those calls receive must be `a.local` itself (checked), nothing else.
 // The products (multiply, galerkin, transpose) are not bound: the distributed setup calls
 // DistSpgemm / DistPtap / dist::transpose directly, to keep their symbolic phases.
+#include <functional>
 #include <string>
 #include <vector>
 
+#include "amg/dist/device_operator_slot.hpp"
 #include "amg/level_ops.hpp"
 #include "dist/communicator.hpp"
 #include "dist/dist_matrix.hpp"
@@ -22,6 +24,17 @@ LevelOps dist_level_ops(const dist::Communicator& comm, const dist::DistMatrix& 
 /// owned row; otherwise the same InputError (the lowest failing rank's, naming the global row)
 /// on every rank. `what` names the matrix.
 void check_dist_operator(const dist::Communicator& comm, const dist::DistMatrix& a, const std::string& what);
+
+/// How the distributed setup checks a level's operator (DistSetupBackend::check_operator):
+/// check_dist_operator's contract, words and InputError on every rank. The GPU's
+/// (amg::gpu::device_operator_check) tests the rows on the level's device copy, made in
+/// `device_a` if it is empty, where the level's first device phase would make it.
+using DistOperatorCheck = std::function<void(const dist::Communicator& comm, const dist::DistMatrix& a,
+                                             const std::string& what, DeviceOperatorSlot& device_a)>;
+
+/// The host's: check_dist_operator (the slot untouched).
+void host_operator_check(const dist::Communicator& comm, const dist::DistMatrix& a, const std::string& what,
+                         DeviceOperatorSlot& device_a);
 
 /// a_ii of the owned rows (0 where a row has no diagonal entry).
 std::vector<double> owned_diagonal(const dist::DistMatrix& a);

@@ -23,6 +23,9 @@
 //                    the device refuses it
 //   tentative        P_tent, the coarse near-null rows and nodes (dist_tentative.hpp); the GPU's
 //                    factors the aggregates there (amg::gpu::device_tentative)
+//   check_operator   the check of each level's operator (finite values, a positive diagonal):
+//                    on the host's rows, or on the level's device copy, which the GPU's makes
+//                    there (amg::gpu::device_operator_check)
 //   smoothing        a level's first P = P_tent - omega D^-1 (A P_tent) (dist_smoothing.hpp): the
 //                    product by `products` or the held A, merged on the host; the GPU's keeps A P_tent
 //                    on the device, merges there and returns P^T too, which the Galerkin product
@@ -35,6 +38,7 @@
 #include "amg/dist/device_operator_slot.hpp"
 #include "amg/dist/dist_eigen_estimate.hpp"
 #include "amg/dist/dist_graph_phases.hpp"
+#include "amg/dist/dist_level_ops.hpp"
 #include "amg/dist/dist_smoothing.hpp"
 #include "amg/dist/dist_tentative.hpp"
 #include "dist/compact_spgemm.hpp"
@@ -83,6 +87,7 @@ struct DistSetupBackend {
   // Last, so that callers' positional initializers of the fields above stay valid.
   DistTentativeBuilder tentative = dist_tentative_prolongator;
   DistSmoothing smoothing = dist_smoothed_prolongator;
+  DistOperatorCheck check_operator = host_operator_check;
 };
 
 }  // namespace tessera::amg

@@ -11,10 +11,12 @@
 // gathers and one multiply-add. P's columns (SmoothedColumns) are numbered by the same steps
 // where the merge runs on a device (amg/cuda/dist_device_smoothing.hpp), so both give one P.
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <vector>
 
+#include "amg/dist/device_operator_slot.hpp"
 #include "amg/hierarchy.hpp"
 #include "dist/dist_matrix.hpp"
 #include "dist/extended_operand.hpp"
@@ -79,10 +81,17 @@ dist::DistMatrix smoothed_blocks(const dist::Communicator& comm, const dist::Dis
 /// (ref::transpose(dist::extended_block(p)): the Galerkin product's left factor, which
 /// dist::DistPtap otherwise transposes on the host). `held`: P and P^T left where the backend
 /// made them, for the Galerkin product's first products (dist::HeldOperand); may be null.
+/// `keep_for_solve`: where the backend kept P's blocks and R's owned block (the top of P^T) on
+/// the device for the solve, it puts them into the level's slots once the level's P (with its
+/// halo plan) and R are final; may be empty.
 struct SmoothedProlongator {
   dist::DistMatrix p;
   std::optional<Csr<double>> p_transposed;
   std::shared_ptr<dist::HeldOperand> held;
+  /// Collective. `p` and `r` at the addresses the slots' copies will point at (the level's).
+  std::function<void(const dist::Communicator& comm, const dist::DistMatrix& p, const dist::DistMatrix& r,
+                     DeviceOperatorSlot& device_p, DeviceOperatorSlot& device_r)>
+      keep_for_solve;
 };
 
 /// Collective: a level's P at its first setup, from the product A P_tent (`a_times_p_tent`, its

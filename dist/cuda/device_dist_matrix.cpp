@@ -1,6 +1,7 @@
 #include "dist/cuda/device_dist_matrix.hpp"
 
 #include <string>
+#include <utility>
 
 #include "dist/communicator.hpp"
 #include "local/core/error.hpp"
@@ -22,9 +23,23 @@ void require_planned_counts(const Communicator& comm, const char* who, const cha
 }
 
 DeviceDistMatrix::DeviceDistMatrix(const DistMatrix& a, cudaStream_t stream)
-    : host(&a),
-      local(tessera::cuda::upload(a.local, stream)),
-      nonlocal(tessera::cuda::upload(a.nonlocal, stream)) {
+    : DeviceDistMatrix(a, tessera::cuda::upload(a.local, stream), tessera::cuda::upload(a.nonlocal, stream), stream) {}
+
+namespace {
+
+bool same_shape(const tessera::cuda::DeviceCsr<double>& d, const Csr<double>& h) {
+  return d.rows == h.rows && d.cols == h.cols && d.nnz == h.nnz();
+}
+
+}  // namespace
+
+DeviceDistMatrix::DeviceDistMatrix(const DistMatrix& a, tessera::cuda::DeviceCsr<double>&& local_block,
+                                   tessera::cuda::DeviceCsr<double>&& nonlocal_block, cudaStream_t stream)
+    : host(&a), local(std::move(local_block)), nonlocal(std::move(nonlocal_block)) {
+  TESSERA_ASSERT(same_shape(local, a.local) && same_shape(nonlocal, a.nonlocal), "rank ", a.rank,
+                 ": device blocks of ", local.rows, "x", local.cols, " (", local.nnz, ") and ", nonlocal.rows, "x",
+                 nonlocal.cols, " (", nonlocal.nnz, ") entries for host blocks of ", a.local.rows, "x", a.local.cols,
+                 " (", a.local.nnz(), ") and ", a.nonlocal.rows, "x", a.nonlocal.cols, " (", a.nonlocal.nnz(), ")");
   TESSERA_REQUIRE_INPUT(a.nonlocal.cols == a.halo.num_ghosts(), "rank ", a.rank, ": the non-local block has ",
                         a.nonlocal.cols, " columns but the halo plan brings ", a.halo.num_ghosts(), " ghosts");
   TESSERA_REQUIRE_INPUT(static_cast<std::int64_t>(a.halo.send_local.size()) == a.halo.num_sent(), "rank ", a.rank,

@@ -25,6 +25,11 @@ namespace tessera::dist::gpu {
 struct DeviceDistMatrix {
   /// Uploads `a`'s blocks and plan on `stream`; keeps a pointer to `a` (which must outlive it).
   DeviceDistMatrix(const DistMatrix& a, cudaStream_t stream);
+  /// The same from `a`'s two blocks already on the device (a device setup made them: their host
+  /// copies were downloaded from them), so nothing but the plan is uploaded. Blocks of another
+  /// shape or entry count than `a`'s are a logic error (asserted).
+  DeviceDistMatrix(const DistMatrix& a, tessera::cuda::DeviceCsr<double>&& local_block,
+                   tessera::cuda::DeviceCsr<double>&& nonlocal_block, cudaStream_t stream);
 
   const DistMatrix* host = nullptr;
   tessera::cuda::DeviceCsr<double> local, nonlocal;

@@ -30,6 +30,9 @@ tessera_add_mpi_test(test_dist_amg_device GPU RANKS 1 2 3 4 SOURCES ${CMAKE_CURR
 tessera_add_mpi_test(test_dist_device_eigen_estimate GPU RANKS 1 2 3 4
                      SOURCES ${CMAKE_CURRENT_LIST_DIR}/dist/test_dist_device_eigen_estimate.cpp LIBS tessera_amg)
 tessera_add_mpi_test_variant(test_dist_device_eigen_estimate nccl GPU ENV TESSERA_HALO_ROUTE=nccl RANKS 2 4)
+# The check of each level's operator on the ranks' GPUs against the host check.
+tessera_add_mpi_test(test_dist_device_operator_check GPU RANKS 1 2 3 4
+                     SOURCES ${CMAKE_CURRENT_LIST_DIR}/dist/test_dist_device_operator_check.cpp LIBS tessera_amg)
 # Distributed AMG solve phase on GPUs against the host distributed solve.
 tessera_add_mpi_test(test_dist_device_solve SOURCES ${CMAKE_CURRENT_LIST_DIR}/dist/test_dist_device_solve.cpp
                      LIBS tessera_amg GPU RANKS 1 2 3 4)

@@ -126,6 +126,9 @@ tessera_driver_test(driver.amg.transpose_p_device_needs_gpu.np2 RANKS 2 EXPECT_E
 tessera_driver_test(driver.amg.galerkin_operands_device_needs_gpu.np2 RANKS 2 EXPECT_EXIT 2
                     COMMAND $<TARGET_FILE:tessera-amg> --gen poisson3d:8 --backend host --galerkin-operands device
                     EXPECT_OUTPUT "--galerkin-operands device reads P and P.T where the device merge made them: it needs --backend gpu.*exit code 2")
+tessera_driver_test(driver.amg.solve_operands_device_needs_gpu.np2 RANKS 2 EXPECT_EXIT 2
+                    COMMAND $<TARGET_FILE:tessera-amg> --gen poisson3d:8 --backend host --solve-operands device
+                    EXPECT_OUTPUT "--solve-operands device shares the P and R the setup kept on the GPUs: it needs --backend gpu.*exit code 2")
 # --setups N: whole setups from scratch, the repeats build the same hierarchy (the driver
 # asserts it) and are reported beside the first, with the host page faults of the first.
 foreach(n 1 3)
@@ -144,7 +147,7 @@ tessera_driver_test(driver.amg.resetups.np3 RANKS 3
                     EXPECT_OUTPUT "re-setup \\(same pattern, values only. records where P's values come from\\): [0-9.]+ s\nrepeated re-setups \\(2, replaying that record\\): median [0-9.]+ s[^\n]*\nstep trace of re-setup 3 of 3[^\n]*\n.*\n  galerkin +[0-9]+ +[0-9.]+ +[0-9.]+   [0-9.]+ [0-9.]+ [0-9.]+\n.*converged after")
 tessera_driver_test(driver.amg.resetups_need_distributed RANKS 1 EXPECT_EXIT 2
                     COMMAND $<TARGET_FILE:tessera-amg> --gen poisson3d:8 --backend host --resetups 2
-                    EXPECT_OUTPUT "--setups, --resetups, --solves, --timeline, --trace, --tentative, --merge, --transpose-p and --galerkin-operands apply to the distributed AMG")
+                    EXPECT_OUTPUT "--setups, --resetups, --solves, --timeline, --trace, --tentative, --merge, --transpose-p, --galerkin-operands and --solve-operands apply to the distributed AMG")
 # A non-symmetric A (convdiff3d) takes FGMRES on any rank count (by default restart 30 and
 # classical Gram-Schmidt twice; --restart and --gram-schmidt mgs change them); a symmetric file
 # (the numeric test of A against A^T over the ranks) keeps CG; --compare runs the baselines'
@@ -179,7 +182,7 @@ if(TESSERA_HAVE_HYPRE AND TESSERA_HAVE_PETSC)
 endif()
 tessera_driver_test(driver.amg.setups_need_distributed RANKS 1 EXPECT_EXIT 2
                     COMMAND $<TARGET_FILE:tessera-amg> --gen poisson3d:8 --setups 2
-                    EXPECT_OUTPUT "--setups, --resetups, --solves, --timeline, --trace, --tentative, --merge, --transpose-p and --galerkin-operands apply to the distributed AMG")
+                    EXPECT_OUTPUT "--setups, --resetups, --solves, --timeline, --trace, --tentative, --merge, --transpose-p, --galerkin-operands and --solve-operands apply to the distributed AMG")
 tessera_driver_test(driver.spmv.missing.np3 RANKS 3 EXPECT_EXIT 2 COMMAND ${_spmv} --A /nonexistent.mtx --backend host
                     EXPECT_OUTPUT "cannot open.*exit code 2")
 

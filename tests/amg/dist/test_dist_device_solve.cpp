@@ -30,6 +30,7 @@
 #include <memory>
 #include <random>
 #include <string>
+#include <tuple>
 
 #include "amg/cuda/device_fgmres.hpp"
 #include "amg/cuda/device_operator_slot.hpp"
@@ -460,14 +461,32 @@ TEST(DistDeviceAmgSolve, SharesTheSetupsCopiesOfAAndSeesReSetupValues) {
     }
   };
   expect_current_copies("after the setup");
+  // The merge's P and R's owned block (the top of its P^T), kept for the solve: the host's blocks
+  // bit for bit (the host's were downloaded from the merge's arrays).
+  for (std::size_t l = 0; l + 1 < h.levels.size(); ++l) {
+    const DistLevel& level = h.levels[l];
+    for (const auto& [slot, host, what] : {std::tuple{&level.device_p, &level.p, "P"}, {&level.device_r, &level.r, "R"}}) {
+      SCOPED_TRACE(std::string(what) + " of level " + std::to_string(l));
+      ASSERT_TRUE(gpu::current_copy(*slot, *host)) << "not kept on the device";
+      EXPECT_EQ(tessera::cuda::download(slot->matrix->local, ctx.compute()), host->local);
+      EXPECT_EQ(tessera::cuda::download(slot->matrix->nonlocal, ctx.compute()), host->nonlocal);
+    }
+  }
   {
     gpu::DistDeviceAmgPreconditioner device(ctx, h, 0);
     EXPECT_EQ(&device.fine_operator(), h.levels[0].device_a.matrix.get()) << "A was uploaded again";
+    for (std::size_t l = 0; l + 1 < h.levels.size(); ++l) {
+      EXPECT_EQ(device.prolongator(l), h.levels[l].device_p.matrix.get()) << "level " << l << ": P was uploaded";
+      EXPECT_EQ(device.restriction(l), h.levels[l].device_r.matrix.get()) << "level " << l << ": R was uploaded";
+    }
     expect_same_application(comm, ctx, m, device, c.a, c.seed);
   }
   m.resetup(c.a2);
   expect_current_copies("after the re-setup");
+  // P and R have new host values: the kept copies are stale, and a new preconditioner uploads them.
+  EXPECT_TRUE(h.levels[0].device_p.stale && h.levels[0].device_r.stale);
   gpu::DistDeviceAmgPreconditioner device(ctx, h, 0);
+  EXPECT_NE(device.prolongator(0), h.levels[0].device_p.matrix.get());
   expect_same_application(comm, ctx, m, device, c.a2, c.seed);
 }
 

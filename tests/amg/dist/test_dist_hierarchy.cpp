@@ -182,6 +182,30 @@ TEST(DistAmgHierarchy, L1SumsOverTheBlocksEqualThoseOfTheExtendedCopy) {
 
 TEST(DistAmgHierarchy, ElasticityRigidBodyModesMatchesSerial) { check_problem("elasticity3d:6", small_coarse()); }
 
+// The hierarchy that takes A over (tessera-amg and PCTESSERA keep no copy of it) is the one a
+// copy builds, and release_fine_operator hands A back as it came: the same blocks and halo, a
+// second setup from it builds the same hierarchy again, and a solve on it converges alike.
+TEST(DistAmgHierarchy, ATakenOverIsHandedBackForTheNextSetup) {
+  const dist::Communicator comm;
+  const std::uint64_t seed = dist::testing::shared_seed(comm);
+  const Problem pb = testing::make_problem("poisson3d:11");
+  const Hierarchy serial = setup(pb.a, pb.near_null, small_coarse());
+  const dist::RowPartition rows = testing::aligned_partition(comm, pb.a.rows, 1, /*uneven=*/true, seed);
+  const dist::DistMatrix a = dist::testing::distribute(comm, pb.a, rows, rows);
+  const NearNullSpace nns = testing::owned_rows(pb.near_null, rows.begin(comm.rank()), rows.end(comm.rank()));
+  DistAmg taken(comm, dist::DistMatrix(a), nns, small_coarse());
+  expect_same_hierarchy(comm, serial, taken.hierarchy());
+  dist::DistMatrix back = std::move(taken).release_fine_operator();
+  EXPECT_EQ(back.local, a.local);
+  EXPECT_EQ(back.nonlocal, a.nonlocal);
+  EXPECT_EQ(back.ghost_cols, a.ghost_cols);
+  EXPECT_TRUE(back.row_partition == a.row_partition && back.col_partition == a.col_partition);
+  const DistAmg again(comm, std::move(back), nns, small_coarse());
+  const DistHierarchy& h = again.hierarchy();
+  expect_same_hierarchy(comm, serial, h);
+  expect_same_convergence(comm, pb, serial, again, h.levels[0].a, seed, Krylov::cg);  // its halo too
+}
+
 TEST(DistAmgHierarchy, StatisticsAreGlobal) {
   const dist::Communicator comm;
   const Problem pb = testing::make_problem("poisson3d:10");
