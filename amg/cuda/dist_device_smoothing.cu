@@ -201,8 +201,10 @@ decltype(SmoothedProlongator::keep_for_solve) keep_for_solve(const DeviceCsr<dou
                    DeviceOperatorSlot& device_p, DeviceOperatorSlot& device_r) {
     dist::call_collectively(comm, "distributed device smoothing: P and R kept for the solve", [&] {
       TESSERA_ASSERT(kept->p_local.row_ptr.size() > 0, "P and R were kept for the solve once already");
+      std::optional<trace::Step> step(std::in_place, "p");
       device_p.matrix =
           std::make_shared<dist::gpu::DeviceDistMatrix>(p, std::move(kept->p_local), std::move(kept->p_nonlocal), s);
+      step.emplace("r");
       device_r.matrix = std::make_shared<dist::gpu::DeviceDistMatrix>(r, std::move(kept->r_local),
                                                                      tessera::cuda::upload(r.nonlocal, s), s);
       device_p.stale = device_r.stale = false;

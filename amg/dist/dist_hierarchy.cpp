@@ -243,6 +243,7 @@ dist::DistMatrix DistHierarchy::build_transfer(const dist::Communicator& comm, D
     if (keep_for_solve) {
       step.emplace("keep_for_solve");
       keep_for_solve(comm, level.p, level.r, level.device_p, level.device_r);
+      step.reset();
     }
     return level.galerkin->result();
   });

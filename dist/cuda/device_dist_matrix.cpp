@@ -1,10 +1,12 @@
 #include "dist/cuda/device_dist_matrix.hpp"
 
+#include <optional>
 #include <string>
 #include <utility>
 
 #include "dist/communicator.hpp"
 #include "local/core/error.hpp"
+#include "local/core/step_trace.hpp"
 #include "local/cuda/check.hpp"
 
 namespace tessera::dist::gpu {
@@ -45,11 +47,14 @@ DeviceDistMatrix::DeviceDistMatrix(const DistMatrix& a, tessera::cuda::DeviceCsr
   TESSERA_REQUIRE_INPUT(static_cast<std::int64_t>(a.halo.send_local.size()) == a.halo.num_sent(), "rank ", a.rank,
                         ": the halo plan sends ", a.halo.num_sent(), " items but lists ", a.halo.send_local.size(),
                         " send indices");
+  std::optional<trace::Step> step(std::in_place, "device_matrix.spmv_plan");
   send_local.upload(a.halo.send_local, stream);
   local_plan = tessera::cuda::make_spmv_plan(local, {}, stream);
+  step.emplace("device_matrix.boundary_rows");
   boundary_rows = tessera::cuda::make_row_subset(a.nonlocal, stream);
   // The exchange stream reads send_local: once the constructor returns, every upload is
   // complete and usable from any stream (the plans skip their sync for empty blocks).
+  step.emplace("device_matrix.synchronize");
   TESSERA_CUDA_CHECK(cudaStreamSynchronize(stream));
 }
 
