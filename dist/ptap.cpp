@@ -70,6 +70,8 @@ DistPtap::DistPtap(const Communicator& comm, const DistMatrix& a, const DistMatr
   c_ = std::move(pattern.sum);
   target_ = std::move(pattern.target);
   entries_ = c_.nnz();
+  local_entries_ = c_.local.nnz();
+  c_partition_ = c_.row_partition;
   step.emplace("ptap.sum");
   set_values_in_row_order(c_, sum_contributions(t, received_contributions(comm, t)));
   step.reset();
@@ -280,7 +282,34 @@ HostArray<double> DistPtap::sum_contributions(const Csr<double>& t, const std::v
   return values;
 }
 
+const DistMatrix& DistPtap::result() const {
+  TESSERA_ASSERT(!result_taken_, "ptap: C was handed over (take_result): its holder has it");
+  return c_;
+}
+
+DistMatrix DistPtap::take_result() {
+  TESSERA_ASSERT(!result_taken_, "ptap: C was handed over already");
+  result_taken_ = true;
+  return std::exchange(c_, DistMatrix{});
+}
+
+void DistPtap::check_result_shape(const Communicator& comm, const DistMatrix& c) const {
+  const bool fits = c.row_partition == c_partition_ && c.col_partition == c_partition_ && c.local.nnz() == local_entries_ && c.nnz() == entries_;
+  throw_if_any_rank_failed(comm, fits ? ""
+                                      : detail::concat("ptap recompute: rank ", comm.rank(), "'s C holds ",
+                                                       c.owned_rows(), " rows and ", c.local.nnz(), " + ",
+                                                       c.nonlocal.nnz(), " entries; the product made ",
+                                                       c_partition_.size(comm.rank()), " rows and ", local_entries_,
+                                                       " + ", entries_ - local_entries_));
+}
+
 void DistPtap::recompute(const Communicator& comm, const DistMatrix& a, const DistMatrix& p) {
+  TESSERA_ASSERT(!result_taken_, "ptap: C was handed over (take_result): recompute into its holder's C");
+  recompute(comm, a, p, c_);
+}
+
+void DistPtap::recompute(const Communicator& comm, const DistMatrix& a, const DistMatrix& p, DistMatrix& c) {
+  check_result_shape(comm, c);
   // P^T's value map reads P's [local | nonlocal] values by position: both blocks' counts must
   // be the symbolic phase's (ap_.refresh then checks A's, collectively too).
   throw_if_any_rank_failed(comm, p.local.nnz() == p_local_entries_ && p.nnz() == p_entries_
@@ -301,18 +330,18 @@ void DistPtap::recompute(const Communicator& comm, const DistMatrix& a, const Di
                                                                "symbolic and numeric (",
                                                                t.nnz(), " entries, the symbolic phase had ",
                                                                owned_partial_ + return_entries_.send_count(), ")"));
-  set_values_in_row_order(c_, sum_contributions(t, received_contributions(comm, t)));
+  set_values_in_row_order(c, sum_contributions(t, received_contributions(comm, t)));
   stats_ = ap_.stats();
   stats_.remote_row_bytes += return_entries_.recv_count() * static_cast<std::int64_t>(sizeof(double));
   stats_.compute_seconds += clock.seconds();
-  stats_.rows = c_.owned_rows();
-  stats_.nnz = c_.nnz();
+  stats_.rows = c.owned_rows();
+  stats_.nnz = c.nnz();
 }
 
 DistMatrix ptap(const Communicator& comm, const DistMatrix& a, const DistMatrix& p, DistStats* stats) {
   DistPtap product(comm, a, p);
   if (stats) *stats += product.stats();
-  return product.result();
+  return product.take_result();
 }
 
 }  // namespace tessera::dist

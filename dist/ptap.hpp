@@ -21,6 +21,7 @@
 #include "dist/compact_spgemm.hpp"
 #include "dist/dist_matrix.hpp"
 #include "dist/halo_plan.hpp"
+#include "dist/partition.hpp"
 #include "dist/stats.hpp"
 
 namespace tessera::dist {
@@ -42,8 +43,16 @@ class DistPtap {
            std::shared_ptr<HeldOperand> held_p = nullptr);
   /// Collective: new values of A and P (same patterns) -> new values of C.
   void recompute(const Communicator& comm, const DistMatrix& a, const DistMatrix& p);
+  /// The same into `c`, the C that take_result() handed over (its shape and entry counts are
+  /// checked on every rank, its pattern trusted).
+  void recompute(const Communicator& comm, const DistMatrix& a, const DistMatrix& p, DistMatrix& c);
 
-  const DistMatrix& result() const { return c_; }
+  /// C, refused after take_result().
+  const DistMatrix& result() const;
+  /// C handed over without a copy (an AMG level keeps its coarse operator, and the product no
+  /// second one): once (asserted). Then result() is refused and recomputes write into the
+  /// caller's C.
+  DistMatrix take_result();
   const DistStats& stats() const { return stats_; }
   /// The symbolic result, for device numeric phases (dist/cuda/device_dist_ptap.hpp): the AP
   /// product (its output, as it is, is T's right operand), the return traffic of T's ghost-row
@@ -70,6 +79,8 @@ class DistPtap {
   Csr<double> outer_product(const Communicator& comm, const DistMatrix& p, HeldOperand* held_p = nullptr);
   std::vector<double> received_contributions(const Communicator& comm, const Csr<double>& t) const;
   HostArray<double> sum_contributions(const Csr<double>& t, const std::vector<double>& received) const;
+  // Collective: throws on every rank if one rank's `c` is not this product's C.
+  void check_result_shape(const Communicator& comm, const DistMatrix& c) const;
 
   CompactSpgemm ap_;  // runs both local products (its backend's chain)
   Csr<double> p_transposed_;      // (P's owned rows over [owned | ghost] columns)^T
@@ -84,7 +95,10 @@ class DistPtap {
   ExchangePattern return_entries_;  // ghost-row entries back to their owners
   HostArray<std::int64_t> target_;  // contribution -> index into C's row-order values
   std::int64_t entries_ = 0;          // C's owned entries
+  std::int64_t local_entries_ = 0;    // of them in C's local block
+  RowPartition c_partition_;          // C's rows and columns (P's columns)
   DistMatrix c_;
+  bool result_taken_ = false;  // take_result(): c_ is empty, the caller holds C
   DistStats stats_;
 };
 

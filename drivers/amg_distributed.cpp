@@ -488,6 +488,13 @@ struct UploadedHierarchy {
   std::unique_ptr<amg::gpu::DistDeviceAmgPreconditioner> pm;
 #endif
   double seconds = 0;  // the upload, slowest rank
+  bool on_devices() const {
+#if TESSERA_HAVE_CUDA
+    return pm != nullptr;
+#else
+    return false;
+#endif
+  }
   /// Collective: re-sends the values after a re-setup (empty on the host).
   std::function<void()> refresh() {
 #if TESSERA_HAVE_CUDA
@@ -732,7 +739,11 @@ int run_distributed_amg(const dist::Communicator& comm, const DistributedAmgOpti
   nlohmann::json trace_json, resetup_trace_json;
   if (tracing)
     trace_json = report_step_trace(comm, detail::concat("step trace of setup ", o.setups, " of ", o.setups), setup.last_trace);
+  if (tracing) trace::reset();
   UploadedHierarchy uploaded = upload_hierarchy(comm, devices, o, m);  // after m: destroyed first
+  nlohmann::json upload_trace_json;
+  if (tracing && uploaded.on_devices())
+    upload_trace_json = report_step_trace(comm, "step trace of the hierarchy's upload for the device solve", trace::totals());
   const std::function<void()> refresh = uploaded.refresh();
   // A re-setup is handed new values in the caller's matrix, which it checks and copies into level 0:
   // a copy of A plays that matrix (made here, untimed, and only for re-setups).
@@ -807,6 +818,7 @@ int run_distributed_amg(const dist::Communicator& comm, const DistributedAmgOpti
          {"levels", static_cast<int>(stats.levels.size())}};
   add_krylov_keys(out, use_cg, o.krylov, res);
   if (tracing) out["setup_step_trace"] = {{"setup", o.setups}, {"steps", trace_json}};
+  if (!upload_trace_json.is_null()) out["upload_step_trace"] = {{"steps", upload_trace_json}};
   out["setup_page_faults"] = {{"max_rank", setup.page_faults_max}, {"all_ranks", setup.page_faults_sum}};
   out["host_heap"] = host_heap_pages();
   out["host_threads_per_rank"] = {{"min", threads_min}, {"max", threads_max}};

@@ -49,23 +49,31 @@ DistDeviceAmgPreconditioner::DistDeviceAmgPreconditioner(dist::gpu::DeviceContex
   levels_.resize(distributed_levels());
   // The replicated levels solve the coarsest level themselves, on whole vectors and without
   // communication: the device factor, or a host solve where the device refused it.
-  if (replicated())
+  std::optional<trace::Step> step;
+  if (replicated()) {
+    step.emplace("upload.replicated_levels");
     replicated_levels_ = std::make_unique<ReplicatedLevels>(
         ctx, h, first_replicated_,
         h.coarse_direct ? DeviceCoarseSolve([this](const double* b, double* x) { replicated_coarse_solve(b, x); })
                         : DeviceCoarseSolve());
+  }
   // Uploads can fail on one rank only (out of memory): agree before the first collective (a
   // cycle's exchange) so every rank throws the same error instead of waiting in NCCL.
   dist::call_collectively(ctx.comm(), "distributed device AMG: upload", [&] {
+    step.emplace("upload.levels");
     upload_levels();
+    step.emplace("upload.coarse_factor");
     if (h.coarse_direct) factor_coarse_on_device();
+    step.reset();
   });
   if (h.coarse_direct) choose_coarse_path();
 }
 
 void DistDeviceAmgPreconditioner::upload_levels() {
   std::vector<DeviceCycleLevel> cycle_levels(distributed_levels());
+  std::optional<trace::Step> step(std::in_place, "operators_and_diagonals");
   for (std::size_t l = 0; l < cycle_levels.size(); ++l) upload_level(l, cycle_levels[l]);
+  step.emplace("cycle_vectors");
   DeviceCoarseSolve coarse;
   if (replicated()) {
     coarse = [this](const double* b, double* x) { replicated_levels_->solve(b, x); };
@@ -76,6 +84,7 @@ void DistDeviceAmgPreconditioner::upload_levels() {
   }
   cycle_levels_ = cycle_levels, cycle_coarse_ = coarse;
   cycle_ = DeviceCycle(std::move(cycle_levels), h_.options.cycle, std::move(coarse));
+  step.emplace("synchronize");
   TESSERA_CUDA_CHECK(cudaStreamSynchronize(ctx_.compute()));  // asynchronous failures surface here
 }
 

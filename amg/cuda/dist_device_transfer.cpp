@@ -70,7 +70,8 @@ DistDeviceTransfer::DistDeviceTransfer(dist::gpu::DeviceContext& ctx, const dist
     inv_diag_.allocate(fine.inv_diag.size(), s);
   }
   step.emplace("galerkin_plan");
-  galerkin_ = std::make_unique<dist::gpu::DeviceDistPtap>(ctx, *fine.galerkin, fine.a, fine.p, &held_a, p_.get());
+  galerkin_ =
+      std::make_unique<dist::gpu::DeviceDistPtap>(ctx, *fine.galerkin, fine.a, fine.p, &held_a, p_.get(), &coarse.a);
   step.emplace("transpose_plan");
   transpose_ = std::make_unique<dist::gpu::DeviceTransposeValues>(ctx, r_map);
   r_local_.allocate(static_cast<std::size_t>(fine.r.local.nnz()), s);

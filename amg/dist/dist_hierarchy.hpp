@@ -64,7 +64,8 @@ struct DistLevel {
   DeviceOperatorSlot device_p, device_r;
   // A*P_tent's symbolic phase, kept for resetup. Its product is merged into P straight from
   // compact columns (never assembled); its A in [owned | ghost] form (a host copy, or the one
-  // the backend holds) serves galerkin too.
+  // the backend holds) serves galerkin too. galerkin handed its result over to the next
+  // level's A, which its recomputes write into.
   std::unique_ptr<dist::CompactSpgemm> a_times_p_tent;
   std::unique_ptr<dist::DistPtap> galerkin;
   // Made by the first re-setup, replayed by the later ones: where each value of P comes from
@@ -111,7 +112,9 @@ class DistHierarchy {
 
  private:
   void setup_level_numeric(const dist::Communicator& comm, DistLevel& level) const;
-  dist::DistMatrix build_transfer(const dist::Communicator& comm, DistLevel& level, bool first_time) const;
+  /// P, R and the Galerkin product into coarse.a: handed over by a level's first product, its
+  /// values recomputed in place by a re-setup's.
+  void build_transfer(const dist::Communicator& comm, DistLevel& level, DistLevel& coarse, bool first_time) const;
   /// Where a level's first products read A from: the backend's hold on the level's copy, or
   /// nothing (they copy A on the host).
   dist::ExtendedA held_extended_a(DistLevel& level) const;

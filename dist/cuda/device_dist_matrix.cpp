@@ -51,7 +51,7 @@ DeviceDistMatrix::DeviceDistMatrix(const DistMatrix& a, tessera::cuda::DeviceCsr
   send_local.upload(a.halo.send_local, stream);
   local_plan = tessera::cuda::make_spmv_plan(local, {}, stream);
   step.emplace("device_matrix.boundary_rows");
-  boundary_rows = tessera::cuda::make_row_subset(a.nonlocal, stream);
+  boundary_rows = tessera::cuda::make_row_subset(nonlocal, stream);  // listed on the device
   // The exchange stream reads send_local: once the constructor returns, every upload is
   // complete and usable from any stream (the plans skip their sync for empty blocks).
   step.emplace("device_matrix.synchronize");

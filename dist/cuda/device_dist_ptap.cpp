@@ -23,10 +23,14 @@ TiledOperand p_transposed_operand(const DistMatrix& p, const DeviceDistMatrix* h
   return TiledOperand(ext, TiledOperand::Orientation::transposed, stream);
 }
 
+/// The product's C: where it was handed over (`c`), else the symbolic phase's.
+const DistMatrix& result_of(const DistPtap& symbolic, const DistMatrix* c) { return c ? *c : symbolic.result(); }
+
 /// Each contribution's output: the position, in C's values [local | non-local], of the entry
 /// that DistPtap::sum_contributions adds it into (contribution_targets() are row-order entries).
-std::vector<std::int64_t> contribution_outputs(const DistPtap& symbolic) {
-  DistMatrix c = symbolic.result();
+/// `result`: the product's C (its pattern is read; the copy's values are overwritten).
+std::vector<std::int64_t> contribution_outputs(const DistPtap& symbolic, const DistMatrix& result) {
+  DistMatrix c = result;
   const std::int64_t entries = c.nnz();
   set_values_in_row_order(c, index_tags(entries));  // block value -> row-order entry
   std::vector<std::int64_t> position_of_entry(static_cast<std::size_t>(entries));
@@ -49,13 +53,13 @@ void copy_indices(std::int64_t* dst, const std::int64_t* src, std::int64_t n, cu
 }  // namespace
 
 DeviceDistPtap::DeviceDistPtap(DeviceContext& ctx, const DistPtap& symbolic, const DistMatrix& a, const DistMatrix& p,
-                               HeldOperand* held_a, const DeviceDistMatrix* held_p)
+                               HeldOperand* held_a, const DeviceDistMatrix* held_p, const DistMatrix* c)
     : ctx_(ctx),
       ap_(ctx, symbolic.ap_product(), a, p, held_a),
       a_nnz_(a.nnz()),
       p_nnz_(p.nnz()),
-      c_local_nnz_(symbolic.result().local.nnz()),
-      c_nonlocal_nnz_(symbolic.result().nonlocal.nnz()),
+      c_local_nnz_(result_of(symbolic, c).local.nnz()),
+      c_nonlocal_nnz_(result_of(symbolic, c).nonlocal.nnz()),
       p_transposed_(p_transposed_operand(p, held_p, ctx.compute())),
       outer_({}, ctx.compute()),
       back_(symbolic.return_pattern()) {
@@ -88,7 +92,7 @@ DeviceDistPtap::DeviceDistPtap(DeviceContext& ctx, const DistPtap& symbolic, con
   if (!received.empty())
     tessera::cuda::copy_to_device(source.data() + owned_partial, received.data(),
                                   received.size() * sizeof(std::int64_t), s);
-  target.upload(contribution_outputs(symbolic), s);
+  target.upload(contribution_outputs(symbolic, result_of(symbolic, c)), s);
   plan_sum_in_index_order(target, source, c_local_nnz_ + c_nonlocal_nnz_, seg_ptr_, order_, s);
   TESSERA_CUDA_CHECK(cudaStreamSynchronize(s));
 }

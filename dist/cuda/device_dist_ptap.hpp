@@ -25,15 +25,16 @@ namespace tessera::dist::gpu {
 class DeviceDistPtap {
  public:
   /// `symbolic` was built from `a` and `p`. `held_a`, `held_p`: their device copies, if the
-  /// caller has them (A_ext's and P^T's tiles and maps are then made or shared on the device). Not
+  /// caller has them (A_ext's and P^T's tiles and maps are then made or shared on the device).
+  /// `c`: C where symbolic handed it over (DistPtap::take_result), else symbolic.result(). Not
   /// collective: it can throw on one rank alone, so build it under dist::call_collectively
   /// before any rank calls recompute. Keeps a reference to `ctx`, which must outlive it (its
   /// buffers are freed on ctx's streams).
   DeviceDistPtap(DeviceContext& ctx, const DistPtap& symbolic, const DistMatrix& a, const DistMatrix& p,
-                 HeldOperand* held_a = nullptr, const DeviceDistMatrix* held_p = nullptr);
+                 HeldOperand* held_a = nullptr, const DeviceDistMatrix* held_p = nullptr,
+                 const DistMatrix* c = nullptr);
 
-  /// Collective: new values of a and p -> new values of c (a DeviceDistMatrix of
-  /// symbolic.result()). Ordered on ctx.compute(), returns without waiting. Operands of other
+  /// Collective: new values of a and p -> new values of c (a DeviceDistMatrix of C). Ordered on ctx.compute(), returns without waiting. Operands of other
   /// sizes on any rank: InputError on every rank, before any NCCL call.
   void recompute(DeviceDistMatrix& a, DeviceDistMatrix& p, DeviceDistMatrix& c);
 

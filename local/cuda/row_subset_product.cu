@@ -1,10 +1,14 @@
 #include "local/cuda/row_subset_product.hpp"
 
+#include <cub/device/device_select.cuh>
+#include <thrust/iterator/counting_iterator.h>
+
 #include <algorithm>
 #include <vector>
 
 #include "local/core/error.hpp"
 #include "local/cuda/check.hpp"
+#include "local/cuda/cub_call.cuh"
 
 namespace tessera::cuda {
 
@@ -62,6 +66,26 @@ int power_of_two_lanes(std::int64_t want) {
 
 unsigned blocks_for(std::int64_t threads) { return static_cast<unsigned>((threads + kBlock - 1) / kBlock); }
 
+/// A subset of `count` rows of a rows x ? matrix with `nnz` entries, its rows not yet listed.
+RowSubset sized_subset(std::int64_t rows, std::int64_t nnz, std::int64_t count) {
+  RowSubset subset;
+  subset.count = count;
+  subset.matrix_rows = rows;
+  subset.matrix_nnz = nnz;
+  // Lanes at the mean rounded down to a power of two, so short rows do not leave most lanes
+  // idle: a boundary row of a 7-point stencil has 1 ghost (one lane), of elasticity up to 27.
+  const std::int64_t mean = count ? nnz / count : 0;
+  subset.lanes = 1;
+  while (subset.lanes < 32 && 2 * subset.lanes <= mean) subset.lanes *= 2;
+  return subset;
+}
+
+/// Row i holds entries (the selection's predicate).
+struct NonEmptyRow {
+  const std::int64_t* row_ptr;
+  __device__ bool operator()(std::int64_t i) const { return row_ptr[i + 1] > row_ptr[i]; }
+};
+
 void check_shape(const RowSubset& subset, const DeviceCsr<double>& a) {
   TESSERA_REQUIRE_INPUT(subset.matrix_rows == a.rows && subset.matrix_nnz == a.nnz &&
                             static_cast<std::int64_t>(subset.rows.size()) == subset.count,
@@ -75,16 +99,26 @@ RowSubset make_row_subset(const Csr<double>& a, cudaStream_t stream) {
   std::vector<std::int64_t> rows;
   for (std::int64_t i = 0; i < a.rows; ++i)
     if (a.row_ptr[i + 1] > a.row_ptr[i]) rows.push_back(i);
-  RowSubset subset;
-  subset.count = static_cast<std::int64_t>(rows.size());
-  subset.matrix_rows = a.rows;
-  subset.matrix_nnz = a.nnz();
-  // Lanes at the mean rounded down to a power of two, so short rows do not leave most lanes
-  // idle: a boundary row of a 7-point stencil has 1 ghost (one lane), of elasticity up to 27.
-  const std::int64_t mean = subset.count ? a.nnz() / subset.count : 0;
-  subset.lanes = 1;
-  while (subset.lanes < 32 && 2 * subset.lanes <= mean) subset.lanes *= 2;
+  RowSubset subset = sized_subset(a.rows, a.nnz(), static_cast<std::int64_t>(rows.size()));
   subset.rows.upload(rows, stream);
+  return subset;
+}
+
+RowSubset make_row_subset(const DeviceCsr<double>& a, cudaStream_t stream) {
+  // At most one listed row an entry: the selection's buffer is no larger than the block
+  // (a non-local block is small beside its rows), then cut to the count.
+  const std::int64_t most = std::min(a.rows, a.nnz);
+  if (most == 0) return sized_subset(a.rows, a.nnz, 0);
+  DeviceBuffer<std::int64_t> listed(static_cast<std::size_t>(most), stream), selected(1, stream);
+  cub_call(stream, [&](void* t, std::size_t& n) {
+    return cub::DeviceSelect::If(t, n, thrust::counting_iterator<std::int64_t>(0), listed.data(), selected.data(),
+                                 a.rows, NonEmptyRow{a.row_ptr.data()}, stream);
+  });
+  RowSubset subset = sized_subset(a.rows, a.nnz, read_scalar(selected.data(), stream));
+  subset.rows.allocate(static_cast<std::size_t>(subset.count), stream);
+  if (subset.count > 0)
+    TESSERA_CUDA_CHECK(cudaMemcpyAsync(subset.rows.data(), listed.data(), subset.rows.bytes(),
+                                       cudaMemcpyDeviceToDevice, stream));
   return subset;
 }
 

@@ -28,8 +28,12 @@ struct RowSubset {
   std::int64_t bytes() const { return std::int64_t(rows.bytes()); }
 };
 
-/// Lists `a`'s non-empty rows (a host pass over row_ptr; the matrix is uploaded from it).
+/// Lists `a`'s non-empty rows: a host pass over row_ptr (the reference; the matrix is uploaded
+/// from it).
 RowSubset make_row_subset(const Csr<double>& a, cudaStream_t stream = nullptr);
+/// The same from the device copy: one selection on the GPU and a read of its count (waits for
+/// `stream`), instead of a serial host pass (13 ms over P's 7.1M rows at poisson3d:192).
+RowSubset make_row_subset(const DeviceCsr<double>& a, cudaStream_t stream = nullptr);
 
 /// y[i] += alpha * (A x)[i] for the rows of `subset`; x has a.cols entries, y a.rows. The
 /// listed rows equal a full SpMV with beta = 1 (Inf/NaN in x propagate alike); the other rows

@@ -550,6 +550,30 @@ void expect_direct_assembly(const Communicator& comm, const DistMatrix& da, cons
   EXPECT_EQ(threaded.contribution_targets(), galerkin.contribution_targets());
 }
 
+// C handed over (as an AMG level's first product hands it to the next level's A): the blocks
+// the product kept, then refused to be read or taken again, and recomputes write into the
+// taken C (bitwise a kept product's); a C of another partition on one rank is refused on all.
+void check_result_hand_over(const Communicator& comm, const DistMatrix& da, const DistMatrix& dp,
+                            const DistMatrix& da2, const DistMatrix& dp2) {
+  DistPtap kept(comm, da, dp), handing(comm, da, dp);
+  DistMatrix c = handing.take_result();
+  expect_same_blocks(c, kept.result(), "handed over");
+  EXPECT_THROW(handing.result(), Error) << "read after the hand-over";
+  EXPECT_THROW(handing.take_result(), Error) << "handed over twice";
+  EXPECT_THROW(handing.recompute(comm, da2, dp2), Error) << "recomputed into its own C after the hand-over";
+  handing.recompute(comm, da2, dp2, c);
+  kept.recompute(comm, da2, dp2);
+  expect_same_blocks(c, kept.result(), "recomputed into the handed-over C");
+  handing.recompute(comm, da, dp, c);
+  expect_same_blocks(c, DistPtap(comm, da, dp).result(), "recomputed back to the first values");
+
+  DistMatrix wrong = c;
+  const int victim = comm.size() - 1;
+  if (comm.rank() == victim) wrong.row_partition = RowPartition::balanced_rows(c.global_rows() + 8, comm.size());
+  const std::string text = testing::input_error_on_every_rank(comm, [&] { handing.recompute(comm, da2, dp2, wrong); });
+  EXPECT_NE(text.find("ptap recompute: rank " + std::to_string(victim) + "'s C holds"), std::string::npos) << text;
+}
+
 // A (n x n, on `rows`) and a rectangular P (n x nc, rows on `rows`, columns on `coarse`).
 void check_ptap(const Communicator& comm, const Csr<double>& a, const Csr<double>& p, const RowPartition& rows,
                 const RowPartition& coarse, std::uint64_t seed) {
@@ -584,6 +608,7 @@ void check_ptap(const Communicator& comm, const Csr<double>& a, const Csr<double
   expect_same_blocks(given.result(), galerkin.result(), "refreshed back to the first values");
   expect_same_blocks(galerkin.result(), DistPtap(comm, da, dp).result(), "refreshed back, against a fresh product");
   check_shared_a_extended(comm, da, dp, da2, dp2);
+  check_result_hand_over(comm, da, dp, da2, dp2);
 }
 
 TEST(DistPtap, RectangularProlongatorOnEveryPartition) {

@@ -28,6 +28,15 @@ Csr<double> slab_boundary_block(std::int64_t n, std::int64_t plane, std::int64_t
 
 bool same_bits(double a, double b) { return std::memcmp(&a, &b, sizeof a) == 0; }
 
+/// The device listing (make_row_subset of a DeviceCsr) against the host's, the reference.
+void expect_same_subset(const cuda::RowSubset& device, const cuda::RowSubset& host) {
+  EXPECT_EQ(device.count, host.count);
+  EXPECT_EQ(device.lanes, host.lanes);
+  EXPECT_EQ(device.matrix_rows, host.matrix_rows);
+  EXPECT_EQ(device.matrix_nnz, host.matrix_nnz);
+  EXPECT_EQ(device.rows.download(), host.rows.download());
+}
+
 void check_subset_product(const NamedMatrix& m, std::int64_t k, double alpha, std::uint64_t seed) {
   SCOPED_TRACE(m.name + " k " + std::to_string(k) + " alpha " + std::to_string(alpha));
   const Csr<double>& a = m.a;
@@ -45,6 +54,7 @@ void check_subset_product(const NamedMatrix& m, std::int64_t k, double alpha, st
   std::int64_t nonempty = 0;
   for (std::int64_t i = 0; i < a.rows; ++i) nonempty += a.row_length(i) > 0;
   EXPECT_EQ(subset.count, nonempty);
+  expect_same_subset(cuda::make_row_subset(da), subset);
   cuda::DeviceBuffer<double> dx = to_device<double>(x.data), dy = to_device<double>(y0);
   if (k == 1) cuda::spmv_add_on_rows(subset, alpha, da, dx.data(), dy.data());
   else cuda::spmm_add_on_rows(subset, alpha, da, dx.data(), k, dy.data());
@@ -82,7 +92,9 @@ TEST(RowSubsetProduct, MatchesReferenceAndLeavesOtherRowsAlone) {
 
 // Lanes per row follow the listed rows' mean length, not the matrix's (mostly empty) rows.
 TEST(RowSubsetProduct, ListsNonEmptyRowsAndSizesGroupsByTheirMeanLength) {
-  const cuda::RowSubset boundary = cuda::make_row_subset(slab_boundary_block(5000, 64, 64, 3));
+  const Csr<double> slab = slab_boundary_block(5000, 64, 64, 3);
+  const cuda::RowSubset boundary = cuda::make_row_subset(slab);
+  expect_same_subset(cuda::make_row_subset(cuda::upload(slab)), boundary);
   EXPECT_EQ(boundary.count, 128);
   EXPECT_EQ(boundary.lanes, 1);
   const std::vector<std::int64_t> rows = boundary.rows.download();
@@ -94,6 +106,8 @@ TEST(RowSubsetProduct, ListsNonEmptyRowsAndSizesGroupsByTheirMeanLength) {
   const cuda::RowSubset elastic = cuda::make_row_subset(gen::generate(gen::parse_spec("elasticity3d:5")));
   EXPECT_GE(elastic.lanes, 16);  // up to 81 entries a row
   EXPECT_EQ(cuda::make_row_subset(Csr<double>::empty(7, 3)).count, 0);
+  EXPECT_EQ(cuda::make_row_subset(cuda::upload(Csr<double>::empty(7, 3))).count, 0);
+  EXPECT_EQ(cuda::make_row_subset(cuda::upload(Csr<double>::empty(0, 0))).count, 0);
 }
 
 TEST(RowSubsetProduct, RefusesASubsetOfAnotherMatrix) {
