@@ -11,8 +11,10 @@
 #include <cmath>
 #include <cstring>
 #include <limits>
+#include <optional>
 
 #include "local/core/error.hpp"
+#include "local/core/step_trace.hpp"
 #include "local/cuda/check.hpp"
 
 namespace tessera::amg::gpu {
@@ -142,10 +144,12 @@ void DeviceCoarseSolver::factor(const tessera::cuda::DeviceCsr<double>& a, cudaS
     kind_ = Kind::none, method_ = "none (0 rows)";
     return;
   }
+  std::optional<trace::Step> step(std::in_place, "coarse_factor.handles");
   if (!handle_) handle_ = std::make_unique<Handle>();
   TESSERA_CUSOLVER_CHECK(cusolverDnSetStream(handle_->h, stream));
   ensure_size(dense_, std::size_t(n_ * n_), stream);
   ensure_size(info_, 1, stream);
+  step.emplace("coarse_factor.factor");
   if (try_cholesky(a, stream)) {
     kind_ = Kind::cholesky, method_ = "cholesky (cuSOLVER)";
   } else if (try_lu(a, stream)) {
@@ -156,6 +160,7 @@ void DeviceCoarseSolver::factor(const tessera::cuda::DeviceCsr<double>& a, cudaS
     method_ = host_->method() + " (host fallback: cuSOLVER LU met a pivot below n*eps*max|a_ij|)";
     return;
   }
+  step.emplace("coarse_factor.inverse");
   if (form == CoarseForm::inverse_if_accurate && try_inverse(a, stream)) method_ += kAppliedAsInverse;
 }
 

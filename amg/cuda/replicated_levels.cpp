@@ -1,11 +1,14 @@
 // Host code only: gathers and uploads the replicated levels and drives their cycle.
 #include "amg/cuda/replicated_levels.hpp"
 
+#include <optional>
+
 #include "amg/dist/dist_exchange.hpp"
 #include "dist/collective_call.hpp"
 #include "dist/communicator.hpp"
 #include "dist/dist_matrix.hpp"
 #include "local/core/error.hpp"
+#include "local/core/step_trace.hpp"
 #include "local/cuda/check.hpp"
 #include "local/cuda/device_matrix.hpp"
 #include "local/cuda/vector_ops.hpp"
@@ -79,8 +82,10 @@ ReplicatedLevels::ReplicatedLevels(dist::gpu::DeviceContext& ctx, const DistHier
   const std::size_t count = h.levels.size() - first;
   // Gathers first (every rank the same collectives); what follows can fail on one rank alone
   // (out of device memory), which call_collectively turns into the same error everywhere.
+  std::optional<trace::Step> step(std::in_place, "gather");
   std::vector<Gathered> gathered;
   for (std::size_t l = first; l < h.levels.size(); ++l) gathered.push_back(gather(comm, h, l));
+  step.emplace("upload");
   const dist::RowPartition& rows = h.levels[first].a.row_partition;
   offsets_.resize(std::size_t(rows.num_ranks()) + 1);
   for (int r = 0; r < rows.num_ranks(); ++r) offsets_[std::size_t(r)] = rows.begin(r);
@@ -94,6 +99,7 @@ ReplicatedLevels::ReplicatedLevels(dist::gpu::DeviceContext& ctx, const DistHier
     whole_x_.allocate(std::size_t(rows.global_rows()), stream);
     TESSERA_CUDA_CHECK(cudaStreamSynchronize(stream));  // asynchronous failures surface here
   });
+  step.reset();
 }
 
 void ReplicatedLevels::refresh_values(const DistHierarchy& h) {
