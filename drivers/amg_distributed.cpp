@@ -532,7 +532,7 @@ UploadedHierarchy upload_hierarchy(const dist::Communicator& comm, Devices& devi
   comm.barrier();
   Stopwatch clock;
   u.pm = std::make_unique<amg::gpu::DistDeviceAmgPreconditioner>(
-      *devices.ctx, m.hierarchy(), o.replicate_nnz < 0 ? amg::gpu::kReplicateBelowNonzeros : o.replicate_nnz);
+      *devices.ctx, m.hierarchy(), o.replicate_nnz < 0 ? amg::gpu::kReplicateByDefault : o.replicate_nnz);
   u.pm->set_cuda_graph(o.cuda_graph);
   u.seconds = slowest(comm, clock.seconds());  // the constructor synchronises
 #else

@@ -15,8 +15,8 @@
 // rank keeps DistHierarchy's host solve (rhs down, owned solution up through MPI), whose
 // factor the GPU setup defers to that first use (DistSetupBackend::host_coarse_factor).
 // Coarse levels of at most `replicate_nnz` nonzeros are not cycled across ranks but replicated
-// on every GPU (replicated_levels.hpp): one allgather a cycle instead of six halo exchanges a
-// level; the coarsest direct solve is then part of them, and the prolongation out of them
+// on every GPU (replicated_levels.hpp; by default on more than one rank only): one allgather a
+// cycle instead of six halo exchanges a level; the coarsest direct solve is then part of them, and the prolongation out of them
 // gathers its ghosts from the replicated solution instead of exchanging them.
 // dist_device_pcg is the shared device PCG on the distributed operator.
 #include <memory>
@@ -45,7 +45,7 @@ class DistDeviceAmgPreconditioner {
   /// shared copies of A in place, so it must not be applied across one without). Levels from
   /// first_replicated_level(comm, h, replicate_nnz) on are replicated (0: none).
   DistDeviceAmgPreconditioner(dist::gpu::DeviceContext& ctx, const DistHierarchy& h,
-                              std::int64_t replicate_nnz = kReplicateBelowNonzeros);
+                              std::int64_t replicate_nnz = kReplicateByDefault);
   DistDeviceAmgPreconditioner(const DistDeviceAmgPreconditioner&) = delete;
   DistDeviceAmgPreconditioner& operator=(const DistDeviceAmgPreconditioner&) = delete;
 

@@ -17,7 +17,8 @@ namespace tessera::amg::gpu {
 
 std::size_t first_replicated_level(const dist::Communicator& comm, const DistHierarchy& h, std::int64_t max_nnz) {
   const std::size_t none = h.levels.size();
-  if (max_nnz <= 0 || h.options.cycle == CycleKind::w) return none;
+  if (max_nnz < 0) max_nnz = comm.size() > 1 ? kReplicateBelowNonzeros : 0;  // kReplicateByDefault
+  if (max_nnz == 0 || h.options.cycle == CycleKind::w) return none;
   std::vector<std::int64_t> nnz;
   for (const DistLevel& level : h.levels) nnz.push_back(level.a.nnz());
   comm.allreduce_in_place(nnz, dist::ReduceOp::sum);

@@ -30,12 +30,20 @@
 
 namespace tessera::amg::gpu {
 
-/// Global nonzeros at or below which a level (other than the finest) is replicated by default.
+/// Global nonzeros at or below which a level (other than the finest) is replicated by default
+/// on more than one rank.
 inline constexpr std::int64_t kReplicateBelowNonzeros = 4'000'000;
+/// The default of first_replicated_level's max_nnz: kReplicateBelowNonzeros on more than one
+/// rank, none on one. One rank has no exchanges to save, and the gather (a host copy of each
+/// replicated level) cost 0.02-0.07 s an upload at poisson3d:192, poisson3d27:128 and
+/// elasticity3d:48 on an H100 for the same solve times (docs/performance.md, forty-eighth
+/// session).
+inline constexpr std::int64_t kReplicateByDefault = -1;
 
 /// Collective (MPI): the first level of `h` (>= 1) with at most `max_nnz` nonzeros over all
-/// ranks, or h.levels.size() when none is (max_nnz <= 0 turns replication off). W-cycles are
-/// never replicated (a replicated tail would be visited once where the W-cycle visits twice).
+/// ranks, or h.levels.size() when none is (max_nnz == 0 turns replication off; <0 is
+/// kReplicateByDefault). W-cycles are never replicated (a replicated tail would be visited once
+/// where the W-cycle visits twice).
 std::size_t first_replicated_level(const dist::Communicator& comm, const DistHierarchy& h, std::int64_t max_nnz);
 
 class ReplicatedLevels {
