@@ -294,7 +294,8 @@ DistMatrix DistPtap::take_result() {
 }
 
 void DistPtap::check_result_shape(const Communicator& comm, const DistMatrix& c) const {
-  const bool fits = c.row_partition == c_partition_ && c.col_partition == c_partition_ && c.local.nnz() == local_entries_ && c.nnz() == entries_;
+  const bool fits = c.row_partition == c_partition_ && c.col_partition == c_partition_ &&
+                    c.local.nnz() == local_entries_ && c.nnz() == entries_;
   throw_if_any_rank_failed(comm, fits ? ""
                                       : detail::concat("ptap recompute: rank ", comm.rank(), "'s C holds ",
                                                        c.owned_rows(), " rows and ", c.local.nnz(), " + ",

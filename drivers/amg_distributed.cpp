@@ -125,7 +125,8 @@ SetupPlusUpload setup_plus_upload(const SetupPhase& s, const std::vector<double>
                  s.repeated_seconds.size() + 1, " setups");
   SetupPlusUpload sum{s.seconds + uploads[0], 0};
   std::vector<double> repeated;
-  for (std::size_t k = 0; k < s.repeated_seconds.size(); ++k) repeated.push_back(s.repeated_seconds[k] + uploads[k + 1]);
+  for (std::size_t k = 0; k < s.repeated_seconds.size(); ++k)
+    repeated.push_back(s.repeated_seconds[k] + uploads[k + 1]);
   if (!repeated.empty()) sum.repeated_median = median(repeated);
   return sum;
 }
@@ -767,7 +768,8 @@ int run_distributed_amg(const dist::Communicator& comm, const DistributedAmgOpti
   UploadedHierarchy uploaded = upload_hierarchy(comm, devices, o, m);  // after m: destroyed first
   nlohmann::json upload_trace_json;
   if (tracing && uploaded.on_devices())
-    upload_trace_json = report_step_trace(comm, "step trace of the hierarchy's upload for the device solve", trace::totals());
+    upload_trace_json =
+        report_step_trace(comm, "step trace of the hierarchy's upload for the device solve", trace::totals());
   std::vector<double> uploads = setup.earlier_upload_seconds;  // after setups 1..N (GPU)
   uploads.push_back(uploaded.seconds);
   if (root && uploaded.on_devices() && uploads.size() > 1)

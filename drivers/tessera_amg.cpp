@@ -140,7 +140,8 @@ void add_options(CLI::App& app, Options& opt) {
   app.add_flag("--history", opt.krylov.history, "print the residual of every iteration");
   app.add_option("--replicate-nnz", opt.replicate_nnz,
                  "distributed GPU solve: coarse levels of at most this many nonzeros are replicated on every GPU "
-                 "instead of cycled across ranks (default 4000000 on more than one rank, 0 on one; 0: never; V-cycles only)")
+                 "instead of cycled across ranks (default 4000000 on more than one rank, 0 on one; 0: never; "
+                 "V-cycles only)")
       ->check(CLI::NonNegativeNumber);
   app.add_flag("--no-cuda-graph", opt.no_cuda_graph,
                "distributed GPU solve: launch every step of the cycle from the host instead of replaying a CUDA graph");

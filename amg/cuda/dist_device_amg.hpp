@@ -16,8 +16,9 @@
 // factor the GPU setup defers to that first use (DistSetupBackend::host_coarse_factor).
 // Coarse levels of at most `replicate_nnz` nonzeros are not cycled across ranks but replicated
 // on every GPU (replicated_levels.hpp; by default on more than one rank only): one allgather a
-// cycle instead of six halo exchanges a level; the coarsest direct solve is then part of them, and the prolongation out of them
-// gathers its ghosts from the replicated solution instead of exchanging them.
+// cycle instead of six halo exchanges a level; the coarsest direct solve is then part of them,
+// and the prolongation out of them gathers its ghosts from the replicated solution instead of
+// exchanging them.
 // dist_device_pcg is the shared device PCG on the distributed operator.
 #include <memory>
 #include <string>

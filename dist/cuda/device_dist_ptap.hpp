@@ -34,8 +34,9 @@ class DeviceDistPtap {
                  HeldOperand* held_a = nullptr, const DeviceDistMatrix* held_p = nullptr,
                  const DistMatrix* c = nullptr);
 
-  /// Collective: new values of a and p -> new values of c (a DeviceDistMatrix of C). Ordered on ctx.compute(), returns without waiting. Operands of other
-  /// sizes on any rank: InputError on every rank, before any NCCL call.
+  /// Collective: new values of a and p -> new values of c (a DeviceDistMatrix of C). Ordered on
+  /// ctx.compute(), returns without waiting. Operands of other sizes on any rank: InputError on
+  /// every rank, before any NCCL call.
   void recompute(DeviceDistMatrix& a, DeviceDistMatrix& p, DeviceDistMatrix& c);
 
   /// A tiles this rank's products scatter with atomics (AP and the outer product): when 0 on
