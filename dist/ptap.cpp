@@ -39,7 +39,7 @@ DistPtap::DistPtap(const Communicator& comm, const DistMatrix& a, const DistMatr
   else
     transpose_p_once(p);
   step.reset();
-  const Csr<double> t = outer_product(comm, p, reads_held_p(a_extended, held_p) ? held_p.get() : nullptr);
+  Csr<double> t = outer_product(comm, p, reads_held_p(a_extended, held_p) ? held_p.get() : nullptr);
   held_p.reset();  // the backend's copies are freed here, before the return exchanges
   const std::vector<std::int64_t>& global_col = ap_.compact_to_global();  // T's columns -> C's
   step.emplace("ptap.return_pattern");
@@ -63,17 +63,26 @@ DistPtap::DistPtap(const Communicator& comm, const DistMatrix& a, const DistMatr
   std::vector<std::int64_t> recv_cols(static_cast<std::size_t>(return_entries_.recv_count()));
   exchange(comm, return_entries_, sizeof(std::int64_t), send_cols.data(), recv_cols.data());
 
-  // C's pattern and each contribution's entry (most rows are T's own rows as they are).
+  // C's pattern and each contribution's entry (most rows are T's own rows as they are). On one
+  // rank C is T itself, handed over; such a rank sends and receives nothing, so it skips the
+  // value exchange (empty messages are never posted).
   step.emplace("ptap.pattern");
-  SummedPattern pattern = summed_pattern(comm, t, global_col, ReceivedRows{p.halo.send_local, recv_lengths, recv_cols},
-                                         p.col_partition);
-  c_ = std::move(pattern.sum);
-  target_ = std::move(pattern.target);
+  const ReceivedRows received{p.halo.send_local, recv_lengths, recv_cols};
+  c_is_own_partial_ = sum_is_own_rows(t, global_col, received, p.col_partition, comm.rank());
+  if (c_is_own_partial_) {
+    c_ = own_rows_as_sum(comm, std::move(t), p.col_partition);
+  } else {
+    SummedPattern pattern = summed_pattern(comm, t, global_col, received, p.col_partition);
+    c_ = std::move(pattern.sum);
+    target_ = std::move(pattern.target);
+  }
   entries_ = c_.nnz();
   local_entries_ = c_.local.nnz();
   c_partition_ = c_.row_partition;
-  step.emplace("ptap.sum");
-  set_values_in_row_order(c_, sum_contributions(t, received_contributions(comm, t)));
+  if (!c_is_own_partial_) {
+    step.emplace("ptap.sum");
+    set_values_in_row_order(c_, sum_contributions(t, received_contributions(comm, t)));
+  }
   step.reset();
 
   stats_ = ap_.stats();
@@ -321,7 +330,7 @@ void DistPtap::recompute(const Communicator& comm, const DistMatrix& a, const Di
   ap_.refresh(comm, a, p);
   const Stopwatch clock;
   refresh_p_transposed(p);
-  const Csr<double> t = outer_product(comm, p);
+  Csr<double> t = outer_product(comm, p);
   // An internal invariant, but checked on every rank alike: the return exchange comes next.
   const bool same_pattern =
       t.row_ptr[p.local.cols] == owned_partial_ && t.nnz() - owned_partial_ == return_entries_.send_count();
@@ -331,7 +340,10 @@ void DistPtap::recompute(const Communicator& comm, const DistMatrix& a, const Di
                                                                "symbolic and numeric (",
                                                                t.nnz(), " entries, the symbolic phase had ",
                                                                owned_partial_ + return_entries_.send_count(), ")"));
-  set_values_in_row_order(c, sum_contributions(t, received_contributions(comm, t)));
+  if (c_is_own_partial_)
+    c.local.values = std::move(t.values);  // T's entries are C's, in order (counts checked above)
+  else
+    set_values_in_row_order(c, sum_contributions(t, received_contributions(comm, t)));
   stats_ = ap_.stats();
   stats_.remote_row_bytes += return_entries_.recv_count() * static_cast<std::int64_t>(sizeof(double));
   stats_.compute_seconds += clock.seconds();

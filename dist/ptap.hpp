@@ -10,7 +10,9 @@
 //      halo plan run in reverse.
 //   3. Each owner sums its own partial rows and the received ones into C (rows and columns
 //      partitioned like P's columns). C's pattern comes from T's rows directly
-//      (dist/summed_rows.hpp): the rows that receive nothing, all of them on one rank, are T's.
+//      (dist/summed_rows.hpp): the rows that receive nothing are T's. Where a rank receives
+//      nothing and sends nothing and T uses its owned columns from the first on (one rank, where
+//      every coarse column is used), C is T itself, handed over: no pattern, no sum, no copy.
 // The symbolic phase fixes every pattern and the summation map; recompute() re-sends values
 // only and sums in the same order, so a refresh with the same values is bitwise identical.
 #include <cstdint>
@@ -57,11 +59,13 @@ class DistPtap {
   /// The symbolic result, for device numeric phases (dist/cuda/device_dist_ptap.hpp): the AP
   /// product (its output, as it is, is T's right operand), the return traffic of T's ghost-row
   /// entries, the count of T's entries in owned rows, and contribution i -> row-order index of
-  /// result()'s values (summed in i order).
+  /// result()'s values (summed in i order), which is empty where C is T's owned rows as they are
+  /// (result_is_own_partial(): contribution i is entry i).
   const CompactSpgemm& ap_product() const { return ap_; }
   const ExchangePattern& return_pattern() const { return return_entries_; }
   std::int64_t owned_partial_entries() const { return owned_partial_; }
   const HostArray<std::int64_t>& contribution_targets() const { return target_; }
+  bool result_is_own_partial() const { return c_is_own_partial_; }
   /// P's local block transposed, with P's values of the last symbolic phase or recompute: the
   /// first rows of the outer product's left factor P_own^T, which equal ref::transpose(P.local)
   /// (for dist::transpose, so that an AMG level transposes P once).
@@ -94,6 +98,7 @@ class DistPtap {
   std::int64_t owned_partial_ = 0;  // entries of T in rows this rank owns
   ExchangePattern return_entries_;  // ghost-row entries back to their owners
   HostArray<std::int64_t> target_;  // contribution -> index into C's row-order values
+  bool c_is_own_partial_ = false;   // C is T's owned rows (sum_is_own_rows): target_ empty
   std::int64_t entries_ = 0;          // C's owned entries
   std::int64_t local_entries_ = 0;    // of them in C's local block
   RowPartition c_partition_;          // C's rows and columns (P's columns)

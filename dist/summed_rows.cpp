@@ -86,6 +86,16 @@ MergedRows merged_rows(const Csr<double>& own, std::int64_t rows, const std::vec
   return m;
 }
 
+/// Collective: the first of the two collectives every sum makes, whichever way a rank makes it
+/// (ranks may differ): this agreement, before ghosts are numbered, then the halo plan's build.
+void agree_on_column_limit(const Communicator& comm, std::int64_t owned, std::int64_t ghosts) {
+  throw_if_any_rank_failed(comm, owned + ghosts <= INT32_MAX
+                                     ? ""
+                                     : detail::concat("summed rows: rank ", comm.rank(), "'s ", owned, " owned and ",
+                                                      ghosts, " ghost columns exceed the int32 local column index; "
+                                                      "use more ranks"));
+}
+
 /// Calls f(column) for each distinct column of a sorted merged row, and g(contribution, entry)
 /// for each contribution with its entry's position in the row.
 template <class F, class G>
@@ -98,6 +108,33 @@ void for_each_merged(const MergedRows& m, std::int32_t j, F&& f, G&& g) {
 }
 
 }  // namespace
+
+bool sum_is_own_rows(const Csr<double>& own, const std::vector<std::int64_t>& global_of,
+                     const ReceivedRows& received, const RowPartition& partition, int rank) {
+  const std::int64_t rows = partition.end(rank) - partition.begin(rank);
+  const auto used = static_cast<std::int64_t>(global_of.size());
+  // global_of increases, so its ends decide whether it is [begin, begin + used) inside the owned range.
+  const bool first_columns = used == 0 || (global_of.front() == partition.begin(rank) &&
+                                           global_of.back() == partition.begin(rank) + used - 1 && used <= rows);
+  return received.cols.empty() && own.rows >= rows && own.row_ptr[rows] == own.nnz() && first_columns;
+}
+
+DistMatrix own_rows_as_sum(const Communicator& comm, Csr<double>&& own, const RowPartition& partition) {
+  const int me = comm.rank();
+  const std::int64_t rows = partition.end(me) - partition.begin(me);
+  DistMatrix a;
+  a.row_partition = a.col_partition = partition;
+  a.rank = me;
+  // The rows after the owned ones (partial rows for other ranks) are empty here: cut them off.
+  own.rows = rows;
+  own.cols = rows;
+  own.row_ptr.resize(static_cast<std::size_t>(rows + 1));
+  a.local = std::move(own);
+  a.nonlocal = Csr<double>::empty(rows, 0);
+  agree_on_column_limit(comm, rows, 0);
+  a.halo = HaloPlan::build(comm, partition, a.ghost_cols);
+  return a;
+}
 
 SummedPattern summed_pattern(const Communicator& comm, const Csr<double>& own,
                              const std::vector<std::int64_t>& global_of, const ReceivedRows& received,
@@ -147,11 +184,7 @@ SummedPattern summed_pattern(const Communicator& comm, const Csr<double>& own,
   for (const auto* parts : {&outside_in, &received_outside})
     for (const std::vector<std::int64_t>& part : *parts) ghosts.insert(ghosts.end(), part.begin(), part.end());
   host::sort_unique(ghosts);
-  throw_if_any_rank_failed(
-      comm, ce - cb + static_cast<std::int64_t>(ghosts.size()) <= INT32_MAX
-                ? ""
-                : detail::concat("summed rows: rank ", me, "'s ", ce - cb, " owned and ", ghosts.size(),
-                                 " ghost columns exceed the int32 local column index; use more ranks"));
+  agree_on_column_limit(comm, ce - cb, static_cast<std::int64_t>(ghosts.size()));
   const auto ghost_index = [&](std::int64_t g) {
     return static_cast<std::int32_t>(std::lower_bound(ghosts.begin(), ghosts.end(), g) - ghosts.begin());
   };

@@ -35,6 +35,18 @@ struct SummedPattern {
   HostArray<std::int64_t> target;
 };
 
+/// Whether the sum is `own`'s owned rows as they are: nothing received, nothing in the rows for
+/// other ranks, and `global_of` the owned columns from the first one on. That is one rank's sum
+/// wherever every column is used. Then contribution i is the sum's entry i in row order, and
+/// own_rows_as_sum hands `own` over: no pattern to build, no values to add. Local.
+bool sum_is_own_rows(const Csr<double>& own, const std::vector<std::int64_t>& global_of,
+                     const ReceivedRows& received, const RowPartition& partition, int rank);
+
+/// Collective: the same collectives as summed_pattern, in its order, so ranks may take either.
+/// The sum where sum_is_own_rows(): `own`'s storage, cut to the owned rows, becomes the local
+/// block (no ghosts).
+DistMatrix own_rows_as_sum(const Communicator& comm, Csr<double>&& own, const RowPartition& partition);
+
 /// Collective (builds the halo plan). `own`'s first rows are this rank's rows under
 /// `partition` (later rows are ignored: they are partial rows for other ranks), over the
 /// columns `global_of` (increasing global columns); `own` must pass compact_block_error.

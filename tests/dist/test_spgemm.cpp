@@ -1,6 +1,7 @@
 // Distributed SpGEMM, transpose and PtAP against the serial reference on the gathered inputs:
 // uneven / nnz-balanced partitions, a rank owning no rows, a rank whose rows are all empty,
 // block-diagonal operands (no ghosts), rectangular P, and numeric refreshes with new values.
+#include <algorithm>
 #include <functional>
 #include <memory>
 #include <stdexcept>
@@ -550,6 +551,21 @@ void expect_direct_assembly(const Communicator& comm, const DistMatrix& da, cons
   EXPECT_EQ(threaded.contribution_targets(), galerkin.contribution_targets());
 }
 
+// Where a rank sends and receives nothing and T uses its owned columns from the first on, C is T
+// handed over, with no targets kept (dist/summed_rows.hpp: sum_is_own_rows). On one rank it is
+// whenever every column of C holds an entry (then A*P uses every column).
+void expect_t_handed_over_where_it_is_c(const Communicator& comm, const DistPtap& galerkin) {
+  const DistMatrix& c = galerkin.result();
+  if (galerkin.result_is_own_partial()) {
+    EXPECT_TRUE(galerkin.contribution_targets().empty());
+    EXPECT_EQ(c.nonlocal.nnz(), 0);
+  }
+  if (comm.size() > 1) return;
+  std::vector<bool> used(static_cast<std::size_t>(c.local.cols), false);
+  for (std::int32_t col : c.local.col_idx) used[static_cast<std::size_t>(col)] = true;
+  if (std::find(used.begin(), used.end(), false) == used.end()) EXPECT_TRUE(galerkin.result_is_own_partial());
+}
+
 // C handed over (as an AMG level's first product hands it to the next level's A): the blocks
 // the product kept, then refused to be read or taken again, and recomputes write into the
 // taken C (bitwise a kept product's); a C of another partition on one rank is refused on all.
@@ -584,6 +600,7 @@ void check_ptap(const Communicator& comm, const Csr<double>& a, const Csr<double
   EXPECT_EQ(galerkin.result().col_partition, coarse);
   expect_ptap_matches(comm, galerkin.result(), a, p);
   expect_direct_assembly(comm, da, dp, galerkin);
+  expect_t_handed_over_where_it_is_c(comm, galerkin);
   // P^T made elsewhere (the GPU backend's merge makes it): the same product, refreshes included.
   DistPtap given(comm, da, dp, host_local_spgemm, {}, ref::transpose(extended_block(dp)));
   expect_same_blocks(given.result(), galerkin.result(), "P^T given");
@@ -644,6 +661,31 @@ TEST(DistPtap, AggregationProlongatorWithEmptyAndBlockDiagonalParts) {
   check_ptap(comm, a, p, rows, coarse, seed + 1);
   check_ptap(comm, empty_rows_of_one_rank(a, rows), p, rows, coarse, seed + 2);
   check_ptap(comm, block_diagonal(a, rows, rows), p, rows, coarse, seed + 3);
+}
+
+// Operators that couple no two ranks: every rank's C is its T handed over (no exchange), on
+// every rank count, through the whole of check_ptap (recomputes and hand-overs included).
+TEST(DistPtap, RanksCoupledToNoOtherHandTheirOuterProductOver) {
+  const Communicator comm;
+  const std::uint64_t seed = testing::shared_seed(comm);
+  SCOPED_TRACE("seed " + std::to_string(seed));
+  const std::int64_t n = 32 * comm.size(), nc = n / 4;
+  const RowPartition rows = RowPartition::balanced_rows(n, comm.size());
+  const RowPartition coarse = RowPartition::balanced_rows(nc, comm.size());
+  // Aggregates of 4 consecutive rows; tridiagonal A cut at every rank's rows and aggregates.
+  std::vector<std::int64_t> pr, pc, ar, ac;
+  std::vector<double> pv, av;
+  const auto owner = [&](std::int64_t i) { return rows.owner(i); };
+  for (std::int64_t i = 0; i < n; ++i) {
+    pr.push_back(i), pc.push_back(i / 4), pv.push_back(1.0 + 0.01 * static_cast<double>(i % 5));
+    for (std::int64_t j : {i - 1, i, i + 1})
+      if (j >= 0 && j < n && owner(j) == owner(i)) ar.push_back(i), ac.push_back(j), av.push_back(i == j ? 2.5 : -1.0);
+  }
+  const Csr<double> p = csr_from_triplets<double>(n, nc, pr, pc, pv), a = csr_from_triplets<double>(n, n, ar, ac, av);
+  for (std::int64_t i = 0; i < n; ++i) ASSERT_EQ(coarse.owner(i / 4), owner(i)) << "an aggregate across ranks";
+  const DistMatrix da = testing::distribute(comm, a, rows, rows), dp = testing::distribute(comm, p, rows, coarse);
+  EXPECT_TRUE(DistPtap(comm, da, dp).result_is_own_partial()) << "rank " << comm.rank();
+  check_ptap(comm, a, p, rows, coarse, seed + 1);
 }
 
 // A numeric refresh with operands of another pattern (here P with one more entry, on the last

@@ -180,6 +180,36 @@ TEST(DistAmgHierarchy, L1SumsOverTheBlocksEqualThoseOfTheExtendedCopy) {
   }
 }
 
+// owned_diagonal finds each row's diagonal by a binary search of its sorted columns: the serial
+// diagonal at every owned row, 0 where a row has none (here every fifth row, and the rows of
+// ranks that own none), on a balanced partition and an uneven one with an empty rank.
+TEST(DistAmgHierarchy, OwnedDiagonalIsTheSerialDiagonal) {
+  const dist::Communicator comm;
+  const std::uint64_t seed = dist::testing::shared_seed(comm);
+  const Csr<double> full = testing::make_problem("poisson3d27:7").a;
+  std::vector<std::int64_t> r, c;
+  std::vector<double> v;
+  for (std::int64_t i = 0; i < full.rows; ++i)
+    for (std::int64_t p = full.row_ptr[i]; p < full.row_ptr[i + 1]; ++p)
+      if (full.col_idx[p] != i || i % 5 != 0)
+        r.push_back(i), c.push_back(full.col_idx[p]), v.push_back(full.values[p] + 0.001 * static_cast<double>(i));
+  const Csr<double> a = csr_from_triplets<double>(full.rows, full.cols, r, c, v);
+  for (const bool uneven : {false, true}) {
+    SCOPED_TRACE(uneven ? "uneven partition with an empty rank" : "balanced partition");
+    const dist::RowPartition rows = testing::aligned_partition(comm, a.rows, 1, uneven, seed);
+    const std::vector<double> got = owned_diagonal(dist::testing::distribute(comm, a, rows, rows));
+    ASSERT_EQ(got.size(), static_cast<std::size_t>(rows.size(comm.rank())));
+    for (std::size_t k = 0; k < got.size(); ++k) {
+      const std::int64_t i = rows.begin(comm.rank()) + static_cast<std::int64_t>(k);
+      double want = 0.0;  // by a scan of the serial row
+      for (std::int64_t p = a.row_ptr[i]; p < a.row_ptr[i + 1]; ++p)
+        if (a.col_idx[p] == i) want = a.values[p];
+      EXPECT_EQ(want == 0.0, i % 5 == 0) << "row " << i;
+      EXPECT_EQ(got[k], want) << "row " << i << " on rank " << comm.rank();
+    }
+  }
+}
+
 TEST(DistAmgHierarchy, ElasticityRigidBodyModesMatchesSerial) { check_problem("elasticity3d:6", small_coarse()); }
 
 // The hierarchy that takes A over (tessera-amg and PCTESSERA keep no copy of it) is the one a
