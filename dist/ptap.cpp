@@ -63,9 +63,9 @@ DistPtap::DistPtap(const Communicator& comm, const DistMatrix& a, const DistMatr
   std::vector<std::int64_t> recv_cols(static_cast<std::size_t>(return_entries_.recv_count()));
   exchange(comm, return_entries_, sizeof(std::int64_t), send_cols.data(), recv_cols.data());
 
-  // C's pattern and each contribution's entry (most rows are T's own rows as they are). On one
-  // rank C is T itself, handed over; such a rank sends and receives nothing, so it skips the
-  // value exchange (empty messages are never posted).
+  // C's pattern and each contribution's entry (most rows are T's own rows as they are). Where
+  // sum_is_own_rows (one rank), C is T itself, handed over; such a rank sends and receives
+  // nothing, so it skips the value exchange (empty messages are never posted).
   step.emplace("ptap.pattern");
   const ReceivedRows received{p.halo.send_local, recv_lengths, recv_cols};
   c_is_own_partial_ = sum_is_own_rows(t, global_col, received, p.col_partition, comm.rank());
