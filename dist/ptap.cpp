@@ -69,19 +69,16 @@ DistPtap::DistPtap(const Communicator& comm, const DistMatrix& a, const DistMatr
   step.emplace("ptap.pattern");
   const ReceivedRows received{p.halo.send_local, recv_lengths, recv_cols};
   c_is_own_partial_ = sum_is_own_rows(t, global_col, received, p.col_partition, comm.rank());
-  if (c_is_own_partial_) {
-    c_ = own_rows_as_sum(comm, std::move(t), p.col_partition);
-  } else {
-    SummedPattern pattern = summed_pattern(comm, t, global_col, received, p.col_partition);
-    c_ = std::move(pattern.sum);
-    target_ = std::move(pattern.target);
-  }
+  SummedPattern pattern = c_is_own_partial_ ? own_rows_as_sum(comm, std::move(t), p.col_partition)
+                                            : summed_pattern(comm, t, global_col, received, p.col_partition);
+  c_ = std::move(pattern.sum);
+  sum_map_ = std::move(pattern.map);
   entries_ = c_.nnz();
   local_entries_ = c_.local.nnz();
   c_partition_ = c_.row_partition;
   if (!c_is_own_partial_) {
     step.emplace("ptap.sum");
-    set_values_in_row_order(c_, sum_contributions(t, received_contributions(comm, t)));
+    add_contributions(sum_map_, t, received_contributions(comm, t).data(), c_);
   }
   step.reset();
 
@@ -274,21 +271,8 @@ std::vector<double> DistPtap::received_contributions(const Communicator& comm, c
   return received;
 }
 
-// Contribution i is T's entry i for i < owned_partial_, then received entry i - owned_partial_;
-// they are added in i order (the summation order DeviceDistPtap reproduces).
-HostArray<double> DistPtap::sum_contributions(const Csr<double>& t, const std::vector<double>& received) const {
-  HostArray<double> values(static_cast<std::size_t>(entries_));
-  host::for_ranges(entries_, [&](std::int64_t begin, std::int64_t end) {
-    std::fill(values.begin() + begin, values.begin() + end, 0.0);
-  });
-  // T's owned rows first, in parallel: row r's entries have distinct columns and all land in
-  // row r of C, so no two contributions of this pass meet; received ones are added after.
-  host::for_ranges(p_local_cols_, [&](std::int64_t begin, std::int64_t end) {
-    for (std::int64_t i = t.row_ptr[begin]; i < t.row_ptr[end]; ++i) values[target_[i]] += t.values[i];
-  });
-  const std::int64_t* received_target = target_.data() + owned_partial_;
-  for (std::size_t e = 0; e < received.size(); ++e) values[received_target[e]] += received[e];
-  return values;
+std::vector<std::int64_t> DistPtap::contribution_positions(const DistMatrix& c) const {
+  return dist::contribution_positions(sum_map_, c);
 }
 
 const DistMatrix& DistPtap::result() const {
@@ -343,7 +327,7 @@ void DistPtap::recompute(const Communicator& comm, const DistMatrix& a, const Di
   if (c_is_own_partial_)
     c.local.values = std::move(t.values);  // T's entries are C's, in order (counts checked above)
   else
-    set_values_in_row_order(c, sum_contributions(t, received_contributions(comm, t)));
+    add_contributions(sum_map_, t, received_contributions(comm, t).data(), c);
   stats_ = ap_.stats();
   stats_.remote_row_bytes += return_entries_.recv_count() * static_cast<std::int64_t>(sizeof(double));
   stats_.compute_seconds += clock.seconds();

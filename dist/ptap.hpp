@@ -25,6 +25,7 @@
 #include "dist/halo_plan.hpp"
 #include "dist/partition.hpp"
 #include "dist/stats.hpp"
+#include "dist/summed_rows.hpp"
 
 namespace tessera::dist {
 
@@ -58,13 +59,14 @@ class DistPtap {
   const DistStats& stats() const { return stats_; }
   /// The symbolic result, for device numeric phases (dist/cuda/device_dist_ptap.hpp): the AP
   /// product (its output, as it is, is T's right operand), the return traffic of T's ghost-row
-  /// entries, the count of T's entries in owned rows, and contribution i -> row-order index of
-  /// result()'s values (summed in i order), which is empty where C is T's owned rows as they are
-  /// (result_is_own_partial(): contribution i is entry i).
+  /// entries, the count of T's entries in owned rows, and contribution i -> position in C's
+  /// values [local | non-local] (contributions: T's owned-row entries, then the received ones;
+  /// each entry sums its own in i order). `c` is this product's C: result() or the C handed over.
   const CompactSpgemm& ap_product() const { return ap_; }
   const ExchangePattern& return_pattern() const { return return_entries_; }
   std::int64_t owned_partial_entries() const { return owned_partial_; }
-  const HostArray<std::int64_t>& contribution_targets() const { return target_; }
+  std::vector<std::int64_t> contribution_positions(const DistMatrix& c) const;
+  /// Whether C is T's owned rows as they are (sum_is_own_rows): contribution i is entry i.
   bool result_is_own_partial() const { return c_is_own_partial_; }
   /// P's local block transposed, with P's values of the last symbolic phase or recompute: the
   /// first rows of the outer product's left factor P_own^T, which equal ref::transpose(P.local)
@@ -82,7 +84,6 @@ class DistPtap {
   void refresh_p_transposed(const DistMatrix& p);
   Csr<double> outer_product(const Communicator& comm, const DistMatrix& p, HeldOperand* held_p = nullptr);
   std::vector<double> received_contributions(const Communicator& comm, const Csr<double>& t) const;
-  HostArray<double> sum_contributions(const Csr<double>& t, const std::vector<double>& received) const;
   // Collective: throws on every rank if one rank's `c` is not this product's C.
   void check_result_shape(const Communicator& comm, const DistMatrix& c) const;
 
@@ -97,8 +98,8 @@ class DistPtap {
   std::int64_t p_local_cols_ = 0;                   // P's owned columns: P^T's rows from P.local
   std::int64_t owned_partial_ = 0;  // entries of T in rows this rank owns
   ExchangePattern return_entries_;  // ghost-row entries back to their owners
-  HostArray<std::int64_t> target_;  // contribution -> index into C's row-order values
-  bool c_is_own_partial_ = false;   // C is T's owned rows (sum_is_own_rows): target_ empty
+  SummationMap sum_map_;            // where T's owned-row entries and the received ones go
+  bool c_is_own_partial_ = false;   // C is T's owned rows (sum_is_own_rows)
   std::int64_t entries_ = 0;          // C's owned entries
   std::int64_t local_entries_ = 0;    // of them in C's local block
   RowPartition c_partition_;          // C's rows and columns (P's columns)

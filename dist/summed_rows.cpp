@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <array>
 #include <climits>
+#include <optional>
 #include <utility>
 
 #include "dist/collective_call.hpp"
@@ -10,6 +11,7 @@
 #include "local/core/error.hpp"
 #include "local/core/host_ranges.hpp"
 #include "local/core/host_sort_unique.hpp"
+#include "local/core/step_trace.hpp"
 
 namespace tessera::dist {
 
@@ -96,16 +98,51 @@ void agree_on_column_limit(const Communicator& comm, std::int64_t owned, std::in
                                                       "use more ranks"));
 }
 
-/// Calls f(column) for each distinct column of a sorted merged row, and g(contribution, entry)
-/// for each contribution with its entry's position in the row.
-template <class F, class G>
-void for_each_merged(const MergedRows& m, std::int32_t j, F&& f, G&& g) {
-  std::int64_t entry = -1;
+/// Calls column(c) for each distinct column c of a sorted merged row, in order, and after it
+/// contribution(index) for each of that column's contributions.
+template <class Column, class Contribution>
+void for_each_merged(const MergedRows& m, std::int32_t j, Column&& column, Contribution&& contribution) {
   for (std::int64_t q = m.ptr[j]; q < m.ptr[j + 1]; ++q) {
-    if (q == m.ptr[j] || m.items[q].col != m.items[q - 1].col) f(m.items[q].col), ++entry;
-    g(m.items[q].index, entry);
+    if (q == m.ptr[j] || m.items[q].col != m.items[q - 1].col) column(m.items[q].col);
+    contribution(m.items[q].index);
   }
 }
+
+/// Row r of a sum as its own partial row lays it out in row order (global column order): the
+/// non-local entries [nb, nb + left) of ghosts left of the owned columns, the local entries
+/// [lb, le), then the non-local entries [nb + left, ne).
+struct RowLayout {
+  std::int64_t lb, le, nb, ne, left;
+};
+
+/// Ghost indices below this one are columns left of the owned ones (ghosts are sorted).
+std::int32_t first_right_ghost(const DistMatrix& sum) {
+  return static_cast<std::int32_t>(std::lower_bound(sum.ghost_cols.begin(), sum.ghost_cols.end(), sum.col_begin()) -
+                                   sum.ghost_cols.begin());
+}
+
+RowLayout row_layout(const DistMatrix& sum, std::int32_t right_ghosts_from, std::int64_t r) {
+  RowLayout row{sum.local.row_ptr[r], sum.local.row_ptr[r + 1], sum.nonlocal.row_ptr[r], sum.nonlocal.row_ptr[r + 1],
+                0};
+  const auto col = sum.nonlocal.col_idx.begin();
+  row.left = std::lower_bound(col + row.nb, col + row.ne, right_ghosts_from) - (col + row.nb);
+  return row;
+}
+
+/// Position -> value, over the sum's [local | non-local] values.
+class ValuesByPosition {
+ public:
+  explicit ValuesByPosition(DistMatrix& sum)
+      : local_(sum.local.values.data()), nonlocal_(sum.nonlocal.values.data()), local_entries_(sum.local.nnz()) {}
+  double& operator[](std::int64_t position) const {
+    return position < local_entries_ ? local_[position] : nonlocal_[position - local_entries_];
+  }
+
+ private:
+  double* local_;
+  double* nonlocal_;
+  std::int64_t local_entries_;
+};
 
 }  // namespace
 
@@ -119,10 +156,12 @@ bool sum_is_own_rows(const Csr<double>& own, const std::vector<std::int64_t>& gl
   return received.cols.empty() && own.rows >= rows && own.row_ptr[rows] == own.nnz() && first_columns;
 }
 
-DistMatrix own_rows_as_sum(const Communicator& comm, Csr<double>&& own, const RowPartition& partition) {
+SummedPattern own_rows_as_sum(const Communicator& comm, Csr<double>&& own, const RowPartition& partition) {
   const int me = comm.rank();
   const std::int64_t rows = partition.end(me) - partition.begin(me);
-  DistMatrix a;
+  SummedPattern out;
+  out.map.own_entries = own.row_ptr[rows];
+  DistMatrix& a = out.sum;
   a.row_partition = a.col_partition = partition;
   a.rank = me;
   // The rows after the owned ones (partial rows for other ranks) are empty here: cut them off.
@@ -133,7 +172,7 @@ DistMatrix own_rows_as_sum(const Communicator& comm, Csr<double>&& own, const Ro
   a.nonlocal = Csr<double>::empty(rows, 0);
   agree_on_column_limit(comm, rows, 0);
   a.halo = HaloPlan::build(comm, partition, a.ghost_cols);
-  return a;
+  return out;
 }
 
 SummedPattern summed_pattern(const Communicator& comm, const Csr<double>& own,
@@ -146,6 +185,8 @@ SummedPattern summed_pattern(const Communicator& comm, const Csr<double>& own,
                  " partial rows for ", rows, " owned rows");
   for (std::int64_t c : received.cols)
     TESSERA_ASSERT(c >= 0 && c < partition.global_rows(), "summed rows: received column ", c);
+  // The parts, traced under the caller's step (ptap.pattern).
+  std::optional<trace::Step> part(std::in_place, "merged_rows");
   const MergedRows merged = merged_rows(own, rows, global_of, received);
 
   // global_of increases: own columns in the owned range are one index range, and each own row
@@ -160,29 +201,48 @@ SummedPattern summed_pattern(const Communicator& comm, const Csr<double>& own,
     const std::int64_t lo = std::lower_bound(col + s, col + e, first_owned) - col;
     return std::array<std::int64_t, 4>{s, lo, std::lower_bound(col + lo, col + e, end_owned) - col, e};
   };
-
-  // Ghosts: the outside columns of the own rows and the received ones (the merged rows hold them
-  // all), collected by ranges, then sorted and made unique in parallel: on a 3D surface they are
-  // hundreds of thousands of entries, most of them repeats.
   const auto is_owned = [&](std::int64_t g) { return g >= cb && g < ce; };
+
+  SummedPattern out;
+  DistMatrix& a = out.sum;
+  a.row_partition = a.col_partition = partition;
+  a.rank = me;
+  a.local = Csr<double>::empty(rows, ce - cb);
+  a.nonlocal = Csr<double>::empty(rows, 0);
+
+  // One pass over the rows: each row's owned and outside entry counts, and the ghosts: the
+  // outside columns of the own rows and of the merged rows (which hold the received ones; a
+  // merged row lists each of its columns once). On a 3D surface those are hundreds of thousands, most of them repeats:
+  // collected by ranges, then sorted and made unique in parallel.
+  part.emplace("row_lengths");
   const host::RangeSplit ranges(rows);
-  std::vector<std::vector<std::int64_t>> outside_in(static_cast<std::size_t>(ranges.count()));
+  std::vector<std::vector<std::int64_t>> outside(static_cast<std::size_t>(ranges.count()));
   ranges.run([&](int range, std::int64_t begin, std::int64_t end) {
+    std::vector<std::int64_t>& found = outside[static_cast<std::size_t>(range)];
     for (std::int64_t r = begin; r < end; ++r) {
-      const auto [s, lo, hi, e] = split(r);
-      for (auto [from, to] : {std::pair{s, lo}, {hi, e}})
-        for (std::int64_t k = from; k < to; ++k) outside_in[range].push_back(global_of[own.col_idx[k]]);
+      std::int64_t owned = 0, outside_count = 0;
+      if (merged.of_row[r] < 0) {
+        const auto [s, lo, hi, e] = split(r);
+        owned = hi - lo, outside_count = (lo - s) + (e - hi);
+        for (auto [from, to] : {std::pair{s, lo}, {hi, e}})
+          for (std::int64_t k = from; k < to; ++k) found.push_back(global_of[own.col_idx[k]]);
+      } else {
+        for_each_merged(
+            merged, merged.of_row[r],
+            [&](std::int64_t g) {
+              if (is_owned(g)) return void(++owned);
+              ++outside_count;
+              found.push_back(g);
+            },
+            [](std::int64_t) {});
+      }
+      a.local.row_ptr[r + 1] = owned;
+      a.nonlocal.row_ptr[r + 1] = outside_count;
     }
   });
-  const host::RangeSplit item_ranges(static_cast<std::int64_t>(merged.items.size()));
-  std::vector<std::vector<std::int64_t>> received_outside(static_cast<std::size_t>(item_ranges.count()));
-  item_ranges.run([&](int range, std::int64_t begin, std::int64_t end) {
-    for (std::int64_t q = begin; q < end; ++q)
-      if (!is_owned(merged.items[q].col)) received_outside[range].push_back(merged.items[q].col);
-  });
+  part.emplace("ghosts");
   std::vector<std::int64_t> ghosts;
-  for (const auto* parts : {&outside_in, &received_outside})
-    for (const std::vector<std::int64_t>& part : *parts) ghosts.insert(ghosts.end(), part.begin(), part.end());
+  for (const std::vector<std::int64_t>& found : outside) ghosts.insert(ghosts.end(), found.begin(), found.end());
   host::sort_unique(ghosts);
   agree_on_column_limit(comm, ce - cb, static_cast<std::int64_t>(ghosts.size()));
   const auto ghost_index = [&](std::int64_t g) {
@@ -196,27 +256,8 @@ SummedPattern summed_pattern(const Communicator& comm, const Csr<double>& own,
       if (c < first_owned || c >= end_owned) ghost_of[c] = ghost_index(global_of[c]);
   });
 
-  SummedPattern out;
-  DistMatrix& a = out.sum;
-  a.row_partition = a.col_partition = partition;
-  a.rank = me;
-  a.local = Csr<double>::empty(rows, ce - cb);
-  a.nonlocal = Csr<double>::empty(rows, static_cast<std::int64_t>(ghosts.size()));
-  // Row lengths, then offsets.
-  ranges.run([&](int, std::int64_t begin, std::int64_t end) {
-    for (std::int64_t r = begin; r < end; ++r) {
-      std::int64_t owned = 0, outside = 0;
-      if (merged.of_row[r] < 0) {
-        const auto [s, lo, hi, e] = split(r);
-        owned = hi - lo, outside = (lo - s) + (e - hi);
-      } else {
-        for_each_merged(merged, merged.of_row[r], [&](std::int64_t g) { ++(is_owned(g) ? owned : outside); },
-                        [](std::int64_t, std::int64_t) {});
-      }
-      a.local.row_ptr[r + 1] = owned;
-      a.nonlocal.row_ptr[r + 1] = outside;
-    }
-  });
+  part.emplace("columns");
+  a.nonlocal.cols = static_cast<std::int64_t>(ghosts.size());
   for (std::int64_t r = 0; r < rows; ++r) {
     a.local.row_ptr[r + 1] += a.local.row_ptr[r];
     a.nonlocal.row_ptr[r + 1] += a.nonlocal.row_ptr[r];
@@ -225,40 +266,130 @@ SummedPattern summed_pattern(const Communicator& comm, const Csr<double>& own,
   a.local.values.resize(a.local.col_idx.size());
   a.nonlocal.col_idx.resize(static_cast<std::size_t>(a.nonlocal.row_ptr[rows]));
   a.nonlocal.values.resize(a.nonlocal.col_idx.size());
-  out.target.resize(static_cast<std::size_t>(own.row_ptr[rows] + static_cast<std::int64_t>(received.cols.size())));
 
-  // Columns and targets. A row's entries in row order are its own row's, one to one, or its
-  // merged row's distinct columns; the row's first entry is at row_order_offset(a, r).
+  // The map: the merged rows, where their own entries' positions start, and the positions.
+  SummationMap& map = out.map;
+  map.own_entries = own.row_ptr[rows];
+  for (std::int64_t r = 0; r < rows; ++r)
+    if (merged.of_row[r] >= 0) {
+      map.merged_rows.push_back(r);
+      map.own_first.push_back(map.own_first.back() + own.row_length(r));
+    }
+  map.own_positions.resize(static_cast<std::size_t>(map.own_first.back()));
+  map.received_positions.resize(received.cols.size());
+
+  // Columns, and the merged rows' positions. A row that receives nothing is its own row, entry
+  // for entry; a merged row's entries are its distinct columns, and each contribution's position
+  // is that of the column it falls in.
+  const std::int64_t local_entries = a.local.nnz();
   ranges.run([&](int, std::int64_t begin, std::int64_t end) {
     for (std::int64_t r = begin; r < end; ++r) {
       std::int64_t l = a.local.row_ptr[r], g = a.nonlocal.row_ptr[r];
-      const std::int64_t first = l + g;
-      if (merged.of_row[r] < 0) {
-        const std::int64_t s = own.row_ptr[r], e = own.row_ptr[r + 1];
-        for (std::int64_t k = s; k < e; ++k) {
+      const std::int32_t j = merged.of_row[r];
+      if (j < 0) {
+        for (std::int64_t k = own.row_ptr[r]; k < own.row_ptr[r + 1]; ++k) {
           const std::int32_t c = own.col_idx[k];
           if (c >= first_owned && c < end_owned)
             a.local.col_idx[l++] = static_cast<std::int32_t>(global_of[c] - cb);
           else
             a.nonlocal.col_idx[g++] = ghost_of[c];
-          out.target[k] = first + (k - s);
         }
-      } else {
-        for_each_merged(
-            merged, merged.of_row[r],
-            [&](std::int64_t col) {
-              if (is_owned(col))
-                a.local.col_idx[l++] = static_cast<std::int32_t>(col - cb);
-              else
-                a.nonlocal.col_idx[g++] = ghost_index(col);
-            },
-            [&](std::int64_t index, std::int64_t entry) { out.target[index] = first + entry; });
+        continue;
       }
+      const std::int64_t own_begin = own.row_ptr[r];
+      std::int64_t* own_position = map.own_positions.data() + map.own_first[static_cast<std::size_t>(j)];
+      std::int64_t position = -1;  // the current column's
+      for_each_merged(
+          merged, j,
+          [&](std::int64_t col) {
+            if (is_owned(col)) {
+              position = l;
+              a.local.col_idx[l++] = static_cast<std::int32_t>(col - cb);
+            } else {
+              position = local_entries + g;
+              a.nonlocal.col_idx[g++] = ghost_index(col);
+            }
+          },
+          [&](std::int64_t index) {
+            if (index < map.own_entries)
+              own_position[index - own_begin] = position;
+            else
+              map.received_positions[index - map.own_entries] = position;
+          });
     }
   });
+  part.reset();
   a.ghost_cols = std::move(ghosts);
   a.halo = HaloPlan::build(comm, partition, a.ghost_cols);
   return out;
+}
+
+void add_contributions(const SummationMap& map, const Csr<double>& own, const double* received, DistMatrix& sum) {
+  const std::int64_t rows = sum.owned_rows();
+  TESSERA_ASSERT(own.rows >= rows && own.row_ptr[rows] == map.own_entries, "summed rows: ", own.row_ptr[rows],
+                 " own entries in ", rows, " rows for a map of ", map.own_entries);
+  const std::int32_t right_ghosts_from = first_right_ghost(sum);
+  const ValuesByPosition value(sum);
+  const auto merged_begin = map.merged_rows.begin();
+  host::for_ranges(rows, [&](std::int64_t begin, std::int64_t end) {
+    auto j = static_cast<std::size_t>(std::lower_bound(merged_begin, map.merged_rows.end(), begin) - merged_begin);
+    for (std::int64_t r = begin; r < end; ++r) {
+      const RowLayout row = row_layout(sum, right_ghosts_from, r);
+      const std::int64_t s = own.row_ptr[r], e = own.row_ptr[r + 1];
+      if (j < map.merged_rows.size() && map.merged_rows[j] == r) {
+        std::fill(sum.local.values.begin() + row.lb, sum.local.values.begin() + row.le, 0.0);
+        std::fill(sum.nonlocal.values.begin() + row.nb, sum.nonlocal.values.begin() + row.ne, 0.0);
+        const std::int64_t* position = map.own_positions.data() + map.own_first[j++];
+        for (std::int64_t k = s; k < e; ++k) value[position[k - s]] += own.values[k];
+        continue;
+      }
+      // 0 + v: one contribution summed from 0, as a merged row's and the device's (-0.0 -> +0.0).
+      const double* from = own.values.data() + s;
+      const auto place = [&](double* to, std::int64_t n) {
+        for (std::int64_t i = 0; i < n; ++i) to[i] = 0.0 + *from++;
+      };
+      place(sum.nonlocal.values.data() + row.nb, row.left);
+      place(sum.local.values.data() + row.lb, row.le - row.lb);
+      place(sum.nonlocal.values.data() + row.nb + row.left, row.ne - row.nb - row.left);
+    }
+  });
+  for (std::size_t e = 0; e < map.received_positions.size(); ++e) value[map.received_positions[e]] += received[e];
+}
+
+std::vector<std::int64_t> contribution_positions(const SummationMap& map, const DistMatrix& sum) {
+  const std::int64_t rows = sum.owned_rows(), local_entries = sum.local.nnz();
+  const std::int32_t right_ghosts_from = first_right_ghost(sum);
+  // Each row's first contribution: a merged row has its own row's entries, any other row its
+  // sum's row's.
+  std::vector<std::int64_t> first(static_cast<std::size_t>(rows + 1), 0);
+  std::size_t j = 0;
+  for (std::int64_t r = 0; r < rows; ++r) {
+    const bool merges = j < map.merged_rows.size() && map.merged_rows[j] == r;
+    first[r + 1] = first[r] + (merges ? map.own_first[j + 1] - map.own_first[j]
+                                  : sum.local.row_length(r) + sum.nonlocal.row_length(r));
+    j += merges;
+  }
+  TESSERA_ASSERT(first[rows] == map.own_entries, "summed rows: ", first[rows],
+                 " own contributions laid out, the map has ", map.own_entries);
+  std::vector<std::int64_t> positions(static_cast<std::size_t>(map.own_entries) + map.received_positions.size());
+  host::for_ranges(rows, [&](std::int64_t begin, std::int64_t end) {
+    auto m = static_cast<std::size_t>(std::lower_bound(map.merged_rows.begin(), map.merged_rows.end(), begin) -
+                                      map.merged_rows.begin());
+    for (std::int64_t r = begin; r < end; ++r) {
+      std::int64_t* to = positions.data() + first[r];
+      if (m < map.merged_rows.size() && map.merged_rows[m] == r) {
+        std::copy(map.own_positions.begin() + map.own_first[m], map.own_positions.begin() + map.own_first[m + 1], to);
+        ++m;
+        continue;
+      }
+      const RowLayout row = row_layout(sum, right_ghosts_from, r);
+      for (std::int64_t i = 0; i < row.left; ++i) *to++ = local_entries + row.nb + i;
+      for (std::int64_t k = row.lb; k < row.le; ++k) *to++ = k;
+      for (std::int64_t k = row.nb + row.left; k < row.ne; ++k) *to++ = local_entries + k;
+    }
+  });
+  std::copy(map.received_positions.begin(), map.received_positions.end(), positions.begin() + map.own_entries);
+  return positions;
 }
 
 }  // namespace tessera::dist

@@ -3,6 +3,7 @@
 #include <numeric>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "dist/communicator.hpp"
 #include "dist/cuda/device_extended_block.hpp"
@@ -25,24 +26,6 @@ TiledOperand p_transposed_operand(const DistMatrix& p, const DeviceDistMatrix* h
 
 /// The product's C: where it was handed over (`c`), else the symbolic phase's.
 const DistMatrix& result_of(const DistPtap& symbolic, const DistMatrix* c) { return c ? *c : symbolic.result(); }
-
-/// Each contribution's output: the position, in C's values [local | non-local], of the entry
-/// that DistPtap::sum_contributions adds it into (contribution_targets() are row-order entries).
-/// `result`: the product's C (its pattern is read; the copy's values are overwritten).
-std::vector<std::int64_t> contribution_outputs(const DistPtap& symbolic, const DistMatrix& result) {
-  DistMatrix c = result;
-  const std::int64_t entries = c.nnz();
-  set_values_in_row_order(c, index_tags(entries));  // block value -> row-order entry
-  std::vector<std::int64_t> position_of_entry(static_cast<std::size_t>(entries));
-  std::int64_t position = 0;
-  for (const HostArray<double>* block : {&c.local.values, &c.nonlocal.values})
-    for (double e : *block) position_of_entry[static_cast<std::size_t>(e)] = position++;
-  if (symbolic.result_is_own_partial()) return position_of_entry;  // contribution i is entry i
-  const HostArray<std::int64_t>& target = symbolic.contribution_targets();
-  std::vector<std::int64_t> outputs(target.size());
-  for (std::size_t i = 0; i < target.size(); ++i) outputs[i] = position_of_entry[static_cast<std::size_t>(target[i])];
-  return outputs;
-}
 
 /// dst[0, n) = src[0, n), device to device, on `stream`.
 void copy_indices(std::int64_t* dst, const std::int64_t* src, std::int64_t n, cudaStream_t stream) {
@@ -83,8 +66,8 @@ DeviceDistPtap::DeviceDistPtap(DeviceContext& ctx, const DistPtap& symbolic, con
 
   step.emplace("ptap_plan.summation_order");
   const std::int64_t contributions = owned_partial + back_.recv_count();
-  TESSERA_ASSERT(symbolic.result_is_own_partial() ||
-                     static_cast<std::int64_t>(symbolic.contribution_targets().size()) == contributions,
+  std::vector<std::int64_t> positions = symbolic.contribution_positions(result_of(symbolic, c));
+  TESSERA_ASSERT(static_cast<std::int64_t>(positions.size()) == contributions,
                  "PtAP contributions disagree with the return pattern");
   // Contribution i reads [T's tile values | received values]: T's i-th entry when i is owned,
   // else the (i - owned_partial)-th received value.
@@ -95,7 +78,7 @@ DeviceDistPtap::DeviceDistPtap(DeviceContext& ctx, const DistPtap& symbolic, con
   if (!received.empty())
     tessera::cuda::copy_to_device(source.data() + owned_partial, received.data(),
                                   received.size() * sizeof(std::int64_t), s);
-  target.upload(contribution_outputs(symbolic, result_of(symbolic, c)), s);
+  target.upload(positions, s);
   plan_sum_in_index_order(target, source, c_local_nnz_ + c_nonlocal_nnz_, seg_ptr_, order_, s);
   TESSERA_CUDA_CHECK(cudaStreamSynchronize(s));
 }

@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <functional>
 #include <memory>
+#include <numeric>
 #include <stdexcept>
 #include <utility>
 
@@ -548,16 +549,18 @@ void expect_direct_assembly(const Communicator& comm, const DistMatrix& da, cons
   expect_same_blocks(c, assemble(comm, owned_row_block(c), c.row_partition, c.col_partition), "assemble()");
   const DistPtap threaded = tessera::testing::with_host_threads(3, [&] { return DistPtap(comm, da, dp); }, 2);
   expect_same_blocks(threaded.result(), c, "3 host threads");
-  EXPECT_EQ(threaded.contribution_targets(), galerkin.contribution_targets());
+  EXPECT_EQ(threaded.contribution_positions(threaded.result()), galerkin.contribution_positions(c));
 }
 
 // Where a rank sends and receives nothing and T uses its owned columns from the first on, C is T
-// handed over, with no targets kept (dist/summed_rows.hpp: sum_is_own_rows). On one rank it is
-// whenever every column of C holds an entry (then A*P uses every column).
+// handed over, contribution i its entry i (dist/summed_rows.hpp: sum_is_own_rows). On one rank it
+// is whenever every column of C holds an entry (then A*P uses every column).
 void expect_t_handed_over_where_it_is_c(const Communicator& comm, const DistPtap& galerkin) {
   const DistMatrix& c = galerkin.result();
   if (galerkin.result_is_own_partial()) {
-    EXPECT_TRUE(galerkin.contribution_targets().empty());
+    std::vector<std::int64_t> entry_i(static_cast<std::size_t>(c.nnz()));
+    std::iota(entry_i.begin(), entry_i.end(), 0);
+    EXPECT_EQ(galerkin.contribution_positions(c), entry_i);
     EXPECT_EQ(c.nonlocal.nnz(), 0);
   }
   if (comm.size() > 1) return;

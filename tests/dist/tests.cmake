@@ -3,6 +3,7 @@
 tessera_add_mpi_test(test_dist_partition SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_partition.cpp LIBS tessera_dist)
 tessera_add_mpi_test(test_dist_spmv SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_spmv.cpp LIBS tessera_dist)
 tessera_add_mpi_test(test_dist_spgemm SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_spgemm.cpp LIBS tessera_dist)
+tessera_add_mpi_test(test_dist_summed_rows SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_summed_rows.cpp LIBS tessera_dist)
 # One test of both device transports, against HostTransport: NCCL needs a GPU per rank, the
 # host-staged transport runs where ranks share one (and tests the choice between them).
 tessera_add_mpi_test(test_dist_nccl_transport GPU OWN_GPU RANKS 1 2 4 SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_device_transport.cpp LIBS tessera_dist)
