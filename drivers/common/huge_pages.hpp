@@ -20,7 +20,8 @@ namespace tessera::driver {
 void use_transparent_huge_pages(char** argv);
 
 /// What the host heap uses, for the drivers' reports: "transparent huge pages (...)" or "4 KiB
-/// pages (...)", with the reason.
+/// pages (...)", with the reason, and whether new host arrays are poisoned (a test setting that
+/// makes setup times read high).
 std::string host_heap_pages();
 
 }  // namespace tessera::driver

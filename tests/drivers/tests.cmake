@@ -130,11 +130,12 @@ tessera_driver_test(driver.amg.solve_operands_device_needs_gpu.np2 RANKS 2 EXPEC
                     COMMAND $<TARGET_FILE:tessera-amg> --gen poisson3d:8 --backend host --solve-operands device
                     EXPECT_OUTPUT "--solve-operands device shares the P and R the setup kept on the GPUs: it needs --backend gpu.*exit code 2")
 # --setups N: whole setups from scratch, the repeats build the same hierarchy (the driver
-# asserts it) and are reported beside the first, with the host page faults of the first.
+# asserts it) and are reported beside the first, with the host page faults of the first; the
+# host heap's report says that ctest's TESSERA_POISON_HOST_ARRAYS is on (not a timing run).
 foreach(n 1 3)
   tessera_driver_test(driver.amg.setups.np${n} RANKS ${n}
                       COMMAND $<TARGET_FILE:tessera-amg> --gen poisson3d:12 --distributed --backend host --setups 3
-                      EXPECT_OUTPUT "host page faults in the setup: [0-9]+ on the largest rank, [0-9]+ in all. host heap: [^\n]*pages \\([^\n]*\\)\nrepeated setups \\(2, [^\n]*same hierarchy\\): median [0-9.]+ s.*converged after")
+                      EXPECT_OUTPUT "host page faults in the setup: [0-9]+ on the largest rank, [0-9]+ in all. host heap: [^\n]*pages \\([^\n]*\\). new host arrays poisoned \\(TESSERA_POISON_HOST_ARRAYS[^\n]*\nrepeated setups \\(2, [^\n]*same hierarchy\\): median [0-9.]+ s.*converged after")
 endforeach()
 tessera_driver_test(driver.amg.trace.np2 RANKS 2
                     COMMAND $<TARGET_FILE:tessera-amg> --gen poisson3d:16 --distributed --backend host --setups 2 --trace
