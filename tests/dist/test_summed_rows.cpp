@@ -4,7 +4,8 @@
 // positions (the device's) is the sum; one host thread against three with short ranges; new
 // values through the same map; and the hand-over (own_rows_as_sum), which ranks may mix with
 // summed_pattern.
-#include <cmath>
+#include <algorithm>
+#include <cstdint>
 #include <cstring>
 #include <map>
 #include <numeric>
