@@ -19,9 +19,11 @@
 
 namespace tessera::amg::gpu {
 
-/// How device_strength_graph formed union_max(S, S^T): from S's rows and their mirrors (S's
-/// pattern symmetric, no sort), or by sorting both directions' edges (the general fallback).
-enum class StrengthAssembly { mirrored_rows, sorted_union };
+/// How device_strength_graph formed union_max(S, S^T): from A's entries and their mirrors
+/// (scalar nodes, A's pattern symmetric: S u S^T directly, whatever the values), from S's rows
+/// and their mirrors (S's pattern symmetric, no sort), or by sorting both directions' edges (the
+/// general fallback).
+enum class StrengthAssembly { mirrored_entries, mirrored_rows, sorted_union };
 
 /// Strong node graph of A (square; node_ptr covers its rows): num_nodes x num_nodes, sorted
 /// rows, no diagonal, symmetric pattern, values = scaled strength (larger direction).

@@ -5,11 +5,16 @@
 //     row), sums each block's squares in the host's order (rows of the node, then entries) and
 //     tests it: a counting pass, a scan, then an emitting pass that writes S row by row, its
 //     columns increasing -- already CSR;
-//  3. the host's union_max(S, S^T). When S's pattern is symmetric (A symmetric in pattern: the
-//     normal AMG case, scalar or block) the union is S's pattern and each value the larger of
-//     s_nm and s_mn: one thread per row finds every mirror by binary search (and checks that the
-//     rows increase), no sort. Otherwise S is emitted again as 64-bit keys (row << 32 | col) in
-//     both directions, radix sorted and reduced by key with max, row offsets by binary search.
+//  3. the host's union_max(S, S^T). Scalar nodes whose A has a symmetric pattern (the normal
+//     AMG case) skip 2 and 3 as such: a group of lanes takes a row of A, each lane an entry
+//     (n, m) and its mirror a_mn (binary search in row m), and the edge's value is the larger of
+//     the two directions' strengths (0 where a direction is not strong): S u S^T in one counting
+//     and one emitting pass, coalesced, whatever A's values (Galerkin operators are symmetric
+//     only to rounding, so S's own pattern need not be). Otherwise, when S's pattern is
+//     symmetric (block nodes) the union is S's pattern and each value the larger of s_nm and
+//     s_mn: one thread per row finds every mirror by binary search (and checks that the rows
+//     increase), no sort. Otherwise S is emitted again as 64-bit keys (row << 32 | col) in both
+//     directions, radix sorted and reduced by key with max, row offsets by binary search.
 //     Block strengths are not bitwise symmetric in general (A_IJ's and A_JI's squares are summed
 //     in different orders), so the mirror pass takes the max rather than assuming equality.
 // Products and sums use __dmul_rn/__dadd_rn so nvcc cannot contract them into FMAs, which
@@ -17,6 +22,8 @@
 // are IEEE-rounded on the device, as on the host.
 #include <cub/device/device_radix_sort.cuh>
 #include <cub/device/device_reduce.cuh>
+
+#include <optional>
 
 #include "amg/cuda/device_setup_phases.hpp"
 #include "amg/cuda/setup_phase_kernels.cuh"
@@ -149,6 +156,52 @@ __device__ std::int64_t find_column(const std::int32_t* col, std::int64_t first,
   return lo < end && col[lo] == target ? lo : -1;
 }
 
+/// Scalar nodes, S u S^T from A's entries and their mirrors (see the header): G lanes (G divides
+/// 32) take row n, entries in strides of G, and a ballot places the group's edges in column
+/// order. `broken` is raised where a row's columns do not increase strictly or an entry has no
+/// mirror (A's pattern not symmetric): the caller then discards the result.
+template <int G, class Sink>
+__global__ void scalar_mirrored_edges(CsrView a, std::int64_t rows, const double* norm, double theta, Sink sink,
+                                      unsigned* broken) {
+  static_assert(G >= 1 && G <= 32 && 32 % G == 0, "a group of G lanes lies within one warp");
+  const std::int64_t n = thread_index() / G;  // the same for the G lanes: they leave together
+  if (n >= rows) return;
+  const unsigned warp_lane = threadIdx.x % 32, lane = warp_lane % G;
+  const unsigned group = (G == 32 ? 0xffffffffu : (1u << G) - 1) << (warp_lane - lane);
+  const unsigned below = (1u << warp_lane) - 1;
+  const std::int64_t begin = a.row_ptr[n], end = a.row_ptr[n + 1];
+  std::int64_t slot = sink.first_slot(n);
+  for (std::int64_t base = begin; base < end; base += G) {
+    const std::int64_t p = base + lane;
+    std::int32_t m = -1;
+    double value = 0.0;
+    if (p < end) {
+      m = a.col[p];
+      bool missing = p > begin && a.col[p - 1] >= m;
+      if (m != n) {
+        const double mine = strong_value(__dmul_rn(a.val[p], a.val[p]), norm[n], norm[m], theta);
+        const std::int64_t q = find_column(a.col, a.row_ptr[m], a.row_ptr[m + 1], static_cast<std::int32_t>(n));
+        missing = missing || q < 0;
+        const double theirs = q < 0 ? 0.0 : strong_value(__dmul_rn(a.val[q], a.val[q]), norm[m], norm[n], theta);
+        value = mine < theirs ? theirs : mine;  // the host's union_max: std::max(std::max(0, s_nm), s_mn)
+      }
+      if (missing) atomicExch(broken, 1u);
+    }
+    const unsigned emitting = __ballot_sync(group, value != 0.0) & group;
+    if (value != 0.0) sink.emit(slot + __popc(emitting & below), n, m, value);
+    slot += __popc(emitting);
+  }
+  if (lane == 0) sink.finish(n, slot);
+}
+
+/// Lanes a row for scalar_mirrored_edges: the power of two (4 to 32) that covers an average row.
+int mirrored_group_size(std::int64_t nnz, std::int64_t rows) {
+  const std::int64_t average = rows > 0 ? (nnz + rows - 1) / rows : 0;
+  int g = 4;
+  while (g < 32 && g < average) g *= 2;
+  return g;
+}
+
 /// One thread per node row of the row-ordered S: checks that the row's columns increase
 /// strictly and that every edge (n, m) has its mirror (m, n), and writes the union_max value
 /// max(s_nm, s_mn) (std::max's rule: the second only if the first is smaller). Any failure
@@ -268,6 +321,30 @@ tessera::cuda::DeviceCsr<double> assemble_graph(DirectedEdges& e, std::int64_t n
   return g;
 }
 
+/// Scalar nodes: S u S^T in one pass over A's entries and their mirrors, or nothing where A's
+/// pattern is not symmetric (or its rows not strictly increasing). One synchronisation more than
+/// the passes' own (the verdict).
+std::optional<tessera::cuda::DeviceCsr<double>> mirrored_scalar_strength(const tessera::cuda::DeviceCsr<double>& a,
+                                                                         const CsrView& view, const double* norm,
+                                                                         double theta, cudaStream_t s) {
+  DeviceBuffer<unsigned> broken(1, s);
+  broken.fill_bytes(0, s);
+  const int g = mirrored_group_size(a.nnz, a.rows);
+  const unsigned grid = grid_for(a.rows * g, kBlock);
+  const auto launch = [&](auto sink) {
+    switch (g) {
+      case 4: scalar_mirrored_edges<4><<<grid, kBlock, 0, s>>>(view, a.rows, norm, theta, sink, broken.data()); break;
+      case 8: scalar_mirrored_edges<8><<<grid, kBlock, 0, s>>>(view, a.rows, norm, theta, sink, broken.data()); break;
+      case 16: scalar_mirrored_edges<16><<<grid, kBlock, 0, s>>>(view, a.rows, norm, theta, sink, broken.data()); break;
+      default: scalar_mirrored_edges<32><<<grid, kBlock, 0, s>>>(view, a.rows, norm, theta, sink, broken.data());
+    }
+    TESSERA_CHECK_LAUNCH();
+  };
+  tessera::cuda::DeviceCsr<double> graph = row_ordered_strength(a.rows, s, launch);
+  if (tessera::cuda::read_scalar(broken.data(), s) != 0) return std::nullopt;
+  return graph;
+}
+
 }  // namespace
 
 tessera::cuda::DeviceCsr<double> device_strength_graph(const tessera::cuda::DeviceCsr<double>& a,
@@ -300,6 +377,13 @@ tessera::cuda::DeviceCsr<double> device_strength_graph(const tessera::cuda::Devi
                                                  cursor.data(), sink);
     TESSERA_CHECK_LAUNCH();
   };
+  if (scalar && num_nodes > 0) {
+    if (std::optional<tessera::cuda::DeviceCsr<double>> union_graph = mirrored_scalar_strength(a, view, norm.data(),
+                                                                                               theta, s)) {
+      if (assembly) *assembly = StrengthAssembly::mirrored_entries;
+      return std::move(*union_graph);
+    }
+  }
   tessera::cuda::DeviceCsr<double> graph = row_ordered_strength(num_nodes, s, launch);
   const bool symmetric = symmetrize_if_pattern_symmetric(graph, s);
   if (assembly) *assembly = symmetric ? StrengthAssembly::mirrored_rows : StrengthAssembly::sorted_union;

@@ -1,12 +1,13 @@
 // The graph phases of the smoothed-aggregation setup on the device (amg/cuda/
 // device_setup_phases.hpp) against their host twins: strength graph, aggregation and tentative
 // prolongator on scalar and block problems, real SPD matrices, Dirichlet rows, random SPD
-// matrices on fresh seeds, 1x1 and 0x0, theta in {0, 0.02, 0.25}. The strength graph's two
-// assembly paths are both checked: symmetric patterns (also with unequal values) must take the
-// mirrored-rows path, unsymmetric patterns (scalar and 3-dof nodes) the sorted union. Patterns, aggregates and
-// coarse layouts must be identical; the device code repeats the host's floating-point
-// operations in the same order without FMA contraction, so values are required to match to
-// kUlps units in the last place (in practice they match bit for bit; the count is printed).
+// matrices on fresh seeds, 1x1 and 0x0, theta in {0, 0.02, 0.25}. The strength graph's three
+// assembly paths are all checked: symmetric patterns (also with unequal values) must take the
+// mirrored paths (A's entries for scalar nodes, S's rows for blocks), unsymmetric patterns
+// (scalar and 3-dof nodes) the sorted union. Patterns, aggregates and coarse layouts must be
+// identical; the device code repeats the host's floating-point operations in the same order
+// without FMA contraction, so values are required to match to kUlps units in the last place (in
+// practice they match bit for bit; the count is printed).
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -223,24 +224,52 @@ gpu::StrengthAssembly expect_same_strength(const Problem& p, double theta) {
   return assembly;
 }
 
-TEST(DeviceStrengthGraph, SymmetricPatternsTakeTheMirroredRowsPath) {
-  std::vector<Problem> symmetric;
-  for (const char* spec : {"poisson3d:15", "poisson3d27:9", "elasticity3d:4"}) symmetric.push_back(generated(spec));
-  symmetric.push_back(dirichlet_rows());
-  symmetric.push_back(random_spd(157, testing::fresh_seed()));
-  symmetric.push_back(with_constant_space("1x1", csr_from_triplets<double>(1, 1, {0}, {0}, {4.0}), 1));
-  for (const Problem& p : symmetric)
-    for (const double theta : kThetas) {
-      SCOPED_TRACE(p.name);
-      EXPECT_EQ(expect_same_strength(p, theta), gpu::StrengthAssembly::mirrored_rows);
-    }
-  // Unequal values in the two directions: the pattern still decides (theta 0 keeps every
-  // nonzero entry), and each edge gets the larger strength, as the host's union_max.
+TEST(DeviceStrengthGraph, SymmetricPatternsTakeTheMirroredPaths) {
+  // Scalar nodes: A's entries with their mirrors. Block nodes: S's rows with their mirrors.
+  std::vector<Problem> scalar, block;
+  for (const char* spec : {"poisson3d:15", "poisson3d27:9", "poisson3d:2"}) scalar.push_back(generated(spec));
+  scalar.push_back(dirichlet_rows());
+  scalar.push_back(random_spd(157, testing::fresh_seed()));
+  scalar.push_back(with_constant_space("1x1", csr_from_triplets<double>(1, 1, {0}, {0}, {4.0}), 1));
+  block.push_back(generated("elasticity3d:4"));
+  for (const auto& [problems, path] : {std::pair{&scalar, gpu::StrengthAssembly::mirrored_entries},
+                                       std::pair{&block, gpu::StrengthAssembly::mirrored_rows}})
+    for (const Problem& p : *problems)
+      for (const double theta : kThetas) {
+        SCOPED_TRACE(p.name);
+        EXPECT_EQ(expect_same_strength(p, theta), path);
+      }
+  // Unequal values in the two directions (a Galerkin operator's rounding, here up to 4x): with
+  // scalar nodes A's pattern decides, and each edge gets the larger strength, as the host's
+  // union_max -- also at theta 0.25, where an edge may be strong in one direction only.
   for (int trial = 0; trial < 3; ++trial) {
     const Problem p = skewed_values(101 + 50 * trial, testing::fresh_seed());
     SCOPED_TRACE(p.name);
-    EXPECT_EQ(expect_same_strength(p, 0.0), gpu::StrengthAssembly::mirrored_rows);
-    expect_same_strength(p, 0.25);  // may be either path; must match the host
+    for (const double theta : kThetas) EXPECT_EQ(expect_same_strength(p, theta), gpu::StrengthAssembly::mirrored_entries);
+  }
+}
+
+TEST(DeviceStrengthGraph, MirroredEntriesOnLongAndUnevenRows) {
+  // Rows longer than a group of 32 lanes (a dense block), short and empty rows beside them,
+  // and every group size (the average row picks 4 to 32 lanes).
+  for (const std::int64_t n : {5, 33, 70, 131}) {
+    std::vector<std::int64_t> ri, ci;
+    std::vector<double> v;
+    std::mt19937_64 rng(testing::fresh_seed());
+    std::uniform_real_distribution<double> coupling(-1.0, -0.01);
+    const std::int64_t dense = std::min<std::int64_t>(n, 45);  // the first `dense` rows couple to each other
+    std::vector<double> row_sum(static_cast<std::size_t>(n), 1.0);
+    for (std::int64_t i = 0; i < n; ++i)
+      for (std::int64_t j = i + 1; j < n; ++j) {
+        if (!(i < dense && j < dense) && (j - i) % 7 != 3) continue;
+        const double x = coupling(rng);
+        ri.insert(ri.end(), {i, j}), ci.insert(ci.end(), {j, i}), v.insert(v.end(), {x, x * 1.5});
+        row_sum[i] += 2 * std::abs(x), row_sum[j] += 2 * std::abs(x);
+      }
+    for (std::int64_t i = 0; i < n; ++i)
+      if (i % 11 != 10) ri.push_back(i), ci.push_back(i), v.push_back(row_sum[i]);  // some rows lack a diagonal
+    const Problem p = with_constant_space("dense block n=" + std::to_string(n), csr_from_triplets(n, n, ri, ci, v), 1);
+    for (const double theta : kThetas) EXPECT_EQ(expect_same_strength(p, theta), gpu::StrengthAssembly::mirrored_entries);
   }
 }
 
