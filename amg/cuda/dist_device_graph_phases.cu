@@ -10,6 +10,7 @@
 #include "amg/cuda/device_operator_slot.hpp"
 #include "amg/cuda/device_setup_phases.hpp"
 #include "amg/cuda/dist_device_graph_phases.hpp"
+#include "amg/cuda/dist_node_offsets.hpp"
 #include "amg/cuda/setup_phase_kernels.cuh"
 #include "amg/mis2_rules.hpp"
 #include "dist/collective_call.hpp"
@@ -246,8 +247,7 @@ DistDeviceGraph dist_device_strength_graph(const dist::Communicator& comm, const
     const Csr<double> no_nodes = Csr<double>::empty(0, 0);
     const Csr<double> cross_block = cross_rank_block(std::move(cross), nodes.count(), g.ghost_nodes);
     if (nodes.count() > 0) {
-      DeviceBuffer<std::int64_t> node_ptr;
-      node_ptr.upload(nodes.ptr, s);
+      const DeviceBuffer<std::int64_t> node_ptr = device_node_offsets(nodes, s);
       g.local = device_strength_graph(da.local, node_ptr.data(), nodes.count(), theta, s);
     } else {
       g.local = tessera::cuda::upload(no_nodes, s);

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "amg/cuda/device_setup_phases.hpp"
+#include "amg/cuda/dist_node_offsets.hpp"
 #include "amg/cuda/setup_phase_kernels.cuh"
 #include "amg/dist/dist_tentative_steps.hpp"
 #include "dist/collective_call.hpp"
@@ -71,8 +72,7 @@ CombinedNodes combine(const DistAggregates& agg, std::int64_t first_aggregate, c
   const std::int64_t total_nodes = c.low + nodes + c.high;
   const std::int64_t owned_aggregates = static_cast<std::int64_t>(agg.roots.size());
 
-  DeviceBuffer<std::int64_t> fine_ptr;
-  fine_ptr.upload(fine.ptr, s);
+  const DeviceBuffer<std::int64_t> fine_ptr = device_node_offsets(fine, s);
   c.node_ptr.allocate(total_nodes + 1, s);
   combined_node_ptr<<<grid_for(total_nodes + 1, kBlock), kBlock, 0, s>>>(fine_ptr.data(), nodes, c.low, c.high,
                                                                         c.node_ptr.data());

@@ -2,12 +2,14 @@
 
 #include <algorithm>
 #include <cmath>
+#include <optional>
 #include <tuple>
 
 #include "amg/dist/dist_exchange.hpp"
 #include "amg/strength_rule.hpp"
 #include "dist/transpose.hpp"
 #include "local/core/host_ranges.hpp"
+#include "local/core/step_trace.hpp"
 #include "local/formats/stack_rows.hpp"
 
 namespace tessera::amg {
@@ -217,6 +219,7 @@ DistNodes uniform_dist_nodes(const dist::Communicator& comm, const dist::DistMat
   DistNodes nodes;
   nodes.first = a.row_begin() / block_size;
   nodes.ptr = uniform_nodes(a.owned_rows(), block_size);
+  nodes.dofs_per_node = block_size;
   nodes.partition = dist::RowPartition::from_counts(comm, nodes.count());
   return nodes;
 }
@@ -224,6 +227,8 @@ DistNodes uniform_dist_nodes(const dist::Communicator& comm, const dist::DistMat
 DistNodes dist_nodes_from_sizes(const dist::Communicator& comm, const std::vector<std::int64_t>& sizes) {
   DistNodes nodes;
   for (std::int64_t s : sizes) nodes.ptr.push_back(nodes.ptr.back() + s);
+  const bool uniform = std::all_of(sizes.begin(), sizes.end(), [&](std::int64_t s) { return s == sizes.front(); });
+  nodes.dofs_per_node = !sizes.empty() && uniform ? sizes.front() : 0;
   nodes.partition = dist::RowPartition::from_counts(comm, nodes.count());
   nodes.first = nodes.partition.begin(comm.rank());
   return nodes;
@@ -264,13 +269,16 @@ CrossRankEdges cross_rank_strength(const dist::Communicator& comm, const dist::D
                 ? ""
                 : tessera::detail::concat("AMG strength: rank ", comm.rank(), "'s nodes cover ", nodes.ptr.back(),
                                           " dofs, it owns ", a.owned_rows(), " rows"));
+  std::optional<trace::Step> step(std::in_place, "node_norms");
   const std::vector<NodeNorm> ghost = halo_exchange(comm, a, sent_node_norms(a, nodes));  // the one exchange
   // This rank's direction: node n's blocks with ghost nodes, all in the non-local block, whose
   // rows are in ghost (= global) column order. Only the surface nodes have any. They lie in a few
   // runs of consecutive nodes, so ranges of the surface list (not of all nodes) share them out:
   // each lists its edges, joined in node order.
   const Csr<double>& nl = a.nonlocal;
+  step.emplace("surface");
   const std::vector<std::int64_t> surface = surface_nodes(a, nodes);
+  step.emplace("edges");
   const host::RangeSplit surface_ranges(static_cast<std::int64_t>(surface.size()), kSurfaceNodesARange);
   std::vector<std::vector<NodeEdge>> mine_in(static_cast<std::size_t>(surface_ranges.count()));
   surface_ranges.run([&](int range, std::int64_t begin, std::int64_t end) {
@@ -295,6 +303,7 @@ CrossRankEdges cross_rank_strength(const dist::Communicator& comm, const dist::D
   for (const std::vector<NodeEdge>& edges : mine_in) mine.insert(mine.end(), edges.begin(), edges.end());
   // Each edge also goes, transposed, to the owner of its far node (one all-to-all); what the
   // other ranks kept towards this rank's nodes comes back the same way.
+  step.emplace("transposed_edges");
   std::vector<std::vector<NodeEdge>> transposed(static_cast<std::size_t>(comm.size()));
   for (const NodeEdge& e : mine)
     transposed[static_cast<std::size_t>(nodes.partition.owner(e.col))].push_back({e.col, nodes.first + e.row, e.strength});
@@ -305,6 +314,7 @@ CrossRankEdges cross_rank_strength(const dist::Communicator& comm, const dist::D
 
   // Rows over every owned node: node n's edges start after those of the rows before it. Each
   // range searches the sorted list once, for its first node, then walks it with its nodes.
+  step.emplace("rows");
   CrossRankEdges out;
   out.ptr.resize(static_cast<std::size_t>(nodes.count()) + 1);
   host::for_ranges(nodes.count() + 1, [&](std::int64_t begin, std::int64_t end) {

@@ -23,6 +23,9 @@ struct DistNodes {
   std::int64_t first = 0;
   NodeLayout ptr{0};
   dist::RowPartition partition;
+  // Every node's dofs where all this rank's nodes have the same number (scalar problems, the
+  // elasticity levels), else 0: the device phases then make ptr on the GPU instead of uploading it.
+  std::int64_t dofs_per_node = 0;
 
   std::int64_t count() const { return static_cast<std::int64_t>(ptr.size()) - 1; }
 };

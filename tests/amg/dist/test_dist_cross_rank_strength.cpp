@@ -180,5 +180,26 @@ TEST(CrossRankStrength, NodeSplitByPartitionIsInputErrorOnEveryRank) {
   EXPECT_NE(text.find("splits a node of 3 dofs"), std::string::npos) << text;
 }
 
+/// The device phases make a uniform layout's offsets on the GPU (n * dofs_per_node) instead of
+/// uploading ptr: dofs_per_node must be set exactly when every node has that many dofs.
+void expect_layout(const DistNodes& nodes, std::int64_t dofs_per_node) {
+  EXPECT_EQ(nodes.dofs_per_node, dofs_per_node);
+  if (nodes.dofs_per_node > 0)
+    for (std::int64_t n = 0; n <= nodes.count(); ++n) ASSERT_EQ(nodes.ptr[n], n * nodes.dofs_per_node) << n;
+}
+
+TEST(DistNodes, UniformLayoutsSayTheirNodeSize) {
+  const dist::Communicator comm;
+  const int r = comm.rank();
+  for (const int block : {1, 3}) {
+    const GraphCase c = testing::generated(block == 1 ? "poisson3d:5" : "elasticity3d:3")(comm, true, 7);
+    expect_layout(c.nodes, block);
+  }
+  expect_layout(dist_nodes_from_sizes(comm, std::vector<std::int64_t>(static_cast<std::size_t>(5 + r), 6)), 6);
+  expect_layout(dist_nodes_from_sizes(comm, {6, 6, 5, 6}), 0);  // an aggregate of 5 dofs: 5 coarse dofs
+  expect_layout(dist_nodes_from_sizes(comm, {2, 1}), 0);
+  expect_layout(dist_nodes_from_sizes(comm, {}), 0);  // no nodes here: offsets {0} either way
+}
+
 }  // namespace
 }  // namespace tessera::amg
