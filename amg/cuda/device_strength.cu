@@ -331,12 +331,13 @@ std::optional<tessera::cuda::DeviceCsr<double>> mirrored_scalar_strength(const t
   broken.fill_bytes(0, s);
   const int g = mirrored_group_size(a.nnz, a.rows);
   const unsigned grid = grid_for(a.rows * g, kBlock);
+  unsigned* flag = broken.data();
   const auto launch = [&](auto sink) {
     switch (g) {
-      case 4: scalar_mirrored_edges<4><<<grid, kBlock, 0, s>>>(view, a.rows, norm, theta, sink, broken.data()); break;
-      case 8: scalar_mirrored_edges<8><<<grid, kBlock, 0, s>>>(view, a.rows, norm, theta, sink, broken.data()); break;
-      case 16: scalar_mirrored_edges<16><<<grid, kBlock, 0, s>>>(view, a.rows, norm, theta, sink, broken.data()); break;
-      default: scalar_mirrored_edges<32><<<grid, kBlock, 0, s>>>(view, a.rows, norm, theta, sink, broken.data());
+      case 4: scalar_mirrored_edges<4><<<grid, kBlock, 0, s>>>(view, a.rows, norm, theta, sink, flag); break;
+      case 8: scalar_mirrored_edges<8><<<grid, kBlock, 0, s>>>(view, a.rows, norm, theta, sink, flag); break;
+      case 16: scalar_mirrored_edges<16><<<grid, kBlock, 0, s>>>(view, a.rows, norm, theta, sink, flag); break;
+      default: scalar_mirrored_edges<32><<<grid, kBlock, 0, s>>>(view, a.rows, norm, theta, sink, flag);
     }
     TESSERA_CHECK_LAUNCH();
   };

@@ -245,13 +245,15 @@ TEST(DeviceStrengthGraph, SymmetricPatternsTakeTheMirroredPaths) {
   for (int trial = 0; trial < 3; ++trial) {
     const Problem p = skewed_values(101 + 50 * trial, testing::fresh_seed());
     SCOPED_TRACE(p.name);
-    for (const double theta : kThetas) EXPECT_EQ(expect_same_strength(p, theta), gpu::StrengthAssembly::mirrored_entries);
+    for (const double theta : kThetas)
+      EXPECT_EQ(expect_same_strength(p, theta), gpu::StrengthAssembly::mirrored_entries);
   }
 }
 
 TEST(DeviceStrengthGraph, MirroredEntriesOnLongAndUnevenRows) {
-  // Rows longer than a group of 32 lanes (a dense block), short and empty rows beside them,
-  // and every group size (the average row picks 4 to 32 lanes).
+  // Rows longer than a group of 32 lanes (a dense block) beside short rows and rows without a
+  // diagonal, values unequal in the two directions. (The group sizes 4, 8, 16 and 32 come from
+  // the average row: poisson3d:2, poisson3d:15, random SPD and the 27-point problem above.)
   for (const std::int64_t n : {5, 33, 70, 131}) {
     std::vector<std::int64_t> ri, ci;
     std::vector<double> v;
@@ -269,7 +271,8 @@ TEST(DeviceStrengthGraph, MirroredEntriesOnLongAndUnevenRows) {
     for (std::int64_t i = 0; i < n; ++i)
       if (i % 11 != 10) ri.push_back(i), ci.push_back(i), v.push_back(row_sum[i]);  // some rows lack a diagonal
     const Problem p = with_constant_space("dense block n=" + std::to_string(n), csr_from_triplets(n, n, ri, ci, v), 1);
-    for (const double theta : kThetas) EXPECT_EQ(expect_same_strength(p, theta), gpu::StrengthAssembly::mirrored_entries);
+    for (const double theta : kThetas)
+      EXPECT_EQ(expect_same_strength(p, theta), gpu::StrengthAssembly::mirrored_entries);
   }
 }
 
