@@ -205,24 +205,53 @@ int distance2_independent_set(const dist::Communicator& comm, const DistDeviceGr
 }
 
 
-/// The host's cross-rank edges as the non-local block over their sorted ghost nodes.
-Csr<double> cross_rank_block(CrossRankEdges cross, std::int64_t owned_nodes, std::vector<std::int64_t>& ghosts) {
-  ghosts = cross.node;
+/// The sorted global nodes at the far ends of the cross-rank edges (the graph's ghosts).
+std::vector<std::int64_t> ghost_nodes_of(const CrossRankEdges& cross) {
+  std::vector<std::int64_t> ghosts = cross.node;
   std::sort(ghosts.begin(), ghosts.end());
   ghosts.erase(std::unique(ghosts.begin(), ghosts.end()), ghosts.end());
   TESSERA_REQUIRE_INPUT(ghosts.size() < std::size_t{INT32_MAX}, "AMG strength: ", ghosts.size(),
                         " ghost nodes exceed 32-bit columns");
-  TESSERA_ASSERT(cross.ptr.size() == static_cast<std::size_t>(owned_nodes) + 1, "cross-rank edges of ",
-                 cross.ptr.size() - 1, " nodes for ", owned_nodes, " owned nodes");
-  Csr<double> block;  // rows from the edges' pointers, taken over (no second array of that size)
+  return ghosts;
+}
+
+/// counts[rows[i]] = the length of listed row i (counts zeroed before: unlisted rows have none).
+__global__ void listed_row_lengths(const std::int64_t* rows, const std::int64_t* ptr, std::int64_t listed,
+                                   std::int64_t* counts) {
+  const std::int64_t i = thread_index();
+  if (i < listed) counts[rows[i]] = ptr[i + 1] - ptr[i];
+}
+
+/// The host's cross-rank edges as the non-local block over `ghosts` (ghost_nodes_of): only the
+/// listed rows and their edges cross to the GPU; the row offsets over every owned node are made
+/// there. Ordered on `s`; the uploads' sources must live until it is synchronised.
+tessera::cuda::DeviceCsr<double> cross_rank_block(const CrossRankEdges& cross, std::int64_t owned_nodes,
+                                                  const std::vector<std::int64_t>& ghosts,
+                                                  std::vector<std::int32_t>& columns, cudaStream_t s) {
+  TESSERA_ASSERT(cross.rows.empty() || (cross.rows.front() >= 0 && cross.rows.back() < owned_nodes),
+                 "cross-rank edges listed for nodes outside the ", owned_nodes, " owned ones");
+  columns.clear();
+  columns.reserve(cross.node.size());
+  for (std::int64_t node : cross.node)
+    columns.push_back(static_cast<std::int32_t>(std::lower_bound(ghosts.begin(), ghosts.end(), node) - ghosts.begin()));
+  tessera::cuda::DeviceCsr<double> block;
   block.rows = owned_nodes;
   block.cols = static_cast<std::int64_t>(ghosts.size());
-  block.row_ptr = std::move(cross.ptr);
-  block.values = std::move(cross.strength);
-  block.col_idx.reserve(cross.node.size());
-  for (std::int64_t node : cross.node)
-    block.col_idx.push_back(
-        static_cast<std::int32_t>(std::lower_bound(ghosts.begin(), ghosts.end(), node) - ghosts.begin()));
+  block.nnz = static_cast<std::int64_t>(columns.size());
+  block.col_idx.upload(columns, s);
+  block.values.upload(cross.strength, s);
+  block.row_ptr.allocate(static_cast<std::size_t>(owned_nodes) + 1, s);
+  DeviceBuffer<std::int64_t> counts(static_cast<std::size_t>(owned_nodes) + 1, s);  // the last stays 0
+  counts.fill_bytes(0, s);
+  if (!cross.rows.empty()) {
+    DeviceBuffer<std::int64_t> rows, ptr;
+    rows.upload(cross.rows, s);
+    ptr.upload(cross.ptr, s);
+    const auto listed = static_cast<std::int64_t>(cross.rows.size());
+    listed_row_lengths<<<grid_for(listed, kBlock), kBlock, 0, s>>>(rows.data(), ptr.data(), listed, counts.data());
+    TESSERA_CHECK_LAUNCH();
+  }
+  detail::exclusive_scan_with_total(counts.data(), block.row_ptr.data(), owned_nodes, s);
   return block;
 }
 
@@ -236,7 +265,7 @@ DistDeviceGraph dist_device_strength_graph(const dist::Communicator& comm, const
   g.first_node = nodes.first;
   g.partition = nodes.partition;
   std::optional<trace::Step> step(std::in_place, "cross_rank_edges");
-  CrossRankEdges cross = cross_rank_strength(comm, a, nodes, theta);  // collective, host
+  const CrossRankEdges cross = cross_rank_strength(comm, a, nodes, theta);  // collective, host
   step.emplace("upload_a");
   // A's copy for this level's later device phases; the graph reads its local block.
   const dist::gpu::DeviceDistMatrix& da = *dist::call_collectively(
@@ -245,14 +274,15 @@ DistDeviceGraph dist_device_strength_graph(const dist::Communicator& comm, const
   dist::call_collectively(comm, "distributed device strength", [&] {
     // The host sources of the uploads live until the synchronisation below (pinned or not).
     const Csr<double> no_nodes = Csr<double>::empty(0, 0);
-    const Csr<double> cross_block = cross_rank_block(std::move(cross), nodes.count(), g.ghost_nodes);
+    std::vector<std::int32_t> columns;
+    g.ghost_nodes = ghost_nodes_of(cross);
+    g.nonlocal = cross_rank_block(cross, nodes.count(), g.ghost_nodes, columns, s);
     if (nodes.count() > 0) {
       const DeviceBuffer<std::int64_t> node_ptr = device_node_offsets(nodes, s);
       g.local = device_strength_graph(da.local, node_ptr.data(), nodes.count(), theta, s);
     } else {
       g.local = tessera::cuda::upload(no_nodes, s);
     }
-    g.nonlocal = tessera::cuda::upload(cross_block, s);
     TESSERA_CUDA_CHECK(cudaStreamSynchronize(s));
   });
   step.emplace("halo_plan");

@@ -312,22 +312,20 @@ CrossRankEdges cross_rank_strength(const dist::Communicator& comm, const dist::D
   std::sort(theirs.begin(), theirs.end());
   const std::vector<NodeEdge> both = union_max(mine, theirs);
 
-  // Rows over every owned node: node n's edges start after those of the rows before it. Each
-  // range searches the sorted list once, for its first node, then walks it with its nodes.
+  // The rows with edges, in node order (`both` is sorted by node, then by the node at the other end).
   step.emplace("rows");
   CrossRankEdges out;
-  out.ptr.resize(static_cast<std::size_t>(nodes.count()) + 1);
-  host::for_ranges(nodes.count() + 1, [&](std::int64_t begin, std::int64_t end) {
-    auto edge = std::lower_bound(both.begin(), both.end(), begin,
-                                 [](const NodeEdge& e, std::int64_t row) { return e.row < row; });
-    for (std::int64_t n = begin; n < end; ++n) {
-      while (edge != both.end() && edge->row < n) ++edge;
-      out.ptr[n] = edge - both.begin();
-    }
-  });
   out.node.reserve(both.size());
   out.strength.reserve(both.size());
-  for (const NodeEdge& e : both) out.node.push_back(e.col), out.strength.push_back(e.strength);
+  for (const NodeEdge& e : both) {
+    if (out.rows.empty() || out.rows.back() != e.row) {
+      out.rows.push_back(e.row);
+      out.ptr.push_back(out.ptr.back());
+    }
+    ++out.ptr.back();
+    out.node.push_back(e.col);
+    out.strength.push_back(e.strength);
+  }
   return out;
 }
 

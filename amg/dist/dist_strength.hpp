@@ -46,11 +46,14 @@ dist::DistMatrix dist_strength_graph(const dist::Communicator& comm, const dist:
 /// The strong edges between this rank's nodes and other ranks' nodes, both directions merged:
 /// the part of dist_strength_graph()'s rows outside its owned x owned block, with the same
 /// values. The device graph phases (amg/cuda/dist_device_graph_phases.hpp) compute the owned x
-/// owned block on the GPU and take this small boundary part from here.
+/// owned block on the GPU and take this small boundary part from here. Only the owned nodes
+/// with such an edge are listed (a surface of the rank's nodes): rows over every owned node
+/// would be an array of the operator's size, made and uploaded for a few boundary entries.
 struct CrossRankEdges {
-  HostArray<std::int64_t> ptr{0};  // owned node n's edges are [ptr[n], ptr[n+1])
-  std::vector<std::int64_t> node;  // the global node at the other end, increasing per row
-  HostArray<double> strength;      // (ptr and strength become a Csr's arrays as they are)
+  std::vector<std::int64_t> rows;    // the owned nodes with an edge (this rank's index), increasing
+  std::vector<std::int64_t> ptr{0};  // rows[i]'s edges are [ptr[i], ptr[i+1]), never empty
+  std::vector<std::int64_t> node;    // the global node at the other end, increasing per row
+  std::vector<double> strength;
 };
 
 /// Collective: one halo exchange over A's plan (node norms) and one all-to-all (the edges kept

@@ -5,6 +5,8 @@
 // against the serial reference: strength_graph() of the gathered operator on rank 0, whose
 // entries between nodes of different owners are the gathered cross edges. Each case runs again
 // on 3 threads with ranges of 3 nodes, which must give the same edges bit for bit.
+#include <algorithm>
+
 #include "amg/dist/dist_strength.hpp"
 #include "graph_phase_cases.hpp"
 #include "support/host_threads_scope.hpp"
@@ -15,8 +17,12 @@ namespace {
 using testing::GraphCase;
 using testing::GraphRow;
 
+/// Owned node n's cross edges: its listed row, or none.
 GraphRow cross_row(const CrossRankEdges& cross, std::int64_t n) {
-  const auto b = cross.ptr[n], e = cross.ptr[n + 1];
+  const auto listed = std::lower_bound(cross.rows.begin(), cross.rows.end(), n);
+  if (listed == cross.rows.end() || *listed != n) return {};
+  const std::size_t i = listed - cross.rows.begin();
+  const auto b = cross.ptr[i], e = cross.ptr[i + 1];
   return {{cross.node.begin() + b, cross.node.begin() + e}, {cross.strength.begin() + b, cross.strength.begin() + e}};
 }
 
@@ -56,12 +62,17 @@ GraphRow merged(const GraphRow& x, const GraphRow& y) {
   return out;
 }
 
+/// Listed rows are owned nodes, increasing, each with at least one edge.
 void expect_well_formed(const CrossRankEdges& cross, const DistNodes& nodes) {
-  ASSERT_EQ(cross.ptr.size(), static_cast<std::size_t>(nodes.count() + 1));
+  ASSERT_EQ(cross.ptr.size(), cross.rows.size() + 1);
   ASSERT_EQ(cross.ptr.front(), 0);
   ASSERT_EQ(cross.ptr.back(), static_cast<std::int64_t>(cross.node.size()));
   ASSERT_EQ(cross.node.size(), cross.strength.size());
-  for (std::size_t n = 0; n + 1 < cross.ptr.size(); ++n) ASSERT_LE(cross.ptr[n], cross.ptr[n + 1]);
+  for (std::size_t i = 0; i < cross.rows.size(); ++i) {
+    ASSERT_LT(cross.ptr[i], cross.ptr[i + 1]) << "listed row " << cross.rows[i] << " without an edge";
+    ASSERT_TRUE(cross.rows[i] >= 0 && cross.rows[i] < nodes.count()) << cross.rows[i];
+    if (i > 0) ASSERT_LT(cross.rows[i - 1], cross.rows[i]);
+  }
 }
 
 /// This rank: cross = the off-rank part of the graph's rows; owned part + cross = the rows.
@@ -87,7 +98,8 @@ void expect_matches_serial(const dist::Communicator& comm, const GraphCase& c, c
   const Csr<double> got_graph = dist::gather(comm, graph);
   const NodeLayout layout = testing::gathered_node_layout(comm, c.nodes);
   std::vector<std::int64_t> lengths;
-  for (std::int64_t n = 0; n < c.nodes.count(); ++n) lengths.push_back(cross.ptr[n + 1] - cross.ptr[n]);
+  for (std::int64_t n = 0; n < c.nodes.count(); ++n)
+    lengths.push_back(static_cast<std::int64_t>(cross_row(cross, n).node.size()));
   const std::vector<std::int64_t> all_lengths = comm.gatherv(lengths, 0);
   const std::vector<std::int64_t> all_nodes = comm.gatherv(cross.node, 0);
   const std::vector<double> all_strength = comm.gatherv(cross.strength, 0);
@@ -134,6 +146,7 @@ void check(const testing::GraphCaseBuilder& build, bool expect_cross_edges = tru
     // Ranges of 3 nodes on 3 threads: the same edges, bit for bit.
     const CrossRankEdges threaded =
         tessera::testing::with_host_threads(3, [&] { return cross_rank_strength(comm, c.a, c.nodes, theta); });
+    EXPECT_EQ(threaded.rows, cross.rows);
     EXPECT_EQ(threaded.ptr, cross.ptr);
     EXPECT_EQ(threaded.node, cross.node);
     EXPECT_EQ(testing::bits(threaded.strength), testing::bits(cross.strength));
