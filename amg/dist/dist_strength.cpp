@@ -8,7 +8,9 @@
 #include "amg/dist/dist_exchange.hpp"
 #include "amg/strength_rule.hpp"
 #include "dist/transpose.hpp"
+#include "local/core/error.hpp"
 #include "local/core/host_ranges.hpp"
+#include "local/core/host_sort_unique.hpp"
 #include "local/core/step_trace.hpp"
 #include "local/formats/stack_rows.hpp"
 
@@ -107,6 +109,7 @@ std::vector<NodeNorm> owned_node_norms(const dist::DistMatrix& a, const DistNode
 /// The owned nodes with an entry in a ghost column (where cross-rank edges start), increasing:
 /// the rank's surface, found by ranges of nodes.
 std::vector<std::int64_t> surface_nodes(const dist::DistMatrix& a, const DistNodes& nodes) {
+  if (a.nonlocal.nnz() == 0) return {};  // one rank, or a rank without neighbours: no need to look
   const host::RangeSplit ranges(nodes.count());
   std::vector<std::vector<std::int64_t>> found(static_cast<std::size_t>(ranges.count()));
   ranges.run([&](int range, std::int64_t begin, std::int64_t end) {
@@ -133,11 +136,13 @@ std::vector<NodeNorm> sent_node_norms(const dist::DistMatrix& a, const DistNodes
   return out;
 }
 
-/// A strong edge between an owned node (`row`, this rank's index) and a global node.
+/// A strong edge between an owned node (`row`, this rank's index) and a global node. A list
+/// holds an edge once, so (row, col) identifies it.
 struct NodeEdge {
   std::int64_t row, col;
   double strength;
   bool operator<(const NodeEdge& o) const { return std::tie(row, col) < std::tie(o.row, o.col); }
+  bool operator==(const NodeEdge& o) const { return row == o.row && col == o.col; }
 };
 
 /// Two lists of edges sorted by (row, col) as one, the larger strength where both hold an
@@ -309,7 +314,9 @@ CrossRankEdges cross_rank_strength(const dist::Communicator& comm, const dist::D
     transposed[static_cast<std::size_t>(nodes.partition.owner(e.col))].push_back({e.col, nodes.first + e.row, e.strength});
   std::vector<NodeEdge> theirs = route(comm, transposed);
   for (NodeEdge& e : theirs) e.row -= nodes.first;
-  std::sort(theirs.begin(), theirs.end());
+  const std::size_t received = theirs.size();
+  host::sort_unique(theirs);  // in parallel; an edge comes once (from its far node's owner)
+  TESSERA_ASSERT(theirs.size() == received, "AMG strength: ", received - theirs.size(), " cross-rank edges came twice");
   const std::vector<NodeEdge> both = union_max(mine, theirs);
 
   // The rows with edges, in node order (`both` is sorted by node, then by the node at the other end).
