@@ -129,7 +129,7 @@ std::vector<NodeNorm> sent_node_norms(const dist::DistMatrix& a, const DistNodes
   std::vector<NodeNorm> out(sent.size());
   host::for_ranges(static_cast<std::int64_t>(sent.size()), [&](std::int64_t begin, std::int64_t end) {
     for (std::int64_t i = begin; i < end; ++i) {
-      const std::int64_t n = std::upper_bound(nodes.ptr.begin(), nodes.ptr.end(), sent[i]) - nodes.ptr.begin() - 1;
+      const std::int64_t n = nodes.node_of(sent[i]);
       out[i] = {nodes.first + n, own_block_norm(a.local, nodes, n)};
     }
   });

@@ -8,6 +8,7 @@
 //     exchange over A's plan (an {id, norm} pair per dof);
 //   - the graph is a DistMatrix over the node partition; its transpose (dist::transpose: one
 //     all-to-all) supplies the edges kept only in the other direction.
+#include <algorithm>
 #include <cstdint>
 #include <vector>
 
@@ -28,6 +29,12 @@ struct DistNodes {
   std::int64_t dofs_per_node = 0;
 
   std::int64_t count() const { return static_cast<std::int64_t>(ptr.size()) - 1; }
+  /// The node of rank-local dof `dof` (in [0, ptr.back())): a division where every node has
+  /// dofs_per_node dofs, else a search of ptr.
+  std::int64_t node_of(std::int64_t dof) const {
+    if (dofs_per_node > 0) return dof / dofs_per_node;
+    return std::upper_bound(ptr.begin(), ptr.end(), dof) - ptr.begin() - 1;
+  }
 };
 
 /// Collective. Nodes of `block_size` consecutive rows; InputError (every rank) if a rank's row

@@ -194,11 +194,14 @@ TEST(CrossRankStrength, NodeSplitByPartitionIsInputErrorOnEveryRank) {
 }
 
 /// The device phases make a uniform layout's offsets on the GPU (n * dofs_per_node) instead of
-/// uploading ptr: dofs_per_node must be set exactly when every node has that many dofs.
+/// uploading ptr, and node_of divides by it: dofs_per_node must be set exactly when every node
+/// has that many dofs.
 void expect_layout(const DistNodes& nodes, std::int64_t dofs_per_node) {
   EXPECT_EQ(nodes.dofs_per_node, dofs_per_node);
   if (nodes.dofs_per_node > 0)
     for (std::int64_t n = 0; n <= nodes.count(); ++n) ASSERT_EQ(nodes.ptr[n], n * nodes.dofs_per_node) << n;
+  for (std::int64_t n = 0; n < nodes.count(); ++n)  // node_of divides or searches: each dof's node either way
+    for (std::int64_t dof = nodes.ptr[n]; dof < nodes.ptr[n + 1]; ++dof) ASSERT_EQ(nodes.node_of(dof), n) << dof;
 }
 
 TEST(DistNodes, UniformLayoutsSayTheirNodeSize) {
