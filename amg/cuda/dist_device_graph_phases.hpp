@@ -7,7 +7,7 @@
 //     between two owned nodes, in both directions, are there), read from the level's device copy
 //     of A, which stays for the level's eigenvalue estimate and solve; the edges to other ranks'
 //     nodes from the host (cross_rank_strength: boundary nodes only), uploaded as the non-local
-//     block.
+//     block (only the rows with edges travel; the GPU lays out the offsets of every row).
 //   Aggregation: device_aggregate's three phases over both blocks. Each step that reads a
 //     neighbour's value (MIS-2 keys, one-ring maxima, root aggregates, placements) first
 //     exchanges the boundary values over the graph's halo plan (dist/cuda/host_staged_halo.cuh:
