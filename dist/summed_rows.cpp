@@ -248,12 +248,14 @@ SummedPattern summed_pattern(const Communicator& comm, const Csr<double>& own,
   const auto ghost_index = [&](std::int64_t g) {
     return static_cast<std::int32_t>(std::lower_bound(ghosts.begin(), ghosts.end(), g) - ghosts.begin());
   };
-  // Outside compact column -> ghost, for the own rows' entries. global_of increases, so the outside
-  // columns are those before first_owned and from end_owned on.
-  std::vector<std::int32_t> ghost_of(global_of.size(), 0);
+  // Compact column -> its column in the sum, for the own rows' entries: the local column of an
+  // owned one, the ghost index of an outside one. global_of increases, so the outside columns are
+  // those before first_owned and from end_owned on.
+  std::vector<std::int32_t> column_of(global_of.size());
   host::for_ranges(static_cast<std::int64_t>(global_of.size()), [&](std::int64_t begin, std::int64_t end) {
     for (std::int64_t c = begin; c < end; ++c)
-      if (c < first_owned || c >= end_owned) ghost_of[c] = ghost_index(global_of[c]);
+      column_of[c] = c >= first_owned && c < end_owned ? static_cast<std::int32_t>(global_of[c] - cb)
+                                                       : ghost_index(global_of[c]);
   });
 
   part.emplace("columns");
@@ -279,21 +281,22 @@ SummedPattern summed_pattern(const Communicator& comm, const Csr<double>& own,
   map.received_positions.resize(received.cols.size());
 
   // Columns, and the merged rows' positions. A row that receives nothing is its own row, entry
-  // for entry; a merged row's entries are its distinct columns, and each contribution's position
-  // is that of the column it falls in.
+  // for entry, in its three parts (outside left, owned, outside right: split); a merged row's
+  // entries are its distinct columns, and each contribution's position is that of the column it
+  // falls in.
   const std::int64_t local_entries = a.local.nnz();
   ranges.run([&](int, std::int64_t begin, std::int64_t end) {
+    const std::int32_t* own_col = own.col_idx.data();
+    std::int32_t* local_col = a.local.col_idx.data();
+    std::int32_t* ghost_col = a.nonlocal.col_idx.data();
     for (std::int64_t r = begin; r < end; ++r) {
       std::int64_t l = a.local.row_ptr[r], g = a.nonlocal.row_ptr[r];
       const std::int32_t j = merged.of_row[r];
       if (j < 0) {
-        for (std::int64_t k = own.row_ptr[r]; k < own.row_ptr[r + 1]; ++k) {
-          const std::int32_t c = own.col_idx[k];
-          if (c >= first_owned && c < end_owned)
-            a.local.col_idx[l++] = static_cast<std::int32_t>(global_of[c] - cb);
-          else
-            a.nonlocal.col_idx[g++] = ghost_of[c];
-        }
+        const auto [s, lo, hi, e] = split(r);
+        for (std::int64_t k = s; k < lo; ++k) ghost_col[g++] = column_of[own_col[k]];
+        for (std::int64_t k = lo; k < hi; ++k) local_col[l++] = column_of[own_col[k]];
+        for (std::int64_t k = hi; k < e; ++k) ghost_col[g++] = column_of[own_col[k]];
         continue;
       }
       const std::int64_t own_begin = own.row_ptr[r];
@@ -304,10 +307,10 @@ SummedPattern summed_pattern(const Communicator& comm, const Csr<double>& own,
           [&](std::int64_t col) {
             if (is_owned(col)) {
               position = l;
-              a.local.col_idx[l++] = static_cast<std::int32_t>(col - cb);
+              local_col[l++] = static_cast<std::int32_t>(col - cb);
             } else {
               position = local_entries + g;
-              a.nonlocal.col_idx[g++] = ghost_index(col);
+              ghost_col[g++] = ghost_index(col);
             }
           },
           [&](std::int64_t index) {
