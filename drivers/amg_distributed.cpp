@@ -1,7 +1,6 @@
 #include "drivers/amg_distributed.hpp"
 
 #include <mpi.h>
-#include <sys/resource.h>
 
 #include <cmath>
 #include <cstdio>
@@ -25,6 +24,7 @@
 #include "drivers/common/trace_report.hpp"
 #include "local/core/error.hpp"
 #include "local/core/host_ranges.hpp"
+#include "local/core/page_faults.hpp"
 #include "local/gen/generators.hpp"
 #include "local/io/matrix_market.hpp"
 
@@ -90,15 +90,6 @@ double host_relative_residual(const dist::Communicator& comm, const dist::DistMa
   for (std::size_t i = 0; i < b.size(); ++i) sums[0] += (b[i] - ax[i]) * (b[i] - ax[i]), sums[1] += b[i] * b[i];
   comm.allreduce_in_place(sums, dist::ReduceOp::sum);
   return sums[1] > 0 ? std::sqrt(sums[0] / sums[1]) : std::sqrt(sums[0]);
-}
-
-/// Host page faults of this process so far (minor + major). A fault is a page touched for the
-/// first time: the kernel zeroes it, and on a virtual machine whose memory grows on use the
-/// hypervisor may back it first, so a setup's faults show how much fresh memory it touched.
-std::int64_t host_page_faults() {
-  rusage u{};
-  getrusage(RUSAGE_SELF, &u);
-  return std::int64_t(u.ru_minflt) + std::int64_t(u.ru_majflt);
 }
 
 /// The setup phase: the first whole setup and, with --setups N, N - 1 more from scratch.

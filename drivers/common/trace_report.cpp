@@ -8,11 +8,12 @@
 namespace tessera::driver {
 namespace {
 
-// One line a step: path, tab, calls, tab, seconds (names hold no tabs or newlines).
+// One line a step: path, tab, calls, tab, seconds, tab, page faults (names hold no tabs or newlines).
 std::string serialize(const std::vector<trace::StepTotal>& steps) {
   std::ostringstream out;
   out.precision(9);
-  for (const trace::StepTotal& s : steps) out << s.path << '\t' << s.calls << '\t' << s.seconds << '\n';
+  for (const trace::StepTotal& s : steps)
+    out << s.path << '\t' << s.calls << '\t' << s.seconds << '\t' << s.page_faults << '\n';
   return out.str();
 }
 
@@ -28,8 +29,9 @@ struct TreeOrder {
 constexpr double kShownSeconds = 5e-4;  // inner steps faster than this on every rank are not printed
 
 struct StepRow {
-  std::vector<long long> calls;    // per rank; 0 where a rank never ran the step
-  std::vector<double> seconds;     // per rank
+  std::vector<long long> calls;        // per rank; 0 where a rank never ran the step
+  std::vector<double> seconds;         // per rank
+  std::vector<long long> page_faults;  // per rank
 };
 
 }  // namespace
@@ -54,13 +56,18 @@ nlohmann::json report_step_trace(const dist::Communicator& comm, const std::stri
     std::istringstream in(std::string(all.begin() + at, all.begin() + at + lengths[r]));
     at += static_cast<std::size_t>(lengths[r]);
     std::string path;
-    long long calls = 0;
+    long long calls = 0, faults = 0;
     double seconds = 0;
-    while (std::getline(in, path, '\t') && in >> calls >> seconds && in.ignore(1)) {
+    while (std::getline(in, path, '\t') && in >> calls >> seconds >> faults && in.ignore(1)) {
       StepRow& row = rows[path];
-      if (row.seconds.empty()) row.seconds.assign(ranks, 0.0), row.calls.assign(ranks, 0);
+      if (row.seconds.empty()) {
+        row.seconds.assign(ranks, 0.0);
+        row.calls.assign(ranks, 0);
+        row.page_faults.assign(ranks, 0);
+      }
       row.seconds[r] = seconds;
       row.calls[r] = calls;
+      row.page_faults[r] = faults;
     }
   }
   std::printf("%s (host wall-clock seconds per step, indented under the step it runs in, which includes it)\n",
@@ -80,7 +87,7 @@ nlohmann::json report_step_trace(const dist::Communicator& comm, const std::stri
     }
     const long long calls = *std::max_element(row.calls.begin(), row.calls.end());
     const std::size_t depth = static_cast<std::size_t>(std::count(path.begin(), path.end(), '/'));
-    out.push_back({{"step", path}, {"calls", row.calls}, {"seconds", row.seconds}});  // per rank
+    out.push_back({{"step", path}, {"calls", row.calls}, {"seconds", row.seconds}, {"page_faults", row.page_faults}});
     if (depth > 0 && slowest < kShownSeconds) {
       ++omitted;
       continue;

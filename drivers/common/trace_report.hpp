@@ -19,7 +19,8 @@ namespace tessera::driver {
 /// on around what it measures.
 bool agree_on_tracing(const dist::Communicator& comm, bool flag);
 
-/// Collective; prints on rank 0 under `title` and returns the table as JSON (rank 0; null elsewhere).
+/// Collective; prints on rank 0 under `title` and returns the table as JSON (rank 0; null
+/// elsewhere): a row a step, with its calls, seconds and host page faults rank by rank.
 nlohmann::json report_step_trace(const dist::Communicator& comm, const std::string& title,
                                  const std::vector<trace::StepTotal>& mine);
 

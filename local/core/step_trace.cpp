@@ -4,6 +4,8 @@
 #include <cstring>
 #include <map>
 
+#include "local/core/page_faults.hpp"
+
 namespace tessera::trace {
 namespace {
 
@@ -40,18 +42,21 @@ Step::Step(const char* name) : on_(enabled()) {
   parent_length_ = path.size();
   if (!path.empty()) path += '/';
   path += name;
+  start_faults_ = host_page_faults();
   start_ = std::chrono::steady_clock::now();
 }
 
 Step::~Step() {
   if (!on_) return;
   const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
+  const long long faults = host_page_faults() - start_faults_;
   State& s = state();
   try {
     StepTotal& t = s.totals[s.path];
     if (t.path.empty()) t.path = s.path;
     ++t.calls;
     t.seconds += seconds;
+    t.page_faults += faults;
   } catch (...) {  // out of host memory: lose this record rather than terminate (destructors are noexcept)
   }
   s.path.resize(parent_length_);

@@ -1,6 +1,7 @@
 #pragma once
 // Opt-in wall-clock accounting of named host steps, per process: where a distributed setup's
-// time goes on each rank, without a profiler (the GPU machines have none for host code).
+// time goes on each rank, without a profiler (the GPU machines have none for host code), and
+// where it touches fresh memory (each step's host page faults, local/core/page_faults.hpp).
 // Off by default; a step then costs a call and a branch. Turned on by `set_enabled(true)` (the
 // drivers' `--trace`) or the environment variable TESSERA_TRACE=1.
 //
@@ -21,6 +22,7 @@ struct StepTotal {
   std::string path;  // the step's name under its enclosing steps' names, joined by '/'
   long long calls = 0;
   double seconds = 0;
+  long long page_faults = 0;  // the process's, all threads, while the step was open
 };
 
 bool enabled();
@@ -41,6 +43,7 @@ class Step {
   bool on_;
   std::size_t parent_length_ = 0;  // the enclosing path's length, restored on exit
   std::chrono::steady_clock::time_point start_;
+  long long start_faults_ = 0;
 };
 
 }  // namespace tessera::trace

@@ -1,8 +1,11 @@
 // The step trace (local/core/step_trace.hpp): nothing recorded when off; nested steps recorded
-// under their paths with their call counts; a parent's time includes its children's.
+// under their paths with their call counts; a parent's time includes its children's, and so do
+// its page faults; a step that touches fresh memory records faults.
 #include <gtest/gtest.h>
 
 #include <chrono>
+#include <cstddef>
+#include <memory>
 #include <thread>
 
 #include "local/core/step_trace.hpp"
@@ -51,6 +54,24 @@ TEST_F(StepTraceTest, NestedStepsAreRecordedUnderTheirPaths) {
   EXPECT_GE(t[2].seconds, 3 * 0.002);
   EXPECT_GE(t[1].seconds, t[2].seconds + t[3].seconds);
   EXPECT_LT(t[0].seconds, t[2].seconds);
+}
+
+TEST_F(StepTraceTest, AStepThatTouchesFreshMemoryRecordsPageFaults) {
+  set_enabled(true);
+  constexpr std::size_t kBytes = std::size_t{64} << 20;  // above glibc's largest mmap threshold: fresh pages
+  {
+    TESSERA_TRACE_STEP("outer");
+    TESSERA_TRACE_STEP("touch");
+    const std::unique_ptr<char[]> fresh(new char[kBytes]);
+    volatile char* page = fresh.get();  // volatile: the writes to memory freed unread stay
+    for (std::size_t i = 0; i < kBytes; i += 4096) page[i] = 1;
+  }
+  const std::vector<StepTotal> t = totals();
+  ASSERT_EQ(t.size(), 2u);
+  ASSERT_EQ(t[1].path, "outer/touch");
+  // At least one fault per 2 MB huge page (32); with 4 KiB pages, one per page (16384).
+  EXPECT_GE(t[1].page_faults, 32);
+  EXPECT_GE(t[0].page_faults, t[1].page_faults);
 }
 
 TEST_F(StepTraceTest, ResetForgetsTotalsAndAStepOpenedWhenOffStaysOff) {
