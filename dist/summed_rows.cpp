@@ -31,6 +31,7 @@ struct Contribution {
 /// received) sorted by (column, contribution): row j's are items[ptr[j], ptr[j+1]).
 struct MergedRows {
   std::vector<std::int32_t> of_row;  // owned row -> its merged row, or -1
+  std::vector<std::int64_t> rows;    // merged row j -> its owned row, increasing
   std::vector<std::int64_t> ptr{0};
   std::vector<Contribution> items;
 };
@@ -57,6 +58,7 @@ MergedRows merged_rows(const Csr<double>& own, std::int64_t rows, const std::vec
   for (std::size_t i = 0; i < received.row.size(); ++i)
     if (received.lengths[i] > 0) m.ptr[m.of_row[received.row[i]] + 1] += received.lengths[i];
   for (std::size_t j = 0; j < receiving.size(); ++j) m.ptr[j + 1] += m.ptr[j];
+  m.rows = receiving;
   // Where each contribution goes: a merged row holds its own entries, then its partial rows in
   // the order received. The offsets are found in one pass over the partial rows; the entries
   // (hundreds of thousands on a 3D surface) are then copied by ranges, in parallel.
@@ -86,6 +88,22 @@ MergedRows merged_rows(const Csr<double>& own, std::int64_t rows, const std::vec
     for (std::int64_t j = begin; j < end; ++j) std::sort(m.items.begin() + m.ptr[j], m.items.begin() + m.ptr[j + 1]);
   }, kRowsARange);
   return m;
+}
+
+// What a merged row's contribution costs a pass over the rows, against an entry of a row that
+// receives nothing: its column's ghost index is searched and its position stored (12 ns against
+// 1 ns an entry, one thread at poisson3d:160 on two ranks).
+constexpr std::int64_t kMergedItemCost = 8;
+
+/// The owned rows [0, rows) in ranges of about equal work, for the passes that treat every row.
+/// The merged rows lie at the ends of a rank's rows (its surface), and a split by row count gave
+/// them all to one thread, which the others waited for (docs/performance.md, fifty-third
+/// session). `merged_before(r)`: the merged rows' contributions (or entries) in rows [0, r).
+template <class MergedBefore>
+host::RangeSplit rows_by_work(const Csr<double>& own, std::int64_t rows, MergedBefore&& merged_before) {
+  return host::RangeSplit::by_cost(rows, [&](std::int64_t r) {
+    return own.row_ptr[r] + r + kMergedItemCost * merged_before(r);
+  });
 }
 
 /// Collective: the first of the two collectives every sum makes, whichever way a rank makes it
@@ -215,7 +233,9 @@ SummedPattern summed_pattern(const Communicator& comm, const Csr<double>& own,
   // merged row lists each of its columns once). On a 3D surface those are hundreds of thousands, most of them repeats:
   // collected by ranges, then sorted and made unique in parallel.
   part.emplace("row_lengths");
-  const host::RangeSplit ranges(rows);
+  const host::RangeSplit ranges = rows_by_work(own, rows, [&](std::int64_t r) {
+    return merged.ptr[std::lower_bound(merged.rows.begin(), merged.rows.end(), r) - merged.rows.begin()];
+  });
   std::vector<std::vector<std::int64_t>> outside(static_cast<std::size_t>(ranges.count()));
   ranges.run([&](int range, std::int64_t begin, std::int64_t end) {
     std::vector<std::int64_t>& found = outside[static_cast<std::size_t>(range)];
@@ -258,7 +278,7 @@ SummedPattern summed_pattern(const Communicator& comm, const Csr<double>& own,
                                                        : ghost_index(global_of[c]);
   });
 
-  part.emplace("columns");
+  part.emplace("offsets");
   a.nonlocal.cols = static_cast<std::int64_t>(ghosts.size());
   for (std::int64_t r = 0; r < rows; ++r) {
     a.local.row_ptr[r + 1] += a.local.row_ptr[r];
@@ -272,11 +292,8 @@ SummedPattern summed_pattern(const Communicator& comm, const Csr<double>& own,
   // The map: the merged rows, where their own entries' positions start, and the positions.
   SummationMap& map = out.map;
   map.own_entries = own.row_ptr[rows];
-  for (std::int64_t r = 0; r < rows; ++r)
-    if (merged.of_row[r] >= 0) {
-      map.merged_rows.push_back(r);
-      map.own_first.push_back(map.own_first.back() + own.row_length(r));
-    }
+  map.merged_rows = merged.rows;
+  for (std::int64_t r : merged.rows) map.own_first.push_back(map.own_first.back() + own.row_length(r));
   map.own_positions.resize(static_cast<std::size_t>(map.own_first.back()));
   map.received_positions.resize(received.cols.size());
 
@@ -284,6 +301,7 @@ SummedPattern summed_pattern(const Communicator& comm, const Csr<double>& own,
   // for entry, in its three parts (outside left, owned, outside right: split); a merged row's
   // entries are its distinct columns, and each contribution's position is that of the column it
   // falls in.
+  part.emplace("columns");
   const std::int64_t local_entries = a.local.nnz();
   ranges.run([&](int, std::int64_t begin, std::int64_t end) {
     const std::int32_t* own_col = own.col_idx.data();

@@ -54,6 +54,29 @@ RangeSplit::RangeSplit(std::int64_t n, std::int64_t grain) : n_(std::max<std::in
   count_ = static_cast<int>(std::max<std::int64_t>(1, std::min<std::int64_t>(threads(), by_size)));
 }
 
+RangeSplit RangeSplit::by_cost(std::int64_t n, const std::function<std::int64_t(std::int64_t)>& cost_before,
+                               std::int64_t grain) {
+  RangeSplit split(n, grain);
+  if (split.count_ == 1) return split;
+  const std::int64_t total = cost_before(split.n_);
+  split.cuts_.assign(static_cast<std::size_t>(split.count_ + 1), split.n_);
+  split.cuts_[0] = 0;
+  // Range k starts at the first item whose cost before it reaches k/count of the total.
+  for (int k = 1; k < split.count_; ++k) {
+    const std::int64_t share = static_cast<std::int64_t>(static_cast<double>(total) * k / split.count_);
+    std::int64_t lo = split.cuts_[k - 1], hi = split.n_;
+    while (lo < hi) {
+      const std::int64_t mid = lo + (hi - lo) / 2;
+      if (cost_before(mid) < share)
+        lo = mid + 1;
+      else
+        hi = mid;
+    }
+    split.cuts_[k] = lo;
+  }
+  return split;
+}
+
 void RangeSplit::run(const std::function<void(int, std::int64_t, std::int64_t)>& body) const {
   if (count_ == 1) {
     body(0, 0, n_);

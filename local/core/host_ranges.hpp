@@ -15,6 +15,7 @@
 #include <cstdint>
 #include <functional>
 #include <string>
+#include <vector>
 
 namespace tessera::host {
 
@@ -37,9 +38,17 @@ class RangeSplit {
   /// min_range_items().
   explicit RangeSplit(std::int64_t n, std::int64_t grain = 0);
 
+  /// As many ranges as RangeSplit(n, grain), cut where the items' cost is shared equally rather
+  /// than their number: `cost_before(i)` is the cost of items [0, i), non-decreasing in i, and
+  /// is asked O(ranges * log n) times. For loops whose costly items bunch together (the rows a
+  /// Galerkin sum merges lie at the ends of a rank's rows): an even split by count hands them
+  /// all to one thread, which the others then wait for.
+  static RangeSplit by_cost(std::int64_t n, const std::function<std::int64_t(std::int64_t)>& cost_before,
+                            std::int64_t grain = 0);
+
   int count() const { return count_; }
-  std::int64_t begin(int range) const { return n_ * range / count_; }
-  std::int64_t end(int range) const { return n_ * (range + 1) / count_; }
+  std::int64_t begin(int range) const { return cuts_.empty() ? n_ * range / count_ : cuts_[range]; }
+  std::int64_t end(int range) const { return cuts_.empty() ? n_ * (range + 1) / count_ : cuts_[range + 1]; }
 
   /// body(range, begin, end) for every range, in parallel. An exception thrown by a body is
   /// rethrown here (the first range's, in range order) after every range has finished.
@@ -48,6 +57,7 @@ class RangeSplit {
  private:
   std::int64_t n_;
   int count_;
+  std::vector<std::int64_t> cuts_;  // by_cost's range bounds (count_ + 1), else empty: even cuts
 };
 
 /// body(begin, end) over ranges of [0, n) in parallel (RangeSplit(n, grain).run).

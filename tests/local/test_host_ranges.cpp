@@ -59,6 +59,36 @@ TEST_F(HostRanges, RangesCoverEveryItemOnceInOrder) {
   EXPECT_EQ(host::RangeSplit(100, 1000).count(), 1) << "a grain larger than the loop keeps one range";
 }
 
+TEST_F(HostRanges, RangesByCostShareTheCostAndCoverEveryItemOnce) {
+  // Items 90-99 cost 100 each, the others 1 (1090 in all): an even split by count would give the
+  // last range all ten costly items and 24 more. By cost, each of the three ranges gets about 363.
+  std::vector<std::int64_t> before(101, 0);
+  for (int i = 0; i < 100; ++i) before[i + 1] = before[i] + (i >= 90 ? 100 : 1);
+  const auto cost_before = [&](std::int64_t i) { return before[i]; };
+  const host::RangeSplit split = host::RangeSplit::by_cost(100, cost_before);
+  ASSERT_EQ(split.count(), 3);
+  // Cut at the first item whose cost before it reaches 1090/3 = 363 and 2*1090/3 = 726: item 93
+  // (390 before it, 290 before item 92) and item 97 (790 before it, 690 before item 96).
+  EXPECT_EQ(split.begin(0), 0);
+  EXPECT_EQ(split.begin(1), 93);
+  EXPECT_EQ(split.begin(2), 97);
+  EXPECT_EQ(split.end(2), 100);
+  for (int r = 1; r < split.count(); ++r) EXPECT_EQ(split.begin(r), split.end(r - 1));
+  std::vector<int> seen(100, 0);
+  split.run([&](int, std::int64_t b, std::int64_t e) {
+    for (std::int64_t i = b; i < e; ++i) ++seen[i];
+  });
+  EXPECT_EQ(seen, std::vector<int>(100, 1));
+  // All the cost in the first item: the later ranges are empty, and still in order.
+  const host::RangeSplit front = host::RangeSplit::by_cost(10, [](std::int64_t i) { return i > 0 ? 50 : 0; });
+  ASSERT_EQ(front.count(), 3);
+  EXPECT_EQ(front.end(0), 1);
+  EXPECT_EQ(front.begin(2), 1);
+  EXPECT_EQ(front.end(2), 10);
+  EXPECT_EQ(host::RangeSplit::by_cost(0, cost_before).end(0), 0);
+  EXPECT_EQ(host::RangeSplit::by_cost(7, [](std::int64_t) { return 0; }).end(2), 7) << "no cost: the last range ends at n";
+}
+
 TEST_F(HostRanges, FirstFailureIsTheSerialLoopsFirst) {
   const std::vector<int> bad{0, 0, 0, 0, 1, 0, 1, 0, 0, 1};
   const auto check = [&](std::int64_t b, std::int64_t e) -> std::string {
