@@ -27,6 +27,29 @@ struct Contribution {
   bool operator<(const Contribution& o) const { return col != o.col ? col < o.col : index < o.index; }
 };
 
+/// Sorts a merged row's contributions: its own row, then the partial rows it received, each
+/// sorted by column already (a product's rows are). Merging those runs in turn is cheaper than
+/// a sort (a few runs of tens of entries); contributions are distinct, so any order of merging
+/// gives the sorted row. Many runs (a partial row out of order) fall back to a sort.
+void sort_runs(Contribution* first, Contribution* last, std::vector<Contribution>& scratch) {
+  constexpr int kMostRuns = 8;
+  Contribution* sorted_end = first;  // [first, sorted_end) is sorted
+  for (int runs = 0; sorted_end != last; ++runs) {
+    if (runs == kMostRuns) {
+      std::sort(first, last);
+      return;
+    }
+    Contribution* run_end = sorted_end + 1;
+    while (run_end != last && run_end[-1] < run_end[0]) ++run_end;
+    if (sorted_end != first) {
+      scratch.resize(static_cast<std::size_t>(run_end - first));
+      std::merge(first, sorted_end, sorted_end, run_end, scratch.begin());
+      std::copy(scratch.begin(), scratch.end(), first);
+    }
+    sorted_end = run_end;
+  }
+}
+
 /// The rows that receive partial rows, each with all its contributions (own entries, then
 /// received) sorted by (column, contribution): row j's are items[ptr[j], ptr[j+1]).
 struct MergedRows {
@@ -85,15 +108,17 @@ MergedRows merged_rows(const Csr<double>& own, std::int64_t rows, const std::vec
         m.items[item_of[i] + (e - entry_of[i])] = Contribution{received.cols[e], first_received + e};
   }, kRowsARange);
   host::for_ranges(static_cast<std::int64_t>(receiving.size()), [&](std::int64_t begin, std::int64_t end) {
-    for (std::int64_t j = begin; j < end; ++j) std::sort(m.items.begin() + m.ptr[j], m.items.begin() + m.ptr[j + 1]);
+    std::vector<Contribution> scratch;
+    for (std::int64_t j = begin; j < end; ++j)
+      sort_runs(m.items.data() + m.ptr[j], m.items.data() + m.ptr[j + 1], scratch);
   }, kRowsARange);
   return m;
 }
 
 // What a merged row's contribution costs a pass over the rows, against an entry of a row that
-// receives nothing: its column's ghost index is searched and its position stored (12 ns against
-// 1 ns an entry, one thread at poisson3d:160 on two ranks).
-constexpr std::int64_t kMergedItemCost = 8;
+// receives nothing: its position is stored, and a column only received is searched among the
+// ghosts (5-6 ns against 1 ns an entry, one thread at poisson3d:160 on two ranks).
+constexpr std::int64_t kMergedItemCost = 4;
 
 /// The owned rows [0, rows) in ranges of about equal work, for the passes that treat every row.
 /// The merged rows lie at the ends of a rank's rows (its surface), and a split by row count gave
@@ -117,11 +142,12 @@ void agree_on_column_limit(const Communicator& comm, std::int64_t owned, std::in
 }
 
 /// Calls column(c) for each distinct column c of a sorted merged row, in order, and after it
-/// contribution(index) for each of that column's contributions.
+/// contribution(index) for each of that column's contributions. column(c, first) also gets the
+/// column's first contribution: an own entry, if the row has one in that column.
 template <class Column, class Contribution>
 void for_each_merged(const MergedRows& m, std::int32_t j, Column&& column, Contribution&& contribution) {
   for (std::int64_t q = m.ptr[j]; q < m.ptr[j + 1]; ++q) {
-    if (q == m.ptr[j] || m.items[q].col != m.items[q - 1].col) column(m.items[q].col);
+    if (q == m.ptr[j] || m.items[q].col != m.items[q - 1].col) column(m.items[q].col, m.items[q].index);
     contribution(m.items[q].index);
   }
 }
@@ -249,7 +275,7 @@ SummedPattern summed_pattern(const Communicator& comm, const Csr<double>& own,
       } else {
         for_each_merged(
             merged, merged.of_row[r],
-            [&](std::int64_t g) {
+            [&](std::int64_t g, std::int64_t) {
               if (is_owned(g)) return void(++owned);
               ++outside_count;
               found.push_back(g);
@@ -322,13 +348,14 @@ SummedPattern summed_pattern(const Communicator& comm, const Csr<double>& own,
       std::int64_t position = -1;  // the current column's
       for_each_merged(
           merged, j,
-          [&](std::int64_t col) {
+          [&](std::int64_t col, std::int64_t first) {
             if (is_owned(col)) {
               position = l;
               local_col[l++] = static_cast<std::int32_t>(col - cb);
             } else {
+              // A column the own row has is mapped already; only a received one is searched.
               position = local_entries + g;
-              ghost_col[g++] = ghost_index(col);
+              ghost_col[g++] = first < map.own_entries ? column_of[own_col[first]] : ghost_index(col);
             }
           },
           [&](std::int64_t index) {

@@ -2,8 +2,8 @@
 // the sum's pattern and values against a sum by (row, global column) in contribution order, bit
 // for bit; each contribution's position is the entry of its row and column, and a sum through the
 // positions (the device's) is the sum; one host thread against three with short ranges; new
-// values through the same map; and the hand-over (own_rows_as_sum), which ranks may mix with
-// summed_pattern.
+// values through the same map; partial rows out of column order; and the hand-over
+// (own_rows_as_sum), which ranks may mix with summed_pattern.
 #include <algorithm>
 #include <cstdint>
 #include <cstring>
@@ -200,6 +200,15 @@ TEST(SummedRows, SumsPartialRowsByRowAndColumnInContributionOrder) {
       for (double& v : in.received) v = random_value(rng);
       add_contributions(s.map, in.own, in.received.data(), s.sum);
       expect_sum(s.sum, sum_by_coordinates(in, rows));
+
+      // Partial rows whose columns are not in order (a product's are; the merge of sorted runs
+      // must not depend on it): the same sum by coordinates.
+      for (std::size_t i = 0, e = 0; i < in.row.size(); e += static_cast<std::size_t>(in.lengths[i++]))
+        std::shuffle(in.cols.begin() + static_cast<std::ptrdiff_t>(e),
+                     in.cols.begin() + static_cast<std::ptrdiff_t>(e + static_cast<std::size_t>(in.lengths[i])), rng);
+      const SummedPattern unordered = summed(comm, in, partition);
+      expect_sum(unordered.sum, sum_by_coordinates(in, rows));
+      expect_positions(unordered.map, unordered.sum, in);
     }
   }
 }
