@@ -262,23 +262,34 @@ SummedPattern summed_pattern(const Communicator& comm, const Csr<double>& own,
   const host::RangeSplit ranges = rows_by_work(own, rows, [&](std::int64_t r) {
     return merged.ptr[std::lower_bound(merged.rows.begin(), merged.rows.end(), r) - merged.rows.begin()];
   });
-  std::vector<std::vector<std::int64_t>> outside(static_cast<std::size_t>(ranges.count()));
+  // The ghosts are the outside compact columns the owned rows use (marked, each range its own
+  // marks: a few thousand columns on a 3D surface, where the rows hold hundreds of thousands of
+  // such entries) and the outside columns only received.
+  const std::int64_t compact_columns = static_cast<std::int64_t>(global_of.size());
+  const std::int64_t outside_columns = first_owned + (compact_columns - end_owned);
+  const auto outside_number = [&](std::int32_t c) { return c < first_owned ? c : first_owned + (c - end_owned); };
+  std::vector<std::vector<std::uint8_t>> used(static_cast<std::size_t>(ranges.count()));
+  std::vector<std::vector<std::int64_t>> received_only(static_cast<std::size_t>(ranges.count()));
   ranges.run([&](int range, std::int64_t begin, std::int64_t end) {
-    std::vector<std::int64_t>& found = outside[static_cast<std::size_t>(range)];
+    std::vector<std::uint8_t>& mark = used[static_cast<std::size_t>(range)];
+    mark.assign(static_cast<std::size_t>(outside_columns), 0);
     for (std::int64_t r = begin; r < end; ++r) {
       std::int64_t owned = 0, outside_count = 0;
       if (merged.of_row[r] < 0) {
         const auto [s, lo, hi, e] = split(r);
         owned = hi - lo, outside_count = (lo - s) + (e - hi);
         for (auto [from, to] : {std::pair{s, lo}, {hi, e}})
-          for (std::int64_t k = from; k < to; ++k) found.push_back(global_of[own.col_idx[k]]);
+          for (std::int64_t k = from; k < to; ++k) mark[outside_number(own.col_idx[k])] = 1;
       } else {
         for_each_merged(
             merged, merged.of_row[r],
-            [&](std::int64_t g, std::int64_t) {
+            [&](std::int64_t g, std::int64_t first) {
               if (is_owned(g)) return void(++owned);
               ++outside_count;
-              found.push_back(g);
+              if (first < own.row_ptr[rows])
+                mark[outside_number(own.col_idx[first])] = 1;
+              else
+                received_only[static_cast<std::size_t>(range)].push_back(g);
             },
             [](std::int64_t) {});
       }
@@ -287,9 +298,17 @@ SummedPattern summed_pattern(const Communicator& comm, const Csr<double>& own,
     }
   });
   part.emplace("ghosts");
-  std::vector<std::int64_t> ghosts;
-  for (const std::vector<std::int64_t>& found : outside) ghosts.insert(ghosts.end(), found.begin(), found.end());
-  host::sort_unique(ghosts);
+  std::vector<std::int64_t> ghosts, only_received;
+  for (std::int64_t o = 0; o < outside_columns; ++o)
+    if (std::any_of(used.begin(), used.end(), [&](const std::vector<std::uint8_t>& mark) { return mark[o] != 0; }))
+      ghosts.push_back(global_of[o < first_owned ? o : end_owned + (o - first_owned)]);  // increasing
+  for (const std::vector<std::int64_t>& found : received_only)
+    only_received.insert(only_received.end(), found.begin(), found.end());
+  host::sort_unique(only_received);
+  const std::size_t from_own_rows = ghosts.size();
+  ghosts.insert(ghosts.end(), only_received.begin(), only_received.end());
+  std::inplace_merge(ghosts.begin(), ghosts.begin() + static_cast<std::ptrdiff_t>(from_own_rows), ghosts.end());
+  ghosts.erase(std::unique(ghosts.begin(), ghosts.end()), ghosts.end());
   agree_on_column_limit(comm, ce - cb, static_cast<std::int64_t>(ghosts.size()));
   const auto ghost_index = [&](std::int64_t g) {
     return static_cast<std::int32_t>(std::lower_bound(ghosts.begin(), ghosts.end(), g) - ghosts.begin());
