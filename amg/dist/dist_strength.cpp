@@ -12,6 +12,7 @@
 #include "local/core/host_ranges.hpp"
 #include "local/core/host_sort_unique.hpp"
 #include "local/core/step_trace.hpp"
+#include "local/formats/nonempty_rows.hpp"
 #include "local/formats/stack_rows.hpp"
 
 namespace tessera::amg {
@@ -107,17 +108,14 @@ std::vector<NodeNorm> owned_node_norms(const dist::DistMatrix& a, const DistNode
 }
 
 /// The owned nodes with an entry in a ghost column (where cross-rank edges start), increasing:
-/// the rank's surface, found by ranges of nodes.
+/// the rank's surface, the nodes of the non-local block's rows that hold entries (none on one
+/// rank).
 std::vector<std::int64_t> surface_nodes(const dist::DistMatrix& a, const DistNodes& nodes) {
-  if (a.nonlocal.nnz() == 0) return {};  // one rank, or a rank without neighbours: no need to look
-  const host::RangeSplit ranges(nodes.count());
-  std::vector<std::vector<std::int64_t>> found(static_cast<std::size_t>(ranges.count()));
-  ranges.run([&](int range, std::int64_t begin, std::int64_t end) {
-    for (std::int64_t n = begin; n < end; ++n)
-      if (a.nonlocal.row_ptr[nodes.ptr[n + 1]] > a.nonlocal.row_ptr[nodes.ptr[n]]) found[range].push_back(n);
-  });
   std::vector<std::int64_t> surface;
-  for (const std::vector<std::int64_t>& part : found) surface.insert(surface.end(), part.begin(), part.end());
+  for_each_nonempty_row(a.nonlocal.row_ptr.data(), a.owned_rows(), [&](std::int64_t dof) {
+    const std::int64_t n = nodes.node_of(dof);  // dofs increase, so nodes do too
+    if (surface.empty() || surface.back() != n) surface.push_back(n);
+  });
   return surface;
 }
 

@@ -2,6 +2,7 @@ target_sources(tessera_local PUBLIC FILE_SET HEADERS BASE_DIRS ${PROJECT_SOURCE_
   ${CMAKE_CURRENT_LIST_DIR}/csr.hpp
   ${CMAKE_CURRENT_LIST_DIR}/csr_arrays.hpp
   ${CMAKE_CURRENT_LIST_DIR}/dense.hpp
+  ${CMAKE_CURRENT_LIST_DIR}/nonempty_rows.hpp
   ${CMAKE_CURRENT_LIST_DIR}/row_block.hpp
   ${CMAKE_CURRENT_LIST_DIR}/stack_rows.hpp
   ${CMAKE_CURRENT_LIST_DIR}/tile_matrix.hpp

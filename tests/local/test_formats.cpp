@@ -1,9 +1,11 @@
-// Csr <-> TileMatrix round trips, format invariants, value-type conversion, footprints.
+// Csr <-> TileMatrix round trips, format invariants, value-type conversion, footprints, the rows
+// that hold entries.
 #include <gtest/gtest.h>
 
 #include "local/core/error.hpp"
 #include "local/formats/convert.hpp"
 #include "local/formats/footprint.hpp"
+#include "local/formats/nonempty_rows.hpp"
 #include "support/random_matrix.hpp"
 
 namespace tessera {
@@ -133,6 +135,44 @@ TEST(Footprint, CountsEveryArray) {
   const Footprint t = memory_footprint(to_tiles(a));
   EXPECT_EQ(t.index_bytes, 3 * 8 + 3 * 8 + 2 * 4 + 2 * 8);  // tile_row_ptr, value_offset, tile_col, bitmap
   EXPECT_EQ(t.value_bytes, 2 * 8);
+}
+
+/// The rows with entries, by a plain scan of every row.
+std::vector<std::int64_t> nonempty_by_scan(const std::vector<std::int64_t>& row_ptr) {
+  std::vector<std::int64_t> rows;
+  for (std::size_t r = 0; r + 1 < row_ptr.size(); ++r)
+    if (row_ptr[r + 1] > row_ptr[r]) rows.push_back(static_cast<std::int64_t>(r));
+  return rows;
+}
+
+std::vector<std::int64_t> nonempty_by_search(const std::vector<std::int64_t>& row_ptr) {
+  std::vector<std::int64_t> rows;
+  for_each_nonempty_row(row_ptr.data(), static_cast<std::int64_t>(row_ptr.size()) - 1,
+                        [&](std::int64_t r) { rows.push_back(r); });
+  return rows;
+}
+
+TEST(NonemptyRows, AreTheRowsAScanFinds) {
+  // No rows, one row (empty, full), every row empty, every row full, runs at both ends (a
+  // surface), a lone row after a long gap, the last row alone.
+  const std::vector<std::vector<std::int64_t>> cases{
+      {0}, {0, 0}, {0, 3}, {0, 0, 0, 0}, {0, 1, 2, 5}, {0, 2, 3, 3, 3, 3, 3, 3, 4, 6},
+      {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1}, {0, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1}};
+  for (const std::vector<std::int64_t>& row_ptr : cases)
+    EXPECT_EQ(nonempty_by_search(row_ptr), nonempty_by_scan(row_ptr)) << "rows " << row_ptr.size() - 1;
+  EXPECT_EQ(nonempty_by_search({0, 2, 3, 3, 3, 3, 3, 3, 4, 6}), (std::vector<std::int64_t>{0, 1, 7, 8}));
+  // Random gaps of every length up to thousands of rows.
+  std::mt19937_64 rng(testing::fresh_seed());
+  for (int trial = 0; trial < 200; ++trial) {
+    std::vector<std::int64_t> row_ptr{0};
+    const int rows = static_cast<int>(rng() % 3000);
+    const double full = std::uniform_real_distribution<double>(0.0, 1.0)(rng);
+    for (int r = 0; r < rows; ++r)
+      row_ptr.push_back(row_ptr.back() + (std::uniform_real_distribution<double>(0.0, 1.0)(rng) < full * full * full
+                                              ? 1 + static_cast<std::int64_t>(rng() % 4)
+                                              : 0));
+    ASSERT_EQ(nonempty_by_search(row_ptr), nonempty_by_scan(row_ptr)) << "trial " << trial;
+  }
 }
 
 }  // namespace
