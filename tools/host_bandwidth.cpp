@@ -7,7 +7,7 @@
 //   remap    dst[k] = map[src[k]]            (the sum's columns: a map of 700K entries, local reads)
 //   read     sum += src[k]                   (read 4 bytes an entry)
 // Run two at once (one a rank) to see what two ranks sharing a socket get:
-//   g++ -O2 -fopenmp tools/host_bandwidth.cpp -o host_bandwidth && ./host_bandwidth 84 1 2 4 8 16
+//   g++ -O3 -fopenmp tools/host_bandwidth.cpp -o host_bandwidth && ./host_bandwidth 84 1 2 4 8 16
 #include <omp.h>
 
 #include <algorithm>
