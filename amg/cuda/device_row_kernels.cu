@@ -2,6 +2,7 @@
 
 #include <cub/device/device_reduce.cuh>
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
 
@@ -63,11 +64,16 @@ __global__ void l1_inverse_diagonal_kernel(std::int64_t rows, const std::int64_t
   inv_l1[i] = 1.0 / l1;
 }
 
-__global__ void scaled_row_sum_kernel(std::int64_t rows, const std::int64_t* row_ptr, const double* val,
-                                      const double* inv_diag, double* out) {
+/// inv_diag_i * sum_j |a_ij| of each row, summed left to right: first over `first_ptr`/`first_val`
+/// if given (a distributed operator's non-local block), then over row_ptr/val.
+__global__ void scaled_row_sum_kernel(std::int64_t rows, const std::int64_t* first_ptr, const double* first_val,
+                                      const std::int64_t* row_ptr, const double* val, const double* inv_diag,
+                                      double* out) {
   const std::int64_t i = std::int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
   if (i >= rows) return;
   double sum = 0.0;
+  if (first_ptr)
+    for (std::int64_t p = first_ptr[i]; p < first_ptr[i + 1]; ++p) sum += fabs(first_val[p]);
   for (std::int64_t p = row_ptr[i]; p < row_ptr[i + 1]; ++p) sum += fabs(val[p]);
   out[i] = sum * inv_diag[i];
 }
@@ -152,16 +158,36 @@ DeviceBuffer<double> device_l1_inverse_diagonal(const DeviceCsr<double>& a, cuda
   return inv;
 }
 
-void device_gershgorin_max(const DeviceCsr<double>& a, const double* inv_diag, double* max, cudaStream_t stream) {
-  TESSERA_REQUIRE_INPUT(a.rows > 0, "device_gershgorin_max: no rows");
-  DeviceBuffer<double> row_bound(std::size_t(a.rows), stream);
-  scaled_row_sum_kernel<<<grid_for(a.rows, kThreads), kThreads, 0, stream>>>(a.rows, a.row_ptr.data(),
-                                                                              a.values.data(), inv_diag,
-                                                                              row_bound.data());
+namespace {
+
+/// *max = the largest scaled row sum (scaled_row_sum_kernel) over rows >= 1 rows.
+void scaled_row_sum_max(std::int64_t rows, const DeviceCsr<double>* first, const DeviceCsr<double>& a,
+                        const double* inv_diag, double* max, cudaStream_t stream) {
+  DeviceBuffer<double> row_bound(std::size_t(rows), stream);
+  scaled_row_sum_kernel<<<grid_for(rows, kThreads), kThreads, 0, stream>>>(
+      rows, first ? first->row_ptr.data() : nullptr, first ? first->values.data() : nullptr, a.row_ptr.data(),
+      a.values.data(), inv_diag, row_bound.data());
   TESSERA_CHECK_LAUNCH();
   tessera::cuda::cub_call(stream, [&](void* temp, std::size_t& bytes) {
-    return cub::DeviceReduce::Max(temp, bytes, row_bound.data(), max, a.rows, stream);
+    return cub::DeviceReduce::Max(temp, bytes, row_bound.data(), max, rows, stream);
   });
+}
+
+}  // namespace
+
+void device_gershgorin_max(const DeviceCsr<double>& a, const double* inv_diag, double* max, cudaStream_t stream) {
+  TESSERA_REQUIRE_INPUT(a.rows > 0, "device_gershgorin_max: no rows");
+  scaled_row_sum_max(a.rows, nullptr, a, inv_diag, max, stream);
+}
+
+double device_dist_gershgorin_bound(const DeviceCsr<double>& local, const DeviceCsr<double>& nonlocal,
+                                    const double* inv_diag, cudaStream_t stream) {
+  if (local.rows == 0) return 0.0;
+  TESSERA_ASSERT(nonlocal.rows == local.rows, "a distributed operator's blocks have ", local.rows, " and ",
+                 nonlocal.rows, " rows");
+  DeviceBuffer<double> max(1, stream);
+  scaled_row_sum_max(local.rows, nonlocal.nnz > 0 ? &nonlocal : nullptr, local, inv_diag, max.data(), stream);
+  return std::max(0.0, tessera::cuda::read_scalar(max.data(), stream));  // the host's bound starts from 0
 }
 
 namespace {

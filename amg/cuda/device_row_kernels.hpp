@@ -4,7 +4,8 @@
 //                                         positive, finite diagonal check)
 //   first unfit row                   <-> dist_level_ops.cpp's check_dist_operator (its rows)
 //   l1 inverse diagonal 1/d_l1        <-> smoother.cpp's make_smoother (l1-Jacobi)
-//   Gershgorin bound max_i sum|a_ij|/a_ii <-> eigen_estimate.cpp's gershgorin_bound
+//   Gershgorin bound max_i sum|a_ij|/a_ii <-> eigen_estimate.cpp's gershgorin_bound (and
+//                                         dist_eigen_estimate.cpp's dist_gershgorin_bound)
 //   Lanczos start vector              <-> node_hashes.hpp's lanczos_start_entry (shared)
 //   Lanczos update, division          <-> eigen_estimate.cpp's HostLanczosSpace and lanczos.hpp's
 //                                         recurrence, with its scalars kept on the device
@@ -43,6 +44,13 @@ tessera::cuda::DeviceBuffer<double> device_l1_inverse_diagonal(const tessera::cu
 /// synchronisation; the host's bound is max(0, *max)).
 void device_gershgorin_max(const tessera::cuda::DeviceCsr<double>& a, const double* inv_diag, double* max,
                            cudaStream_t stream = nullptr);
+
+/// max(0, max_i inv_diag_i * sum_j |a_ij|) over a distributed operator's owned rows (0 for none),
+/// each row's non-local entries summed before its local ones: dist_gershgorin_bound's order and
+/// start, so the bound is the host's bit for bit. Synchronises `stream`.
+double device_dist_gershgorin_bound(const tessera::cuda::DeviceCsr<double>& local,
+                                    const tessera::cuda::DeviceCsr<double>& nonlocal, const double* inv_diag,
+                                    cudaStream_t stream = nullptr);
 
 /// rows / block_size + 1 node offsets n * block_size. InputError unless block_size divides rows.
 tessera::cuda::DeviceBuffer<std::int64_t> device_uniform_nodes(std::int64_t rows, int block_size,

@@ -23,26 +23,27 @@ EigenEstimate dist_device_estimate_lambda_max(dist::gpu::DeviceContext& ctx, con
   TESSERA_REQUIRE_INPUT(steps >= 0, "AMG eigenvalue estimate: ", steps, " Lanczos steps");
   TESSERA_ASSERT(inv_diag.size() == static_cast<std::size_t>(a.owned_rows()), "one 1/a_ii per owned row");
   EigenEstimate est;
-  std::optional<trace::Step> step(std::in_place, "gershgorin");
-  est.gershgorin = dist_gershgorin_bound(ctx.comm(), a, inv_diag);
-  if (a.global_rows() == 0) return est;
-  step.emplace("upload");
+  if (a.global_rows() == 0) return est;  // the host's bound is 0 then
+  std::optional<trace::Step> step(std::in_place, "upload");
   const cudaStream_t s = ctx.compute();
   const std::int64_t n = a.owned_rows();
   dist::gpu::DeviceDistMatrix* da = nullptr;
   std::unique_ptr<LanczosWorkspace> work;
-  tessera::cuda::DeviceBuffer<double> sqrt_inv_diag;
+  tessera::cuda::DeviceBuffer<double> d, sqrt_inv_diag;
   // An allocation can fail on one rank only (out of memory): agree before the first NCCL call.
   // (The halo's exchange buffers are still made by the first product, as in the solve.)
   dist::call_collectively(ctx.comm(), "AMG eigenvalue estimate: upload", [&] {
     da = &device_operator(device_a, a, s);  // the strength phase's copy, if it made one
     work = std::make_unique<LanczosWorkspace>(n, steps, s);
-    tessera::cuda::DeviceBuffer<double> d;
     d.upload(inv_diag, s);
     sqrt_inv_diag.allocate(static_cast<std::size_t>(n), s);
     device_sqrt(n, d.data(), sqrt_inv_diag.data(), s);
     TESSERA_CUDA_CHECK(cudaStreamSynchronize(s));
   });
+  // The host's bound from the device copy (one pass over A's entries there, not on the host).
+  step.emplace("gershgorin");
+  const double bound = device_dist_gershgorin_bound(da->local, da->nonlocal, d.data(), s);
+  est.gershgorin = ctx.comm().allreduce(bound, dist::ReduceOp::max);
   step.emplace("lanczos");
   DistDeviceOperator op(ctx, *da);
   const DeviceSum sum = [&ctx](std::int64_t count, const double* x, const double* y) {

@@ -8,8 +8,9 @@
 //     dot is a deterministic local sum reduced over ranks by NCCL in place, so the steps are
 //     queued without a synchronisation until the one download at the end;
 //   - the start vector is the host's (a hash of the GLOBAL row), and the Gershgorin bound is the
-//     host's own (dist_gershgorin_bound: one pass over the host rows), so the estimate equals the
-//     host one to rounding: the dots and the device SpMV sum in other orders than the host.
+//     host's bit for bit (device_dist_gershgorin_bound sums each row in dist_gershgorin_bound's
+//     order, on the device copy), so the estimate equals the host one to rounding: the dots and
+//     the device SpMV sum in other orders than the host.
 // Why: at 7.1M rows the host Lanczos took 2.3-2.5 s of a 10 s setup (docs/performance.md).
 #include "amg/dist/dist_eigen_estimate.hpp"
 #include "dist/cuda/device_context.hpp"

@@ -1,6 +1,6 @@
 // The distributed lambda_max estimate on the ranks' GPUs (amg/cuda/dist_device_eigen_estimate.hpp)
 // against the host one (dist_estimate_lambda_max) on the same partition: the same Gershgorin
-// bound bit for bit (the same host code), the same number of Lanczos steps, Ritz values equal to
+// bound bit for bit (each row summed in the host's order, on the device), the same number of Lanczos steps, Ritz values equal to
 // rounding (the dots and the SpMV sum in other orders) and the same on every rank, bit for bit;
 // on balanced and uneven partitions with a rank owning no rows, a matrix with fewer rows than
 // steps (an early stop), and zero steps; the device copy of A is kept in the slot between
@@ -25,8 +25,8 @@ Vector inverse_diagonal(const dist::DistMatrix& a) {
   return d;
 }
 
-/// `same_operator`: both estimated the same matrix, so the host-computed bound is bit for bit
-/// equal; otherwise (a coarse level built from the other estimate's omega) to rounding.
+/// `same_operator`: both estimated the same matrix, so the bound is bit for bit equal; otherwise
+/// (a coarse level built from the other estimate's omega) to rounding.
 void expect_same_estimate(const EigenEstimate& got, const EigenEstimate& want, bool same_operator = true) {
   if (same_operator)
     EXPECT_EQ(got.gershgorin, want.gershgorin);
