@@ -254,10 +254,8 @@ SummedPattern summed_pattern(const Communicator& comm, const Csr<double>& own,
   a.local = Csr<double>::empty(rows, ce - cb);
   a.nonlocal = Csr<double>::empty(rows, 0);
 
-  // One pass over the rows: each row's owned and outside entry counts, and the ghosts: the
-  // outside columns of the own rows and of the merged rows (which hold the received ones; a
-  // merged row lists each of its columns once). On a 3D surface those are hundreds of thousands, most of them repeats:
-  // collected by ranges, then sorted and made unique in parallel.
+  // One pass over the rows, cut by work: each row's owned and outside entry counts, and which
+  // outside columns the rows use.
   part.emplace("row_lengths");
   const host::RangeSplit ranges = rows_by_work(own, rows, [&](std::int64_t r) {
     return merged.ptr[std::lower_bound(merged.rows.begin(), merged.rows.end(), r) - merged.rows.begin()];

@@ -10,6 +10,7 @@
 #include "amg/cuda/device_row_kernels.hpp"
 #include "amg/cuda/dist_device_operator.hpp"
 #include "dist/collective_call.hpp"
+#include "dist/communicator.hpp"
 #include "dist/cuda/device_dist_matrix.hpp"
 #include "local/core/error.hpp"
 #include "local/core/step_trace.hpp"

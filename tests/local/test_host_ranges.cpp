@@ -86,7 +86,8 @@ TEST_F(HostRanges, RangesByCostShareTheCostAndCoverEveryItemOnce) {
   EXPECT_EQ(front.begin(2), 1);
   EXPECT_EQ(front.end(2), 10);
   EXPECT_EQ(host::RangeSplit::by_cost(0, cost_before).end(0), 0);
-  EXPECT_EQ(host::RangeSplit::by_cost(7, [](std::int64_t) { return 0; }).end(2), 7) << "no cost: the last range ends at n";
+  EXPECT_EQ(host::RangeSplit::by_cost(7, [](std::int64_t) { return 0; }).end(2), 7)
+      << "no cost: the last range ends at n";
 }
 
 TEST_F(HostRanges, FirstFailureIsTheSerialLoopsFirst) {

@@ -1,7 +1,8 @@
 // The distributed lambda_max estimate on the ranks' GPUs (amg/cuda/dist_device_eigen_estimate.hpp)
 // against the host one (dist_estimate_lambda_max) on the same partition: the same Gershgorin
-// bound bit for bit (each row summed in the host's order, on the device), the same number of Lanczos steps, Ritz values equal to
-// rounding (the dots and the SpMV sum in other orders) and the same on every rank, bit for bit;
+// bound bit for bit (each row summed in the host's order, on the device), the same number of
+// Lanczos steps, Ritz values equal to rounding (the dots and the SpMV sum in other orders) and
+// the same on every rank, bit for bit;
 // on balanced and uneven partitions with a rank owning no rows, a matrix with fewer rows than
 // steps (an early stop), and zero steps; the device copy of A is kept in the slot between
 // estimates and refreshed when stale. Then the whole setup with it: a DistAmg whose estimates
