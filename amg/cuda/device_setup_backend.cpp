@@ -23,6 +23,7 @@ DistSetupBackend device_setup_backend(dist::gpu::DeviceContext& ctx, cuda::Offlo
   backend.smoothing = device_smoothing(ctx.compute(), which, stats);
   backend.eigen_estimator = device_eigen_estimator(ctx);
   backend.check_operator = device_operator_check(ctx.compute());
+  backend.inverse_diagonal = device_inverse_diagonal_step(ctx.compute());
   backend.held_extended_a = device_held_extended_a(ctx.compute(), which, stats);
   backend.host_coarse_factor = CoarseFactor::on_first_use;  // the device solve factors its own copy
   return backend;

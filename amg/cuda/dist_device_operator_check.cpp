@@ -1,4 +1,5 @@
-// Host code only: the device check of a level's operator, worded on the host.
+// Host code only: the device check of a level's operator, worded on the host, and its inverse
+// diagonal.
 #include "amg/cuda/dist_device_operator_check.hpp"
 
 #include "amg/cuda/device_operator_slot.hpp"
@@ -28,6 +29,22 @@ void dist_device_check_operator(const dist::Communicator& comm, const dist::Dist
 DistOperatorCheck device_operator_check(cudaStream_t stream) {
   return [stream](const dist::Communicator& comm, const dist::DistMatrix& a, const std::string& what,
                   DeviceOperatorSlot& device_a) { dist_device_check_operator(comm, a, what, device_a, stream); };
+}
+
+std::vector<double> dist_device_inverse_diagonal(const dist::Communicator& comm, const dist::DistMatrix& a,
+                                                 DeviceOperatorSlot& device_a, cudaStream_t stream) {
+  if (a.row_partition != a.col_partition) return owned_inverse_diagonal(a);  // alike on every rank
+  // The owned block's row i has its diagonal in column i; the kernel divides as the host does.
+  return dist::call_collectively(comm, "distributed device inverse diagonal", [&] {
+    const dist::gpu::DeviceDistMatrix& da = device_operator(device_a, a, stream);
+    return device_inverse_diagonal(da.local, "the level's operator", stream).download(stream);
+  });
+}
+
+DistInverseDiagonal device_inverse_diagonal_step(cudaStream_t stream) {
+  return [stream](const dist::Communicator& comm, const dist::DistMatrix& a, DeviceOperatorSlot& device_a) {
+    return dist_device_inverse_diagonal(comm, a, device_a, stream);
+  };
 }
 
 }  // namespace tessera::amg::gpu

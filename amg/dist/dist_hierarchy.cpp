@@ -11,7 +11,6 @@
 #include "amg/prolongator_smoothing.hpp"
 #include "dist/transpose.hpp"
 #include "local/core/host_array.hpp"
-#include "local/core/host_ranges.hpp"
 #include "local/core/step_trace.hpp"
 
 namespace tessera::amg {
@@ -27,14 +26,6 @@ auto timed(const char* name, double& seconds, Phase&& phase) {
     ~Add() { s += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count(); }
   } add{seconds};
   return phase();
-}
-
-Vector inverse_diagonal(const dist::DistMatrix& a) {
-  Vector d = owned_diagonal(a);
-  host::for_ranges(static_cast<std::int64_t>(d.size()), [&](std::int64_t begin, std::int64_t end) {
-    for (std::int64_t i = begin; i < end; ++i) d[i] = 1.0 / d[i];
-  });
-  return d;
 }
 
 std::string level_name(std::size_t l) { return "the level " + std::to_string(l) + " Galerkin operator (is A indefinite?)"; }
@@ -167,7 +158,7 @@ void DistHierarchy::resetup(const dist::Communicator& comm, const dist::DistMatr
 void DistHierarchy::setup_level_numeric(const dist::Communicator& comm, DistLevel& level) const {
   timed("smoother", level.times.smoother, [&] {
     std::optional<trace::Step> step(std::in_place, "inverse_diagonal");
-    level.inv_diag = inverse_diagonal(level.a);
+    level.inv_diag = backend_.inverse_diagonal(comm, level.a, level.device_a);
     step.emplace("lambda_max");
     level.eigen = backend_.eigen_estimator(comm, level.a, level.inv_diag, options.eigen_iterations,
                                            options.eigen_safety, level.device_a);
@@ -265,7 +256,7 @@ void DistHierarchy::setup_coarsest(const dist::Communicator& comm) {
     setup_level_numeric(comm, c);
     return;
   }
-  c.inv_diag = inverse_diagonal(c.a);
+  c.inv_diag = owned_inverse_diagonal(c.a);
   timed("coarse", c.times.coarse, [&] {
     coarse_operator = allgather_operator(comm, c.a);
     if (backend_.host_coarse_factor == CoarseFactor::at_setup)

@@ -110,6 +110,18 @@ std::vector<double> owned_diagonal(const dist::DistMatrix& a) {
   return d;
 }
 
+std::vector<double> owned_inverse_diagonal(const dist::DistMatrix& a) {
+  std::vector<double> d = owned_diagonal(a);
+  host::for_ranges(static_cast<std::int64_t>(d.size()), [&](std::int64_t begin, std::int64_t end) {
+    for (std::int64_t i = begin; i < end; ++i) d[i] = 1.0 / d[i];
+  });
+  return d;
+}
+
+std::vector<double> host_inverse_diagonal(const dist::Communicator&, const dist::DistMatrix& a, DeviceOperatorSlot&) {
+  return owned_inverse_diagonal(a);
+}
+
 std::vector<double> owned_l1_inverse_diagonal(const dist::DistMatrix& a) {
   std::vector<double> inv(static_cast<std::size_t>(a.owned_rows()));
   host::for_ranges(a.owned_rows(), [&](std::int64_t begin, std::int64_t end) {

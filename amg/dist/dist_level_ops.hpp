@@ -39,6 +39,21 @@ void host_operator_check(const dist::Communicator& comm, const dist::DistMatrix&
 /// a_ii of the owned rows (0 where a row has no diagonal entry).
 std::vector<double> owned_diagonal(const dist::DistMatrix& a);
 
+/// 1 / a_ii of the owned rows (inf where a row has no diagonal entry): the smoothers' and the
+/// prolongator's diagonal.
+std::vector<double> owned_inverse_diagonal(const dist::DistMatrix& a);
+
+/// How the distributed setup makes a level's 1 / a_ii (DistSetupBackend::inverse_diagonal), on an
+/// operator its check passed: owned_inverse_diagonal's values, bit for bit. The GPU's
+/// (amg::gpu::device_inverse_diagonal_step) divides on the level's device copy, made in
+/// `device_a` if it is empty, and downloads the result. Collective.
+using DistInverseDiagonal = std::function<std::vector<double>(const dist::Communicator& comm,
+                                                              const dist::DistMatrix& a, DeviceOperatorSlot& device_a)>;
+
+/// The host's: owned_inverse_diagonal (the slot untouched).
+std::vector<double> host_inverse_diagonal(const dist::Communicator& comm, const dist::DistMatrix& a,
+                                          DeviceOperatorSlot& device_a);
+
 /// l1-Jacobi's 1 / d_l1,i of the owned rows, summed over the owned block's row, then the ghost
 /// block's: the order of dist::extended_block(a)'s row, so the sums equal l1_inverse_diagonal's
 /// on that copy bit for bit, without making it.

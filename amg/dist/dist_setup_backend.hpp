@@ -26,6 +26,8 @@
 //   check_operator   the check of each level's operator (finite values, a positive diagonal):
 //                    on the host's rows, or on the level's device copy, which the GPU's makes
 //                    there (amg::gpu::device_operator_check)
+//   inverse_diagonal each level's 1 / a_ii: from the host's rows, or divided on the level's device
+//                    copy and downloaded (amg::gpu::device_inverse_diagonal_step)
 //   smoothing        a level's first P = P_tent - omega D^-1 (A P_tent) (dist_smoothing.hpp): the
 //                    product by `products` or the held A, merged on the host; the GPU's keeps A P_tent
 //                    on the device, merges there and returns P^T too, which the Galerkin product
@@ -88,6 +90,7 @@ struct DistSetupBackend {
   DistTentativeBuilder tentative = dist_tentative_prolongator;
   DistSmoothing smoothing = dist_smoothed_prolongator;
   DistOperatorCheck check_operator = host_operator_check;
+  DistInverseDiagonal inverse_diagonal = host_inverse_diagonal;
 };
 
 }  // namespace tessera::amg

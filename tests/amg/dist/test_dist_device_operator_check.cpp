@@ -8,6 +8,8 @@
 //     InputError on every rank, also where the copy in the slot is stale and must be refreshed
 //     before the check reads it;
 //   - a rectangular operator is refused in the host's words before any upload;
+//   - the inverse diagonal divided on the device copy is the host's bit for bit, also after new
+//     values;
 //   - a whole setup with the GPU backend (device_setup_backend, which checks every level on the
 //     device) refuses an unfit A with the host setup's words, and builds the host backend's
 //     levels from a fit one.
@@ -15,6 +17,7 @@
 #include <cmath>
 #include <functional>
 #include <limits>
+#include <random>
 #include <utility>
 
 #include "amg/cuda/device_setup_backend.hpp"
@@ -140,6 +143,31 @@ TEST_F(DistDeviceOperatorCheck, UnfitOperatorIsTheHostErrorOnEveryRank) {
       stale.values_changed();
       EXPECT_EQ(device_error(changing, stale), want);
     }
+  }
+}
+
+TEST_F(DistDeviceOperatorCheck, InverseDiagonalIsTheHostsBitForBit) {
+  // Diagonals of many magnitudes and mantissas, so that the divisions round.
+  std::mt19937_64 rng(seed);
+  Csr<double> varied = pb.a;
+  for (std::int64_t r = 0; r < varied.rows; ++r)
+    for (std::int64_t p = varied.row_ptr[r]; p < varied.row_ptr[r + 1]; ++p)
+      if (varied.col_idx[p] == r)
+        varied.values[p] = std::ldexp(std::uniform_real_distribution<double>(1.0, 2.0)(rng),
+                                      static_cast<int>(rng() % 41) - 20);
+  for (const bool uneven : {false, true}) {
+    SCOPED_TRACE(uneven ? "uneven partition with an empty rank" : "balanced partition");
+    const dist::RowPartition rows = testing::aligned_partition(comm, pb.a.rows, 1, uneven, seed);
+    dist::DistMatrix a = dist::testing::distribute(comm, varied, rows, rows);
+    DeviceOperatorSlot slot;
+    const std::vector<double> got = gpu::dist_device_inverse_diagonal(comm, a, slot, ctx.compute());
+    EXPECT_EQ(got, owned_inverse_diagonal(a));
+    EXPECT_EQ(got.size(), static_cast<std::size_t>(a.owned_rows()));
+    ASSERT_NE(slot.matrix, nullptr) << "no device copy left in the slot";
+    // New values, the slot told: the copy is refreshed before the division.
+    for (double& v : a.local.values) v *= 3.0;
+    slot.values_changed();
+    EXPECT_EQ(gpu::dist_device_inverse_diagonal(comm, a, slot, ctx.compute()), owned_inverse_diagonal(a));
   }
 }
 
