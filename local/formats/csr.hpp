@@ -37,12 +37,13 @@ struct Csr {
   std::int64_t nnz() const { return static_cast<std::int64_t>(col_idx.size()); }
   std::int64_t row_length(std::int64_t r) const { return row_ptr[r + 1] - row_ptr[r]; }
 
-  /// An all-zero rows x cols matrix (no stored entries).
+  /// An all-zero rows x cols matrix (no stored entries). Its zero offsets are written on the
+  /// rank's threads: callers size level-0 blocks with it, then fill the offsets in parallel.
   static Csr empty(std::int64_t rows, std::int64_t cols) {
     Csr m;
     m.rows = rows;
     m.cols = cols;
-    m.row_ptr.assign(static_cast<std::size_t>(rows) + 1, 0);
+    m.row_ptr = filled_on_threads<std::int64_t>(static_cast<std::size_t>(rows) + 1, 0);
     return m;
   }
 };
