@@ -51,11 +51,11 @@ Smoother make_smoother(const Csr<double>& a, const Vector& inv_diag, const Eigen
                        estimate, options);
 }
 
-Smoother make_smoother(Vector inv_l1, const Vector& inv_diag, const EigenEstimate& estimate, const AmgOptions& options) {
+Smoother make_smoother(Vector inv_l1, Vector inv_diag, const EigenEstimate& estimate, const AmgOptions& options) {
   Smoother s;
   s.kind = options.smoother;
   if (s.kind == SmootherKind::chebyshev) {
-    s.inv_diag = inv_diag;
+    s.inv_diag = std::move(inv_diag);
     s.upper = estimate.safe;
     s.lower = estimate.safe * options.chebyshev_lower_fraction / options.eigen_safety;
     s.steps = options.chebyshev_degree;
@@ -64,6 +64,15 @@ Smoother make_smoother(Vector inv_l1, const Vector& inv_diag, const EigenEstimat
   s.steps = options.jacobi_sweeps;
   s.inv_diag = std::move(inv_l1);
   return s;
+}
+
+Smoother coefficients_of(const Smoother& s) {
+  Smoother c;
+  c.kind = s.kind;
+  c.lower = s.lower;
+  c.upper = s.upper;
+  c.steps = s.steps;
+  return c;
 }
 
 Vector l1_inverse_diagonal(const Csr<double>& a) {

@@ -33,7 +33,12 @@ Smoother make_smoother(const Csr<double>& a, const Vector& inv_diag, const Eigen
                        const AmgOptions& options);
 /// The same with l1-Jacobi's 1 / d_l1,i already summed (`inv_l1`, ignored by Chebyshev): the
 /// distributed setup sums A's owned and ghost blocks without joining them (dist_level_ops.hpp).
-Smoother make_smoother(Vector inv_l1, const Vector& inv_diag, const EigenEstimate& estimate, const AmgOptions& options);
+/// Chebyshev keeps `inv_diag` (moved in where the caller is done with it).
+Smoother make_smoother(Vector inv_l1, Vector inv_diag, const EigenEstimate& estimate, const AmgOptions& options);
+
+/// `s` without its diagonal (kind, interval, steps): for a device cycle that holds the diagonal
+/// itself; copying the whole smoother would copy the diagonal on one thread only to drop it.
+Smoother coefficients_of(const Smoother& s);
 
 /// 1 / d_l1,i of a's rows, d_l1,i = a_ii + sum_{j != i} |a_ij| summed in the row's order.
 Vector l1_inverse_diagonal(const Csr<double>& a);

@@ -45,6 +45,10 @@ class DeviceHeldExtendedA final : public dist::HeldExtendedA {
     return c;
   }
 
+  std::shared_ptr<const cuda::DeviceBuffer<double>> inverse_diagonal() const {
+    return current_inverse_diagonal(slot_, a_);
+  }
+
   // A_ext from the slot's current copy, ready on the default stream the offloaded products use:
   // device_operator leaves the copy synchronised, and the assembly runs on the default stream.
   cuda::DeviceCsr<double> extended() {
@@ -94,6 +98,12 @@ cuda::DeviceCsr<double> device_extended_a(dist::HeldExtendedA& held) {
   auto* device = dynamic_cast<DeviceHeldExtendedA*>(&held);
   TESSERA_ASSERT(device, "device_extended_a: A_ext is not held on a device by device_held_extended_a");
   return device->extended();
+}
+
+std::shared_ptr<const cuda::DeviceBuffer<double>> held_inverse_diagonal(const dist::HeldExtendedA& held) {
+  const auto* device = dynamic_cast<const DeviceHeldExtendedA*>(&held);
+  TESSERA_ASSERT(device, "held_inverse_diagonal: A_ext is not held on a device by device_held_extended_a");
+  return device->inverse_diagonal();
 }
 
 }  // namespace tessera::amg::gpu

@@ -30,4 +30,8 @@ DistHeldExtendedA device_held_extended_a(cudaStream_t stream, cuda::OffloadSpgem
 /// `held` is such a copy.
 cuda::DeviceCsr<double> device_extended_a(dist::HeldExtendedA& held);
 
+/// 1 / a_ii of the copy `held` reads, where the inverse diagonal step divided it on the device
+/// (current_inverse_diagonal), else null. Asserts that `held` is such a copy.
+std::shared_ptr<const tessera::cuda::DeviceBuffer<double>> held_inverse_diagonal(const dist::HeldExtendedA& held);
+
 }  // namespace tessera::amg::gpu

@@ -27,4 +27,12 @@ std::shared_ptr<dist::gpu::DeviceDistMatrix> current_copy(const DeviceOperatorSl
   return slot.matrix;
 }
 
+std::shared_ptr<const tessera::cuda::DeviceBuffer<double>> current_inverse_diagonal(const DeviceOperatorSlot& slot,
+                                                                                      const dist::DistMatrix& a) {
+  if (!current_copy(slot, a) || !slot.inverse_diagonal) return nullptr;
+  TESSERA_ASSERT(slot.inverse_diagonal->size() == static_cast<std::size_t>(a.owned_rows()), "a level's device 1 / a_ii has ",
+                 slot.inverse_diagonal->size(), " entries for ", a.owned_rows(), " rows");
+  return slot.inverse_diagonal;
+}
+
 }  // namespace tessera::amg::gpu

@@ -8,6 +8,7 @@
 
 #include "amg/dist/device_operator_slot.hpp"
 #include "dist/cuda/device_dist_matrix.hpp"
+#include "local/cuda/device_buffer.hpp"
 
 namespace tessera::amg::gpu {
 
@@ -20,5 +21,10 @@ dist::gpu::DeviceDistMatrix& device_operator(DeviceOperatorSlot& slot, const dis
 
 /// The slot's copy if it holds `a`'s current values, else null (a reader that cannot refresh it).
 std::shared_ptr<dist::gpu::DeviceDistMatrix> current_copy(const DeviceOperatorSlot& slot, const dist::DistMatrix& a);
+
+/// The slot's 1 / a_ii if the inverse diagonal step divided it from the copy of `a`'s current
+/// values, else null (the reader uploads the host's).
+std::shared_ptr<const tessera::cuda::DeviceBuffer<double>> current_inverse_diagonal(const DeviceOperatorSlot& slot,
+                                                                                      const dist::DistMatrix& a);
 
 }  // namespace tessera::amg::gpu

@@ -129,10 +129,9 @@ void DistDeviceAmgPreconditioner::refresh_level(std::size_t l) {
     TESSERA_REQUIRE_INPUT(host.smoother.inv_diag.size() == v.inv_diag.size(), "distributed device AMG: level ", l,
                           " now has ", host.smoother.inv_diag.size(), " smoother diagonal entries on rank ",
                           host.a.rank, ", ", v.inv_diag.size(), " when uploaded");
-    v.inv_diag.upload(host.smoother.inv_diag, stream);  // same size: same buffer, which the cycle points at
+    fill_smoother_diagonal(host, v.inv_diag);  // same size: same buffer, which the cycle points at
   }
-  Smoother coefficients = host.smoother;
-  coefficients.inv_diag.clear();
+  const Smoother coefficients = coefficients_of(host.smoother);
   cycle_.set_smoother(l, coefficients);
   cycle_levels_[l].smoother = coefficients;  // what enable_timeline() builds its cycle from
 }
@@ -224,12 +223,24 @@ void DistDeviceAmgPreconditioner::upload_level(std::size_t l, DeviceCycleLevel& 
     v.r_op = std::make_unique<DistDeviceOperator>(ctx_, *v.r);
     c.p = v.p_op.get(), c.r = v.r_op.get();
   }
-  c.smoother = host.smoother;
-  c.smoother.inv_diag.clear();
+  c.smoother = coefficients_of(host.smoother);
   if (smoothed_on_device(l)) {
-    v.inv_diag.upload(host.smoother.inv_diag, stream);
+    v.inv_diag.allocate(host.smoother.inv_diag.size(), stream);
+    fill_smoother_diagonal(host, v.inv_diag);
     c.inv_diag = v.inv_diag.data();
   }
+}
+
+// Chebyshev's diagonal is 1 / a_ii: copied on the device from the level's slot where the setup
+// divided it there (the host's is its download), else uploaded, as l1-Jacobi's always is.
+void DistDeviceAmgPreconditioner::fill_smoother_diagonal(const DistLevel& host, tessera::cuda::DeviceBuffer<double>& to) {
+  const cudaStream_t stream = ctx_.compute();
+  const auto kept =
+      host.smoother.kind == SmootherKind::chebyshev ? current_inverse_diagonal(host.device_a, host.a) : nullptr;
+  if (kept && kept->size() == to.size())
+    TESSERA_CUDA_CHECK(cudaMemcpyAsync(to.data(), kept->data(), to.bytes(), cudaMemcpyDeviceToDevice, stream));
+  else
+    to.upload(host.smoother.inv_diag, stream);
 }
 
 void DistDeviceAmgPreconditioner::factor_coarse_on_device() {

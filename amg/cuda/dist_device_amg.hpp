@@ -126,6 +126,7 @@ class DistDeviceAmgPreconditioner {
   std::size_t distributed_levels() const { return replicated() ? first_replicated_ + 1 : h_.levels.size(); }
   void upload_level(std::size_t l, DeviceCycleLevel& c);
   void refresh_level(std::size_t l);  // rank-local, like upload_level
+  void fill_smoother_diagonal(const DistLevel& host, tessera::cuda::DeviceBuffer<double>& to);
   bool smoothed_on_device(std::size_t l) const;  // whether level l's smoother diagonal is uploaded
   void factor_coarse_on_device();  // rank-local, like upload_levels
   void choose_coarse_path();       // collective: one path on every rank

@@ -30,20 +30,26 @@ EigenEstimate dist_device_estimate_lambda_max(dist::gpu::DeviceContext& ctx, con
   const std::int64_t n = a.owned_rows();
   dist::gpu::DeviceDistMatrix* da = nullptr;
   std::unique_ptr<LanczosWorkspace> work;
-  tessera::cuda::DeviceBuffer<double> d, sqrt_inv_diag;
+  std::shared_ptr<const tessera::cuda::DeviceBuffer<double>> d;
+  tessera::cuda::DeviceBuffer<double> sqrt_inv_diag;
   // An allocation can fail on one rank only (out of memory): agree before the first NCCL call.
   // (The halo's exchange buffers are still made by the first product, as in the solve.)
   dist::call_collectively(ctx.comm(), "AMG eigenvalue estimate: upload", [&] {
     da = &device_operator(device_a, a, s);  // the strength phase's copy, if it made one
     work = std::make_unique<LanczosWorkspace>(n, steps, s);
-    d.upload(inv_diag, s);
+    d = current_inverse_diagonal(device_a, a);  // `inv_diag` where the GPU divided it
+    if (!d) {
+      auto uploaded = std::make_shared<tessera::cuda::DeviceBuffer<double>>();
+      uploaded->upload(inv_diag, s);
+      d = std::move(uploaded);
+    }
     sqrt_inv_diag.allocate(static_cast<std::size_t>(n), s);
-    device_sqrt(n, d.data(), sqrt_inv_diag.data(), s);
+    device_sqrt(n, d->data(), sqrt_inv_diag.data(), s);
     TESSERA_CUDA_CHECK(cudaStreamSynchronize(s));
   });
   // The host's bound from the device copy (one pass over A's entries there, not on the host).
   step.emplace("gershgorin");
-  const double bound = device_dist_gershgorin_bound(da->local, da->nonlocal, d.data(), s);
+  const double bound = device_dist_gershgorin_bound(da->local, da->nonlocal, d->data(), s);
   est.gershgorin = ctx.comm().allreduce(bound, dist::ReduceOp::max);
   step.emplace("lanczos");
   DistDeviceOperator op(ctx, *da);

@@ -17,9 +17,9 @@
 
 namespace tessera::amg::gpu {
 
-/// Collective over ctx.comm(). `inv_diag` holds 1 / a_ii of the owned rows (host); `device_a`
-/// is the level's slot (amg/cuda/device_operator_slot.hpp: made on ctx.compute() if empty,
-/// refreshed if stale).
+/// Collective over ctx.comm(). `inv_diag` holds 1 / a_ii of the owned rows (host), uploaded
+/// unless `device_a`, the level's slot (amg/cuda/device_operator_slot.hpp: made on ctx.compute()
+/// if empty, refreshed if stale), holds the GPU's (current_inverse_diagonal).
 EigenEstimate dist_device_estimate_lambda_max(dist::gpu::DeviceContext& ctx, const dist::DistMatrix& a,
                                               const Vector& inv_diag, int steps, double safety,
                                               DeviceOperatorSlot& device_a);

@@ -2,6 +2,8 @@
 // diagonal.
 #include "amg/cuda/dist_device_operator_check.hpp"
 
+#include <memory>
+
 #include "amg/cuda/device_operator_slot.hpp"
 #include "amg/cuda/device_row_kernels.hpp"
 #include "dist/collective_call.hpp"
@@ -35,9 +37,13 @@ std::vector<double> dist_device_inverse_diagonal(const dist::Communicator& comm,
                                                  DeviceOperatorSlot& device_a, cudaStream_t stream) {
   if (a.row_partition != a.col_partition) return owned_inverse_diagonal(a);  // alike on every rank
   // The owned block's row i has its diagonal in column i; the kernel divides as the host does.
+  // The slot keeps the device's for the phases that read it there.
   return dist::call_collectively(comm, "distributed device inverse diagonal", [&] {
     const dist::gpu::DeviceDistMatrix& da = device_operator(device_a, a, stream);
-    return device_inverse_diagonal(da.local, "the level's operator", stream).download(stream);
+    auto inverse = std::make_shared<const tessera::cuda::DeviceBuffer<double>>(
+        device_inverse_diagonal(da.local, "the level's operator", stream));
+    device_a.inverse_diagonal = inverse;
+    return inverse->download(stream);
   });
 }
 

@@ -26,8 +26,8 @@ DistOperatorCheck device_operator_check(cudaStream_t stream);
 
 /// Collective. owned_inverse_diagonal(a), bit for bit, divided on the level's device copy (made in
 /// `device_a` on `stream` if empty, refreshed if stale) and downloaded, for an operator the check
-/// passed (one it refuses is an InputError on every rank). A rectangular operator is left to the
-/// host.
+/// passed (one it refuses is an InputError on every rank); `device_a` keeps the device's
+/// (DeviceOperatorSlot::inverse_diagonal). A rectangular operator is left to the host.
 std::vector<double> dist_device_inverse_diagonal(const dist::Communicator& comm, const dist::DistMatrix& a,
                                                  DeviceOperatorSlot& device_a, cudaStream_t stream);
 

@@ -122,9 +122,11 @@ void add_seconds(double& seconds, F&& step) {
   seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
 }
 
-/// What the steps keep on the device between them: B_ext (P_tent's owned rows first) and A P_tent.
+/// What the steps keep on the device between them: B_ext (P_tent's owned rows first) and A P_tent;
+/// and 1 / a_ii where the level's copy of A, which the product read, holds it.
 struct Operands {
   DeviceCsr<double> b, ap;
+  std::shared_ptr<const DeviceBuffer<double>> inv_diag;
 };
 
 /// A P_tent on the device, through the product's multiply_with (checked and recorded there).
@@ -135,9 +137,10 @@ Operands multiply(const dist::Communicator& comm, dist::CompactSpgemm& product, 
   product.multiply_with(comm, "prolongator smoothing: A*P_tent on the device",
                         [&](const dist::CompactSpgemm::Operands& o) {
                           DeviceCsr<double> a;
-                          if (o.a_held)
+                          if (o.a_held) {
                             a = device_extended_a(*o.a_held);
-                          else
+                            d.inv_diag = held_inverse_diagonal(*o.a_held);
+                          } else
                             add_seconds(stats.upload, [&] { a = tessera::cuda::upload(*o.a_host); });
                           add_seconds(stats.upload, [&] { d.b = tessera::cuda::upload(o.b); });
                           d.ap = tessera::cuda::offload_spgemm_on_device(std::move(a), d.b, which, stats);
@@ -241,11 +244,11 @@ void merge_into(const Operands& d, std::int64_t rows, const Vector& inv_diag, do
   if (rows > 0) {
     DeviceBuffer<std::int32_t> to_p_d;
     to_p_d.upload(to_p, s);
-    DeviceBuffer<double> inv_diag_d;
-    inv_diag_d.upload(inv_diag, s);
+    DeviceBuffer<double> uploaded;
+    if (!d.inv_diag) uploaded.upload(inv_diag, s);
     write_merged<<<grid_for(rows, kBlock), kBlock, 0, s>>>(
         rows, d.b.row_ptr.data(), d.b.col_idx.data(), d.b.values.data(), d.ap.row_ptr.data(), d.ap.col_idx.data(),
-        d.ap.values.data(), inv_diag_d.data(), omega, owned, to_p_d.data(),
+        d.ap.values.data(), d.inv_diag ? d.inv_diag->data() : uploaded.data(), omega, owned, to_p_d.data(),
         BlockOut{local.row_ptr.data(), local.col_idx.data(), local.values.data()},
         BlockOut{nonlocal.row_ptr.data(), nonlocal.col_idx.data(), nonlocal.values.data()});
     TESSERA_CHECK_LAUNCH();

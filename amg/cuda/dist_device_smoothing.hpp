@@ -17,8 +17,9 @@
 //             P^T A P, whose held A then reads them there instead of uploading B_ext and P^T.
 // P equals the host merge (smoothed_blocks) of the same A P_tent bit for bit: the same union of
 // columns, each value P_tent + scale * (A P_tent) rounded as the host rounds it (no fused
-// multiply-add). Instead of A P_tent's download and the host merge, it downloads P and uploads
-// the inverse diagonal (docs/performance.md, forty-third session).
+// multiply-add). Instead of A P_tent's download and the host merge, it downloads P (docs/
+// performance.md, forty-third session). It reads 1 / a_ii from the level's device slot where the
+// inverse diagonal step left it there (held_inverse_diagonal), else it uploads the host's.
 #include <cuda_runtime_api.h>
 
 #include <memory>

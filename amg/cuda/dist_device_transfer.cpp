@@ -90,7 +90,11 @@ void DistDeviceTransfer::run(DistLevel& fine, DistLevel& coarse) {
     TESSERA_TRACE_STEP("smoothing");
     AddSeconds add{fine.times.smoothing};
     if (smoothed_) {
-      inv_diag_.upload(fine.inv_diag, s);
+      const auto kept = current_inverse_diagonal(fine.device_a, fine.a);  // where the GPU divided it
+      if (kept)
+        TESSERA_CUDA_CHECK(cudaMemcpyAsync(inv_diag_.data(), kept->data(), inv_diag_.bytes(), cudaMemcpyDeviceToDevice, s));
+      else
+        inv_diag_.upload(fine.inv_diag, s);
       a_times_p_tent_->recompute(dist::gpu::matrix_values(*a_), dist::gpu::ValueSources().add(tent_.data(), tent_.size()));
       replay_->run(tent_.data(), a_times_p_tent_->product().values.data(), inv_diag_.data(), fine.omega, p_->local,
                    p_->nonlocal, s);
@@ -106,6 +110,7 @@ void DistDeviceTransfer::run(DistLevel& fine, DistLevel& coarse) {
   download(fine.r.nonlocal.values.data(), r_nonlocal_.data(), fine.r.nonlocal.nnz(), s);
   download_values(c_->local, c_->nonlocal, coarse.a, s);
   coarse.device_a.stale = false;  // computed there, and the host now holds the same values
+  coarse.device_a.inverse_diagonal.reset();  // divided from the old ones
 }
 
 DistTransferOnDevice dist_device_transfer(dist::gpu::DeviceContext& ctx) {

@@ -45,8 +45,7 @@ ReplicatedLevels::Gathered ReplicatedLevels::gather(const dist::Communicator& co
   // A level that is smoothed has an entry per owned row on every rank (DistDeviceAmgPreconditioner
   // checks before building this), so only a directly solved coarsest level can come out short.
   g.inv_diag = allgatherv(comm, host.smoother.inv_diag);
-  g.smoother = host.smoother;
-  g.smoother.inv_diag.clear();
+  g.smoother = coefficients_of(host.smoother);
   return g;
 }
 
@@ -68,8 +67,7 @@ ReplicatedLevels::GatheredValues ReplicatedLevels::gather_values(const dist::Com
     g.r = allgatherv(comm, dist::values_in_row_order(host.r));
   }
   g.inv_diag = allgatherv(comm, host.smoother.inv_diag);
-  g.smoother = host.smoother;
-  g.smoother.inv_diag.clear();
+  g.smoother = coefficients_of(host.smoother);
   return g;
 }
 

@@ -16,15 +16,27 @@
 namespace tessera::dist::gpu {
 struct DeviceDistMatrix;
 }
+namespace tessera::cuda {
+template <class T>
+class DeviceBuffer;
+}
 
 namespace tessera::amg {
 
 struct DeviceOperatorSlot {
   std::shared_ptr<dist::gpu::DeviceDistMatrix> matrix;  // null until a device phase makes it
   bool stale = false;  // the host values changed since the copy was made or refreshed
+  // 1 / a_ii of the owned rows, divided on the copy by the GPU backend's inverse diagonal step:
+  // the eigenvalue estimate, the prolongator smoothing and the device solve read it here instead
+  // of uploading the host's (which is its download, bit for bit). Null until that step, and
+  // dropped with the values it came from.
+  std::shared_ptr<const cuda::DeviceBuffer<double>> inverse_diagonal;
 
   /// The host matrix got new values (same pattern): the copy must be refreshed before use.
-  void values_changed() { stale = matrix != nullptr; }
+  void values_changed() {
+    stale = matrix != nullptr;
+    inverse_diagonal.reset();
+  }
 };
 
 }  // namespace tessera::amg

@@ -52,7 +52,8 @@ struct DistLevel {
   DeviceOperatorSlot device_a;
   DistNodes nodes;
   DenseMatrix near_null;   // owned rows x k
-  Vector inv_diag;         // 1 / a_ii of the owned rows
+  Vector inv_diag;         // 1 / a_ii of the owned rows while the level is set up (the smoother
+                           // then takes it over: smoother.inv_diag is Chebyshev's)
   EigenEstimate eigen;
   Smoother smoother;       // owned rows' coefficients
   // Transfer to the next coarser level; empty on the coarsest.
@@ -111,7 +112,10 @@ class DistHierarchy {
   void coarse_solve(const dist::Communicator& comm, const Vector& b, Vector& x) const;
 
  private:
+  /// The level's inverse diagonal and eigenvalue estimate (what its smoothing and smoother read).
   void setup_level_numeric(const dist::Communicator& comm, DistLevel& level) const;
+  /// The level's smoother, once nothing else reads its inverse diagonal (which it takes over).
+  void make_level_smoother(DistLevel& level) const;
   /// P, R and the Galerkin product into coarse.a: handed over by a level's first product, its
   /// values recomputed in place by a re-setup's.
   void build_transfer(const dist::Communicator& comm, DistLevel& level, DistLevel& coarse, bool first_time) const;

@@ -5,10 +5,14 @@
 // the same on every rank, bit for bit;
 // on balanced and uneven partitions with a rank owning no rows, a matrix with fewer rows than
 // steps (an early stop), and zero steps; the device copy of A is kept in the slot between
-// estimates and refreshed when stale. Then the whole setup with it: a DistAmg whose estimates
+// estimates and refreshed when stale, and the estimate reads 1 / a_ii from the slot where the
+// inverse diagonal step left it there. Then the whole setup with it: a DistAmg whose estimates
 // run on the GPUs builds the host's levels. A GPU on every rank, maybe shared (label gpu; exit 77 without); ctest
 // runs it on both halo routes (peer and, as a variant, NCCL).
+#include <limits>
+
 #include "amg/cuda/dist_device_eigen_estimate.hpp"
+#include "amg/cuda/dist_device_operator_check.hpp"
 #include "amg/dist/dist_amg.hpp"
 #include "amg/dist/dist_hierarchy.hpp"
 #include "amg/dist/dist_level_ops.hpp"
@@ -103,6 +107,23 @@ TEST(DistDeviceEigenEstimate, StaleCopyIsRefreshedBeforeUse) {
   EXPECT_FALSE(device_a.stale);
   expect_same_estimate(got, want);
   EXPECT_LT(want.ritz, before.ritz - 0.2) << "the new values should move the estimate";
+}
+
+// With the level's 1 / a_ii divided on the device and kept in the slot, the estimate reads it
+// there: NaN in the host vector's place changes nothing.
+TEST(DistDeviceEigenEstimate, ReadsTheSlotsDeviceInverseDiagonal) {
+  const dist::Communicator comm;
+  dist::gpu::DeviceContext ctx(comm);
+  const testing::Problem pb = testing::make_problem("poisson3d:11");
+  const std::uint64_t seed = dist::testing::shared_seed(comm);
+  const dist::RowPartition rows = testing::aligned_partition(comm, pb.a.rows, 1, true, seed);
+  const dist::DistMatrix a = dist::testing::distribute(comm, pb.a, rows, rows);
+  const Vector inv_diag = inverse_diagonal(a);
+  DeviceOperatorSlot device_a;
+  ASSERT_EQ(gpu::dist_device_inverse_diagonal(comm, a, device_a, ctx.compute()), inv_diag);
+  const Vector nan(inv_diag.size(), std::numeric_limits<double>::quiet_NaN());
+  const EigenEstimate got = gpu::dist_device_estimate_lambda_max(ctx, a, nan, 10, 1.1, device_a);
+  expect_same_estimate(got, dist_estimate_lambda_max(comm, a, inv_diag, 10, 1.1));
 }
 
 TEST(DistDeviceEigenEstimate, SetupWithDeviceEstimatesBuildsTheHostLevels) {

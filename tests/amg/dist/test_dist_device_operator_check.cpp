@@ -9,7 +9,7 @@
 //     before the check reads it;
 //   - a rectangular operator is refused in the host's words before any upload;
 //   - the inverse diagonal divided on the device copy is the host's bit for bit, also after new
-//     values;
+//     values, and the slot keeps the device's until the values change;
 //   - a whole setup with the GPU backend (device_setup_backend, which checks every level on the
 //     device) refuses an unfit A with the host setup's words, and builds the host backend's
 //     levels from a fit one.
@@ -20,6 +20,7 @@
 #include <random>
 #include <utility>
 
+#include "amg/cuda/device_operator_slot.hpp"
 #include "amg/cuda/device_setup_backend.hpp"
 #include "amg/cuda/dist_device_operator_check.hpp"
 #include "amg/dist/dist_amg.hpp"
@@ -164,10 +165,18 @@ TEST_F(DistDeviceOperatorCheck, InverseDiagonalIsTheHostsBitForBit) {
     EXPECT_EQ(got, owned_inverse_diagonal(a));
     EXPECT_EQ(got.size(), static_cast<std::size_t>(a.owned_rows()));
     ASSERT_NE(slot.matrix, nullptr) << "no device copy left in the slot";
-    // New values, the slot told: the copy is refreshed before the division.
+    // The slot keeps the device's, which the download is, for the phases that read it there.
+    ASSERT_NE(gpu::current_inverse_diagonal(slot, a), nullptr) << "no device 1 / a_ii left in the slot";
+    EXPECT_EQ(slot.inverse_diagonal->download(ctx.compute()), got);
+    // New values, the slot told: the old division goes with them, and the copy is refreshed
+    // before the next.
     for (double& v : a.local.values) v *= 3.0;
     slot.values_changed();
-    EXPECT_EQ(gpu::dist_device_inverse_diagonal(comm, a, slot, ctx.compute()), owned_inverse_diagonal(a));
+    EXPECT_EQ(gpu::current_inverse_diagonal(slot, a), nullptr) << "1 / a_ii of the old values kept";
+    const std::vector<double> again = gpu::dist_device_inverse_diagonal(comm, a, slot, ctx.compute());
+    EXPECT_EQ(again, owned_inverse_diagonal(a));
+    ASSERT_NE(gpu::current_inverse_diagonal(slot, a), nullptr);
+    EXPECT_EQ(slot.inverse_diagonal->download(ctx.compute()), again);
   }
 }
 

@@ -11,16 +11,20 @@
 //     there (dist/cuda/device_compact_extended_rows.hpp) is the host's (compact_extended_rows and
 //     CompactSpgemm's own) bit for bit, and the Galerkin product whose first products read them
 //     equals the one that uploads the host's P and P^T, bit for bit, after a recompute too
-//     (which makes the host B_ext the first products skipped).
+//     (which makes the host B_ext the first products skipped);
+//   - with the level's 1 / a_ii divided on the device and kept in its slot, the merge reads that
+//     one (the host vector it is given is NaN there) and P is still the host merge's.
 // On every case of graph_phase_cases.hpp (both partitions, one with an empty rank; every
 // threshold), P_tent from near-null spaces of 1 and 6 columns (rows of P_tent with 1 and up to 6
 // entries). On several ranks P must have entries in ghost columns, or the test fails. The merge
 // runs on a non-blocking stream. A GPU on every rank, maybe shared (label gpu; exit 77 without).
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <memory>
 
 #include "amg/cuda/device_held_extended_a.hpp"
+#include "amg/cuda/dist_device_operator_check.hpp"
 #include "amg/cuda/dist_device_smoothing.hpp"
 #include "amg/dist/device_operator_slot.hpp"
 #include "amg/dist/dist_level_ops.hpp"
@@ -181,6 +185,35 @@ std::int64_t check(const testing::GraphCaseBuilder& build) {
 void check_across_ranks(const testing::GraphCaseBuilder& build) {
   const std::int64_t ghost_entries = check(build);
   if (dist::Communicator().size() > 1) EXPECT_GT(ghost_entries, 0) << "P had no ghost entries: a weak test";
+}
+
+/// With the level's 1 / a_ii divided on the device (the inverse diagonal step's, in the slot the
+/// product's A_ext is held from), the merge reads it there: NaN in the host vector's place changes
+/// nothing, and P is the host merge's bit for bit.
+void check_slot_diagonal(const testing::GraphCaseBuilder& build) {
+  const dist::Communicator comm;
+  dist::use_rank_device(comm);
+  const testing::NonBlockingStream stream;
+  const OffloadSpgemm which = OffloadSpgemm::tile;
+  testing::for_each_partition_and_theta(comm, build, [&](const GraphCase& c, double theta) {
+    const DistAggregates agg = dist_aggregate(comm, dist_strength_graph(comm, c.a, c.nodes, theta));
+    const DenseMatrix b = near_null_rows(c.a.owned_rows(), 1, dist::testing::shared_seed(comm) + comm.rank());
+    const DistTentative t = dist_tentative_prolongator(comm, agg, c.nodes, c.a, b);
+    const Operands o{c.a, t.p, inverse_diagonal_or_one(c.a), 0.6};
+    const dist::DistMatrix want = host_merge(comm, o, dist::device_local_spgemm(which));
+    DeviceOperatorSlot slot;
+    ASSERT_EQ(gpu::dist_device_inverse_diagonal(comm, c.a, slot, stream.s), o.inv_diag);
+    dist::ExtendedA a_ext;
+    a_ext.held = gpu::device_held_extended_a(stream.s, which)(o.a, slot);
+    dist::CompactSpgemm product(comm, o.a, o.p_tent, dist::device_local_spgemm(which), a_ext);
+    const Vector nan(o.inv_diag.size(), std::numeric_limits<double>::quiet_NaN());
+    expect_same_p(gpu::device_smoothing(stream.s, which)(comm, product, o.p_tent, nan, o.omega).p, want, true);
+  });
+}
+
+TEST(DistDeviceSmoothing, ReadsTheLevelsDeviceInverseDiagonal) {
+  check_slot_diagonal(testing::generated("poisson3d:7"));
+  check_slot_diagonal(testing::generated("elasticity3d:4"));
 }
 
 TEST(DistDeviceSmoothing, Poisson7Point) { check_across_ranks(testing::generated("poisson3d:7")); }
