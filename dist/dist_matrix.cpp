@@ -63,6 +63,33 @@ void check_rank_counts(const Communicator& comm, const RowPartition& row_partiti
                                     col_partition.num_ranks(), " ranks on a communicator of ", comm.size()));
 }
 
+namespace {
+
+// Whether rows [first, last) of `b` have offsets in order within its entries and columns in
+// [0, n), strictly increasing. Faults are or-ed, not returned at the first, so that the column
+// loop vectorises: the products the setup checks are sound, and at a Galerkin product's size
+// (tens of millions of entries) the worded check below took 3 ns an entry. A fault is then worded
+// by that check.
+bool rows_well_formed(const Csr<double>& b, std::int64_t first, std::int64_t last, std::int64_t n) {
+  const std::int64_t entries = b.nnz();
+  const std::int32_t* col = b.col_idx.data();
+  // Compared as unsigned, a negative column is as far out of range as one past n.
+  const std::uint32_t limit = static_cast<std::uint32_t>(std::min<std::int64_t>(n, UINT32_MAX));
+  std::uint32_t fault = 0;
+  for (std::int64_t r = first; r < last; ++r) {
+    const std::int64_t s = b.row_ptr[r], e = b.row_ptr[r + 1];
+    if (s < 0 || e < s || e > entries) return false;
+    if (s == e) continue;
+    fault |= static_cast<std::uint32_t>(col[s]) >= limit;
+    for (std::int64_t k = s + 1; k < e; ++k)
+      fault |= static_cast<std::uint32_t>(static_cast<std::uint32_t>(col[k]) >= limit) |
+               static_cast<std::uint32_t>(col[k] <= col[k - 1]);
+  }
+  return fault == 0;
+}
+
+}  // namespace
+
 // "" when `b` (columns: indices into global_of) is a well-formed block of `rows` rows.
 // A rows x cols Csr with room for `entries` (reserved, not touched: the fill pushes once).
 Csr<double> empty_block(std::int64_t rows, std::int64_t cols, std::int64_t entries) {
@@ -97,6 +124,12 @@ std::string compact_block_error(const Csr<double>& b, const std::vector<std::int
   for (std::int64_t c = 0; c < n; ++c)
     if (global_of[c] < 0 || global_of[c] >= global_cols || (c > 0 && global_of[c] <= global_of[c - 1]))
       return fail("compact column map is not increasing within [0, ", global_cols, ") at ", c);
+  const host::RangeSplit ranges(rows);
+  std::vector<char> sound(static_cast<std::size_t>(ranges.count()), 0);
+  ranges.run([&](int range, std::int64_t first, std::int64_t last) {
+    sound[static_cast<std::size_t>(range)] = rows_well_formed(b, first, last, n);
+  });
+  if (std::all_of(sound.begin(), sound.end(), [](char ok) { return ok != 0; })) return "";
   return host::first_failure(rows, [&](std::int64_t first, std::int64_t last) -> std::string {
     if (b.row_ptr[first] < 0 || b.row_ptr[first] > b.nnz()) return fail("row_ptr is broken at row ", first);
     for (std::int64_t r = first; r < last; ++r) {
