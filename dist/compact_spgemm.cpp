@@ -1,6 +1,7 @@
 #include "dist/compact_spgemm.hpp"
 
 #include <algorithm>
+#include <atomic>
 #include <climits>
 #include <optional>
 #include <string>
@@ -79,21 +80,19 @@ class CompactColumns {
   std::int32_t owned(std::int32_t local_col) const { return of_owned_[local_col]; }
 
  private:
-  /// of_owned_[c] = 0 for each column c an entry of `local` uses. Ranges of entries mark their
-  /// own flags in parallel (one pass over all of B's entries), then ranges of columns merge them.
-  /// A range gets at least as many entries as there are columns, so the flags take no more
-  /// bytes than B has entries.
+  /// of_owned_[c] = 0 for each column c an entry of `local` uses, in one parallel pass over B's
+  /// entries. The ranges share one flag a column: each stores 1 (relaxed: the same value from
+  /// every writer, read after the join). Ranges of B's rows use nearby columns, so they seldom
+  /// write the same cache lines; a flag array per range, merged after, cost each range a fresh
+  /// array of every column (page faults, then a pass over all of them).
   void mark_used_owned_columns(const Csr<double>& local) {
-    const host::RangeSplit entries(local.nnz(), std::max(local.cols, host::min_range_items()));
-    std::vector<std::vector<char>> used(static_cast<std::size_t>(entries.count()));
-    entries.run([&](int range, std::int64_t begin, std::int64_t end) {
-      used[range].assign(of_owned_.size(), 0);
-      for (std::int64_t k = begin; k < end; ++k) used[range][local.col_idx[k]] = 1;
+    std::vector<std::atomic<std::uint8_t>> used(of_owned_.size());  // zeroed: value-initialised
+    host::for_ranges(local.nnz(), [&](std::int64_t begin, std::int64_t end) {
+      for (std::int64_t k = begin; k < end; ++k) used[local.col_idx[k]].store(1, std::memory_order_relaxed);
     });
     host::for_ranges(static_cast<std::int64_t>(of_owned_.size()), [&](std::int64_t begin, std::int64_t end) {
-      for (const std::vector<char>& u : used)
-        for (std::int64_t c = begin; c < end; ++c)
-          if (u[c]) of_owned_[c] = 0;
+      for (std::int64_t c = begin; c < end; ++c)
+        if (used[c].load(std::memory_order_relaxed) != 0) of_owned_[c] = 0;
     });
   }
 
@@ -134,7 +133,11 @@ HostArray<std::int32_t> compact_b_columns(const DistMatrix& b, const RemoteRows&
 // B_ext's pattern over `compact` (its values left to fill_extended_b_values).
 Csr<double> extended_b_pattern(const DistMatrix& b, const RemoteRows& remote, const CompactColumns& compact,
                                std::int64_t columns) {
-  Csr<double> ext = Csr<double>::empty(b.owned_rows() + remote.rows(), columns);
+  Csr<double> ext;
+  ext.rows = b.owned_rows() + remote.rows();
+  ext.cols = columns;
+  ext.row_ptr.resize(static_cast<std::size_t>(ext.rows) + 1);  // every offset written below, once
+  ext.row_ptr[0] = 0;
   host::for_ranges(b.owned_rows(), [&](std::int64_t begin, std::int64_t end) {
     for (std::int64_t r = begin; r < end; ++r) ext.row_ptr[r + 1] = row_order_offset(b, r + 1);
   });
