@@ -9,6 +9,7 @@
 #include "dist/collective_call.hpp"
 #include "dist/communicator.hpp"
 #include "local/core/error.hpp"
+#include "local/core/host_offsets.hpp"
 #include "local/core/host_ranges.hpp"
 #include "local/core/host_sort_unique.hpp"
 #include "local/core/step_trace.hpp"
@@ -323,9 +324,11 @@ SummedPattern summed_pattern(const Communicator& comm, const Csr<double>& own,
 
   part.emplace("offsets");
   a.nonlocal.cols = static_cast<std::int64_t>(ghosts.size());
-  for (std::int64_t r = 0; r < rows; ++r) {
-    a.local.row_ptr[r + 1] += a.local.row_ptr[r];
-    a.nonlocal.row_ptr[r + 1] += a.nonlocal.row_ptr[r];
+  // In place, on the rank's threads: row_ptr[r + 1] holds row r's count until the scan writes
+  // the row's end there.
+  for (Csr<double>* block : {&a.local, &a.nonlocal}) {
+    std::int64_t* ptr = block->row_ptr.data();
+    host::offsets_from_counts(rows, [ptr](std::int64_t r) { return ptr[r + 1]; }, ptr);
   }
   a.local.col_idx.resize(static_cast<std::size_t>(a.local.row_ptr[rows]));
   a.local.values.resize(a.local.col_idx.size());
