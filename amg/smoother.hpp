@@ -15,6 +15,7 @@
 
 namespace tessera::amg {
 
+// coefficients_of (below) copies every member but inv_diag: a new member goes there too.
 struct Smoother {
   SmootherKind kind = SmootherKind::chebyshev;
   Vector inv_diag;            // 1 / a_ii (Chebyshev) or 1 / d_l1,i (l1-Jacobi)

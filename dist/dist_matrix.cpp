@@ -63,13 +63,31 @@ void check_rank_counts(const Communicator& comm, const RowPartition& row_partiti
                                     col_partition.num_ranks(), " ranks on a communicator of ", comm.size()));
 }
 
-namespace {
+// A rows x cols Csr with room for `entries` (reserved, not touched: the fill pushes once).
+Csr<double> empty_block(std::int64_t rows, std::int64_t cols, std::int64_t entries) {
+  Csr<double> m = Csr<double>::empty(rows, cols);
+  m.col_idx.reserve(static_cast<std::size_t>(entries));
+  m.values.reserve(static_cast<std::size_t>(entries));
+  return m;
+}
+
+// Calls f(global_col, value_position) for every entry of owned row r in global column order.
+template <class F>
+void for_each_in_row_order(const DistMatrix& a, std::int64_t r, F&& f) {
+  const std::int64_t nl_begin = a.nonlocal.row_ptr[r], nl_end = a.nonlocal.row_ptr[r + 1];
+  std::int64_t k = nl_begin;
+  for (; k < nl_end && a.ghost_cols[a.nonlocal.col_idx[k]] < a.col_begin(); ++k)
+    f(a.ghost_cols[a.nonlocal.col_idx[k]], false, k);
+  for (std::int64_t j = a.local.row_ptr[r]; j < a.local.row_ptr[r + 1]; ++j)
+    f(a.col_begin() + a.local.col_idx[j], true, j);
+  for (; k < nl_end; ++k) f(a.ghost_cols[a.nonlocal.col_idx[k]], false, k);
+}
 
 // Whether rows [first, last) of `b` have offsets in order within its entries and columns in
 // [0, n), strictly increasing. Faults are or-ed, not returned at the first, so that the column
-// loop vectorises: the products the setup checks are sound, and at a Galerkin product's size
-// (tens of millions of entries) the worded check below took 3 ns an entry. A fault is then worded
-// by that check.
+// loop vectorises: the products the setup checks are sound, and the worded check took 0.05-0.10 s
+// on one thread for a Galerkin product's T at poisson3d:192 (21M entries; docs/performance.md,
+// fifty-fourth session). A fault is then worded by that check.
 bool rows_well_formed(const Csr<double>& b, std::int64_t first, std::int64_t last, std::int64_t n) {
   const std::int64_t entries = b.nnz();
   const std::int32_t* col = b.col_idx.data();
@@ -91,28 +109,6 @@ bool rows_well_formed(const Csr<double>& b, std::int64_t first, std::int64_t las
 }  // namespace
 
 // "" when `b` (columns: indices into global_of) is a well-formed block of `rows` rows.
-// A rows x cols Csr with room for `entries` (reserved, not touched: the fill pushes once).
-Csr<double> empty_block(std::int64_t rows, std::int64_t cols, std::int64_t entries) {
-  Csr<double> m = Csr<double>::empty(rows, cols);
-  m.col_idx.reserve(static_cast<std::size_t>(entries));
-  m.values.reserve(static_cast<std::size_t>(entries));
-  return m;
-}
-
-// Calls f(global_col, value_position) for every entry of owned row r in global column order.
-template <class F>
-void for_each_in_row_order(const DistMatrix& a, std::int64_t r, F&& f) {
-  const std::int64_t nl_begin = a.nonlocal.row_ptr[r], nl_end = a.nonlocal.row_ptr[r + 1];
-  std::int64_t k = nl_begin;
-  for (; k < nl_end && a.ghost_cols[a.nonlocal.col_idx[k]] < a.col_begin(); ++k)
-    f(a.ghost_cols[a.nonlocal.col_idx[k]], false, k);
-  for (std::int64_t j = a.local.row_ptr[r]; j < a.local.row_ptr[r + 1]; ++j)
-    f(a.col_begin() + a.local.col_idx[j], true, j);
-  for (; k < nl_end; ++k) f(a.ghost_cols[a.nonlocal.col_idx[k]], false, k);
-}
-
-}  // namespace
-
 std::string compact_block_error(const Csr<double>& b, const std::vector<std::int64_t>& global_of, std::int64_t rows,
                                 std::int64_t global_cols) {
   const auto fail = [&](auto&&... parts) { return detail::concat(parts...); };
