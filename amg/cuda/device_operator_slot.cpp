@@ -30,9 +30,19 @@ std::shared_ptr<dist::gpu::DeviceDistMatrix> current_copy(const DeviceOperatorSl
 std::shared_ptr<const tessera::cuda::DeviceBuffer<double>> current_inverse_diagonal(const DeviceOperatorSlot& slot,
                                                                                       const dist::DistMatrix& a) {
   if (!current_copy(slot, a) || !slot.inverse_diagonal) return nullptr;
-  TESSERA_ASSERT(slot.inverse_diagonal->size() == static_cast<std::size_t>(a.owned_rows()), "a level's device 1 / a_ii has ",
-                 slot.inverse_diagonal->size(), " entries for ", a.owned_rows(), " rows");
+  TESSERA_ASSERT(slot.inverse_diagonal->size() == static_cast<std::size_t>(a.owned_rows()),
+                 "a level's device 1 / a_ii has ", slot.inverse_diagonal->size(), " entries for ", a.owned_rows(),
+                 " rows");
   return slot.inverse_diagonal;
+}
+
+void fill_inverse_diagonal(const DeviceOperatorSlot& slot, const dist::DistMatrix& a, const std::vector<double>& host,
+                           tessera::cuda::DeviceBuffer<double>& to, cudaStream_t stream) {
+  const auto kept = current_inverse_diagonal(slot, a);
+  if (kept && kept->size() == to.size())
+    TESSERA_CUDA_CHECK(cudaMemcpyAsync(to.data(), kept->data(), to.bytes(), cudaMemcpyDeviceToDevice, stream));
+  else
+    to.upload(host, stream);
 }
 
 }  // namespace tessera::amg::gpu

@@ -5,6 +5,7 @@
 #include <cuda_runtime_api.h>
 
 #include <memory>
+#include <vector>
 
 #include "amg/dist/device_operator_slot.hpp"
 #include "dist/cuda/device_dist_matrix.hpp"
@@ -26,5 +27,10 @@ std::shared_ptr<dist::gpu::DeviceDistMatrix> current_copy(const DeviceOperatorSl
 /// values, else null (the reader uploads the host's).
 std::shared_ptr<const tessera::cuda::DeviceBuffer<double>> current_inverse_diagonal(const DeviceOperatorSlot& slot,
                                                                                       const dist::DistMatrix& a);
+
+/// `a`'s 1 / a_ii into `to` (sized for it), ordered on `stream`: copied on the device from the slot
+/// where current_inverse_diagonal finds it, else uploaded from `host` (its download, bit for bit).
+void fill_inverse_diagonal(const DeviceOperatorSlot& slot, const dist::DistMatrix& a, const std::vector<double>& host,
+                           tessera::cuda::DeviceBuffer<double>& to, cudaStream_t stream);
 
 }  // namespace tessera::amg::gpu

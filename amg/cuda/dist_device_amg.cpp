@@ -232,15 +232,13 @@ void DistDeviceAmgPreconditioner::upload_level(std::size_t l, DeviceCycleLevel& 
 }
 
 // Chebyshev's diagonal is 1 / a_ii: copied on the device from the level's slot where the setup
-// divided it there (the host's is its download), else uploaded, as l1-Jacobi's always is.
-void DistDeviceAmgPreconditioner::fill_smoother_diagonal(const DistLevel& host, tessera::cuda::DeviceBuffer<double>& to) {
-  const cudaStream_t stream = ctx_.compute();
-  const auto kept =
-      host.smoother.kind == SmootherKind::chebyshev ? current_inverse_diagonal(host.device_a, host.a) : nullptr;
-  if (kept && kept->size() == to.size())
-    TESSERA_CUDA_CHECK(cudaMemcpyAsync(to.data(), kept->data(), to.bytes(), cudaMemcpyDeviceToDevice, stream));
+// divided it there, else uploaded, as l1-Jacobi's always is.
+void DistDeviceAmgPreconditioner::fill_smoother_diagonal(const DistLevel& host,
+                                                         tessera::cuda::DeviceBuffer<double>& to) {
+  if (host.smoother.kind == SmootherKind::chebyshev)
+    fill_inverse_diagonal(host.device_a, host.a, host.smoother.inv_diag, to, ctx_.compute());
   else
-    to.upload(host.smoother.inv_diag, stream);
+    to.upload(host.smoother.inv_diag, ctx_.compute());
 }
 
 void DistDeviceAmgPreconditioner::factor_coarse_on_device() {

@@ -90,11 +90,7 @@ void DistDeviceTransfer::run(DistLevel& fine, DistLevel& coarse) {
     TESSERA_TRACE_STEP("smoothing");
     AddSeconds add{fine.times.smoothing};
     if (smoothed_) {
-      const auto kept = current_inverse_diagonal(fine.device_a, fine.a);  // where the GPU divided it
-      if (kept)
-        TESSERA_CUDA_CHECK(cudaMemcpyAsync(inv_diag_.data(), kept->data(), inv_diag_.bytes(), cudaMemcpyDeviceToDevice, s));
-      else
-        inv_diag_.upload(fine.inv_diag, s);
+      fill_inverse_diagonal(fine.device_a, fine.a, fine.inv_diag, inv_diag_, s);  // where the GPU divided it
       a_times_p_tent_->recompute(dist::gpu::matrix_values(*a_), dist::gpu::ValueSources().add(tent_.data(), tent_.size()));
       replay_->run(tent_.data(), a_times_p_tent_->product().values.data(), inv_diag_.data(), fine.omega, p_->local,
                    p_->nonlocal, s);
