@@ -81,14 +81,18 @@ class CompactColumns {
 
  private:
   /// of_owned_[c] = 0 for each column c an entry of `local` uses, in one parallel pass over B's
-  /// entries. The ranges share one flag a column: each stores 1 (relaxed: the same value from
-  /// every writer, read after the join). Ranges of B's rows use nearby columns, so they seldom
-  /// write the same cache lines; a flag array per range, merged after, cost each range a fresh
-  /// array of every column (page faults, then a pass over all of them).
+  /// entries. The ranges share one flag a column (relaxed: the same value from every writer, read
+  /// after the join), stored only where it is still 0: a column is written about once, however
+  /// many entries use it, so the cores mostly read the flags' cache lines instead of taking them
+  /// over. A flag array per range, merged after, cost each range a fresh array of every column
+  /// (page faults, then a pass over all of them).
   void mark_used_owned_columns(const Csr<double>& local) {
     std::vector<std::atomic<std::uint8_t>> used(of_owned_.size());  // zeroed: value-initialised
     host::for_ranges(local.nnz(), [&](std::int64_t begin, std::int64_t end) {
-      for (std::int64_t k = begin; k < end; ++k) used[local.col_idx[k]].store(1, std::memory_order_relaxed);
+      for (std::int64_t k = begin; k < end; ++k) {
+        std::atomic<std::uint8_t>& flag = used[local.col_idx[k]];
+        if (flag.load(std::memory_order_relaxed) == 0) flag.store(1, std::memory_order_relaxed);
+      }
     });
     host::for_ranges(static_cast<std::int64_t>(of_owned_.size()), [&](std::int64_t begin, std::int64_t end) {
       for (std::int64_t c = begin; c < end; ++c)
