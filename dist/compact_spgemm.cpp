@@ -300,7 +300,7 @@ std::int64_t CompactSpgemm::multiply_with(const Communicator& comm, const char* 
 }
 
 template <class Chain>
-Csr<double> CompactSpgemm::chained(const Communicator& comm, const char* step, Chain&& chain) {
+ChainedProduct CompactSpgemm::chained(const Communicator& comm, const char* step, Chain&& chain) {
   ChainedProduct c = call_collectively(comm, step, [&] {
     ChainedProduct product = chain();
     TESSERA_ASSERT(product_entries_ < 0 || product.inner_entries == product_entries_, "the local product has ",
@@ -308,16 +308,17 @@ Csr<double> CompactSpgemm::chained(const Communicator& comm, const char* step, C
     return product;
   });
   if (product_entries_ < 0) product_entries_ = c.inner_entries;  // once every rank has agreed
-  return std::move(c.product);
+  return c;
 }
 
 Csr<double> CompactSpgemm::multiply_left(const Communicator& comm, const Csr<double>& l, const char* step) {
   TESSERA_ASSERT(b_ext_made_, "spgemm: a host product before the first refresh made B_ext");
-  return chained(comm, step, [&] { return held_a_ ? held_a_->chain(l, b_ext_) : local_.chain(l, *a_ext_, b_ext_); });
+  return chained(comm, step, [&] { return held_a_ ? held_a_->chain(l, b_ext_) : local_.chain(l, *a_ext_, b_ext_); })
+      .product;
 }
 
-Csr<double> CompactSpgemm::multiply_left(const Communicator& comm, HeldOperand& held, const DistMatrix& b,
-                                         const char* step) {
+ChainedProduct CompactSpgemm::multiply_left(const Communicator& comm, HeldOperand& held, const DistMatrix& b,
+                                            const char* step) {
   TESSERA_ASSERT(held_a_, "spgemm: operands held by a backend need A_ext held by it too");
   TESSERA_ASSERT(b.nnz() == b_entries_, "spgemm: the held operand's B has ", b.nnz(), " entries, the symbolic phase's ",
                  b_entries_);

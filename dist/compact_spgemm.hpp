@@ -30,9 +30,12 @@ namespace tessera::dist {
 class Communicator;
 
 /// L*(A*B) from LocalSpgemm::chain, and nnz(A*B), which a device backend keeps on the device.
+/// `on_device`: L*(A*B) also where a backend holding A_ext made it, if that backend keeps it
+/// (HeldExtendedA::chain with a HeldOperand); null otherwise.
 struct ChainedProduct {
   Csr<double> product;
   std::int64_t inner_entries = 0;
+  std::shared_ptr<HeldOperand> on_device;
 };
 
 /// The rank-local products behind the distributed ones: C = A*B keeping the structural
@@ -99,8 +102,10 @@ class CompactSpgemm {
   /// multiply() does. `step` names the products in a failure's message.
   Csr<double> multiply_left(const Communicator& comm, const Csr<double>& l, const char* step);
   /// Collective: the same with L and B's owned rows where the backend holding A_ext made them
-  /// (`held`, of `b`: the symbolic phase's B; asserted held A_ext). B_ext is not built here.
-  Csr<double> multiply_left(const Communicator& comm, HeldOperand& held, const DistMatrix& b, const char* step);
+  /// (`held`, of `b`: the symbolic phase's B; asserted held A_ext). B_ext is not built here. The
+  /// product comes back with its copy where the backend made it, if the backend keeps one
+  /// (ChainedProduct::on_device).
+  ChainedProduct multiply_left(const Communicator& comm, HeldOperand& held, const DistMatrix& b, const char* step);
   /// The operands of A_ext * B_ext for a caller that forms the product itself: A_ext as a host
   /// copy or held by a backend (exactly one of the two is set), and B_ext.
   struct Operands {
@@ -138,7 +143,7 @@ class CompactSpgemm {
  private:
   void fill_b_values(const DistMatrix& b);
   template <class Chain>
-  Csr<double> chained(const Communicator& comm, const char* step, Chain&& chain);
+  ChainedProduct chained(const Communicator& comm, const char* step, Chain&& chain);
 
   LocalSpgemm local_;
   RemoteRows remote_;

@@ -55,7 +55,7 @@ class HeldExtendedA {
   virtual ChainedProduct chain(const Csr<double>& l, const Csr<double>& b) = 0;
   /// The same with L and B's owned rows from `held` (made by this holder's backend, which may
   /// free them) and B_ext made as `source` says; equal to chain(L, compact_extended_rows(source))
-  /// bit for bit.
+  /// bit for bit. The holder may keep the product where it made it (ChainedProduct::on_device).
   virtual ChainedProduct chain(HeldOperand& held, const ExtendedBSource& source) = 0;
 };
 

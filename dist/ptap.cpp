@@ -39,7 +39,8 @@ DistPtap::DistPtap(const Communicator& comm, const DistMatrix& a, const DistMatr
   else
     transpose_p_once(p);
   step.reset();
-  Csr<double> t = outer_product(comm, p, reads_held_p(a_extended, held_p) ? held_p.get() : nullptr);
+  std::shared_ptr<HeldOperand> t_on_device;  // T where the backend made it, if it keeps it
+  Csr<double> t = outer_product(comm, p, reads_held_p(a_extended, held_p) ? held_p.get() : nullptr, &t_on_device);
   held_p.reset();  // the backend's copies are freed here, before the return exchanges
   const std::vector<std::int64_t>& global_col = ap_.compact_to_global();  // T's columns -> C's
   step.emplace("ptap.return_pattern");
@@ -69,6 +70,9 @@ DistPtap::DistPtap(const Communicator& comm, const DistMatrix& a, const DistMatr
   step.emplace("ptap.pattern");
   const ReceivedRows received{p.halo.send_local, recv_lengths, recv_cols};
   c_is_own_partial_ = sum_is_own_rows(t, global_col, received, p.col_partition, comm.rank());
+  // Where C is T, T's device copy is C's (take_device_result); elsewhere it is freed here.
+  if (c_is_own_partial_) device_result_ = std::move(t_on_device);
+  t_on_device.reset();
   SummedPattern pattern = c_is_own_partial_ ? own_rows_as_sum(comm, std::move(t), p.col_partition)
                                             : summed_pattern(comm, t, global_col, received, p.col_partition);
   c_ = std::move(pattern.sum);
@@ -94,10 +98,13 @@ DistPtap::DistPtap(const Communicator& comm, const DistMatrix& a, const DistMatr
 // AP is never returned (a device backend keeps it on the GPU between the two). With `held_p`,
 // P^T and P's rows of B_ext are the backend's own copies (not this P^T, not uploaded). As in
 // CompactSpgemm::multiply, a local failure on one rank is agreed before the return exchanges.
-Csr<double> DistPtap::outer_product(const Communicator& comm, const DistMatrix& p, HeldOperand* held_p) {
+Csr<double> DistPtap::outer_product(const Communicator& comm, const DistMatrix& p, HeldOperand* held_p,
+                                    std::shared_ptr<HeldOperand>* on_device) {
   TESSERA_TRACE_STEP("ptap.local_products");
-  if (held_p) return ap_.multiply_left(comm, *held_p, p, "ptap: local products");
-  return ap_.multiply_left(comm, p_transposed_, "ptap: local products");
+  if (!held_p) return ap_.multiply_left(comm, p_transposed_, "ptap: local products");
+  ChainedProduct t = ap_.multiply_left(comm, *held_p, p, "ptap: local products");
+  if (on_device) *on_device = std::move(t.on_device);
+  return std::move(t.product);
 }
 
 namespace {
@@ -311,6 +318,7 @@ void DistPtap::recompute(const Communicator& comm, const DistMatrix& a, const Di
                                      : detail::concat("ptap recompute: rank ", p.rank, " holds ", p.local.nnz(), " + ",
                                                       p.nonlocal.nnz(), " entries of P, the symbolic phase saw ",
                                                       p_local_entries_, " + ", p_entries_ - p_local_entries_));
+  device_result_.reset();  // the symbolic phase's values
   ap_.refresh(comm, a, p);
   const Stopwatch clock;
   refresh_p_transposed(p);

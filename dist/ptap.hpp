@@ -56,6 +56,12 @@ class DistPtap {
   /// second one): once (asserted). Then result() is refused and recomputes write into the
   /// caller's C.
   DistMatrix take_result();
+  /// Where C is T (result_is_own_partial()) and the backend holding A kept the symbolic phase's
+  /// outer product where it made it (ChainedProduct::on_device): that copy, T's owned rows over
+  /// T's columns, which is C's local block (the host's is its download; C has no ghosts), for a
+  /// caller that puts C there next (an AMG level's device copy, amg/dist/device_operator_slot.hpp).
+  /// Null otherwise, once taken, and after a recompute (whose values it does not hold).
+  std::shared_ptr<HeldOperand> take_device_result() { return std::move(device_result_); }
   const DistStats& stats() const { return stats_; }
   /// The symbolic result, for device numeric phases (dist/cuda/device_dist_ptap.hpp): the AP
   /// product (its output, as it is, is T's right operand), the return traffic of T's ghost-row
@@ -82,7 +88,8 @@ class DistPtap {
   // Collective: throws on every rank if one rank's P^T does not fit P.
   void take_p_transposed(const Communicator& comm, const DistMatrix& p, Csr<double>&& p_transposed);
   void refresh_p_transposed(const DistMatrix& p);
-  Csr<double> outer_product(const Communicator& comm, const DistMatrix& p, HeldOperand* held_p = nullptr);
+  Csr<double> outer_product(const Communicator& comm, const DistMatrix& p, HeldOperand* held_p = nullptr,
+                            std::shared_ptr<HeldOperand>* on_device = nullptr);
   std::vector<double> received_contributions(const Communicator& comm, const Csr<double>& t) const;
   // Collective: throws on every rank if one rank's `c` is not this product's C.
   void check_result_shape(const Communicator& comm, const DistMatrix& c) const;
@@ -100,6 +107,7 @@ class DistPtap {
   ExchangePattern return_entries_;  // ghost-row entries back to their owners
   SummationMap sum_map_;            // where T's owned-row entries and the received ones go
   bool c_is_own_partial_ = false;   // C is T's owned rows (sum_is_own_rows)
+  std::shared_ptr<HeldOperand> device_result_;  // see take_device_result()
   std::int64_t entries_ = 0;          // C's owned entries
   std::int64_t local_entries_ = 0;    // of them in C's local block
   RowPartition c_partition_;          // C's rows and columns (P's columns)

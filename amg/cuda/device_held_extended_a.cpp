@@ -32,16 +32,21 @@ class DeviceHeldExtendedA final : public dist::HeldExtendedA {
   }
 
   // L and B's rows where the smoothing's merge left them: B_ext is assembled from B's blocks,
-  // which are freed then (B_ext holds their entries), and nothing is uploaded.
+  // which are freed then (B_ext holds their entries), and nothing is uploaded. The product stays
+  // on the device beside its download (the Galerkin product's first outer product: where it is
+  // C, the coarse level's copy takes it instead of an upload; where it is not, DistPtap drops it).
   dist::ChainedProduct chain(dist::HeldOperand& held, const dist::ExtendedBSource& source) override {
     auto* on_device = dynamic_cast<dist::gpu::DeviceHeldOperand*>(&held);
     TESSERA_ASSERT(on_device && on_device->device == device_,
                    "device_held_extended_a: the held operand was not made on this A's GPU");
     TESSERA_CUDA_CHECK(cudaSetDevice(device_));
     cuda::DeviceCsr<double> b = extended_b(*on_device, source);
+    auto kept = std::make_shared<dist::gpu::DeviceHeldProduct>();
+    kept->device = device_;
     dist::ChainedProduct c;
     c.product = cuda::offload_chain(std::move(on_device->transposed), extended(), std::move(b), which_, *stats_,
-                                    &c.inner_entries);
+                                    &c.inner_entries, &kept->product);
+    if (kept->product.row_ptr.size() > 0) c.on_device = std::move(kept);  // none where no product ran
     return c;
   }
 

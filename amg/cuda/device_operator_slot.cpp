@@ -1,14 +1,50 @@
 // Host code only: makes or refreshes a level's DeviceDistMatrix.
 #include "amg/cuda/device_operator_slot.hpp"
 
+#include <utility>
+
+#include "dist/cuda/device_held_operand.hpp"
 #include "local/core/error.hpp"
 #include "local/cuda/check.hpp"
 
 namespace tessera::amg::gpu {
+namespace {
+
+/// The copy of `a` with the local block a product left in the slot (its rows are the host's
+/// block's first rows, any later ones empty; its columns the first of the owned ones), which is
+/// given the host block's shape; the non-local block is uploaded.
+std::shared_ptr<dist::gpu::DeviceDistMatrix> copy_from_product(DeviceOperatorSlot& slot, const dist::DistMatrix& a,
+                                                               cudaStream_t stream) {
+  const std::shared_ptr<dist::HeldOperand> held = std::exchange(slot.local_block_on_device, nullptr);
+  auto* product = dynamic_cast<dist::gpu::DeviceHeldProduct*>(held.get());
+  int device = 0;
+  TESSERA_CUDA_CHECK(cudaGetDevice(&device));
+  TESSERA_ASSERT(product && product->device == device, "a level's local block on the device was not made on its GPU");
+  tessera::cuda::DeviceCsr<double> local = std::move(product->product);
+  TESSERA_ASSERT(local.rows >= a.local.rows && local.cols <= a.local.cols && local.nnz == a.local.nnz(),
+                 "a product's ", local.rows, "x", local.cols, " block with ", local.nnz, " entries for a local block of ",
+                 a.local.rows, "x", a.local.cols, " with ", a.local.nnz());
+  // Made on the default stream and complete (the product synchronised for its download); the
+  // copy's work runs on `stream`, so its frees must follow that work there.
+  tessera::cuda::release_on(local, stream);
+  local.rows = a.local.rows;
+  local.cols = a.local.cols;
+  if (local.row_ptr.size() > static_cast<std::size_t>(local.rows + 1)) {  // later rows: cut their offsets
+    tessera::cuda::DeviceBuffer<std::int64_t> offsets(static_cast<std::size_t>(local.rows + 1), stream);
+    TESSERA_CUDA_CHECK(cudaMemcpyAsync(offsets.data(), local.row_ptr.data(), offsets.bytes(), cudaMemcpyDeviceToDevice,
+                                       stream));
+    local.row_ptr = std::move(offsets);
+  }
+  return std::make_shared<dist::gpu::DeviceDistMatrix>(a, std::move(local), tessera::cuda::upload(a.nonlocal, stream),
+                                                       stream);  // synchronises
+}
+
+}  // namespace
 
 dist::gpu::DeviceDistMatrix& device_operator(DeviceOperatorSlot& slot, const dist::DistMatrix& a, cudaStream_t stream) {
   if (!slot.matrix) {
-    slot.matrix = std::make_shared<dist::gpu::DeviceDistMatrix>(a, stream);  // synchronises
+    slot.matrix = slot.local_block_on_device ? copy_from_product(slot, a, stream)
+                                             : std::make_shared<dist::gpu::DeviceDistMatrix>(a, stream);  // synchronises
     slot.stale = false;
     return *slot.matrix;
   }

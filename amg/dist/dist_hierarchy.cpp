@@ -108,11 +108,13 @@ DistHierarchy::DistHierarchy(const dist::Communicator& comm, dist::DistMatrix&& 
     DistLevel& coarse = levels.emplace_back();  // `fine` stays in place (reserved above)
     build_transfer(comm, fine, coarse, true);
     make_level_smoother(fine);
-    backend_.check_operator(comm, coarse.a, level_name(levels.size() - 1), coarse.device_a);
+    check_coarse_operator(comm, coarse, levels.size() - 1);
     coarse.nodes = std::move(t.coarse_nodes);
     coarse.near_null = std::move(t.coarse_vectors);
   }
   setup_coarsest(comm);
+  // A backend whose phases read no level on the device never took the product's copy of C.
+  for (DistLevel& level : levels) level.device_a.local_block_on_device.reset();
 }
 
 void DistHierarchy::resetup(const dist::Communicator& comm, const dist::DistMatrix& a) {
@@ -151,7 +153,7 @@ void DistHierarchy::resetup(const dist::Communicator& comm, const dist::DistMatr
     make_level_smoother(fine);
     fine.device_p.values_changed();  // P and R have new values on the host (the device solve refreshes)
     fine.device_r.values_changed();
-    backend_.check_operator(comm, coarse.a, level_name(l + 1), coarse.device_a);
+    check_coarse_operator(comm, coarse, l + 1);
   }
   levels.back().times = {};
   setup_coarsest(comm);
@@ -231,6 +233,9 @@ void DistHierarchy::build_transfer(const dist::Communicator& comm, DistLevel& le
           level.a_times_p_tent ? level.a_times_p_tent->shared_a_extended() : held_extended_a(level),
           std::move(p_transposed), std::move(held_p));
       coarse.a = level.galerkin->take_result();  // no copy (21M entries at poisson3d:192's level 1)
+      // Where C is the product's outer product on the GPU (one rank), the coarse level's device
+      // copy starts from it: no upload of C, which is that copy's download.
+      coarse.device_a.local_block_on_device = level.galerkin->take_device_result();
     } else {
       level.galerkin->recompute(comm, level.a, level.p, coarse.a);
     }
@@ -253,6 +258,13 @@ void DistHierarchy::build_transfer(const dist::Communicator& comm, DistLevel& le
     }
     return 0;
   });
+}
+
+// A step of its own: on the GPU backend it uploads the coarse operator unless the Galerkin
+// product left it there, and no phase includes it.
+void DistHierarchy::check_coarse_operator(const dist::Communicator& comm, DistLevel& coarse, std::size_t l) const {
+  TESSERA_TRACE_STEP("check_coarse");
+  backend_.check_operator(comm, coarse.a, level_name(l), coarse.device_a);
 }
 
 dist::ExtendedA DistHierarchy::held_extended_a(DistLevel& level) const {

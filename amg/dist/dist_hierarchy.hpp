@@ -119,6 +119,8 @@ class DistHierarchy {
   /// P, R and the Galerkin product into coarse.a: handed over by a level's first product, its
   /// values recomputed in place by a re-setup's.
   void build_transfer(const dist::Communicator& comm, DistLevel& level, DistLevel& coarse, bool first_time) const;
+  /// The backend's check of level `l`'s operator (coarse.a), which may leave its copy in the slot.
+  void check_coarse_operator(const dist::Communicator& comm, DistLevel& coarse, std::size_t l) const;
   /// Where a level's first products read A from: the backend's hold on the level's copy, or
   /// nothing (they copy A on the host).
   dist::ExtendedA held_extended_a(DistLevel& level) const;

@@ -64,6 +64,9 @@ class DeviceBuffer {
   std::size_t size() const { return size_; }
   std::size_t bytes() const { return size_ * sizeof(T); }
   cudaStream_t stream() const { return stream_; }
+  /// Frees on `stream` from now on, ordered after that stream's work: for a buffer handed to an
+  /// owner whose work runs there. The caller orders the buffer's writes before that work.
+  void release_on(cudaStream_t stream) { stream_ = stream; }
 
   /// Copy of `host` (copy_to_device: `host` may be reused at return; 8 MiB and more wait for
   /// `stream`).

@@ -41,6 +41,14 @@ DeviceCsr<T> upload(const Csr<T>& a, cudaStream_t stream = nullptr) {
   return d;
 }
 
+/// DeviceBuffer::release_on for the three arrays.
+template <class T>
+void release_on(DeviceCsr<T>& d, cudaStream_t stream) {
+  d.row_ptr.release_on(stream);
+  d.col_idx.release_on(stream);
+  d.values.release_on(stream);
+}
+
 template <class T>
 Csr<T> download(const DeviceCsr<T>& d, cudaStream_t stream = nullptr) {
   Csr<T> a;

@@ -74,11 +74,14 @@ void run_product(DeviceProduct& product, const OperandView& a, const OperandView
   timed(s.product, [&] { product.multiply(a, b); });
 }
 
-/// C into CSR on the device (tiles -> CSR, or cuSPARSE's C row-sorted by CUB), then to the host.
-Csr<double> download_result(DeviceProduct& product, OffloadStats& s) {
+/// C into CSR on the device (tiles -> CSR, or cuSPARSE's C row-sorted by CUB), then to the host;
+/// the device CSR is moved into `kept` if given.
+Csr<double> download_result(DeviceProduct& product, OffloadStats& s, DeviceCsr<double>* kept = nullptr) {
   DeviceCsr<double> c;
   timed(s.convert, [&] { product.result_csr(c); });
-  return timed(s.download, [&] { return download(c); });
+  Csr<double> host = timed(s.download, [&] { return download(c); });
+  if (kept) *kept = std::move(c);
+  return host;
 }
 
 void require_conformal(std::int64_t a_rows, std::int64_t a_cols, std::int64_t b_rows, std::int64_t b_cols,
@@ -114,9 +117,9 @@ Csr<double> inner_product_only(std::int64_t l_rows, DeviceOperand& da, DeviceOpe
 }
 
 /// L*(A*B) with all three on the device (L with entries; A and B not trivially empty), A*B kept
-/// there.
+/// there, and L*(A*B) too in `kept` if given.
 Csr<double> chain_operands(DeviceOperand& dl, DeviceOperand& da, DeviceOperand& db, OffloadSpgemm which,
-                           OffloadStats& stats, std::int64_t* inner_entries) {
+                           OffloadStats& stats, std::int64_t* inner_entries, DeviceCsr<double>* kept = nullptr) {
   DeviceProduct a_b(which, nullptr, kOneShot), l_a_b(which, nullptr, kOneShot);
   const OffloadSpgemm ab_engine = timed(stats.convert, [&] { return a_b.resolve_engine(da.csr, db.csr); });
   bind_operand(ab_engine, stats, da);
@@ -142,7 +145,7 @@ Csr<double> chain_operands(DeviceOperand& dl, DeviceOperand& da, DeviceOperand& 
   if (inner_entries) *inner_entries = ab.nnz;
   bind_operand(l_a_b.engine(), stats, dl);
   run_product(l_a_b, dl.view, ab, stats);
-  return download_result(l_a_b, stats);
+  return download_result(l_a_b, stats, kept);
 }
 
 }  // namespace
@@ -229,7 +232,7 @@ Csr<double> offload_chain(const Csr<double>& l, DeviceCsr<double>&& a, const Csr
 }
 
 Csr<double> offload_chain(DeviceCsr<double>&& l, DeviceCsr<double>&& a, DeviceCsr<double>&& b, OffloadSpgemm which,
-                          OffloadStats& stats, std::int64_t* inner_entries) {
+                          OffloadStats& stats, std::int64_t* inner_entries, DeviceCsr<double>* kept) {
   require_conformal(a.rows, a.cols, b.rows, b.cols, "chained product (A*B)");
   TESSERA_REQUIRE_INPUT(l.cols == a.rows, "offload chained product: L is ", l.rows, "x", l.cols, ", A*B is ", a.rows,
                         "x", b.cols);
@@ -240,7 +243,7 @@ Csr<double> offload_chain(DeviceCsr<double>&& l, DeviceCsr<double>&& a, DeviceCs
   db.csr = std::move(b);
   if (l.rows == 0 || l.nnz == 0) return inner_product_only(l.rows, da, db, which, stats, inner_entries);
   dl.csr = std::move(l);
-  return chain_operands(dl, da, db, which, stats, inner_entries);
+  return chain_operands(dl, da, db, which, stats, inner_entries, kept);
 }
 
 Csr<double> offload_galerkin(const Csr<double>& a, const Csr<double>& p, OffloadSpgemm which, OffloadStats& stats) {

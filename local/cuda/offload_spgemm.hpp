@@ -85,9 +85,12 @@ Csr<double> offload_chain(const Csr<double>& l, DeviceCsr<double>&& a, const Csr
                           OffloadStats& stats, std::int64_t* inner_entries = nullptr);
 
 /// The same with all three already on the device (a backend made L and B there too), each
-/// moved in and freed by the products as A is. Nothing is uploaded.
+/// moved in and freed by the products as A is. Nothing is uploaded. With `kept`, the product's
+/// device CSR, which the download reads, is moved there instead of freed (a caller whose next
+/// step reads it on the device); it is left empty (no arrays) where no device product ran.
 Csr<double> offload_chain(DeviceCsr<double>&& l, DeviceCsr<double>&& a, DeviceCsr<double>&& b, OffloadSpgemm which,
-                          OffloadStats& stats, std::int64_t* inner_entries = nullptr);
+                          OffloadStats& stats, std::int64_t* inner_entries = nullptr,
+                          DeviceCsr<double>* kept = nullptr);
 
 /// C = P^T A P on the device as R * (A * P) with R = P^T formed on the host (ref::transpose)
 /// and A*P kept on the device between the two products. A square, a.cols == p.rows.

@@ -7,12 +7,14 @@
 //     zero, negative or infinite diagonal, each in one row of one rank -- is the host check's own
 //     InputError on every rank, also where the copy in the slot is stale and must be refreshed
 //     before the check reads it;
+//   - a local block a product left in the slot is the copy's (only the non-local block is
+//     uploaded), cut to the host block's rows, unless new values dropped it;
 //   - a rectangular operator is refused in the host's words before any upload;
 //   - the inverse diagonal divided on the device copy is the host's bit for bit, also after new
 //     values, and the slot keeps the device's until the values change;
 //   - a whole setup with the GPU backend (device_setup_backend, which checks every level on the
 //     device) refuses an unfit A with the host setup's words, and builds the host backend's
-//     levels from a fit one.
+//     levels from a fit one, each level's device copy holding its host blocks bit for bit.
 // A GPU on every rank, maybe shared (label gpu; exit 77 without).
 #include <cmath>
 #include <functional>
@@ -27,6 +29,7 @@
 #include "amg/dist/dist_hierarchy.hpp"
 #include "dist/cuda/device_context.hpp"
 #include "dist/cuda/device_dist_matrix.hpp"
+#include "dist/cuda/device_held_operand.hpp"
 #include "dist_amg_test_util.hpp"
 
 namespace tessera::amg {
@@ -118,6 +121,46 @@ TEST_F(DistDeviceOperatorCheck, FitOperatorPassesAndLeavesItsCopyInTheSlot) {
     const dist::gpu::DeviceDistMatrix* copy = slot.matrix.get();
     EXPECT_NO_THROW(gpu::dist_device_check_operator(comm, a, "A", slot, ctx.compute()));
     EXPECT_EQ(slot.matrix.get(), copy) << "a second check uploaded A again";
+  }
+}
+
+// A local block a product left in the slot (the coarse operator on one rank) is taken for the
+// copy instead of the host's: the test gives it other values than the host's to tell them apart,
+// and one row more than the host block (an empty partial row for another rank), which the copy
+// cuts. New host values drop it before it is taken.
+TEST_F(DistDeviceOperatorCheck, CopyTakesTheLocalBlockAProductLeftInTheSlot) {
+  for (const bool uneven : {false, true}) {
+    SCOPED_TRACE(uneven ? "uneven partition with an empty rank" : "balanced partition");
+    const dist::RowPartition rows = testing::aligned_partition(comm, pb.a.rows, 1, uneven, seed);
+    const dist::DistMatrix a = dist::testing::distribute(comm, pb.a, rows, rows);
+    const auto product_of = [&](double scale) {
+      Csr<double> made = a.local;
+      for (double& v : made.values) v *= scale;
+      made.row_ptr.push_back(made.nnz());
+      made.rows += 1;
+      auto kept = std::make_shared<dist::gpu::DeviceHeldProduct>();
+      EXPECT_EQ(cudaGetDevice(&kept->device), cudaSuccess);
+      kept->product = cuda::upload(made, ctx.compute());
+      EXPECT_EQ(cudaStreamSynchronize(ctx.compute()), cudaSuccess);
+      return kept;
+    };
+    DeviceOperatorSlot slot;
+    slot.local_block_on_device = product_of(2.0);
+    EXPECT_NO_THROW(gpu::dist_device_check_operator(comm, a, "A", slot, ctx.compute()));
+    ASSERT_NE(slot.matrix, nullptr);
+    EXPECT_EQ(slot.local_block_on_device, nullptr) << "the product's block was not taken";
+    Csr<double> want = a.local;
+    for (double& v : want.values) v *= 2.0;
+    EXPECT_EQ(cuda::download(slot.matrix->local, ctx.compute()), want) << "the copy is not the product's block";
+    EXPECT_EQ(cuda::download(slot.matrix->nonlocal, ctx.compute()), a.nonlocal);
+
+    DeviceOperatorSlot dropped;
+    dropped.local_block_on_device = product_of(3.0);
+    dropped.values_changed();
+    EXPECT_EQ(dropped.local_block_on_device, nullptr) << "new host values kept the product's block";
+    EXPECT_NO_THROW(gpu::dist_device_check_operator(comm, a, "A", dropped, ctx.compute()));
+    ASSERT_NE(dropped.matrix, nullptr);
+    EXPECT_EQ(cuda::download(dropped.matrix->local, ctx.compute()), a.local);
   }
 }
 
@@ -214,7 +257,12 @@ TEST_F(DistDeviceOperatorCheck, DeviceSetupRefusesAsTheHostSetupAndBuildsItsLeve
   ASSERT_EQ(got.size(), want.size());
   for (std::size_t l = 0; l < got.size(); ++l) {
     SCOPED_TRACE("level " + std::to_string(l));
-    EXPECT_NE(got[l].device_a.matrix, nullptr) << "the level's check left no device copy";
+    ASSERT_NE(got[l].device_a.matrix, nullptr) << "the level's check left no device copy";
+    EXPECT_EQ(got[l].device_a.local_block_on_device, nullptr) << "a product's block left after the setup";
+    // The copy holds the level's host blocks, whether uploaded or taken from the product that
+    // made them (the coarse levels on one rank).
+    EXPECT_EQ(cuda::download(got[l].device_a.matrix->local, ctx.compute()), got[l].a.local);
+    EXPECT_EQ(cuda::download(got[l].device_a.matrix->nonlocal, ctx.compute()), got[l].a.nonlocal);
     const Csr<double> g = dist::gather(comm, got[l].a), w = dist::gather(comm, want[l].a);
     if (comm.rank() == 0) testing::expect_equal_to_rounding(g, w, "A");
   }

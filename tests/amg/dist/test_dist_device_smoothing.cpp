@@ -12,6 +12,9 @@
 //     CompactSpgemm's own) bit for bit, and the Galerkin product whose first products read them
 //     equals the one that uploads the host's P and P^T, bit for bit, after a recompute too
 //     (which makes the host B_ext the first products skipped);
+//   - where C is that product's outer product T (one rank), T is kept on the device as well
+//     (DistPtap::take_device_result): C's local block bit for bit; nowhere else, and not after
+//     a recompute;
 //   - with the level's 1 / a_ii divided on the device and kept in its slot, the merge reads that
 //     one (the host vector it is given is NaN there) and P is still the host merge's.
 // On every case of graph_phase_cases.hpp (both partitions, one with an empty rank; every
@@ -111,10 +114,39 @@ void check_kept_operands(const dist::Communicator& comm, const Operands& o, Offl
   smoothed.held.reset();
   SCOPED_TRACE("P^T A P (named as P below)");
   expect_same_p(from_kept.result(), uploaded.result(), true);
+  // Where C is the outer product T (one rank), the product that read the kept operands keeps T
+  // on the device too: C's local block, bit for bit, once cut to C's shape (unless T is empty: no
+  // device product ran). Elsewhere it keeps none, nor does the product that uploaded its operands.
+  if (comm.size() == 1) EXPECT_TRUE(from_kept.result_is_own_partial()) << "one rank: C is T";
+  const std::shared_ptr<dist::HeldOperand> t = from_kept.take_device_result();
+  // (No ASSERT before the collective recompute below: a rank returning alone would hang the others.)
+  if (from_kept.result_is_own_partial()) {
+    auto* on_device = dynamic_cast<dist::gpu::DeviceHeldProduct*>(t.get());
+    const Csr<double>& want = from_kept.result().local;
+    if (!on_device) {
+      if (t || want.nnz() > 0)
+        ADD_FAILURE() << "C is T, and the device kept no T (" << (t ? "another kind of copy" : "none") << ")";
+    } else if (on_device->product.rows < want.rows) {
+      ADD_FAILURE() << "the kept T has " << on_device->product.rows << " rows, C " << want.rows;
+    } else {
+      Csr<double> got = cuda::download(on_device->product, stream);
+      EXPECT_EQ(got.row_ptr[static_cast<std::size_t>(want.rows)], got.nnz()) << "entries beyond C's rows";
+      got.row_ptr.resize(static_cast<std::size_t>(want.rows + 1));
+      got.rows = want.rows;
+      got.cols = want.cols;
+      expect_same_block(got, want, "T kept on the device, as C's local block", true);
+    }
+    EXPECT_EQ(from_kept.result().nonlocal.nnz(), 0);
+  } else {
+    EXPECT_EQ(t, nullptr) << "C is not T, yet T was kept on the device";
+  }
+  EXPECT_EQ(from_kept.take_device_result(), nullptr) << "T handed over twice";
+  EXPECT_EQ(uploaded.take_device_result(), nullptr) << "a product of uploaded operands kept T";
   from_kept.recompute(comm, o.a, p);
   uploaded.recompute(comm, o.a, p);
   SCOPED_TRACE("recomputed");
   expect_same_p(from_kept.result(), uploaded.result(), true);
+  EXPECT_EQ(from_kept.take_device_result(), nullptr) << "a recompute keeps no T";
   expect_same_block(from_kept.ap_product().b_extended(), ap.b_extended(), "B_ext made at the recompute", true);
 }
 

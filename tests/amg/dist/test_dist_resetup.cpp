@@ -181,10 +181,16 @@ struct HostHeldP final : dist::HeldOperand {
   Csr<double> p_transposed;
 };
 
+/// The chain's product as a host stand-in for the copy the GPU's hold keeps where it made it.
+struct HostKeptProduct final : dist::HeldOperand {
+  Csr<double> product;
+};
+
 /// A backend's hold on a level's A_ext, on the host: each product assembles A_ext from the
 /// level's matrix as it is now (as the GPU backend's hold reads the level's device copy, kept
 /// current by the re-setup) and counts itself; a chain with held operands assembles B_ext by the
-/// host reference, from the held P's blocks (as the GPU's assembles it from P's device blocks).
+/// host reference, from the held P's blocks (as the GPU's assembles it from P's device blocks),
+/// and keeps a copy of its product (as the GPU's keeps it on the device).
 class CountingHeldA final : public dist::HeldExtendedA {
  public:
   explicit CountingHeldA(const dist::DistMatrix& a) : a_(a) {}
@@ -205,7 +211,9 @@ class CountingHeldA final : public dist::HeldExtendedA {
     EXPECT_EQ(p.p.nonlocal.values, source.b.nonlocal.values) << "the held P is not the product's";
     const dist::ExtendedBSource from_held{p.p, source.remote, source.compact_to_global};
     const Csr<double> ab = dist::host_local_spgemm(dist::extended_block(a_), dist::compact_extended_rows(from_held));
-    return {dist::host_local_spgemm(p.p_transposed, ab), ab.nnz()};
+    auto kept = std::make_shared<HostKeptProduct>();
+    kept->product = dist::host_local_spgemm(p.p_transposed, ab);
+    return {kept->product, ab.nnz(), kept};
   }
   int times_calls = 0, chain_calls = 0, held_chain_calls = 0;
 
@@ -218,7 +226,9 @@ class CountingHeldA final : public dist::HeldExtendedA {
 // host copy's, bit for bit, after the setup and after a re-setup with other values. With
 // `hold_p`, the smoothing also keeps P and P^T (SmoothedProlongator::held, as the GPU's does):
 // the first P^T A P reads them through the hold's chain, and A*P's host B_ext waits for the
-// re-setup, which makes it and then builds the same hierarchy.
+// re-setup, which makes it and then builds the same hierarchy. The product the held chain kept is
+// handed to the coarse level's slot where it is C's local block (C is the outer product: every
+// level on one rank), and dropped at the end of the setup, as no phase of this backend takes it.
 void check_products_read_the_hold(bool hold_p) {
   const dist::Communicator comm;
   const TwoValueSets t = two_value_sets(comm, "poisson3d:10", 0.75);
@@ -242,8 +252,31 @@ void check_products_read_the_hold(bool hold_p) {
       s.held = std::move(held);
       return s;
     };
+  int kept_blocks = 0;  // coarse operators checked with the product's copy in their slot
+  backend.check_operator = [&](const dist::Communicator& c, const dist::DistMatrix& a, const std::string& what,
+                               DeviceOperatorSlot& slot) {
+    if (slot.local_block_on_device) {
+      ++kept_blocks;
+      Csr<double> block = dynamic_cast<HostKeptProduct&>(*slot.local_block_on_device).product;
+      EXPECT_EQ(block.row_ptr[static_cast<std::size_t>(a.local.rows)], block.nnz()) << what;
+      block.row_ptr.resize(static_cast<std::size_t>(a.local.rows + 1));
+      block.rows = a.local.rows;
+      block.cols = a.local.cols;
+      EXPECT_EQ(block, a.local) << what << ": the kept product is not C's local block";
+      EXPECT_EQ(a.nonlocal.nnz(), 0) << what;
+    }
+    host_operator_check(c, a, what, slot);
+  };
   DistAmg held(comm, first.a, first.near_null, o, backend);
   DistAmg copied(comm, first.a, first.near_null, o);
+  int own_partial_levels = 0;
+  for (const DistLevel& level : held.hierarchy().levels) {
+    EXPECT_EQ(level.device_a.local_block_on_device, nullptr) << "a product's copy left after the setup";
+    own_partial_levels += level.galerkin && level.galerkin->result_is_own_partial();
+  }
+  EXPECT_EQ(kept_blocks, hold_p ? own_partial_levels : 0);
+  if (hold_p && comm.size() == 1)
+    EXPECT_EQ(kept_blocks + 1, static_cast<int>(held.hierarchy().levels.size())) << "one rank: every C is T";
   const auto expect_same = [&](const char* when) {
     SCOPED_TRACE(when);
     const DistHierarchy &h = held.hierarchy(), &c = copied.hierarchy();
