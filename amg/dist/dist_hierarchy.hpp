@@ -51,7 +51,8 @@ struct DistLevel {
   // empty on the host.
   DeviceOperatorSlot device_a;
   DistNodes nodes;
-  DenseMatrix near_null;   // owned rows x k
+  DenseMatrix near_null;   // owned rows x k of a coarse level, until its coarsening reads them
+                           // (level 0 reads the caller's): empty after the setup
   Vector inv_diag;         // 1 / a_ii of the owned rows while the level is set up (the smoother
                            // then takes it over: smoother.inv_diag is Chebyshev's)
   EigenEstimate eigen;
