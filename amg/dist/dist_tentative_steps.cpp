@@ -45,13 +45,16 @@ RoutedMembers route_members(const dist::Communicator& comm, const DistAggregates
   });
   std::vector<std::vector<AggregateMember>> member_to(ranks);
   std::vector<std::vector<double>> rows_to(ranks);
+  std::size_t sent = 0;
   for (std::size_t q = 0; q < ranks; ++q) {
     std::size_t total = 0;
     for (std::vector<std::size_t>& range_at : at) total += std::exchange(range_at[q], total);
     member_to[q].resize(total);
     rows_to[q].resize(total * static_cast<std::size_t>(b.cols));
+    sent += total;
   }
-  nodes.run([&](int range, std::int64_t begin, std::int64_t end) {
+  // A rank whose nodes all lie in its own aggregates (always, on one rank) places nothing.
+  const auto place = [&](int range, std::int64_t begin, std::int64_t end) {
     for (std::int64_t n = begin; n < end; ++n) {
       const int q = owner(n);
       if (q == me) continue;
@@ -61,7 +64,8 @@ RoutedMembers route_members(const dist::Communicator& comm, const DistAggregates
         for (std::int64_t j = 0; j < b.cols; ++j) rows_to[q][i * b.cols + j] = b.at(d, j);
       }
     }
-  });
+  };
+  if (sent > 0) nodes.run(place);
   RoutedMembers out;
   out.members = route(comm, member_to);
   out.rows = route(comm, rows_to);
