@@ -234,6 +234,7 @@ DistNodes uniform_dist_nodes(const dist::Communicator& comm, const dist::DistMat
 
 DistNodes dist_nodes_from_sizes(const dist::Communicator& comm, const std::vector<std::int64_t>& sizes) {
   DistNodes nodes;
+  nodes.ptr.reserve(sizes.size() + 1);  // 262K aggregates at poisson3d:192's level 0
   for (std::int64_t s : sizes) nodes.ptr.push_back(nodes.ptr.back() + s);
   const bool uniform = std::all_of(sizes.begin(), sizes.end(), [&](std::int64_t s) { return s == sizes.front(); });
   nodes.dofs_per_node = !sizes.empty() && uniform ? sizes.front() : 0;
