@@ -22,8 +22,8 @@ std::shared_ptr<dist::gpu::DeviceDistMatrix> copy_from_product(DeviceOperatorSlo
   TESSERA_ASSERT(product && product->device == device, "a level's local block on the device was not made on its GPU");
   tessera::cuda::DeviceCsr<double> local = std::move(product->product);
   TESSERA_ASSERT(local.rows >= a.local.rows && local.cols <= a.local.cols && local.nnz == a.local.nnz(),
-                 "a product's ", local.rows, "x", local.cols, " block with ", local.nnz, " entries for a local block of ",
-                 a.local.rows, "x", a.local.cols, " with ", a.local.nnz());
+                 "a product's ", local.rows, "x", local.cols, " block with ", local.nnz,
+                 " entries for a local block of ", a.local.rows, "x", a.local.cols, " with ", a.local.nnz());
   // Made on the default stream and complete (the product synchronised for its download); the
   // copy's work runs on `stream`, so its frees must follow that work there.
   tessera::cuda::release_on(local, stream);
@@ -43,8 +43,9 @@ std::shared_ptr<dist::gpu::DeviceDistMatrix> copy_from_product(DeviceOperatorSlo
 
 dist::gpu::DeviceDistMatrix& device_operator(DeviceOperatorSlot& slot, const dist::DistMatrix& a, cudaStream_t stream) {
   if (!slot.matrix) {
+    // Either way the copy is complete at return (the constructor synchronises).
     slot.matrix = slot.local_block_on_device ? copy_from_product(slot, a, stream)
-                                             : std::make_shared<dist::gpu::DeviceDistMatrix>(a, stream);  // synchronises
+                                             : std::make_shared<dist::gpu::DeviceDistMatrix>(a, stream);
     slot.stale = false;
     return *slot.matrix;
   }
