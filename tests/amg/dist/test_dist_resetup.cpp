@@ -228,7 +228,8 @@ class CountingHeldA final : public dist::HeldExtendedA {
 // the first P^T A P reads them through the hold's chain, and A*P's host B_ext waits for the
 // re-setup, which makes it and then builds the same hierarchy. The product the held chain kept is
 // handed to the coarse level's slot where it is C's local block (C is the outer product: every
-// level on one rank), and dropped at the end of the setup, as no phase of this backend takes it.
+// level on one rank), and dropped at the end of the setup, as no phase of this backend takes it;
+// no level keeps near-null vectors after the setup (the re-setup does not read them).
 void check_products_read_the_hold(bool hold_p) {
   const dist::Communicator comm;
   const TwoValueSets t = two_value_sets(comm, "poisson3d:10", 0.75);
@@ -272,6 +273,7 @@ void check_products_read_the_hold(bool hold_p) {
   int own_partial_levels = 0;
   for (const DistLevel& level : held.hierarchy().levels) {
     EXPECT_EQ(level.device_a.local_block_on_device, nullptr) << "a product's copy left after the setup";
+    EXPECT_TRUE(level.near_null.data.empty()) << "near-null vectors kept after their coarsening read them";
     own_partial_levels += level.galerkin && level.galerkin->result_is_own_partial();
   }
   EXPECT_EQ(kept_blocks, hold_p ? own_partial_levels : 0);
