@@ -70,13 +70,11 @@ DistPtap::DistPtap(const Communicator& comm, const DistMatrix& a, const DistMatr
   step.emplace("ptap.pattern");
   const ReceivedRows received{p.halo.send_local, recv_lengths, recv_cols};
   c_is_own_partial_ = sum_is_own_rows(t, global_col, received, p.col_partition, comm.rank());
-  // Where C is T, T's device copy is C's (take_device_result); elsewhere it is freed here.
-  if (c_is_own_partial_) device_result_ = std::move(t_on_device);
-  t_on_device.reset();
   SummedPattern pattern = c_is_own_partial_ ? own_rows_as_sum(comm, std::move(t), p.col_partition)
                                             : summed_pattern(comm, t, global_col, received, p.col_partition);
   c_ = std::move(pattern.sum);
   sum_map_ = std::move(pattern.map);
+  if (t_on_device) keep_outer_product(std::move(t_on_device), global_col);
   entries_ = c_.nnz();
   local_entries_ = c_.local.nnz();
   c_partition_ = c_.row_partition;
@@ -92,6 +90,15 @@ DistPtap::DistPtap(const Communicator& comm, const DistMatrix& a, const DistMatr
   stats_.compute_seconds += clock.seconds();  // includes the return exchanges (not overlapped)
   stats_.rows = c_.owned_rows();
   stats_.nnz = c_.nnz();
+}
+
+void DistPtap::keep_outer_product(std::shared_ptr<HeldOperand> t, const std::vector<std::int64_t>& global_of) {
+  device_result_ = std::make_shared<KeptOuterProduct>();
+  device_result_->t = std::move(t);
+  device_result_->t_is_c = c_is_own_partial_;
+  if (c_is_own_partial_) return;
+  device_result_->global_of = global_of;
+  device_result_->merged_rows = sum_map_.merged_rows;
 }
 
 // T = P_own^T AP_own over AP's compact columns, both products by the local backend's chain:

@@ -31,6 +31,16 @@ namespace tessera::dist {
 
 class Communicator;
 
+/// The outer product T where the backend holding A made and kept it (ChainedProduct::on_device),
+/// with what that backend needs to make C from it where T is (dist/cuda/device_summed_blocks.hpp):
+/// C's owned rows that receive nothing are T's rows as they are.
+struct KeptOuterProduct {
+  std::shared_ptr<HeldOperand> t;         // T in the backend's type: C's owned rows first
+  bool t_is_c = false;                    // C is T's owned rows, no more (result_is_own_partial)
+  std::vector<std::int64_t> global_of;    // unless t_is_c: T's columns -> global columns, increasing
+  std::vector<std::int64_t> merged_rows;  // unless t_is_c: C's owned rows that receive, increasing
+};
+
 class DistPtap {
  public:
   /// Collective. A square on P's row partition; P rectangular allowed. `a_extended`: where A*P
@@ -56,12 +66,12 @@ class DistPtap {
   /// second one): once (asserted). Then result() is refused and recomputes write into the
   /// caller's C.
   DistMatrix take_result();
-  /// Where C is T (result_is_own_partial()) and the backend holding A kept the symbolic phase's
-  /// outer product where it made it (ChainedProduct::on_device): that copy, T's owned rows over
-  /// T's columns, which is C's local block (the host's is its download; C has no ghosts), for a
-  /// caller that puts C there next (an AMG level's device copy, amg/dist/device_operator_slot.hpp).
-  /// Null otherwise, once taken, and after a recompute (whose values it does not hold).
-  std::shared_ptr<HeldOperand> take_device_result() { return std::move(device_result_); }
+  /// The symbolic phase's outer product where the backend holding A made and kept it
+  /// (ChainedProduct::on_device), for a caller that puts C there next (an AMG level's device copy,
+  /// amg/dist/device_operator_slot.hpp): where C is T, T's owned rows are C's local block (the
+  /// host's is their download); elsewhere they are C's rows that receive nothing. Null where the
+  /// backend kept none, once taken, and after a recompute (whose values it does not hold).
+  std::shared_ptr<KeptOuterProduct> take_device_result() { return std::move(device_result_); }
   const DistStats& stats() const { return stats_; }
   /// The symbolic result, for device numeric phases (dist/cuda/device_dist_ptap.hpp): the AP
   /// product (its output, as it is, is T's right operand), the return traffic of T's ghost-row
@@ -91,6 +101,8 @@ class DistPtap {
   Csr<double> outer_product(const Communicator& comm, const DistMatrix& p, HeldOperand* held_p = nullptr,
                             std::shared_ptr<HeldOperand>* on_device = nullptr);
   std::vector<double> received_contributions(const Communicator& comm, const Csr<double>& t) const;
+  // device_result_ from the backend's T, once C's pattern and map are made.
+  void keep_outer_product(std::shared_ptr<HeldOperand> t, const std::vector<std::int64_t>& global_of);
   // Collective: throws on every rank if one rank's `c` is not this product's C.
   void check_result_shape(const Communicator& comm, const DistMatrix& c) const;
 
@@ -107,7 +119,7 @@ class DistPtap {
   ExchangePattern return_entries_;  // ghost-row entries back to their owners
   SummationMap sum_map_;            // where T's owned-row entries and the received ones go
   bool c_is_own_partial_ = false;   // C is T's owned rows (sum_is_own_rows)
-  std::shared_ptr<HeldOperand> device_result_;  // see take_device_result()
+  std::shared_ptr<KeptOuterProduct> device_result_;  // see take_device_result()
   std::int64_t entries_ = 0;          // C's owned entries
   std::int64_t local_entries_ = 0;    // of them in C's local block
   RowPartition c_partition_;          // C's rows and columns (P's columns)

@@ -64,6 +64,7 @@ if(TESSERA_HAVE_CUDA)
     # P and P^T left on the device by that merge, and B_ext assembled from them there.
     ${CMAKE_CURRENT_LIST_DIR}/cuda/device_held_operand.hpp
     ${CMAKE_CURRENT_LIST_DIR}/cuda/device_compact_extended_rows.hpp
+    ${CMAKE_CURRENT_LIST_DIR}/cuda/device_summed_blocks.hpp
     # Device-resident numeric phases of DistSpgemm / DistPtap (issue 5): symbolic on the host
     # once, then value gathers, values-only NCCL exchanges and the tile SpGEMM on the device.
     ${CMAKE_CURRENT_LIST_DIR}/cuda/value_maps.hpp
@@ -86,6 +87,7 @@ if(TESSERA_HAVE_CUDA)
     ${CMAKE_CURRENT_LIST_DIR}/cuda/device_extended_block.cu
     ${CMAKE_CURRENT_LIST_DIR}/cuda/device_transposed_block.cu
     ${CMAKE_CURRENT_LIST_DIR}/cuda/device_compact_extended_rows.cu
+    ${CMAKE_CURRENT_LIST_DIR}/cuda/device_summed_blocks.cu
     ${CMAKE_CURRENT_LIST_DIR}/cuda/value_maps.cu
     ${CMAKE_CURRENT_LIST_DIR}/cuda/device_compact_spgemm.cpp
     ${CMAKE_CURRENT_LIST_DIR}/cuda/device_dist_spgemm.cpp

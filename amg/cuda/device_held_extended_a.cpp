@@ -33,8 +33,8 @@ class DeviceHeldExtendedA final : public dist::HeldExtendedA {
 
   // L and B's rows where the smoothing's merge left them: B_ext is assembled from B's blocks,
   // which are freed then (B_ext holds their entries), and nothing is uploaded. The product stays
-  // on the device beside its download (the Galerkin product's first outer product: where it is
-  // C, the coarse level's copy takes it instead of an upload; where it is not, DistPtap drops it).
+  // on the device beside its download (the Galerkin product's first outer product, from which the
+  // coarse level's device copy is made instead of uploading C).
   dist::ChainedProduct chain(dist::HeldOperand& held, const dist::ExtendedBSource& source) override {
     auto* on_device = dynamic_cast<dist::gpu::DeviceHeldOperand*>(&held);
     TESSERA_ASSERT(on_device && on_device->device == device_,

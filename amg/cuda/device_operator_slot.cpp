@@ -4,23 +4,29 @@
 #include <utility>
 
 #include "dist/cuda/device_held_operand.hpp"
+#include "dist/cuda/device_summed_blocks.hpp"
 #include "local/core/error.hpp"
 #include "local/cuda/check.hpp"
 
 namespace tessera::amg::gpu {
 namespace {
 
-/// The copy of `a` with the local block a product left in the slot (its rows are the host's
-/// block's first rows, any later ones empty; its columns the first of the owned ones), which is
-/// given the host block's shape; the non-local block is uploaded.
+/// The copy of `a` from the outer product T left in the slot (its maker synchronised it). Where
+/// C is T, T is the local block (its rows the host block's first, any later ones empty; its
+/// columns the first owned ones), given the host block's shape, and only the non-local block is
+/// uploaded; elsewhere both blocks are made from T's rows and the host's rows that receive.
 std::shared_ptr<dist::gpu::DeviceDistMatrix> copy_from_product(DeviceOperatorSlot& slot, const dist::DistMatrix& a,
                                                                cudaStream_t stream) {
-  const std::shared_ptr<dist::HeldOperand> held = std::exchange(slot.local_block_on_device, nullptr);
-  auto* product = dynamic_cast<dist::gpu::DeviceHeldProduct*>(held.get());
+  const std::shared_ptr<dist::KeptOuterProduct> kept = std::exchange(slot.outer_product, nullptr);
+  auto* t = dynamic_cast<dist::gpu::DeviceHeldProduct*>(kept->t.get());
   int device = 0;
   TESSERA_CUDA_CHECK(cudaGetDevice(&device));
-  TESSERA_ASSERT(product && product->device == device, "a level's local block on the device was not made on its GPU");
-  tessera::cuda::DeviceCsr<double> local = std::move(product->product);
+  TESSERA_ASSERT(t && t->device == device, "a level's outer product on the device was not made on its GPU");
+  if (!kept->t_is_c) {
+    auto [local, nonlocal] = dist::gpu::summed_blocks(t->product, *kept, a, stream);
+    return std::make_shared<dist::gpu::DeviceDistMatrix>(a, std::move(local), std::move(nonlocal), stream);
+  }
+  tessera::cuda::DeviceCsr<double> local = std::move(t->product);
   TESSERA_ASSERT(local.rows >= a.local.rows && local.cols <= a.local.cols && local.nnz == a.local.nnz(),
                  "a product's ", local.rows, "x", local.cols, " block with ", local.nnz,
                  " entries for a local block of ", a.local.rows, "x", a.local.cols, " with ", a.local.nnz());
@@ -36,7 +42,7 @@ std::shared_ptr<dist::gpu::DeviceDistMatrix> copy_from_product(DeviceOperatorSlo
     local.row_ptr = std::move(offsets);
   }
   return std::make_shared<dist::gpu::DeviceDistMatrix>(a, std::move(local), tessera::cuda::upload(a.nonlocal, stream),
-                                                       stream);  // synchronises
+                                                       stream);
 }
 
 }  // namespace
@@ -44,7 +50,7 @@ std::shared_ptr<dist::gpu::DeviceDistMatrix> copy_from_product(DeviceOperatorSlo
 dist::gpu::DeviceDistMatrix& device_operator(DeviceOperatorSlot& slot, const dist::DistMatrix& a, cudaStream_t stream) {
   if (!slot.matrix) {
     // Either way the copy is complete at return (the constructor synchronises).
-    slot.matrix = slot.local_block_on_device ? copy_from_product(slot, a, stream)
+    slot.matrix = slot.outer_product ? copy_from_product(slot, a, stream)
                                              : std::make_shared<dist::gpu::DeviceDistMatrix>(a, stream);
     slot.stale = false;
     return *slot.matrix;

@@ -14,7 +14,7 @@
 #include <memory>
 
 namespace tessera::dist {
-class HeldOperand;
+struct KeptOuterProduct;
 }
 namespace tessera::dist::gpu {
 struct DeviceDistMatrix;
@@ -34,17 +34,17 @@ struct DeviceOperatorSlot {
   // of uploading the host's (which is its download, bit for bit). Null until that step, and
   // dropped with the values it came from.
   std::shared_ptr<const cuda::DeviceBuffer<double>> inverse_diagonal;
-  // The operator's local block where a product made it on the GPU, while the copy is not made:
-  // the coarse operator on one rank is the Galerkin product's outer product
-  // (dist::DistPtap::take_device_result), whose download is the host's local block. The copy's
-  // maker takes it instead of uploading that block. Dropped with the values it came from.
-  std::shared_ptr<dist::HeldOperand> local_block_on_device;
+  // The Galerkin product's outer product T where it was made on the GPU, while the copy is not
+  // made (dist::DistPtap::take_device_result): the copy's maker takes C's rows from it instead of
+  // uploading them (on one rank T is C's local block; on more, C's rows that receive nothing are
+  // T's). Dropped with the values it came from.
+  std::shared_ptr<dist::KeptOuterProduct> outer_product;
 
   /// The host matrix got new values (same pattern): the copy must be refreshed before use.
   void values_changed() {
     stale = matrix != nullptr;
     inverse_diagonal.reset();
-    local_block_on_device.reset();
+    outer_product.reset();
   }
 };
 

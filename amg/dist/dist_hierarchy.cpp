@@ -116,9 +116,9 @@ DistHierarchy::DistHierarchy(const dist::Communicator& comm, dist::DistMatrix&& 
     coarse.near_null = std::move(t.coarse_vectors);
   }
   setup_coarsest(comm);
-  // A backend whose phases read no level on the device never took the product's copy of C; the
+  // A backend whose phases read no level on the device never took the product's T; the
   // coarsest level's near-null vectors have no coarsening to read them.
-  for (DistLevel& level : levels) level.device_a.local_block_on_device.reset();
+  for (DistLevel& level : levels) level.device_a.outer_product.reset();
   levels.back().near_null = DenseMatrix{};
 }
 
@@ -238,9 +238,9 @@ void DistHierarchy::build_transfer(const dist::Communicator& comm, DistLevel& le
           level.a_times_p_tent ? level.a_times_p_tent->shared_a_extended() : held_extended_a(level),
           std::move(p_transposed), std::move(held_p));
       coarse.a = level.galerkin->take_result();  // no copy (21M entries at poisson3d:192's level 1)
-      // Where C is the product's outer product on the GPU (one rank), the coarse level's device
-      // copy starts from it: no upload of C, which is that copy's download.
-      coarse.device_a.local_block_on_device = level.galerkin->take_device_result();
+      // Where the product left its outer product on the GPU, the coarse level's device copy is
+      // made from it: C is not uploaded, only what T lacks (one rank: nothing).
+      coarse.device_a.outer_product = level.galerkin->take_device_result();
     } else {
       level.galerkin->recompute(comm, level.a, level.p, coarse.a);
     }

@@ -18,9 +18,9 @@ struct DeviceHeldOperand final : HeldOperand {
 };
 
 /// The product L*(A*B) where that chain made it (ChainedProduct::on_device), as the host copy was
-/// downloaded from it: the Galerkin product's outer product, which on one rank is C's local block
-/// (dist::DistPtap::take_device_result), so the coarse level's device copy starts from it
-/// (amg/cuda/device_operator_slot.hpp). Ready on any stream.
+/// downloaded from it: the Galerkin product's outer product T (dist::KeptOuterProduct), from
+/// which the coarse level's device copy is made (amg/cuda/device_operator_slot.hpp). Ready on any
+/// stream.
 struct DeviceHeldProduct final : HeldOperand {
   int device = 0;
   tessera::cuda::DeviceCsr<double> product;

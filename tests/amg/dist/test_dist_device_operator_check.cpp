@@ -7,8 +7,8 @@
 //     zero, negative or infinite diagonal, each in one row of one rank -- is the host check's own
 //     InputError on every rank, also where the copy in the slot is stale and must be refreshed
 //     before the check reads it;
-//   - a local block a product left in the slot is the copy's (only the non-local block is
-//     uploaded), cut to the host block's rows, unless new values dropped it;
+//   - an outer product left in the slot that is C's local block is the copy's (only the non-local
+//     block is uploaded), cut to the host block's rows, unless new values dropped it;
 //   - a rectangular operator is refused in the host's words before any upload;
 //   - the inverse diagonal divided on the device copy is the host's bit for bit, also after new
 //     values, and the slot keeps the device's until the values change;
@@ -30,6 +30,7 @@
 #include "dist/cuda/device_context.hpp"
 #include "dist/cuda/device_dist_matrix.hpp"
 #include "dist/cuda/device_held_operand.hpp"
+#include "dist/ptap.hpp"
 #include "dist_amg_test_util.hpp"
 
 namespace tessera::amg {
@@ -124,10 +125,12 @@ TEST_F(DistDeviceOperatorCheck, FitOperatorPassesAndLeavesItsCopyInTheSlot) {
   }
 }
 
-// A local block a product left in the slot (the coarse operator on one rank) is taken for the
-// copy instead of the host's: the test gives it other values than the host's to tell them apart,
-// and one row more than the host block (an empty partial row for another rank), which the copy
-// cuts. New host values drop it before it is taken.
+// An outer product left in the slot that is C's local block (the coarse operator on one rank) is
+// taken for the copy instead of the host's: the test gives it other values than the host's to
+// tell them apart, and one row more than the host block (an empty partial row for another rank),
+// which the copy cuts. New host values drop it before it is taken. (Where T is not C, the copy's
+// blocks from it are the host's: DeviceSetupRefusesAsTheHostSetupAndBuildsItsLevels on 2-4 ranks,
+// and test_dist_device_smoothing.)
 TEST_F(DistDeviceOperatorCheck, CopyTakesTheLocalBlockAProductLeftInTheSlot) {
   for (const bool uneven : {false, true}) {
     SCOPED_TRACE(uneven ? "uneven partition with an empty rank" : "balanced partition");
@@ -144,20 +147,26 @@ TEST_F(DistDeviceOperatorCheck, CopyTakesTheLocalBlockAProductLeftInTheSlot) {
       EXPECT_EQ(cudaStreamSynchronize(ctx.compute()), cudaSuccess);
       return kept;
     };
+    const auto kept_as_c = [&](double scale) {
+      auto kept = std::make_shared<dist::KeptOuterProduct>();
+      kept->t = product_of(scale);
+      kept->t_is_c = true;
+      return kept;
+    };
     DeviceOperatorSlot slot;
-    slot.local_block_on_device = product_of(2.0);
+    slot.outer_product = kept_as_c(2.0);
     EXPECT_NO_THROW(gpu::dist_device_check_operator(comm, a, "A", slot, ctx.compute()));
     ASSERT_NE(slot.matrix, nullptr);
-    EXPECT_EQ(slot.local_block_on_device, nullptr) << "the product's block was not taken";
+    EXPECT_EQ(slot.outer_product, nullptr) << "the product's block was not taken";
     Csr<double> want = a.local;
     for (double& v : want.values) v *= 2.0;
     EXPECT_EQ(cuda::download(slot.matrix->local, ctx.compute()), want) << "the copy is not the product's block";
     EXPECT_EQ(cuda::download(slot.matrix->nonlocal, ctx.compute()), a.nonlocal);
 
     DeviceOperatorSlot dropped;
-    dropped.local_block_on_device = product_of(3.0);
+    dropped.outer_product = kept_as_c(3.0);
     dropped.values_changed();
-    EXPECT_EQ(dropped.local_block_on_device, nullptr) << "new host values kept the product's block";
+    EXPECT_EQ(dropped.outer_product, nullptr) << "new host values kept the product's block";
     EXPECT_NO_THROW(gpu::dist_device_check_operator(comm, a, "A", dropped, ctx.compute()));
     ASSERT_NE(dropped.matrix, nullptr);
     EXPECT_EQ(cuda::download(dropped.matrix->local, ctx.compute()), a.local);
@@ -258,9 +267,9 @@ TEST_F(DistDeviceOperatorCheck, DeviceSetupRefusesAsTheHostSetupAndBuildsItsLeve
   for (std::size_t l = 0; l < got.size(); ++l) {
     SCOPED_TRACE("level " + std::to_string(l));
     ASSERT_NE(got[l].device_a.matrix, nullptr) << "the level's check left no device copy";
-    EXPECT_EQ(got[l].device_a.local_block_on_device, nullptr) << "a product's block left after the setup";
-    // The copy holds the level's host blocks, whether uploaded or taken from the product that
-    // made them (the coarse levels on one rank).
+    EXPECT_EQ(got[l].device_a.outer_product, nullptr) << "a product's T left after the setup";
+    // The copy holds the level's host blocks, whether uploaded or made from the Galerkin
+    // product's outer product on the device (every coarse level).
     EXPECT_EQ(cuda::download(got[l].device_a.matrix->local, ctx.compute()), got[l].a.local);
     EXPECT_EQ(cuda::download(got[l].device_a.matrix->nonlocal, ctx.compute()), got[l].a.nonlocal);
     const Csr<double> g = dist::gather(comm, got[l].a), w = dist::gather(comm, want[l].a);

@@ -12,9 +12,10 @@
 //     CompactSpgemm's own) bit for bit, and the Galerkin product whose first products read them
 //     equals the one that uploads the host's P and P^T, bit for bit, after a recompute too
 //     (which makes the host B_ext the first products skipped);
-//   - where C is that product's outer product T (one rank), T is kept on the device as well
-//     (DistPtap::take_device_result): C's local block bit for bit; nowhere else, and not after
-//     a recompute;
+//   - that product keeps its outer product T on the device as well (DistPtap::take_device_result;
+//     not after a recompute, nor for the product that uploaded its operands): where C is T (one
+//     rank) T is C's local block bit for bit, elsewhere the blocks made from it on the device
+//     (dist/cuda/device_summed_blocks.hpp, with the host's rows that receive) are C's bit for bit;
 //   - with the level's 1 / a_ii divided on the device and kept in its slot, the merge reads that
 //     one (the host vector it is given is NaN there) and P is still the host merge's.
 // On every case of graph_phase_cases.hpp (both partitions, one with an empty rank; every
@@ -37,6 +38,7 @@
 #include "dist/cuda/device_compact_extended_rows.hpp"
 #include "dist/cuda/device_held_operand.hpp"
 #include "dist/cuda/device_local_spgemm.hpp"
+#include "dist/cuda/device_summed_blocks.hpp"
 #include "dist/halo_plan.hpp"
 #include "dist/ptap.hpp"
 #include "graph_phase_cases.hpp"
@@ -114,32 +116,40 @@ void check_kept_operands(const dist::Communicator& comm, const Operands& o, Offl
   smoothed.held.reset();
   SCOPED_TRACE("P^T A P (named as P below)");
   expect_same_p(from_kept.result(), uploaded.result(), true);
-  // Where C is the outer product T (one rank), the product that read the kept operands keeps T
-  // on the device too: C's local block, bit for bit, once cut to C's shape (unless T is empty: no
-  // device product ran). Elsewhere it keeps none, nor does the product that uploaded its operands.
+  // The product that read the kept operands keeps its outer product T on the device too (unless
+  // T is empty: no device product ran); the one that uploaded its operands keeps none. Where C is
+  // T (one rank), T's owned rows are C's local block bit for bit, once cut to C's shape; elsewhere
+  // the blocks made from T and the host's rows that receive are C's, bit for bit.
   if (comm.size() == 1) EXPECT_TRUE(from_kept.result_is_own_partial()) << "one rank: C is T";
-  const std::shared_ptr<dist::HeldOperand> t = from_kept.take_device_result();
+  const std::shared_ptr<dist::KeptOuterProduct> kept_t = from_kept.take_device_result();
+  const dist::DistMatrix& c = from_kept.result();
+  auto* on_device = kept_t ? dynamic_cast<dist::gpu::DeviceHeldProduct*>(kept_t->t.get()) : nullptr;
   // (No ASSERT before the collective recompute below: a rank returning alone would hang the others.)
-  if (from_kept.result_is_own_partial()) {
-    auto* on_device = dynamic_cast<dist::gpu::DeviceHeldProduct*>(t.get());
-    const Csr<double>& want = from_kept.result().local;
-    if (!on_device) {
-      if (t || want.nnz() > 0)
-        ADD_FAILURE() << "C is T, and the device kept no T (" << (t ? "another kind of copy" : "none") << ")";
-    } else if (on_device->product.rows < want.rows) {
-      ADD_FAILURE() << "the kept T has " << on_device->product.rows << " rows, C " << want.rows;
-    } else {
-      Csr<double> got = cuda::download(on_device->product, stream);
-      EXPECT_EQ(got.row_ptr[static_cast<std::size_t>(want.rows)], got.nnz()) << "entries beyond C's rows";
-      got.row_ptr.resize(static_cast<std::size_t>(want.rows + 1));
-      got.rows = want.rows;
-      got.cols = want.cols;
-      expect_same_block(got, want, "T kept on the device, as C's local block", true);
-    }
-    EXPECT_EQ(from_kept.result().nonlocal.nnz(), 0);
+  if (!on_device) {
+    if (kept_t || c.nnz() > 0)
+      ADD_FAILURE() << "the device kept no T (" << (kept_t ? "another kind of copy" : "none") << ")";
+  } else if (on_device->product.rows < c.owned_rows()) {
+    ADD_FAILURE() << "the kept T has " << on_device->product.rows << " rows, C " << c.owned_rows();
+  } else if (kept_t->t_is_c) {
+    EXPECT_TRUE(from_kept.result_is_own_partial());
+    Csr<double> got = cuda::download(on_device->product, stream);
+    EXPECT_EQ(got.row_ptr[static_cast<std::size_t>(c.local.rows)], got.nnz()) << "entries beyond C's rows";
+    got.row_ptr.resize(static_cast<std::size_t>(c.local.rows + 1));
+    got.rows = c.local.rows;
+    got.cols = c.local.cols;
+    expect_same_block(got, c.local, "T kept on the device, as C's local block", true);
+    EXPECT_EQ(c.nonlocal.nnz(), 0);
   } else {
-    EXPECT_EQ(t, nullptr) << "C is not T, yet T was kept on the device";
+    EXPECT_FALSE(from_kept.result_is_own_partial());
+    const auto [local, nonlocal] = dist::gpu::summed_blocks(on_device->product, *kept_t, c, stream);
+    expect_same_block(cuda::download(local, stream), c.local, "C's local block made from T", true);
+    expect_same_block(cuda::download(nonlocal, stream), c.nonlocal, "C's non-local block made from T", true);
   }
+  // On several ranks, where P has ghost entries, some rank's C has rows that receive: the blocks
+  // made from T took those rows from the host.
+  const std::int64_t merged = kept_t ? static_cast<std::int64_t>(kept_t->merged_rows.size()) : 0;
+  if (comm.size() > 1 && comm.allreduce(p.nonlocal.nnz(), dist::ReduceOp::sum) > 0)
+    EXPECT_GT(comm.allreduce(merged, dist::ReduceOp::sum), 0) << "no rank's C had a row that receives";
   EXPECT_EQ(from_kept.take_device_result(), nullptr) << "T handed over twice";
   EXPECT_EQ(uploaded.take_device_result(), nullptr) << "a product of uploaded operands kept T";
   from_kept.recompute(comm, o.a, p);

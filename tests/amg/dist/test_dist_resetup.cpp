@@ -226,10 +226,11 @@ class CountingHeldA final : public dist::HeldExtendedA {
 // host copy's, bit for bit, after the setup and after a re-setup with other values. With
 // `hold_p`, the smoothing also keeps P and P^T (SmoothedProlongator::held, as the GPU's does):
 // the first P^T A P reads them through the hold's chain, and A*P's host B_ext waits for the
-// re-setup, which makes it and then builds the same hierarchy. The product the held chain kept is
-// handed to the coarse level's slot where it is C's local block (C is the outer product: every
-// level on one rank), and dropped at the end of the setup, as no phase of this backend takes it;
-// no level keeps near-null vectors after the setup (the re-setup does not read them).
+// re-setup, which makes it and then builds the same hierarchy. The outer product T the held chain
+// kept reaches each coarse level's slot (as C's local block where C is T: every level on one rank;
+// with its columns and the rows that receive elsewhere), and is dropped at the end of the setup, as
+// no phase of this backend takes it; no level keeps near-null vectors after the setup (the
+// re-setup does not read them).
 void check_products_read_the_hold(bool hold_p) {
   const dist::Communicator comm;
   const TwoValueSets t = two_value_sets(comm, "poisson3d:10", 0.75);
@@ -253,18 +254,26 @@ void check_products_read_the_hold(bool hold_p) {
       s.held = std::move(held);
       return s;
     };
-  int kept_blocks = 0;  // coarse operators checked with the product's copy in their slot
+  int kept = 0, kept_as_c = 0;  // coarse operators checked with the product's T in their slot
   backend.check_operator = [&](const dist::Communicator& c, const dist::DistMatrix& a, const std::string& what,
                                DeviceOperatorSlot& slot) {
-    if (slot.local_block_on_device) {
-      ++kept_blocks;
-      Csr<double> block = dynamic_cast<HostKeptProduct&>(*slot.local_block_on_device).product;
-      EXPECT_EQ(block.row_ptr[static_cast<std::size_t>(a.local.rows)], block.nnz()) << what;
-      block.row_ptr.resize(static_cast<std::size_t>(a.local.rows + 1));
-      block.rows = a.local.rows;
-      block.cols = a.local.cols;
-      EXPECT_EQ(block, a.local) << what << ": the kept product is not C's local block";
-      EXPECT_EQ(a.nonlocal.nnz(), 0) << what;
+    if (slot.outer_product) {
+      ++kept;
+      const Csr<double>& t = dynamic_cast<HostKeptProduct&>(*slot.outer_product->t).product;
+      EXPECT_GE(t.rows, a.local.rows) << what;
+      if (slot.outer_product->t_is_c) {
+        ++kept_as_c;
+        Csr<double> block = t;
+        EXPECT_EQ(block.row_ptr[static_cast<std::size_t>(a.local.rows)], block.nnz()) << what;
+        block.row_ptr.resize(static_cast<std::size_t>(a.local.rows + 1));
+        block.rows = a.local.rows;
+        block.cols = a.local.cols;
+        EXPECT_EQ(block, a.local) << what << ": the kept product is not C's local block";
+        EXPECT_EQ(a.nonlocal.nnz(), 0) << what;
+      } else {
+        EXPECT_EQ(static_cast<std::int64_t>(slot.outer_product->global_of.size()), t.cols) << what;
+        EXPECT_TRUE(std::is_sorted(slot.outer_product->merged_rows.begin(), slot.outer_product->merged_rows.end()));
+      }
     }
     host_operator_check(c, a, what, slot);
   };
@@ -272,13 +281,14 @@ void check_products_read_the_hold(bool hold_p) {
   DistAmg copied(comm, first.a, first.near_null, o);
   int own_partial_levels = 0;
   for (const DistLevel& level : held.hierarchy().levels) {
-    EXPECT_EQ(level.device_a.local_block_on_device, nullptr) << "a product's copy left after the setup";
+    EXPECT_EQ(level.device_a.outer_product, nullptr) << "a product's T left after the setup";
     EXPECT_TRUE(level.near_null.data.empty()) << "near-null vectors kept after their coarsening read them";
     own_partial_levels += level.galerkin && level.galerkin->result_is_own_partial();
   }
-  EXPECT_EQ(kept_blocks, hold_p ? own_partial_levels : 0);
-  if (hold_p && comm.size() == 1)
-    EXPECT_EQ(kept_blocks + 1, static_cast<int>(held.hierarchy().levels.size())) << "one rank: every C is T";
+  const int coarse_levels = static_cast<int>(held.hierarchy().levels.size()) - 1;
+  EXPECT_EQ(kept, hold_p ? coarse_levels : 0) << "each coarse level's T, where the hold read the held P";
+  EXPECT_EQ(kept_as_c, hold_p ? own_partial_levels : 0);
+  if (hold_p && comm.size() == 1) EXPECT_EQ(kept_as_c, coarse_levels) << "one rank: every C is T";
   const auto expect_same = [&](const char* when) {
     SCOPED_TRACE(when);
     const DistHierarchy &h = held.hierarchy(), &c = copied.hierarchy();
