@@ -4,6 +4,7 @@
 #include <vector>
 
 #include "local/core/error.hpp"
+#include "local/core/step_trace.hpp"
 #include "local/cuda/check.hpp"
 #include "local/cuda/host_copy.hpp"
 
@@ -131,6 +132,7 @@ PackedRows packed_rows(const Csr<double>& block, const std::vector<std::int64_t>
 
 std::pair<DeviceCsr<double>, DeviceCsr<double>> summed_blocks(const DeviceCsr<double>& t, const KeptOuterProduct& kept,
                                                               const DistMatrix& c, cudaStream_t stream) {
+  TESSERA_TRACE_STEP("device_matrix.summed_blocks");
   const std::int64_t rows = c.owned_rows();
   TESSERA_ASSERT(t.rows >= rows && t.cols == static_cast<std::int64_t>(kept.global_of.size()),
                  "summed_blocks: T is ", t.rows, "x", t.cols, " for C's ", rows, " rows over ",
