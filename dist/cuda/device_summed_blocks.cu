@@ -6,7 +6,6 @@
 #include "local/core/error.hpp"
 #include "local/core/step_trace.hpp"
 #include "local/cuda/check.hpp"
-#include "local/cuda/host_copy.hpp"
 
 namespace tessera::dist::gpu {
 namespace {
