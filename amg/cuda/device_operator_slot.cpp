@@ -51,7 +51,7 @@ dist::gpu::DeviceDistMatrix& device_operator(DeviceOperatorSlot& slot, const dis
   if (!slot.matrix) {
     // Either way the copy is complete at return (the constructor synchronises).
     slot.matrix = slot.outer_product ? copy_from_product(slot, a, stream)
-                                             : std::make_shared<dist::gpu::DeviceDistMatrix>(a, stream);
+                                     : std::make_shared<dist::gpu::DeviceDistMatrix>(a, stream);
     slot.stale = false;
     return *slot.matrix;
   }

@@ -15,8 +15,8 @@ namespace tessera::amg::gpu {
 
 /// The copy of `a` in `slot`: made on `stream` if the slot is empty (from the Galerkin product's
 /// outer product left in the slot, if any, with only what it lacks uploaded), its values re-sent
-/// if it is stale. Not collective, and it can fail on one rank alone (out of device memory): call it
-/// inside dist::call_collectively. The buffers are freed on `stream` when the last holder lets go,
+/// if it is stale. Not collective, and it can fail on one rank alone (out of device memory): call
+/// it inside dist::call_collectively. The buffers are freed on `stream` when the last holder lets go,
 /// so `stream` must outlive the slot (a DeviceContext's compute stream, or the legacy default
 /// stream).
 dist::gpu::DeviceDistMatrix& device_operator(DeviceOperatorSlot& slot, const dist::DistMatrix& a, cudaStream_t stream);

@@ -174,7 +174,8 @@ std::pair<DeviceCsr<double>, DeviceCsr<double>> summed_blocks(const DeviceCsr<do
   }
 
   const std::vector<std::int64_t>& merged_rows = kept.merged_rows;
-  const PackedRows packed_local = packed_rows(c.local, merged_rows), packed_nonlocal = packed_rows(c.nonlocal, merged_rows);
+  const PackedRows packed_local = packed_rows(c.local, merged_rows);
+  const PackedRows packed_nonlocal = packed_rows(c.nonlocal, merged_rows);
   DeviceBuffer<std::int64_t> merged_d, local_at, nonlocal_at;
   DeviceBuffer<std::int32_t> local_col, nonlocal_col;
   DeviceBuffer<double> local_val, nonlocal_val;
@@ -192,7 +193,8 @@ std::pair<DeviceCsr<double>, DeviceCsr<double>> summed_blocks(const DeviceCsr<do
   DeviceCsr<double>& n = out.second;
   fill_rows_kernel<<<static_cast<int>((rows + kRowsPerBlock - 1) / kRowsPerBlock), kThreads, 0, stream>>>(
       rows, t.row_ptr.data(), t.col_idx.data(), t.values.data(), to_c.data(), merged,
-      Block{l.row_ptr.data(), l.col_idx.data(), l.values.data()}, Block{n.row_ptr.data(), n.col_idx.data(), n.values.data()});
+      Block{l.row_ptr.data(), l.col_idx.data(), l.values.data()},
+      Block{n.row_ptr.data(), n.col_idx.data(), n.values.data()});
   TESSERA_CUDA_CHECK(cudaGetLastError());
   TESSERA_CUDA_CHECK(cudaStreamSynchronize(stream));  // before the tables go, and ready for any stream
   return out;
