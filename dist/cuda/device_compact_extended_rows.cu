@@ -8,6 +8,7 @@
 #include "local/core/error.hpp"
 #include "local/cuda/check.hpp"
 #include "local/cuda/host_copy.hpp"
+#include "local/cuda/index_kernels.cuh"
 
 namespace tessera::dist::gpu {
 namespace {
@@ -21,17 +22,7 @@ int blocks_for(std::int64_t threads) { return static_cast<int>((threads + kThrea
 
 /// Compact index of `column`, which the increasing `global` holds.
 __device__ std::int32_t compact_index(const std::int64_t* __restrict__ global, std::int64_t n, std::int64_t column) {
-  std::int64_t low = 0;
-  while (n > 0) {  // lower_bound
-    const std::int64_t half = n / 2;
-    if (global[low + half] < column) {
-      low += half + 1;
-      n -= half + 1;
-    } else {
-      n = half;
-    }
-  }
-  return static_cast<std::int32_t>(low);
+  return static_cast<std::int32_t>(tessera::cuda::lower_bound_index(global, n, column));
 }
 
 struct Blocks {

@@ -6,6 +6,7 @@
 #include "local/core/error.hpp"
 #include "local/core/step_trace.hpp"
 #include "local/cuda/check.hpp"
+#include "local/cuda/index_kernels.cuh"
 
 namespace tessera::dist::gpu {
 namespace {
@@ -15,21 +16,10 @@ using tessera::cuda::DeviceCsr;
 
 constexpr int kThreads = 256;
 
-int blocks_for(std::int64_t threads) { return static_cast<int>((threads + kThreads - 1) / kThreads); }
-
 /// Index of `value` in the increasing `sorted` (n entries), or -1.
 __device__ std::int64_t find(const std::int64_t* __restrict__ sorted, std::int64_t n, std::int64_t value) {
-  std::int64_t low = 0, count = n;
-  while (count > 0) {  // lower_bound
-    const std::int64_t half = count / 2;
-    if (sorted[low + half] < value) {
-      low += half + 1;
-      count -= half + 1;
-    } else {
-      count = half;
-    }
-  }
-  return low < n && sorted[low] == value ? low : -1;
+  const std::int64_t at = tessera::cuda::lower_bound_index(sorted, n, value);
+  return at < n && sorted[at] == value ? at : -1;
 }
 
 /// T's column j as C's: its local column if C owns it (>= 0), else -(its ghost index + 1). A
@@ -167,7 +157,7 @@ std::pair<DeviceCsr<double>, DeviceCsr<double>> summed_blocks(const DeviceCsr<do
   DeviceBuffer<std::int32_t> to_c(static_cast<std::size_t>(columns), stream);
   if (columns > 0) {
     const std::int64_t owned_begin = c.col_begin();
-    column_map_kernel<<<blocks_for(columns), kThreads, 0, stream>>>(
+    column_map_kernel<<<tessera::cuda::grid_for(columns, kThreads), kThreads, 0, stream>>>(
         columns, global_of.data(), owned_begin, owned_begin + c.local.cols, ghosts.data(),
         static_cast<std::int64_t>(c.ghost_cols.size()), to_c.data());
     TESSERA_CUDA_CHECK(cudaGetLastError());

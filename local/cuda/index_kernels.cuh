@@ -1,5 +1,6 @@
 #pragma once
-// Index helpers of the device setup and product code, defined once: fill with 0, 1, 2, ...
+// Index helpers of the device setup and product code, defined once: a lower bound in a sorted
+// array, fill with 0, 1, 2, ...
 // (the payload of a sort that yields a permutation), the plain gather out[k] = in[source[k]]
 // (applying that permutation to values), and the starts of the runs of a sorted key array (row
 // pointers read off sorted (row, column) keys), index arrays copied into another width, and
@@ -58,6 +59,23 @@ __global__ void segment_starts_kernel(const T* sorted, std::int64_t n, std::int6
 }
 
 }  // namespace index_detail
+
+/// The first index of the increasing `sorted` (n entries) whose entry is not below `value`
+/// (std::lower_bound), on the device.
+__device__ inline std::int64_t lower_bound_index(const std::int64_t* __restrict__ sorted, std::int64_t n,
+                                                 std::int64_t value) {
+  std::int64_t low = 0;
+  while (n > 0) {
+    const std::int64_t half = n / 2;
+    if (sorted[low + half] < value) {
+      low += half + 1;
+      n -= half + 1;
+    } else {
+      n = half;
+    }
+  }
+  return low;
+}
 
 /// out[i] = i for i < n.
 template <class T>
