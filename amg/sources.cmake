@@ -93,6 +93,7 @@ if(TESSERA_HAVE_CUDA)
     ${CMAKE_CURRENT_LIST_DIR}/cuda/dist_device_graph_phases.hpp
     ${CMAKE_CURRENT_LIST_DIR}/cuda/dist_device_tentative.hpp
     ${CMAKE_CURRENT_LIST_DIR}/cuda/dist_node_offsets.hpp
+    ${CMAKE_CURRENT_LIST_DIR}/cuda/listed_row_offsets.hpp
     ${CMAKE_CURRENT_LIST_DIR}/cuda/dist_device_smoothing.hpp
     ${CMAKE_CURRENT_LIST_DIR}/cuda/dist_device_operator_check.hpp)
   target_sources(tessera_amg PRIVATE
@@ -120,6 +121,7 @@ if(TESSERA_HAVE_CUDA)
     ${CMAKE_CURRENT_LIST_DIR}/cuda/device_tentative.cu
     ${CMAKE_CURRENT_LIST_DIR}/cuda/dist_device_graph_phases.cu
     ${CMAKE_CURRENT_LIST_DIR}/cuda/dist_device_tentative.cu
+    ${CMAKE_CURRENT_LIST_DIR}/cuda/listed_row_offsets.cu
     ${CMAKE_CURRENT_LIST_DIR}/cuda/dist_node_offsets.cu
     ${CMAKE_CURRENT_LIST_DIR}/cuda/dist_device_smoothing.cu)
   # Device setup (device_hierarchy.hpp): the whole hierarchy built and kept on the GPU.

@@ -202,7 +202,7 @@ ChainedProduct LocalSpgemm::chain(const Csr<double>& l, const Csr<double>& a, co
 }
 
 CompactSpgemm::CompactSpgemm(const Communicator& comm, const DistMatrix& a, const DistMatrix& b, LocalSpgemm local,
-                             ExtendedA a_extended, HostBExtended host_b)
+                             ExtendedA a_extended, HostBExtended host_b, std::shared_ptr<HeldOperand> held_b)
     : local_(std::move(local)),
       a_ext_(std::move(a_extended.host)),
       held_a_(std::move(a_extended.held)),
@@ -231,7 +231,11 @@ CompactSpgemm::CompactSpgemm(const Communicator& comm, const DistMatrix& a, cons
                                                       " columns of B, beyond the int32 local index; use more ranks"));
   step.emplace("spgemm.extended_blocks");
   std::optional<trace::Step> part;  // the parts, nested under it
-  b_ext_made_ = host_b == HostBExtended::at_symbolic;
+  b_ext_made_ = host_b == HostBExtended::at_symbolic && !held_b;
+  if (held_b) {
+    held_b_ = std::move(held_b);
+    b_of_held_ = &b;
+  }
   if (b_ext_made_) {
     part.emplace("b_pattern");
     b_ext_ = extended_b_pattern(b, remote_, compact, static_cast<std::int64_t>(compact_to_global_.size()));
@@ -270,11 +274,20 @@ const Csr<double>& CompactSpgemm::b_extended() const {
 
 void CompactSpgemm::fill_b_values(const DistMatrix& b) { fill_extended_b_values(b, remote_, b_ext_); }
 
+void CompactSpgemm::make_b_extended_for_held_b() {
+  TESSERA_TRACE_STEP("spgemm.make_b_extended");
+  b_ext_ = compact_extended_rows(ExtendedBSource{*b_of_held_, remote_, compact_to_global_});
+  b_ext_made_ = true;
+  held_b_.reset();
+  b_of_held_ = nullptr;
+}
+
 // The local kernel may throw on this rank alone (device out of memory, cuSPARSE failure), or
 // break the invariant that the numeric phase keeps the symbolic pattern: agree before the next
 // collective (assembly, the outer product's return) so that no rank waits.
 Csr<double> CompactSpgemm::multiply(const Communicator& comm) {
   TESSERA_TRACE_STEP("spgemm.local_product");
+  if (!b_ext_made_ && b_of_held_) make_b_extended_for_held_b();
   TESSERA_ASSERT(b_ext_made_, "spgemm: a host product before the first refresh made B_ext");
   Csr<double> product = call_collectively(comm, "spgemm: local product", [&] {
     Csr<double> c = held_a_ ? held_a_->times(b_ext_) : local_(*a_ext_, b_ext_);
@@ -288,13 +301,19 @@ Csr<double> CompactSpgemm::multiply(const Communicator& comm) {
 
 std::int64_t CompactSpgemm::multiply_with(const Communicator& comm, const char* step,
                                          const std::function<std::int64_t(const Operands&)>& product) {
-  TESSERA_ASSERT(b_ext_made_, "spgemm: a host product before the first refresh made B_ext");
+  const bool b_held = held_b_ != nullptr;
+  if (!b_ext_made_ && !b_held && b_of_held_) make_b_extended_for_held_b();  // the held B was read once already
+  TESSERA_ASSERT(b_ext_made_ || b_held, "spgemm: a host product before the first refresh made B_ext");
   const std::int64_t entries = call_collectively(comm, step, [&] {
-    const std::int64_t n = product(Operands{a_ext_.get(), held_a_.get(), b_ext_});
+    std::optional<ExtendedBSource> source;
+    if (b_held) source.emplace(ExtendedBSource{*b_of_held_, remote_, compact_to_global_});
+    const std::int64_t n = product(Operands{a_ext_.get(), held_a_.get(), b_held ? nullptr : &b_ext_, held_b_.get(),
+                                            source ? &*source : nullptr});
     TESSERA_ASSERT(product_entries_ < 0 || n == product_entries_, "the local product has ", n,
                    " entries, the symbolic phase had ", product_entries_);
     return n;
   });
+  held_b_.reset();  // the backend's blocks, which `product` may have freed
   if (product_entries_ < 0) product_entries_ = entries;
   return entries;
 }
@@ -312,6 +331,7 @@ ChainedProduct CompactSpgemm::chained(const Communicator& comm, const char* step
 }
 
 Csr<double> CompactSpgemm::multiply_left(const Communicator& comm, const Csr<double>& l, const char* step) {
+  if (!b_ext_made_ && b_of_held_) make_b_extended_for_held_b();
   TESSERA_ASSERT(b_ext_made_, "spgemm: a host product before the first refresh made B_ext");
   return chained(comm, step, [&] { return held_a_ ? held_a_->chain(l, b_ext_) : local_.chain(l, *a_ext_, b_ext_); })
       .product;
@@ -351,6 +371,8 @@ void CompactSpgemm::refresh(const Communicator& comm, const DistMatrix& a, const
     TESSERA_TRACE_STEP("spgemm.make_b_extended");
     b_ext_ = compact_extended_rows(ExtendedBSource{b, remote_, compact_to_global_});
     b_ext_made_ = true;
+    held_b_.reset();
+    b_of_held_ = nullptr;
   }
   stats_.compute_seconds = clock.seconds();
 }

@@ -88,8 +88,13 @@ class CompactSpgemm {
   /// this A's (asserted); its products run by the holder, not by `local`.
   /// With HostBExtended::at_first_refresh, the only product before the first refresh() must be
   /// multiply_left with a HeldOperand (asserted).
+  /// `held_b`: B's blocks where a backend made them (its tentative prolongator left P_tent on the
+  /// GPU), for the first multiply_with, whose caller may assemble B_ext from them there
+  /// (Operands::b_held); then B_ext is not built on the host before a product asks for it, and
+  /// `b` must live until then. A host product first (multiply, multiply_left) builds it then.
   CompactSpgemm(const Communicator& comm, const DistMatrix& a, const DistMatrix& b, LocalSpgemm local,
-                ExtendedA a_extended = {}, HostBExtended host_b = HostBExtended::at_symbolic);
+                ExtendedA a_extended = {}, HostBExtended host_b = HostBExtended::at_symbolic,
+                std::shared_ptr<HeldOperand> held_b = nullptr);
   /// Collective: new values of A and B with the patterns the symbolic phase saw (checked on
   /// every rank, InputError on all if one differs).
   void refresh(const Communicator& comm, const DistMatrix& a, const DistMatrix& b);
@@ -111,11 +116,16 @@ class CompactSpgemm {
   struct Operands {
     const Csr<double>* a_host;
     HeldExtendedA* a_held;
-    const Csr<double>& b;
+    /// B_ext on the host; null where B is held (the constructor's held_b, at the first
+    /// multiply_with only): then B_ext is `b_source`'s, from the held blocks `b_held`.
+    const Csr<double>* b;
+    HeldOperand* b_held;
+    const ExtendedBSource* b_source;
   };
   /// Collective: multiply()'s product formed by `product`, which keeps it where it ran (a device
   /// backend's next step reads it there) and returns its entries, checked and recorded as
   /// multiply()'s. A failure on one rank throws on every rank; `step` names it in the message.
+  /// A held B is handed to the first call only, and dropped after it (`product` may free it).
   std::int64_t multiply_with(const Communicator& comm, const char* step,
                              const std::function<std::int64_t(const Operands&)>& product);
 
@@ -142,6 +152,8 @@ class CompactSpgemm {
 
  private:
   void fill_b_values(const DistMatrix& b);
+  // B_ext on the host now, for a host product before the first refresh where B was held.
+  void make_b_extended_for_held_b();
   template <class Chain>
   ChainedProduct chained(const Communicator& comm, const char* step, Chain&& chain);
 
@@ -153,6 +165,8 @@ class CompactSpgemm {
   std::int64_t a_entries_ = 0;  // A's entries on this rank at the symbolic phase
   Csr<double> b_ext_;  // B's owned rows, then received rows; compact columns
   bool b_ext_made_ = false;  // see HostBExtended
+  std::shared_ptr<HeldOperand> held_b_;  // see the constructor's held_b; dropped once read
+  const DistMatrix* b_of_held_ = nullptr;  // the constructor's B while B_ext waits for held_b_
   std::int64_t b_entries_ = 0;  // B's entries on this rank at the symbolic phase
   std::int64_t product_entries_ = -1;
   DistStats stats_;

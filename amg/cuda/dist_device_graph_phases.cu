@@ -11,6 +11,7 @@
 #include "amg/cuda/device_setup_phases.hpp"
 #include "amg/cuda/dist_device_graph_phases.hpp"
 #include "amg/cuda/dist_node_offsets.hpp"
+#include "amg/cuda/listed_row_offsets.hpp"
 #include "amg/cuda/setup_phase_kernels.cuh"
 #include "amg/mis2_rules.hpp"
 #include "dist/collective_call.hpp"
@@ -215,13 +216,6 @@ std::vector<std::int64_t> ghost_nodes_of(const CrossRankEdges& cross) {
   return ghosts;
 }
 
-/// counts[rows[i]] = the length of listed row i (counts zeroed before: unlisted rows have none).
-__global__ void listed_row_lengths(const std::int64_t* rows, const std::int64_t* ptr, std::int64_t listed,
-                                   std::int64_t* counts) {
-  const std::int64_t i = thread_index();
-  if (i < listed) counts[rows[i]] = ptr[i + 1] - ptr[i];
-}
-
 /// The host's cross-rank edges as the non-local block over `ghosts` (ghost_nodes_of): only the
 /// listed rows and their edges cross to the GPU; the row offsets over every owned node are made
 /// there. Ordered on `s`; the uploads' sources must live until it is synchronised.
@@ -240,18 +234,7 @@ tessera::cuda::DeviceCsr<double> cross_rank_block(const CrossRankEdges& cross, s
   block.nnz = static_cast<std::int64_t>(columns.size());
   block.col_idx.upload(columns, s);
   block.values.upload(cross.strength, s);
-  block.row_ptr.allocate(static_cast<std::size_t>(owned_nodes) + 1, s);
-  DeviceBuffer<std::int64_t> counts(static_cast<std::size_t>(owned_nodes) + 1, s);  // the last stays 0
-  counts.fill_bytes(0, s);
-  if (!cross.rows.empty()) {
-    DeviceBuffer<std::int64_t> rows, ptr;
-    rows.upload(cross.rows, s);
-    ptr.upload(cross.ptr, s);
-    const auto listed = static_cast<std::int64_t>(cross.rows.size());
-    listed_row_lengths<<<grid_for(listed, kBlock), kBlock, 0, s>>>(rows.data(), ptr.data(), listed, counts.data());
-    TESSERA_CHECK_LAUNCH();
-  }
-  detail::exclusive_scan_with_total(counts.data(), block.row_ptr.data(), owned_nodes, s);
+  block.row_ptr = listed_row_offsets(cross.rows, cross.ptr, owned_nodes, s);
   return block;
 }
 

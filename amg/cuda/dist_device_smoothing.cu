@@ -13,6 +13,7 @@
 #include "dist/collective_call.hpp"
 #include "dist/communicator.hpp"
 #include "dist/compact_spgemm.hpp"
+#include "dist/cuda/device_compact_extended_rows.hpp"
 #include "dist/cuda/device_dist_matrix.hpp"
 #include "dist/cuda/device_held_operand.hpp"
 #include "dist/cuda/device_transposed_block.hpp"
@@ -129,6 +130,25 @@ struct Operands {
   std::shared_ptr<const DeviceBuffer<double>> inv_diag;
 };
 
+/// B_ext, assembled where the tentative prolongator left P_tent's blocks (freed then), or uploaded
+/// from the host's; on the default stream, as the product.
+DeviceCsr<double> extended_b(const dist::CompactSpgemm::Operands& o, cuda::OffloadStats& stats) {
+  DeviceCsr<double> b;
+  if (o.b) {
+    add_seconds(stats.upload, [&] { b = tessera::cuda::upload(*o.b); });
+    return b;
+  }
+  TESSERA_TRACE_STEP("spgemm.device_extended_b");
+  auto* held = dynamic_cast<dist::gpu::DeviceHeldOperand*>(o.b_held);
+  TESSERA_ASSERT(held && o.b_source, "device smoothing: P_tent is held, but not by the GPU backend");
+  add_seconds(stats.convert, [&] {
+    b = dist::gpu::compact_extended_rows(held->local, held->nonlocal, *o.b_source, nullptr);
+    held->local = DeviceCsr<double>{};
+    held->nonlocal = DeviceCsr<double>{};
+  });
+  return b;
+}
+
 /// A P_tent on the device, through the product's multiply_with (checked and recorded there).
 Operands multiply(const dist::Communicator& comm, dist::CompactSpgemm& product, cuda::OffloadSpgemm which,
                   cuda::OffloadStats& stats) {
@@ -142,7 +162,7 @@ Operands multiply(const dist::Communicator& comm, dist::CompactSpgemm& product, 
                             d.inv_diag = held_inverse_diagonal(*o.a_held);
                           } else
                             add_seconds(stats.upload, [&] { a = tessera::cuda::upload(*o.a_host); });
-                          add_seconds(stats.upload, [&] { d.b = tessera::cuda::upload(o.b); });
+                          d.b = extended_b(o, stats);
                           d.ap = tessera::cuda::offload_spgemm_on_device(std::move(a), d.b, which, stats);
                           return d.ap.nnz;
                         });

@@ -3,7 +3,9 @@
 // DistSetupBackend::smoothing), P = P_tent - omega D^-1 (A P_tent):
 //   A P_tent  the level's CompactSpgemm product formed on the device (A_ext from the level's
 //             device copy when it is held there, else uploaded; B_ext, P_tent's owned and
-//             received rows, uploaded) and left there (CompactSpgemm::multiply_with);
+//             received rows, assembled there from the blocks the device tentative prolongator
+//             kept (dist/cuda/device_compact_extended_rows.hpp), else uploaded) and left there
+//             (CompactSpgemm::multiply_with);
 //   merge     row by row on the device in the product's compact columns, in which B_ext's first
 //             rows are P_tent's owned rows. The outside columns the rows use are flagged there
 //             and numbered on the host by the host merge's own step (number_smoothed_columns);

@@ -1,18 +1,23 @@
 // The distributed tentative prolongator's QR on the rank's GPU (dist_device_tentative.hpp).
 // Host work is what the exchanges need (the members and Q rows of aggregates that straddle
 // ranks: few) and P_tent's assembly from the downloaded rows; the grouping by aggregate and the
-// per-aggregate QR, a bucketing and a factorization of every owned dof, run on the device.
+// per-aggregate QR, a bucketing and a factorization of every owned dof, run on the device. P_tent's
+// blocks stay there too (DistTentative::held_p): the local block is the device's rows of the
+// rank's own dofs, the non-local one the returned rows, uploaded.
 #include "amg/cuda/dist_device_tentative.hpp"
 
 #include <algorithm>
+#include <memory>
 #include <optional>
 #include <vector>
 
 #include "amg/cuda/device_setup_phases.hpp"
 #include "amg/cuda/dist_node_offsets.hpp"
+#include "amg/cuda/listed_row_offsets.hpp"
 #include "amg/cuda/setup_phase_kernels.cuh"
 #include "amg/dist/dist_tentative_steps.hpp"
 #include "dist/collective_call.hpp"
+#include "dist/cuda/device_held_operand.hpp"
 #include "local/core/error.hpp"
 #include "local/core/host_ranges.hpp"
 #include "local/core/step_trace.hpp"
@@ -109,6 +114,81 @@ CombinedNodes combine(const DistAggregates& agg, std::int64_t first_aggregate, c
   return c;
 }
 
+/// dst[i] = src[i] - src[0] for i < n: a row range's offsets, its first row starting at 0.
+__global__ void rebase_offsets(const std::int64_t* src, std::int64_t n, std::int64_t* dst) {
+  const std::int64_t i = thread_index();
+  if (i < n) dst[i] = src[i] - src[0];
+}
+
+/// Rows [first, last) of the device P as a DeviceCsr over `cols`, kept on the device: the rows
+/// download_rows gives the host. All of P is moved, not copied (one rank: no received dofs).
+tessera::cuda::DeviceCsr<double> device_rows(tessera::cuda::DeviceCsr<double>&& p, std::int64_t first,
+                                             std::int64_t last, std::int64_t cols, cudaStream_t s) {
+  if (first == 0 && last == p.rows) {
+    p.cols = cols;
+    return std::move(p);
+  }
+  tessera::cuda::DeviceCsr<double> out;
+  out.rows = last - first;
+  out.cols = cols;
+  out.row_ptr.allocate(static_cast<std::size_t>(out.rows) + 1, s);
+  rebase_offsets<<<grid_for(out.rows + 1, kBlock), kBlock, 0, s>>>(p.row_ptr.data() + first, out.rows + 1,
+                                                                     out.row_ptr.data());
+  TESSERA_CHECK_LAUNCH();
+  const std::int64_t base = tessera::cuda::read_scalar(p.row_ptr.data() + first, s);
+  out.nnz = tessera::cuda::read_scalar(p.row_ptr.data() + last, s) - base;
+  out.col_idx.allocate(static_cast<std::size_t>(out.nnz), s);
+  out.values.allocate(static_cast<std::size_t>(out.nnz), s);
+  if (out.nnz > 0) {
+    TESSERA_CUDA_CHECK(cudaMemcpyAsync(out.col_idx.data(), p.col_idx.data() + base, out.col_idx.bytes(),
+                                       cudaMemcpyDeviceToDevice, s));
+    TESSERA_CUDA_CHECK(cudaMemcpyAsync(out.values.data(), p.values.data() + base, out.values.bytes(),
+                                       cudaMemcpyDeviceToDevice, s));
+  }
+  return out;
+}
+
+/// The non-local block on the device: its entries (the returned rows: few) uploaded, its offsets
+/// made there from the rows that have entries (listed on the rank's threads, unless there are
+/// none: one rank).
+tessera::cuda::DeviceCsr<double> device_nonlocal_block(const Csr<double>& block, cudaStream_t s) {
+  const host::RangeSplit ranges(block.nnz() > 0 ? block.rows : 0);
+  std::vector<std::vector<std::int64_t>> found(static_cast<std::size_t>(ranges.count()));
+  ranges.run([&](int range, std::int64_t begin, std::int64_t end) {
+    for (std::int64_t r = begin; r < end; ++r)
+      if (block.row_ptr[r + 1] > block.row_ptr[r]) found[static_cast<std::size_t>(range)].push_back(r);
+  });
+  std::vector<std::int64_t> listed, ptr{0};
+  for (const std::vector<std::int64_t>& rows : found)
+    for (const std::int64_t r : rows) {
+      listed.push_back(r);
+      ptr.push_back(block.row_ptr[r + 1]);  // only listed rows hold entries: the running total
+    }
+  tessera::cuda::DeviceCsr<double> out;
+  out.rows = block.rows;
+  out.cols = block.cols;
+  out.nnz = block.nnz();
+  out.row_ptr = listed_row_offsets(listed, ptr, block.rows, s);
+  out.col_idx.upload(block.col_idx, s);
+  out.values.upload(block.values, s);
+  return out;
+}
+
+/// P_tent's blocks on the device: the local one from the QR's own rows (`own`), the non-local one
+/// from the host's (device_nonlocal_block).
+std::shared_ptr<dist::HeldOperand> held_blocks(tessera::cuda::DeviceCsr<double>&& own, const dist::DistMatrix& p,
+                                               cudaStream_t s) {
+  auto held = std::make_shared<dist::gpu::DeviceHeldOperand>();
+  TESSERA_CUDA_CHECK(cudaGetDevice(&held->device));
+  TESSERA_ASSERT(own.rows == p.local.rows && own.cols == p.local.cols && own.nnz == p.local.nnz(),
+                 "AMG: the device QR's own rows are ", own.rows, "x", own.cols, " with ", own.nnz,
+                 " entries; P_tent's local block is ", p.local.rows, "x", p.local.cols, " with ", p.local.nnz());
+  held->local = std::move(own);
+  held->nonlocal = device_nonlocal_block(p.nonlocal, s);
+  TESSERA_CUDA_CHECK(cudaStreamSynchronize(s));  // ready on any stream, as DeviceHeldOperand says
+  return held;
+}
+
 /// Rows [first, last) of the device P (their entries too), downloaded as a Csr over `cols`.
 Csr<double> download_rows(const tessera::cuda::DeviceCsr<double>& p, std::int64_t first, std::int64_t last,
                           std::int64_t cols, cudaStream_t s) {
@@ -164,13 +244,14 @@ DistTentative dist_device_tentative_prolongator(const dist::Communicator& comm, 
     std::vector<std::int64_t> coarse_nodes;  // the coarse node layout (aggregates' first coarse dofs)
     Csr<double> own, low_rows, high_rows;     // P's rows: owned dofs, then received ones
     std::vector<double> coarse_vectors;      // row-major, k a coarse dof
+    tessera::cuda::DeviceCsr<double> device_own;  // `own`, left on the device
   };
   // A device failure (out of memory, say) on one rank is an error on every rank, not a hang in
   // the exchanges after it.
   Factored f = dist::call_collectively(comm, "distributed device tentative prolongator", [&] {
     CombinedNodes c = combine(agg, first_aggregate, fine, a.row_begin(), b, routed, s);
     const std::int64_t rows = c.low + owned_dofs + c.high;
-    const DeviceTentativeProlongator t = device_tentative_prolongator(
+    DeviceTentativeProlongator t = device_tentative_prolongator(
         c.aggregates, c.node_ptr.data(), static_cast<std::int64_t>(c.aggregates.of_node.size()), rows, c.b.data(), k, s);
     Factored out;
     out.low = c.low;
@@ -180,6 +261,7 @@ DistTentative dist_device_tentative_prolongator(const dist::Communicator& comm, 
     out.low_rows = download_rows(t.p, 0, c.low, t.coarse_dofs, s);
     out.high_rows = download_rows(t.p, c.low + owned_dofs, rows, t.coarse_dofs, s);
     out.coarse_vectors = t.coarse_vectors.download(s);
+    out.device_own = device_rows(std::move(t.p), c.low, c.low + owned_dofs, t.coarse_dofs, s);
     return out;
   });
 
@@ -203,6 +285,9 @@ DistTentative dist_device_tentative_prolongator(const dist::Communicator& comm, 
   step.emplace("assemble");
   out.p = tentative_blocks(comm, std::move(f.own), returned, k, a.row_partition, coarse.rows);
   out.coarse_nodes = std::move(coarse.nodes);
+  step.emplace("keep_blocks");
+  out.held_p = dist::call_collectively(comm, "distributed device tentative prolongator: its blocks kept",
+                                       [&] { return held_blocks(std::move(f.device_own), out.p, s); });
   return out;
 }
 

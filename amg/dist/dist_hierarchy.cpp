@@ -109,7 +109,7 @@ DistHierarchy::DistHierarchy(const dist::Communicator& comm, dist::DistMatrix&& 
     setup_level_numeric(comm, fine);
     TESSERA_ASSERT(levels.size() < levels.capacity(), "a level beyond max_levels would move the others");
     DistLevel& coarse = levels.emplace_back();  // `fine` stays in place (reserved above)
-    build_transfer(comm, fine, coarse, true);
+    build_transfer(comm, fine, coarse, true, std::move(t.held_p));
     make_level_smoother(fine);
     check_coarse_operator(comm, coarse, levels.size() - 1);
     coarse.nodes = std::move(t.coarse_nodes);
@@ -191,7 +191,7 @@ void DistHierarchy::make_level_smoother(DistLevel& level) const {
 }
 
 void DistHierarchy::build_transfer(const dist::Communicator& comm, DistLevel& level, DistLevel& coarse,
-                                   bool first_time) const {
+                                   bool first_time, std::shared_ptr<dist::HeldOperand> held_p_tent) const {
   std::optional<Csr<double>> p_transposed;  // from a smoothing backend that made it
   std::shared_ptr<dist::HeldOperand> held_p;  // P and P^T where that backend made them
   decltype(SmoothedProlongator::keep_for_solve) keep_for_solve;  // and its copies for the solve
@@ -200,8 +200,12 @@ void DistHierarchy::build_transfer(const dist::Communicator& comm, DistLevel& le
     if (!options.smooth_prolongator) {
       level.p = level.p_tent;
     } else if (first_time) {
+      // Where the tentative prolongator left P_tent's blocks on the GPU, the smoothing's product
+      // assembles its B_ext there: the host's waits for a re-setup.
       level.a_times_p_tent = std::make_unique<dist::CompactSpgemm>(comm, level.a, level.p_tent, backend_.products,
-                                                                   held_extended_a(level));
+                                                                   held_extended_a(level),
+                                                                   dist::HostBExtended::at_symbolic,
+                                                                   std::move(held_p_tent));
       SmoothedProlongator smoothed =
           backend_.smoothing(comm, *level.a_times_p_tent, level.p_tent, level.inv_diag, level.omega);
       smoothed.p.halo = dist::HaloPlan::build(comm, smoothed.p.col_partition, smoothed.p.ghost_cols);

@@ -118,8 +118,10 @@ class DistHierarchy {
   /// The level's smoother, once nothing else reads its inverse diagonal (which it takes over).
   void make_level_smoother(DistLevel& level) const;
   /// P, R and the Galerkin product into coarse.a: handed over by a level's first product, its
-  /// values recomputed in place by a re-setup's.
-  void build_transfer(const dist::Communicator& comm, DistLevel& level, DistLevel& coarse, bool first_time) const;
+  /// values recomputed in place by a re-setup's. `held_p_tent`: P_tent's blocks where the
+  /// tentative prolongator's backend left them (DistTentative::held_p), for the first A*P_tent.
+  void build_transfer(const dist::Communicator& comm, DistLevel& level, DistLevel& coarse, bool first_time,
+                      std::shared_ptr<dist::HeldOperand> held_p_tent = nullptr) const;
   /// The backend's check of level `l`'s operator (coarse.a), which may leave its copy in the slot.
   void check_coarse_operator(const dist::Communicator& comm, DistLevel& coarse, std::size_t l) const;
   /// Where a level's first products read A from: the backend's hold on the level's copy, or

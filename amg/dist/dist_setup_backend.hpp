@@ -22,7 +22,8 @@
 //                    follows, which factors its own copy (cuSOLVER) and needs the host's only if
 //                    the device refuses it
 //   tentative        P_tent, the coarse near-null rows and nodes (dist_tentative.hpp); the GPU's
-//                    factors the aggregates there (amg::gpu::device_tentative)
+//                    factors the aggregates there and keeps P_tent's blocks there too, from which
+//                    the smoothing's product assembles its B_ext (amg::gpu::device_tentative)
 //   check_operator   the check of each level's operator (finite values, a positive diagonal):
 //                    on the host's rows, or on the level's device copy, which the GPU's makes
 //                    there (amg::gpu::device_operator_check)

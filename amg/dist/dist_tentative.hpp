@@ -17,6 +17,7 @@
 // (amg/cuda/dist_device_tentative.hpp), which groups and factors the aggregates on the device.
 #include "amg/dist/dist_aggregation.hpp"
 #include "amg/dist/dist_strength.hpp"
+#include "dist/extended_operand.hpp"
 #include "local/formats/dense.hpp"
 
 namespace tessera::amg {
@@ -25,6 +26,10 @@ struct DistTentative {
   dist::DistMatrix p;           // fine rows x coarse dofs
   DenseMatrix coarse_vectors;   // owned coarse dofs x k, row-major
   DistNodes coarse_nodes;       // one coarse node per owned aggregate
+  /// P's two blocks where a backend made them too (the GPU's: amg::gpu::device_tentative), for
+  /// the first product A*P_tent, which then assembles its B_ext there (dist::CompactSpgemm's
+  /// held_b) instead of building it on the host and uploading it; null on the host.
+  std::shared_ptr<dist::HeldOperand> held_p;
 };
 
 /// Collective. `fine` is the node layout `aggregates` refers to, `a` the fine operator (its

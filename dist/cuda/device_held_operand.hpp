@@ -4,8 +4,9 @@
 // amg/cuda/dist_device_smoothing.hpp), for the held A_ext's chain that reads them once
 // (amg/cuda/device_held_extended_a.hpp): B_ext's owned rows are assembled from the blocks
 // (device_compact_extended_rows.hpp) and L is the chain's left factor, so neither goes through
-// the host. Ready on any stream (their maker synchronised its stream); freed with this object.
-// Built only with CUDA.
+// the host. The tentative prolongator leaves P_tent's blocks so too, without L
+// (amg/cuda/dist_device_tentative.hpp), for the smoothing's product A*P_tent. Ready on any stream
+// (their maker synchronised its stream); freed with this object. Built only with CUDA.
 #include "dist/extended_operand.hpp"
 #include "local/cuda/device_matrix.hpp"
 

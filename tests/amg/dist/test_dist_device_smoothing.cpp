@@ -16,6 +16,9 @@
 //     not after a recompute, nor for the product that uploaded its operands): where C is T (one
 //     rank) T is C's local block bit for bit, elsewhere the blocks made from it on the device
 //     (dist/cuda/device_summed_blocks.hpp, with the host's rows that receive) are C's bit for bit;
+//   - with P_tent's blocks where the device tentative prolongator left them, the product
+//     assembles its B_ext from them there (CompactSpgemm's held_b) and P is the same; the host
+//     B_ext that a refresh then makes is the host reference's;
 //   - with the level's 1 / a_ii divided on the device and kept in its slot, the merge reads that
 //     one (the host vector it is given is NaN there) and P is still the host merge's.
 // On every case of graph_phase_cases.hpp (both partitions, one with an empty rank; every
@@ -30,6 +33,7 @@
 #include "amg/cuda/device_held_extended_a.hpp"
 #include "amg/cuda/dist_device_operator_check.hpp"
 #include "amg/cuda/dist_device_smoothing.hpp"
+#include "amg/cuda/dist_device_tentative.hpp"
 #include "amg/dist/device_operator_slot.hpp"
 #include "amg/dist/dist_level_ops.hpp"
 #include "amg/dist/dist_smoothing.hpp"
@@ -161,17 +165,33 @@ void check_kept_operands(const dist::Communicator& comm, const Operands& o, Offl
 }
 
 /// P merged on the device, A_ext held on it (`held`) or copied on the host; checks that the
-/// product recorded `want_entries` entries.
+/// product recorded `want_entries` entries. With `held_p_tent` (the device tentative
+/// prolongator's blocks of o.p_tent), the product assembles B_ext from them on the device; they
+/// are freed then, and the host B_ext that a refresh makes is the host reference's.
 dist::DistMatrix device_p(const dist::Communicator& comm, const Operands& o, OffloadSpgemm which, bool held,
-                          std::int64_t want_entries, cudaStream_t stream) {
+                          std::int64_t want_entries, cudaStream_t stream,
+                          std::shared_ptr<dist::HeldOperand> held_p_tent = nullptr) {
   DeviceOperatorSlot slot;
   dist::ExtendedA a_ext;
   if (held) a_ext.held = gpu::device_held_extended_a(stream, which)(o.a, slot);
-  dist::CompactSpgemm product(comm, o.a, o.p_tent, dist::device_local_spgemm(which), a_ext);
+  // The product drops its reference once it has read the blocks: this one keeps them to look at.
+  const std::shared_ptr<const dist::gpu::DeviceHeldOperand> p_tent_blocks =
+      std::dynamic_pointer_cast<const dist::gpu::DeviceHeldOperand>(held_p_tent);
+  if (held_p_tent && !p_tent_blocks) ADD_FAILURE() << "P_tent's blocks are not held on the device";
+  dist::CompactSpgemm product(comm, o.a, o.p_tent, dist::device_local_spgemm(which), a_ext,
+                              dist::HostBExtended::at_symbolic, std::move(held_p_tent));
   const auto stats = std::make_shared<cuda::OffloadStats>();
   SmoothedProlongator smoothed = gpu::device_smoothing(stream, which, stats)(comm, product, o.p_tent, o.inv_diag, o.omega);
   EXPECT_EQ(product.product_entries(), want_entries) << "the product's entries, as multiply() records them";
   if (want_entries > 0) EXPECT_EQ(stats->products, 1) << "the product did not run on the device";
+  if (p_tent_blocks) {
+    EXPECT_EQ(p_tent_blocks->local.row_ptr.size() + p_tent_blocks->nonlocal.row_ptr.size(), 0u)
+        << "P_tent's blocks were not freed once B_ext was made from them";
+    product.refresh(comm, o.a, o.p_tent);
+    expect_same_block(product.b_extended(),
+                      dist::compact_extended_rows({o.p_tent, product.remote_rows(), product.compact_to_global()}),
+                      "B_ext made on the host at the refresh", true);
+  }
   // P^T from the device: the host's transpose of P's extended block, bit for bit.
   if (!smoothed.p_transposed) {
     ADD_FAILURE() << "the device merge returned no P^T";
@@ -210,6 +230,11 @@ std::int64_t check(const testing::GraphCaseBuilder& build) {
         std::int64_t entries = 0;
         const dist::DistMatrix want = host_merge(comm, o, dist::device_local_spgemm(which), &entries);
         expect_same_p(device_p(comm, o, which, true, entries, stream.s), want, true);
+        {
+          SCOPED_TRACE("P_tent's blocks kept on the device by its tentative prolongator");
+          DistTentative on_device = gpu::device_tentative(stream.s)(comm, agg, c.nodes, c.a, b);
+          expect_same_p(device_p(comm, o, which, true, entries, stream.s, std::move(on_device.held_p)), want, true);
+        }
         if (which == OffloadSpgemm::tile) {
           SCOPED_TRACE("A_ext copied on the host");
           expect_same_p(device_p(comm, o, which, false, entries, stream.s), want, true);

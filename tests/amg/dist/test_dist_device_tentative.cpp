@@ -1,6 +1,7 @@
 // The distributed tentative prolongator with its QR on each rank's GPU
 // (amg/cuda/dist_device_tentative.hpp) against the host's dist_tentative_prolongator, bit for
-// bit: P_tent's blocks, ghosts and halo, the coarse near-null rows and the coarse nodes. On
+// bit: P_tent's blocks, ghosts and halo, the coarse near-null rows and the coarse nodes, and the
+// blocks it keeps on the device for the smoothing's product (DistTentative::held_p). On
 // every case of graph_phase_cases.hpp (both partitions, one with an empty rank; every
 // threshold, each giving other aggregates), with near-null spaces of the constant vector, of 3
 // and of 6 random columns (aggregates with fewer dofs than k too). On several ranks the cases
@@ -10,6 +11,7 @@
 
 #include "amg/cuda/dist_device_tentative.hpp"
 #include "amg/dist/dist_tentative.hpp"
+#include "dist/cuda/device_held_operand.hpp"
 #include "dist/cuda/device_local_spgemm.hpp"
 #include "graph_phase_cases.hpp"
 #include "non_blocking_stream.hpp"
@@ -42,6 +44,17 @@ void expect_same_tentative(const DistTentative& got, const DistTentative& want) 
   EXPECT_EQ(got.coarse_nodes.first, want.coarse_nodes.first);
   EXPECT_EQ(got.coarse_nodes.ptr, want.coarse_nodes.ptr);
   EXPECT_TRUE(got.coarse_nodes.partition == want.coarse_nodes.partition) << "coarse node partition";
+  EXPECT_EQ(want.held_p, nullptr) << "the host kept blocks on a device";
+  const auto* held = dynamic_cast<const dist::gpu::DeviceHeldOperand*>(got.held_p.get());
+  if (!held) {
+    ADD_FAILURE() << "the device tentative prolongator kept no blocks";
+    return;
+  }
+  expect_same_block(cuda::download(held->local), want.p.local, "P_tent's local block kept on the device");
+  expect_same_block(cuda::download(held->nonlocal), want.p.nonlocal, "P_tent's non-local block kept on the device");
+  EXPECT_EQ(held->local.nnz, want.p.local.nnz());
+  EXPECT_EQ(held->nonlocal.nnz, want.p.nonlocal.nnz());
+  EXPECT_EQ(held->transposed.rows, 0) << "no P_tent^T is kept";
 }
 
 /// Every partition and threshold of `build`, k = 1, 3 and 6. Returns the P_tent entries in

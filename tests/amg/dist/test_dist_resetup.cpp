@@ -231,7 +231,11 @@ class CountingHeldA final : public dist::HeldExtendedA {
 // with its columns and the rows that receive elsewhere), and is dropped at the end of the setup, as
 // no phase of this backend takes it; no level keeps near-null vectors after the setup (the
 // re-setup does not read them).
-void check_products_read_the_hold(bool hold_p) {
+// With `hold_p_tent` too, the tentative prolongator keeps P_tent (DistTentative::held_p, as the
+// GPU's keeps its blocks on the device), and the smoothing forms A*P_tent through multiply_with
+// from B_ext assembled out of that copy (as the GPU's assembles it there): no host B_ext is
+// built for it before the re-setup, which makes it and builds the same hierarchy.
+void check_products_read_the_hold(bool hold_p, bool hold_p_tent = false) {
   const dist::Communicator comm;
   const TwoValueSets t = two_value_sets(comm, "poisson3d:10", 0.75);
   SCOPED_TRACE("seed " + std::to_string(t.seed));
@@ -243,10 +247,40 @@ void check_products_read_the_hold(bool hold_p) {
     holds.push_back(std::make_shared<CountingHeldA>(a));
     return holds.back();
   };
-  if (hold_p)
-    backend.smoothing = [](const dist::Communicator& c, dist::CompactSpgemm& a_times_p_tent,
-                           const dist::DistMatrix& p_tent, const Vector& inv_diag, double omega) {
-      SmoothedProlongator s = dist_smoothed_prolongator(c, a_times_p_tent, p_tent, inv_diag, omega);
+  if (hold_p_tent)
+    backend.tentative = [](const dist::Communicator& c, const DistAggregates& agg, const DistNodes& fine,
+                           const dist::DistMatrix& a, const DenseMatrix& b) {
+      DistTentative t = dist_tentative_prolongator(c, agg, fine, a, b);
+      auto held = std::make_shared<HostHeldP>();
+      held->p = t.p;
+      t.held_p = std::move(held);
+      return t;
+    };
+  int held_p_tent_products = 0;
+  // A P_tent from the held copy of P_tent, merged on the host.
+  const auto smoothed_from_held_p_tent = [&](const dist::Communicator& c, dist::CompactSpgemm& a_times_p_tent,
+                                             const dist::DistMatrix& p_tent, const Vector& inv_diag, double omega) {
+    Csr<double> ap;
+    a_times_p_tent.multiply_with(c, "A*P_tent from the held P_tent", [&](const dist::CompactSpgemm::Operands& o) {
+      const auto* held = dynamic_cast<const HostHeldP*>(o.b_held);
+      EXPECT_EQ(o.b, nullptr) << "B_ext was built on the host although P_tent is held";
+      if (!held || !o.b_source || !o.a_held) throw InputError("the product got no held P_tent or no held A");
+      EXPECT_EQ(held->p.local.values, p_tent.local.values) << "the held P_tent is not the product's";
+      ++held_p_tent_products;
+      ap = o.a_held->times(dist::compact_extended_rows({held->p, o.b_source->remote, o.b_source->compact_to_global}));
+      return ap.nnz();
+    });
+    SmoothedProlongator s;
+    s.p = smoothed_blocks(c, p_tent, ap, a_times_p_tent.compact_to_global(), inv_diag, omega);
+    return s;
+  };
+  if (hold_p || hold_p_tent)
+    backend.smoothing = [&, hold_p, hold_p_tent](const dist::Communicator& c, dist::CompactSpgemm& a_times_p_tent,
+                                                 const dist::DistMatrix& p_tent, const Vector& inv_diag,
+                                                 double omega) {
+      SmoothedProlongator s = hold_p_tent ? smoothed_from_held_p_tent(c, a_times_p_tent, p_tent, inv_diag, omega)
+                                          : dist_smoothed_prolongator(c, a_times_p_tent, p_tent, inv_diag, omega);
+      if (!hold_p) return s;
       auto held = std::make_shared<HostHeldP>();
       held->p = s.p;
       held->p_transposed = ref::transpose(dist::extended_block(s.p));
@@ -318,6 +352,10 @@ void check_products_read_the_hold(bool hold_p) {
   for (std::size_t l = 0; hold_p && l + 1 < held.hierarchy().levels.size(); ++l)
     EXPECT_THROW(held.hierarchy().levels[l].galerkin->ap_product().b_extended(), Error)
         << "level " << l << ": A*P's host B_ext was made before any refresh";
+  EXPECT_EQ(held_p_tent_products, hold_p_tent ? coarse_levels : 0) << "A*P_tent from the held P_tent";
+  for (std::size_t l = 0; hold_p_tent && l + 1 < held.hierarchy().levels.size(); ++l)
+    EXPECT_THROW(held.hierarchy().levels[l].a_times_p_tent->b_extended(), Error)
+        << "level " << l << ": A*P_tent's host B_ext was made before any refresh";
   held.resetup(second.a);
   copied.resetup(second.a);
   expect_same("re-setup");
@@ -328,6 +366,8 @@ void check_products_read_the_hold(bool hold_p) {
 TEST(DistAmgResetup, ProductsReadTheBackendsHoldOnA) { check_products_read_the_hold(false); }
 
 TEST(DistAmgResetup, FirstGalerkinProductReadsTheBackendsHeldP) { check_products_read_the_hold(true); }
+
+TEST(DistAmgResetup, FirstSmoothingProductReadsTheBackendsHeldPTent) { check_products_read_the_hold(true, true); }
 
 // A backend that solves elsewhere (the GPUs) defers the host factor of the coarsest level to its
 // first use: the setup leaves it unfactored, and the first host solve factors it and solves as
