@@ -3,7 +3,8 @@
 // ranks: few) and P_tent's assembly from the downloaded rows; the grouping by aggregate and the
 // per-aggregate QR, a bucketing and a factorization of every owned dof, run on the device. P_tent's
 // blocks stay there too (DistTentative::held_p): the local block is the device's rows of the
-// rank's own dofs, the non-local one the returned rows, uploaded.
+// rank's own dofs, the non-local one the returned rows (their entries uploaded, their offsets
+// made there).
 #include "amg/cuda/dist_device_tentative.hpp"
 
 #include <algorithm>
