@@ -36,12 +36,19 @@ class DeviceTransport : public Transport {
   /// finish_exchange() (the nccl route does not synchronise: scalars of a recurrence that never
   /// leave the device).
   virtual void allreduce_sum_on_device(double* values, std::int64_t count = 1) = 0;
-  /// recv[offsets[r] .. offsets[r+1]) = rank r's `send` (offsets[me+1] - offsets[me] doubles),
+  /// recv[offsets[r] .. offsets[r+1]) = rank r's `send` (offsets[me+1] - offsets[me] items),
   /// on every rank. `offsets` (size()+1 nondecreasing entries from 0) must be the same on every
   /// rank (bad offsets: InputError on every rank, before any traffic); ranks with an empty
   /// block still call. Order it like an exchange (wait for the producer, finish_exchange()
-  /// after). `send` may be recv + offsets[me] (in place).
-  virtual void allgatherv(const double* send, double* recv, const std::vector<std::int64_t>& offsets) = 0;
+  /// after). `send` may be recv + offsets[me] (in place). Items are copied as bytes: doubles in
+  /// the solve, the int32 columns and int64 row lengths of a matrix gathered whole in the setup.
+  template <class T>
+  void allgatherv(const T* send, T* recv, const std::vector<std::int64_t>& offsets) {
+    allgatherv_items(send, recv, offsets, sizeof(T));
+  }
+  /// allgatherv of items of `item_bytes` bytes each (offsets count items).
+  virtual void allgatherv_items(const void* send, void* recv, const std::vector<std::int64_t>& offsets,
+                                std::size_t item_bytes) = 0;
 
   /// Every operation is ordered on this stream (of device()).
   virtual cudaStream_t stream() const = 0;

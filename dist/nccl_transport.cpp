@@ -69,18 +69,20 @@ void NcclTransport::start_exchange(const ExchangePattern& p, std::size_t item_by
   TESSERA_NCCL_CHECK(ncclGroupEnd());
 }
 
-void NcclTransport::allgatherv(const double* send, double* recv, const std::vector<std::int64_t>& offsets) {
+void NcclTransport::allgatherv_items(const void* send, void* recv, const std::vector<std::int64_t>& offsets,
+                                     std::size_t item_bytes) {
   require_gather_offsets(offsets, ranks_);  // global data: all ranks throw before any NCCL call
   // One broadcast per root rather than an ncclAllGather of max-count padded blocks: no padding,
   // no compaction kernel, and NCCL fuses the grouped broadcasts into one launch. A root with an
-  // empty block is skipped on every rank alike (the offsets agree), so the group matches.
+  // empty block is skipped on every rank alike (the offsets agree), so the group matches. A
+  // broadcast only copies, so bytes serve every item type.
   TESSERA_NCCL_CHECK(ncclGroupStart());
   for (int root = 0; root < ranks_; ++root) {
-    const std::size_t count = static_cast<std::size_t>(offsets[root + 1] - offsets[root]);
-    if (count == 0) continue;
-    double* block = recv + offsets[root];
+    const std::size_t bytes = static_cast<std::size_t>(offsets[root + 1] - offsets[root]) * item_bytes;
+    if (bytes == 0) continue;
+    char* block = static_cast<char*>(recv) + offsets[root] * item_bytes;
     // sendbuff is read on the root only; elsewhere NCCL ignores it.
-    TESSERA_NCCL_CHECK(ncclBroadcast(root == rank_ ? send : block, block, count, ncclFloat64, root, nccl_, stream_));
+    TESSERA_NCCL_CHECK(ncclBroadcast(root == rank_ ? send : block, block, bytes, ncclUint8, root, nccl_, stream_));
   }
   TESSERA_NCCL_CHECK(ncclGroupEnd());
 }

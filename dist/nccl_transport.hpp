@@ -41,7 +41,8 @@ class NcclTransport final : public DeviceTransport {
   void allreduce_sum_on_device(double* values, std::int64_t count = 1) override;
   /// One grouped ncclBroadcast per rank with a nonempty block (NCCL runs the group as one
   /// launch), enqueued without synchronisation.
-  void allgatherv(const double* send, double* recv, const std::vector<std::int64_t>& offsets) override;
+  void allgatherv_items(const void* send, void* recv, const std::vector<std::int64_t>& offsets,
+                        std::size_t item_bytes) override;
 
   int device() const override { return device_; }
   cudaStream_t stream() const override { return stream_; }

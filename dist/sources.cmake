@@ -65,6 +65,8 @@ if(TESSERA_HAVE_CUDA)
     ${CMAKE_CURRENT_LIST_DIR}/cuda/device_held_operand.hpp
     ${CMAKE_CURRENT_LIST_DIR}/cuda/device_compact_extended_rows.hpp
     ${CMAKE_CURRENT_LIST_DIR}/cuda/device_summed_blocks.hpp
+    # A matrix gathered whole onto every GPU (the device cycle's replicated coarse levels).
+    ${CMAKE_CURRENT_LIST_DIR}/cuda/device_whole_matrix.hpp
     # Device-resident numeric phases of DistSpgemm / DistPtap (issue 5): symbolic on the host
     # once, then value gathers, values-only NCCL exchanges and the tile SpGEMM on the device.
     ${CMAKE_CURRENT_LIST_DIR}/cuda/value_maps.hpp
@@ -88,6 +90,7 @@ if(TESSERA_HAVE_CUDA)
     ${CMAKE_CURRENT_LIST_DIR}/cuda/device_transposed_block.cu
     ${CMAKE_CURRENT_LIST_DIR}/cuda/device_compact_extended_rows.cu
     ${CMAKE_CURRENT_LIST_DIR}/cuda/device_summed_blocks.cu
+    ${CMAKE_CURRENT_LIST_DIR}/cuda/device_whole_matrix.cu
     ${CMAKE_CURRENT_LIST_DIR}/cuda/value_maps.cu
     ${CMAKE_CURRENT_LIST_DIR}/cuda/device_compact_spgemm.cpp
     ${CMAKE_CURRENT_LIST_DIR}/cuda/device_dist_spgemm.cpp

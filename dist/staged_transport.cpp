@@ -85,21 +85,26 @@ void StagedTransport::allreduce_sum_on_device(double* values, std::int64_t count
   finish_exchange();
 }
 
-void StagedTransport::allgatherv(const double* send, double* recv, const std::vector<std::int64_t>& offsets) {
+void StagedTransport::allgatherv_items(const void* send, void* recv, const std::vector<std::int64_t>& offsets,
+                                       std::size_t item_bytes) {
   require_gather_offsets(offsets, comm_.size());
   std::vector<int> counts(static_cast<std::size_t>(comm_.size())), displs(counts.size());
   for (int r = 0; r < comm_.size(); ++r) {
     TESSERA_REQUIRE_INPUT(offsets[r + 1] <= std::int64_t(2147483647),
-                          "allgatherv (staged transport): more than 2^31 - 1 values in all");
+                          "allgatherv (staged transport): more than 2^31 - 1 items in all");
     counts[r] = static_cast<int>(offsets[r + 1] - offsets[r]);
     displs[r] = static_cast<int>(offsets[r]);
   }
+  // One MPI type of item_bytes bytes: the counts stay item counts (within int) at any item size.
+  MPI_Datatype item = MPI_DATATYPE_NULL;
+  MPI_Type_contiguous(static_cast<int>(item_bytes), MPI_BYTE, &item);
+  MPI_Type_commit(&item);
   const int me = comm_.rank();
-  const std::size_t bytes = static_cast<std::size_t>(offsets.back()) * sizeof(double);
-  double* whole = reinterpret_cast<double*>(host_space(recv_host_, bytes));
-  download(whole + offsets[me], send, static_cast<std::size_t>(counts[me]) * sizeof(double));
-  MPI_Allgatherv(MPI_IN_PLACE, 0, MPI_DATATYPE_NULL, whole, counts.data(), displs.data(), MPI_DOUBLE, comm_.mpi());
-  upload(recv, whole, bytes);
+  char* whole = host_space(recv_host_, static_cast<std::size_t>(offsets.back()) * item_bytes);
+  download(whole + offsets[me] * item_bytes, send, static_cast<std::size_t>(counts[me]) * item_bytes);
+  MPI_Allgatherv(MPI_IN_PLACE, 0, MPI_DATATYPE_NULL, whole, counts.data(), displs.data(), item, comm_.mpi());
+  MPI_Type_free(&item);
+  upload(recv, whole, static_cast<std::size_t>(offsets.back()) * item_bytes);
 }
 
 }  // namespace tessera::dist

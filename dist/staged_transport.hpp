@@ -39,7 +39,8 @@ class StagedTransport final : public DeviceTransport {
   void allreduce(std::int64_t* data, std::int64_t count, ReduceOp op) override;
   double allreduce_sum_to_host(double* value) override;
   void allreduce_sum_on_device(double* values, std::int64_t count = 1) override;
-  void allgatherv(const double* send, double* recv, const std::vector<std::int64_t>& offsets) override;
+  void allgatherv_items(const void* send, void* recv, const std::vector<std::int64_t>& offsets,
+                        std::size_t item_bytes) override;
 
   int device() const override { return device_; }
   cudaStream_t stream() const override { return stream_; }

@@ -110,6 +110,11 @@ class DistDeviceAmgPreconditioner {
   bool coarse_on_device() const { return coarse_on_device_; }
   /// The first level replicated on every GPU; levels().size() of the hierarchy when none is.
   std::size_t first_replicated() const { return first_replicated_; }
+  /// How many replicated operators were gathered on the GPUs from the setup's copies
+  /// (ReplicatedLevels::gathered_on_device); 0 when none is replicated.
+  int replicated_gathered_on_device() const {
+    return replicated_levels_ ? replicated_levels_->gathered_on_device() : 0;
+  }
   /// How the coarsest level is solved: DeviceCoarseSolver::method() on the GPUs, the host
   /// solver's method with " (host, DistHierarchy)", or "smoothed" (no direct solve).
   std::string coarse_method() const;

@@ -1,11 +1,16 @@
 // Host code only: gathers and uploads the replicated levels and drives their cycle.
 #include "amg/cuda/replicated_levels.hpp"
 
+#include <memory>
 #include <optional>
+#include <utility>
+#include <vector>
 
+#include "amg/cuda/device_operator_slot.hpp"
 #include "amg/dist/dist_exchange.hpp"
 #include "dist/collective_call.hpp"
 #include "dist/communicator.hpp"
+#include "dist/cuda/device_whole_matrix.hpp"
 #include "dist/dist_matrix.hpp"
 #include "local/core/error.hpp"
 #include "local/core/step_trace.hpp"
@@ -27,21 +32,79 @@ std::size_t first_replicated_level(const dist::Communicator& comm, const DistHie
   return none;
 }
 
-/// One level whole, as gathered on the host: P and R empty on the coarsest.
-struct ReplicatedLevels::Gathered {
-  Csr<double> a, p, r;
-  Vector inv_diag;
-  Smoother smoother;
-  bool has_transfer = false;
+/// One operator of a replicated level gathered whole onto every rank: on the GPUs from the
+/// setup's copy (dist::gpu::WholeMatrixGather) where every rank kept a current one, else on the
+/// host (allgather_operator, MPI) and uploaded. Both give the same matrix, bit for bit.
+class ReplicatedLevels::WholeOperator {
+ public:
+  /// Collective (MPI): the host's gather, or the device gather's entry counts. `copy`: the
+  /// setup's device copy of `host`, or null; null or not alike on every rank.
+  WholeOperator(const dist::Communicator& comm, const dist::DistMatrix& host,
+                std::shared_ptr<dist::gpu::DeviceDistMatrix> copy)
+      : copy_(std::move(copy)) {
+    if (copy_)
+      device_.emplace(comm, *copy_);
+    else
+      host_ = allgather_operator(comm, host);
+  }
+  bool on_device() const { return device_.has_value(); }
+  /// Local, and it can fail on one rank alone (call it inside call_collectively): the device
+  /// gather's allocations and own rows, or the upload of the host's gather.
+  void prepare(dist::gpu::DeviceContext& ctx) {
+    if (device_)
+      device_->prepare(ctx);
+    else
+      uploaded_ = tessera::cuda::upload(host_, ctx.compute());
+  }
+  /// Collective over the device transport where on_device(), after prepare() on every rank.
+  tessera::cuda::DeviceCsr<double> finish(dist::gpu::DeviceContext& ctx) {
+    return device_ ? device_->finish(ctx) : std::move(uploaded_);
+  }
+
+ private:
+  std::shared_ptr<dist::gpu::DeviceDistMatrix> copy_;  // read by the device gather
+  std::optional<dist::gpu::WholeMatrixGather> device_;
+  Csr<double> host_;
+  tessera::cuda::DeviceCsr<double> uploaded_;
 };
 
+/// One level whole: P and R absent on the coarsest.
+struct ReplicatedLevels::Gathered {
+  std::optional<WholeOperator> a, p, r;
+  Vector inv_diag;
+  Smoother smoother;
+};
+
+/// The setup's device copies of levels [first, end)'s operators (A, then P and R where a level
+/// has them), each null unless every rank holds a current one. Collective (MPI).
+ReplicatedLevels::DeviceCopies ReplicatedLevels::agreed_device_copies(const dist::Communicator& comm,
+                                                                     const DistHierarchy& h, std::size_t first) {
+  DeviceCopies copies;
+  for (std::size_t l = first; l < h.levels.size(); ++l) {
+    const DistLevel& level = h.levels[l];
+    copies.push_back(current_copy(level.device_a, level.a));
+    if (l + 1 < h.levels.size()) {
+      copies.push_back(current_copy(level.device_p, level.p));
+      copies.push_back(current_copy(level.device_r, level.r));
+    }
+  }
+  std::vector<std::int64_t> held(copies.size());
+  for (std::size_t i = 0; i < copies.size(); ++i) held[i] = copies[i] ? 1 : 0;
+  comm.allreduce_in_place(held, dist::ReduceOp::min);
+  for (std::size_t i = 0; i < copies.size(); ++i)
+    if (held[i] == 0) copies[i].reset();
+  return copies;
+}
+
 ReplicatedLevels::Gathered ReplicatedLevels::gather(const dist::Communicator& comm, const DistHierarchy& h,
-                                                    std::size_t l) {
+                                                    std::size_t l, DeviceCopies& copies, std::size_t& next) {
   const DistLevel& host = h.levels[l];
-  Gathered g;
-  g.a = allgather_operator(comm, host.a);
-  g.has_transfer = l + 1 < h.levels.size();
-  if (g.has_transfer) g.p = allgather_operator(comm, host.p), g.r = allgather_operator(comm, host.r);
+  Gathered g;  // the copies come in agreed_device_copies' order: A, then P and R
+  g.a.emplace(comm, host.a, std::move(copies[next++]));
+  if (l + 1 < h.levels.size()) {
+    g.p.emplace(comm, host.p, std::move(copies[next++]));
+    g.r.emplace(comm, host.r, std::move(copies[next++]));
+  }
   // A level that is smoothed has an entry per owned row on every rank (DistDeviceAmgPreconditioner
   // checks before building this), so only a directly solved coarsest level can come out short.
   g.inv_diag = allgatherv(comm, host.smoother.inv_diag);
@@ -49,22 +112,58 @@ ReplicatedLevels::Gathered ReplicatedLevels::gather(const dist::Communicator& co
   return g;
 }
 
-/// One level's values whole, each operator's in the order allgather_operator() puts its entries
-/// (rank order, each row's entries by global column, dist::values_in_row_order): a re-setup
-/// keeps every pattern, so only these move.
+/// One operator's new values whole (a re-setup keeps every pattern, so only these move), in the
+/// order its gather put its entries: on the GPUs from the setup's current copy where every rank
+/// holds one (WholeMatrixGather's values alone), else on the host in allgather_operator()'s
+/// order (rank order, each row's entries by global column: dist::values_in_row_order) and
+/// uploaded.
+class ReplicatedLevels::WholeValues {
+ public:
+  /// Collective (MPI): the host's gather, or the device gather's entry counts.
+  WholeValues(const dist::Communicator& comm, const dist::DistMatrix& host,
+              std::shared_ptr<dist::gpu::DeviceDistMatrix> copy)
+      : copy_(std::move(copy)) {
+    if (copy_)
+      device_.emplace(comm, *copy_);
+    else
+      host_ = allgatherv(comm, dist::values_in_row_order(host));
+  }
+  bool on_device() const { return device_.has_value(); }
+  /// Local (call it inside call_collectively): this rank's values into `to` (on the GPUs), or all
+  /// of them uploaded. Another entry count than `to`'s is an InputError, alike on every rank.
+  void write(dist::gpu::DeviceContext& ctx, tessera::cuda::DeviceCsr<double>& to, const char* name) const {
+    if (device_) return device_->write_values(ctx, to);
+    TESSERA_REQUIRE_INPUT(std::int64_t(host_.size()) == to.nnz, "replicated AMG levels: ", name, " now has ",
+                          host_.size(), " entries, ", to.nnz, " when uploaded: a new pattern needs new levels");
+    to.values.upload(host_, ctx.compute());
+  }
+  /// Collective over the device transport where on_device(), after write() on every rank.
+  void gather(dist::gpu::DeviceContext& ctx, tessera::cuda::DeviceCsr<double>& to) const {
+    if (device_) device_->gather_values(ctx, to);
+  }
+
+ private:
+  std::shared_ptr<dist::gpu::DeviceDistMatrix> copy_;
+  std::optional<dist::gpu::WholeMatrixGather> device_;
+  std::vector<double> host_;
+};
+
+/// One level's new values whole: P and R absent on the coarsest.
 struct ReplicatedLevels::GatheredValues {
-  std::vector<double> a, p, r, inv_diag;
+  std::optional<WholeValues> a, p, r;
+  std::vector<double> inv_diag;
   Smoother smoother;
 };
 
 ReplicatedLevels::GatheredValues ReplicatedLevels::gather_values(const dist::Communicator& comm,
-                                                                 const DistHierarchy& h, std::size_t l) {
+                                                                 const DistHierarchy& h, std::size_t l,
+                                                                 DeviceCopies& copies, std::size_t& next) {
   const DistLevel& host = h.levels[l];
-  GatheredValues g;
-  g.a = allgatherv(comm, dist::values_in_row_order(host.a));
+  GatheredValues g;  // the copies come in agreed_device_copies' order: A, then P and R
+  g.a.emplace(comm, host.a, std::move(copies[next++]));
   if (l + 1 < h.levels.size()) {
-    g.p = allgatherv(comm, dist::values_in_row_order(host.p));
-    g.r = allgatherv(comm, dist::values_in_row_order(host.r));
+    g.p.emplace(comm, host.p, std::move(copies[next++]));
+    g.r.emplace(comm, host.r, std::move(copies[next++]));
   }
   g.inv_diag = allgatherv(comm, host.smoother.inv_diag);
   g.smoother = coefficients_of(host.smoother);
@@ -80,19 +179,36 @@ ReplicatedLevels::ReplicatedLevels(dist::gpu::DeviceContext& ctx, const DistHier
   const cudaStream_t stream = ctx.compute();
   const std::size_t count = h.levels.size() - first;
   // Gathers first (every rank the same collectives); what follows can fail on one rank alone
-  // (out of device memory), which call_collectively turns into the same error everywhere.
+  // (out of device memory), which call_collectively turns into the same error everywhere, before
+  // the device gathers' transport calls.
   std::optional<trace::Step> step(std::in_place, "gather");
+  DeviceCopies copies = agreed_device_copies(comm, h, first);
   std::vector<Gathered> gathered;
-  for (std::size_t l = first; l < h.levels.size(); ++l) gathered.push_back(gather(comm, h, l));
+  std::size_t next_copy = 0;
+  for (std::size_t l = first; l < h.levels.size(); ++l) gathered.push_back(gather(comm, h, l, copies, next_copy));
+  step.emplace("gather_on_device");
+  const auto each_operator = [&gathered](auto&& f) {
+    for (Gathered& g : gathered)
+      for (std::optional<WholeOperator>* m : {&g.a, &g.p, &g.r})
+        if (*m) f(**m);
+  };
+  dist::call_collectively(comm, "replicated AMG levels: gather", [&] {
+    each_operator([&](WholeOperator& m) { m.prepare(ctx); });
+  });
+  levels_.resize(count);
+  for (std::size_t i = 0; i < count; ++i) {
+    levels_[i].a = gathered[i].a->finish(ctx);
+    if (gathered[i].p) levels_[i].p = gathered[i].p->finish(ctx), levels_[i].r = gathered[i].r->finish(ctx);
+  }
+  each_operator([&](const WholeOperator& m) { gathered_on_device_ += m.on_device() ? 1 : 0; });
   step.emplace("upload");
   const dist::RowPartition& rows = h.levels[first].a.row_partition;
   offsets_.resize(std::size_t(rows.num_ranks()) + 1);
   for (int r = 0; r < rows.num_ranks(); ++r) offsets_[std::size_t(r)] = rows.begin(r);
   offsets_.back() = rows.global_rows();
-  levels_.resize(count);
   dist::call_collectively(comm, "replicated AMG levels: upload", [&] {
     std::vector<DeviceCycleLevel> cycle_levels(count);
-    for (std::size_t i = 0; i < count; ++i) upload(gathered[i], stream, levels_[i], cycle_levels[i]);
+    for (std::size_t i = 0; i < count; ++i) plan(gathered[i], stream, levels_[i], cycle_levels[i]);
     cycle_ = DeviceCycle(std::move(cycle_levels), h.options.cycle, std::move(coarse));
     whole_b_.allocate(std::size_t(rows.global_rows()), stream);
     whole_x_.allocate(std::size_t(rows.global_rows()), stream);
@@ -107,13 +223,27 @@ void ReplicatedLevels::refresh_values(const DistHierarchy& h) {
   // Level counts are global: every rank throws alike, before the gathers.
   TESSERA_REQUIRE_INPUT(h.levels.size() == first_ + levels_.size(), "replicated AMG levels: the hierarchy now has ",
                         h.levels.size(), " levels, ", first_ + levels_.size(), " when they were uploaded");
+  DeviceCopies copies = agreed_device_copies(comm, h, first_);
   std::vector<GatheredValues> gathered;
-  for (std::size_t l = first_; l < h.levels.size(); ++l) gathered.push_back(gather_values(comm, h, l));
+  std::size_t next_copy = 0;
+  for (std::size_t l = first_; l < h.levels.size(); ++l)
+    gathered.push_back(gather_values(comm, h, l, copies, next_copy));
   dist::call_collectively(comm, "replicated AMG levels: refresh", [&] {
     for (std::size_t i = 0; i < levels_.size(); ++i) {
-      refresh(gathered[i], stream, levels_[i]);
+      write_values(gathered[i], ctx_, levels_[i]);
       cycle_.set_smoother(i, gathered[i].smoother);
     }
+  });
+  gathered_on_device_ = 0;
+  for (std::size_t i = 0; i < levels_.size(); ++i) {
+    const GatheredValues& g = gathered[i];
+    Level& v = levels_[i];
+    g.a->gather(ctx_, v.a);
+    if (g.p) g.p->gather(ctx_, v.p), g.r->gather(ctx_, v.r);
+    for (const std::optional<WholeValues>* m : {&g.a, &g.p, &g.r})
+      gathered_on_device_ += *m && (*m)->on_device() ? 1 : 0;
+  }
+  dist::call_collectively(comm, "replicated AMG levels: refresh", [&] {
     TESSERA_CUDA_CHECK(cudaStreamSynchronize(stream));  // the gathered host values are freed next
   });
 }
@@ -158,14 +288,11 @@ void ReplicatedProlongation::residual(const double* x, const double* b, double* 
   apply(-1.0, x, 1.0, r);
 }
 
-void ReplicatedLevels::upload(const Gathered& g, cudaStream_t stream, Level& v, DeviceCycleLevel& c) {
-  v.a = tessera::cuda::upload(g.a, stream);
+void ReplicatedLevels::plan(const Gathered& g, cudaStream_t stream, Level& v, DeviceCycleLevel& c) {
   v.a_plan = tessera::cuda::make_spmv_plan(v.a, {}, stream);
   v.a_op = std::make_unique<CsrDeviceOperator>(v.a, v.a_plan, stream);
   c.a = v.a_op.get();
-  if (g.has_transfer) {
-    v.p = tessera::cuda::upload(g.p, stream);
-    v.r = tessera::cuda::upload(g.r, stream);
+  if (g.p) {
     v.p_plan = tessera::cuda::make_spmv_plan(v.p, {}, stream);
     v.r_plan = tessera::cuda::make_spmv_plan(v.r, {}, stream);
     v.p_op = std::make_unique<CsrDeviceOperator>(v.p, v.p_plan, stream);
@@ -177,20 +304,12 @@ void ReplicatedLevels::upload(const Gathered& g, cudaStream_t stream, Level& v, 
   if (std::int64_t(v.inv_diag.size()) == v.a.rows) c.inv_diag = v.inv_diag.data();
 }
 
-void ReplicatedLevels::refresh(const GatheredValues& g, cudaStream_t stream, Level& v) {
-  // The same pattern gathered in the same order: the values land on the entries they belong to.
-  const auto values = [stream](const std::vector<double>& from, tessera::cuda::DeviceCsr<double>& to,
-                               const char* name) {
-    TESSERA_REQUIRE_INPUT(std::int64_t(from.size()) == to.nnz, "replicated AMG levels: ", name, " now has ",
-                          from.size(), " entries, ", to.nnz, " when uploaded: a new pattern needs new levels");
-    to.values.upload(from, stream);
-  };
-  values(g.a, v.a, "A");
-  values(g.p, v.p, "P");  // both empty on the coarsest level
-  values(g.r, v.r, "R");
+void ReplicatedLevels::write_values(const GatheredValues& g, dist::gpu::DeviceContext& ctx, Level& v) {
+  g.a->write(ctx, v.a, "A");
+  if (g.p) g.p->write(ctx, v.p, "P"), g.r->write(ctx, v.r, "R");
   TESSERA_REQUIRE_INPUT(g.inv_diag.size() == v.inv_diag.size(), "replicated AMG levels: ", g.inv_diag.size(),
                         " smoother diagonal entries, ", v.inv_diag.size(), " when uploaded");
-  v.inv_diag.upload(g.inv_diag, stream);
+  v.inv_diag.upload(g.inv_diag, ctx.compute());
 }
 
 std::int64_t ReplicatedLevels::device_bytes() const {

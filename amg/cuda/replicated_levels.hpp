@@ -1,7 +1,8 @@
 #pragma once
 // The coarse levels of a distributed device cycle, replicated: levels [first, end) of a
-// DistHierarchy gathered whole onto every rank once (host, MPI, at construction) and uploaded
-// to each rank's GPU, where a single-GPU DeviceCycle runs them with no communication at all.
+// DistHierarchy gathered whole onto every rank's GPU once, at construction (on the GPUs from the
+// setup's device copies, dist/cuda/device_whole_matrix.hpp; else on the host through MPI and
+// uploaded), where a single-GPU DeviceCycle runs them with no communication at all.
 // A visit allgathers the level-`first` rhs (one NCCL call), cycles, and keeps the rank's rows.
 //
 // Why: a distributed level costs about six halo exchanges a V-cycle visit (smoothing,
@@ -48,15 +49,17 @@ std::size_t first_replicated_level(const dist::Communicator& comm, const DistHie
 
 class ReplicatedLevels {
  public:
-  /// Collective (MPI): gathers levels [first, end) of `h` onto every rank. Then, rank-local,
-  /// uploads them on ctx.compute(). `coarse` solves the coarsest level on whole vectors (no
+  /// Collective (MPI and the device transport): gathers levels [first, end) of `h` onto every
+  /// rank's GPU, on ctx.compute(): each operator from the setup's device copy where every rank
+  /// holds a current one, else through the host. `coarse` solves the coarsest level on whole vectors (no
   /// communication); empty when it is smoothed. Keeps a reference to `ctx`.
   ReplicatedLevels(dist::gpu::DeviceContext& ctx, const DistHierarchy& h, std::size_t first, DeviceCoarseSolve coarse);
   ReplicatedLevels(const ReplicatedLevels&) = delete;
   ReplicatedLevels& operator=(const ReplicatedLevels&) = delete;
 
-  /// Collective (MPI): after a re-setup of `h` (same patterns, new values), gathers its levels
-  /// [first, end) again and re-sends only their values, smoother diagonals and coefficients;
+  /// Collective (MPI and the device transport): after a re-setup of `h` (same patterns, new
+  /// values), gathers its levels [first, end) again, only their values, smoother diagonals and
+  /// coefficients (each operator's values on the GPUs where every rank holds a current copy);
   /// no plan is rebuilt and no buffer moves. InputError on every rank if a level's pattern
   /// size changed. The coarsest factor is the owner's (its DeviceCoarseSolve) to refresh.
   void refresh_values(const DistHierarchy& h);
@@ -71,6 +74,9 @@ class ReplicatedLevels {
 
   std::size_t first() const { return first_; }
   std::int64_t device_bytes() const;
+  /// How many of the replicated operators (A, P, R of each level) the last gather or
+  /// refresh_values() moved on the GPUs from the setup's copies rather than through the host.
+  int gathered_on_device() const { return gathered_on_device_; }
 
  private:
   struct Level {
@@ -79,12 +85,19 @@ class ReplicatedLevels {
     tessera::cuda::DeviceBuffer<double> inv_diag;
     std::unique_ptr<CsrDeviceOperator> a_op, p_op, r_op;
   };
-  struct Gathered;  // a level whole on the host, before its upload
-  static Gathered gather(const dist::Communicator& comm, const DistHierarchy& h, std::size_t l);
-  static void upload(const Gathered& g, cudaStream_t stream, Level& v, DeviceCycleLevel& c);
-  struct GatheredValues;  // a level's values whole on the host, in the order gather() put them
-  static GatheredValues gather_values(const dist::Communicator& comm, const DistHierarchy& h, std::size_t l);
-  static void refresh(const GatheredValues& g, cudaStream_t stream, Level& v);
+  // The setup's device copies of the replicated operators, in gather order.
+  using DeviceCopies = std::vector<std::shared_ptr<dist::gpu::DeviceDistMatrix>>;
+  static DeviceCopies agreed_device_copies(const dist::Communicator& comm, const DistHierarchy& h, std::size_t first);
+  class WholeOperator;  // one operator gathered whole: on the GPUs, or on the host and uploaded
+  struct Gathered;      // a level's operators, smoother diagonal and coefficients
+  static Gathered gather(const dist::Communicator& comm, const DistHierarchy& h, std::size_t l, DeviceCopies& copies,
+                         std::size_t& next);
+  static void plan(const Gathered& g, cudaStream_t stream, Level& v, DeviceCycleLevel& c);
+  class WholeValues;      // one operator's new values whole, in the order its gather put them
+  struct GatheredValues;  // a level's new values, smoother diagonal and coefficients
+  static GatheredValues gather_values(const dist::Communicator& comm, const DistHierarchy& h, std::size_t l,
+                                      DeviceCopies& copies, std::size_t& next);
+  static void write_values(const GatheredValues& g, dist::gpu::DeviceContext& ctx, Level& v);
 
   dist::gpu::DeviceContext& ctx_;
   std::size_t first_;
@@ -93,6 +106,7 @@ class ReplicatedLevels {
   std::vector<std::int64_t> offsets_;  // level first's rows per rank: rank r owns [offsets_[r], offsets_[r+1])
   tessera::cuda::DeviceBuffer<double> whole_b_, whole_x_;
   const double* last_x_ = nullptr;
+  int gathered_on_device_ = 0;
 };
 
 /// The prolongation into the last distributed level, x_f += P x_c, from the replicated levels'

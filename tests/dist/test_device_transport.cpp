@@ -1,7 +1,8 @@
 // A device transport against HostTransport: the same halo pattern moved once through MPI on
 // host buffers and once through the device transport on device buffers gives the same ghosts;
-// allreduce likewise. allgatherv on device buffers against the block layout it promises (uneven
-// and zero counts, all empty, in place), and its bad offsets rejected on every rank.
+// allreduce likewise. allgatherv on device buffers (doubles, int32 and int64 items) against the
+// block layout it promises (uneven and zero counts, all empty, in place), and its bad offsets
+// rejected on every rank.
 // Built twice (tests/dist/tests.cmake): with TESSERA_TEST_STAGED_TRANSPORT it tests
 // StagedTransport (ranks may share a GPU) and the choice of transport, else NcclTransport
 // (a GPU per rank). Label gpu: exit 77 where the ranks lack the GPUs it needs.
@@ -12,6 +13,7 @@
 #include <cstdlib>
 #include <memory>
 #include <random>
+#include <type_traits>
 
 #include "dist/nccl_transport.hpp"
 #include "dist/rank_device.hpp"
@@ -123,29 +125,43 @@ TEST(DeviceTransport, HaloExchangeAndAllreduceMatchTheHostTransport) {
     cudaFree(ptr);
 }
 
-/// Rank r's block holds 1000 r + j + 0.5 (exact in double, distinct per entry and rank).
-double entry(int rank, std::int64_t j) { return 1000.0 * rank + static_cast<double>(j) + 0.5; }
+/// Rank r's entry j, distinct per entry and rank: 1000 r + j + 0.5 as a double (exact), 1000 r + j
+/// as an int32, and r 2^40 + j as an int64 (its high bytes must move too).
+template <class T>
+T entry(int rank, std::int64_t j) {
+  if constexpr (std::is_same_v<T, double>) return 1000.0 * rank + static_cast<double>(j) + 0.5;
+  if constexpr (std::is_same_v<T, std::int32_t>) return static_cast<std::int32_t>(1000 * rank + j);
+  if constexpr (std::is_same_v<T, std::int64_t>) return (std::int64_t{rank} << 40) + j;
+}
 
-/// Gathers each rank's block of counts[rank] entries through `transport` (from a separate send
-/// buffer, or in place from its slot of recv) and checks every entry of the result on the host.
+/// What the receive buffer holds before: never an entry.
+template <class T>
+T poison() {
+  if constexpr (std::is_same_v<T, double>) return std::nan("");
+  return T(-1);
+}
+
+/// Gathers each rank's block of counts[rank] items of type T through `transport` (from a separate
+/// send buffer, or in place from its slot of recv) and checks every item of the result on the host.
+template <class T>
 void expect_allgatherv(const Communicator& comm, DeviceTransport& transport, const std::vector<std::int64_t>& counts,
                        bool in_place) {
   std::vector<std::int64_t> offsets{0};
   for (const std::int64_t c : counts) offsets.push_back(offsets.back() + c);
   const int me = comm.rank();
-  std::vector<double> mine(static_cast<std::size_t>(counts[me]));
-  for (std::size_t j = 0; j < mine.size(); ++j) mine[j] = entry(me, std::int64_t(j));
-  std::vector<double> start(static_cast<std::size_t>(offsets.back()), std::nan(""));  // NaN: never written
+  std::vector<T> mine(static_cast<std::size_t>(counts[me]));
+  for (std::size_t j = 0; j < mine.size(); ++j) mine[j] = entry<T>(me, std::int64_t(j));
+  std::vector<T> start(static_cast<std::size_t>(offsets.back()), poison<T>());
   if (in_place) std::copy(mine.begin(), mine.end(), start.begin() + offsets[me]);
-  double* d_recv = device_copy(start);
-  double* d_send = in_place ? d_recv + offsets[me] : device_copy(mine);
+  T* d_recv = device_copy(start);
+  T* d_send = in_place ? d_recv + offsets[me] : device_copy(mine);
   transport.allgatherv(d_send, d_recv, offsets);
   TESSERA_CUDA_CHECK(cudaStreamSynchronize(transport.stream()));
-  std::vector<double> got(start.size());
-  TESSERA_CUDA_CHECK(cudaMemcpy(got.data(), d_recv, got.size() * sizeof(double), cudaMemcpyDeviceToHost));
+  std::vector<T> got(start.size());
+  TESSERA_CUDA_CHECK(cudaMemcpy(got.data(), d_recv, got.size() * sizeof(T), cudaMemcpyDeviceToHost));
   for (int r = 0; r < comm.size(); ++r)
     for (std::int64_t j = 0; j < counts[r]; ++j)
-      ASSERT_EQ(got[offsets[r] + j], entry(r, j)) << "rank " << r << "'s entry " << j << " on rank " << me;
+      ASSERT_EQ(got[offsets[r] + j], entry<T>(r, j)) << "rank " << r << "'s item " << j << " on rank " << me;
   if (!in_place) cudaFree(d_send);
   cudaFree(d_recv);
 }
@@ -170,13 +186,15 @@ TEST(DeviceTransport, AllgathervOfUnevenAndEmptyBlocks) {
     for (std::size_t c = 0; c < cases.size(); ++c)
       for (const bool in_place : {false, true}) {
         SCOPED_TRACE("count pattern " + std::to_string(c) + (in_place ? ", in place" : ""));
-        expect_allgatherv(comm, transport, cases[c], in_place);
+        expect_allgatherv<double>(comm, transport, cases[c], in_place);
+        expect_allgatherv<std::int32_t>(comm, transport, cases[c], in_place);
+        expect_allgatherv<std::int64_t>(comm, transport, cases[c], in_place);
       }
     // Offsets are global data: every rank rejects them alike, before any traffic.
-    EXPECT_THROW(transport.allgatherv(nullptr, nullptr, std::vector<std::int64_t>(ranks, 0)), InputError);
+    EXPECT_THROW(transport.allgatherv<double>(nullptr, nullptr, std::vector<std::int64_t>(ranks, 0)), InputError);
     std::vector<std::int64_t> decreasing(ranks + 1, 0);
     decreasing[ranks - 1] = 5;
-    EXPECT_THROW(transport.allgatherv(nullptr, nullptr, decreasing), InputError);
+    EXPECT_THROW(transport.allgatherv<double>(nullptr, nullptr, decreasing), InputError);
   }
 }
 

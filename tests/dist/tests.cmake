@@ -12,6 +12,7 @@ tessera_add_mpi_test(test_dist_staged_transport GPU RANKS 1 2 3 4 SOURCES ${CMAK
 tessera_add_mpi_test(test_dist_unaligned_partition SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_unaligned_partition.cpp LIBS tessera_dist)
 tessera_add_mpi_test(test_dist_device_spgemm GPU RANKS 1 2 3 4 SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_device_spgemm.cpp LIBS tessera_dist)
 tessera_add_mpi_test(test_dist_device_spmv GPU RANKS 1 2 3 4 SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_device_spmv.cpp LIBS tessera_dist)
+tessera_add_mpi_test(test_dist_device_whole_matrix GPU RANKS 1 2 3 4 SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_device_whole_matrix.cpp LIBS tessera_dist)
 tessera_add_mpi_test(test_dist_device_numeric GPU RANKS 1 2 3 4 SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_device_dist_numeric.cpp LIBS tessera_dist)
 tessera_add_mpi_test(test_dist_matrix_assembly SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_dist_matrix_assembly.cpp LIBS tessera_dist)
 tessera_add_mpi_test(test_dist_peer_halo GPU OWN_GPU RANKS 1 2 3 4 SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_peer_halo_exchange.cpp LIBS tessera_dist)

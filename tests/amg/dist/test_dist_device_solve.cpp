@@ -439,9 +439,9 @@ struct ReSetupCase {
 
 // The GPU backend's setup (graph phases, eigenvalue estimates and the products' reads of A on
 // the context's compute stream) leaves every level's A it coarsened on the device; the products
-// and the preconditioner share those copies instead of copying and uploading A again. A re-setup
-// with other values refreshes them: the application after it is the host cycle's on the new
-// values.
+// and the preconditioner share those copies instead of copying and uploading A again, and
+// replicated levels are gathered whole on the GPUs from them. A re-setup with other values
+// refreshes them: the application after it is the host cycle's on the new values.
 TEST(DistDeviceAmgSolve, SharesTheSetupsCopiesOfAAndSeesReSetupValues) {
   const ReSetupCase c;
   const dist::Communicator& comm = c.comm;
@@ -481,6 +481,24 @@ TEST(DistDeviceAmgSolve, SharesTheSetupsCopiesOfAAndSeesReSetupValues) {
     }
     expect_same_application(comm, ctx, m, device, c.a, c.seed);
   }
+  // Levels 1- replicated: every replicated operator (A of each level, P and R of all but the
+  // coarsest) is gathered on the GPUs from those copies, and the cycle is the host's.
+  const std::size_t levels = h.levels.size();
+  const std::int64_t level1_nnz = comm.allreduce(h.levels[1].a.nnz(), dist::ReduceOp::sum);
+  const auto current_copies_from_level_1 = [&] {
+    int held = 0;
+    for (std::size_t l = 1; l < levels; ++l) {
+      held += gpu::current_copy(h.levels[l].device_a, h.levels[l].a) ? 1 : 0;
+      if (l + 1 < levels)
+        held += (gpu::current_copy(h.levels[l].device_p, h.levels[l].p) ? 1 : 0) +
+                (gpu::current_copy(h.levels[l].device_r, h.levels[l].r) ? 1 : 0);
+    }
+    return static_cast<int>(comm.allreduce(std::int64_t{held}, dist::ReduceOp::min));
+  };
+  gpu::DistDeviceAmgPreconditioner kept(ctx, h, level1_nnz);
+  ASSERT_EQ(kept.first_replicated(), 1u);
+  EXPECT_EQ(kept.replicated_gathered_on_device(), static_cast<int>((levels - 1) + 2 * (levels - 2)));
+  expect_same_application(comm, ctx, m, kept, c.a, c.seed);
   m.resetup(c.a2);
   expect_current_copies("after the re-setup");
   // P and R have new host values: the kept copies are stale, and a new preconditioner uploads them.
@@ -488,6 +506,17 @@ TEST(DistDeviceAmgSolve, SharesTheSetupsCopiesOfAAndSeesReSetupValues) {
   gpu::DistDeviceAmgPreconditioner device(ctx, h, 0);
   EXPECT_NE(device.prolongator(0), h.levels[0].device_p.matrix.get());
   expect_same_application(comm, ctx, m, device, c.a2, c.seed);
+  // Replicated again, and the one kept from before refreshed: the stale P and R go through the
+  // host, the current A's (every level's but maybe the coarsest) on the GPUs.
+  const int current = current_copies_from_level_1();
+  EXPECT_GE(current, static_cast<int>(levels - 2));
+  EXPECT_LT(current, static_cast<int>((levels - 1) + 2 * (levels - 2)));
+  gpu::DistDeviceAmgPreconditioner replicated(ctx, h, level1_nnz);
+  EXPECT_EQ(replicated.replicated_gathered_on_device(), current);
+  expect_same_application(comm, ctx, m, replicated, c.a2, c.seed);
+  kept.refresh_values();
+  EXPECT_EQ(kept.replicated_gathered_on_device(), current);
+  expect_same_application(comm, ctx, m, kept, c.a2, c.seed);
 }
 
 // After a re-setup with other values, refresh_values() sends them into the uploaded levels and
