@@ -150,26 +150,17 @@ tessera::cuda::DeviceCsr<double> device_rows(tessera::cuda::DeviceCsr<double>&& 
 }
 
 /// The non-local block on the device: its entries (the returned rows: few) uploaded, its offsets
-/// made there from the rows that have entries (listed on the rank's threads, unless there are
-/// none: one rank).
-tessera::cuda::DeviceCsr<double> device_nonlocal_block(const Csr<double>& block, cudaStream_t s) {
-  const host::RangeSplit ranges(block.nnz() > 0 ? block.rows : 0);
-  std::vector<std::vector<std::int64_t>> found(static_cast<std::size_t>(ranges.count()));
-  ranges.run([&](int range, std::int64_t begin, std::int64_t end) {
-    for (std::int64_t r = begin; r < end; ++r)
-      if (block.row_ptr[r + 1] > block.row_ptr[r]) found[static_cast<std::size_t>(range)].push_back(r);
-  });
-  std::vector<std::int64_t> listed, ptr{0};
-  for (const std::vector<std::int64_t>& rows : found)
-    for (const std::int64_t r : rows) {
-      listed.push_back(r);
-      ptr.push_back(block.row_ptr[r + 1]);  // only listed rows hold entries: the running total
-    }
+/// made there from the rows that hold them (`listed`, which tentative_blocks gave).
+tessera::cuda::DeviceCsr<double> device_nonlocal_block(const Csr<double>& block, const ListedRows& listed,
+                                                       cudaStream_t s) {
+  TESSERA_ASSERT(listed.ptr.size() == listed.rows.size() + 1 && listed.ptr.back() == block.nnz(), "AMG: ",
+                 listed.rows.size(), " listed rows holding ", listed.ptr.back(), " entries for a non-local block of ",
+                 block.nnz());
   tessera::cuda::DeviceCsr<double> out;
   out.rows = block.rows;
   out.cols = block.cols;
   out.nnz = block.nnz();
-  out.row_ptr = listed_row_offsets(listed, ptr, block.rows, s);
+  out.row_ptr = listed_row_offsets(listed.rows, listed.ptr, block.rows, s);
   out.col_idx.upload(block.col_idx, s);
   out.values.upload(block.values, s);
   return out;
@@ -178,14 +169,14 @@ tessera::cuda::DeviceCsr<double> device_nonlocal_block(const Csr<double>& block,
 /// P_tent's blocks on the device: the local one from the QR's own rows (`own`), the non-local one
 /// from the host's (device_nonlocal_block).
 std::shared_ptr<dist::HeldOperand> held_blocks(tessera::cuda::DeviceCsr<double>&& own, const dist::DistMatrix& p,
-                                               cudaStream_t s) {
+                                               const ListedRows& nonlocal_rows, cudaStream_t s) {
   auto held = std::make_shared<dist::gpu::DeviceHeldOperand>();
   TESSERA_CUDA_CHECK(cudaGetDevice(&held->device));
   TESSERA_ASSERT(own.rows == p.local.rows && own.cols == p.local.cols && own.nnz == p.local.nnz(),
                  "AMG: the device QR's own rows are ", own.rows, "x", own.cols, " with ", own.nnz,
                  " entries; P_tent's local block is ", p.local.rows, "x", p.local.cols, " with ", p.local.nnz());
   held->local = std::move(own);
-  held->nonlocal = device_nonlocal_block(p.nonlocal, s);
+  held->nonlocal = device_nonlocal_block(p.nonlocal, nonlocal_rows, s);
   TESSERA_CUDA_CHECK(cudaStreamSynchronize(s));  // ready on any stream, as DeviceHeldOperand says
   return held;
 }
@@ -284,11 +275,12 @@ DistTentative dist_device_tentative_prolongator(const dist::Communicator& comm, 
   const ReturnedQRows returned = return_q_rows(comm, q_to);
 
   step.emplace("assemble");
-  out.p = tentative_blocks(comm, std::move(f.own), returned, k, a.row_partition, coarse.rows);
+  ListedRows nonlocal_rows;
+  out.p = tentative_blocks(comm, std::move(f.own), returned, k, a.row_partition, coarse.rows, &nonlocal_rows);
   out.coarse_nodes = std::move(coarse.nodes);
   step.emplace("keep_blocks");
   out.held_p = dist::call_collectively(comm, "distributed device tentative prolongator: its blocks kept",
-                                       [&] { return held_blocks(std::move(f.device_own), out.p, s); });
+                                       [&] { return held_blocks(std::move(f.device_own), out.p, nonlocal_rows, s); });
   return out;
 }
 

@@ -93,7 +93,7 @@ ReturnedQRows return_q_rows(const dist::Communicator& comm, const QRowsByRank& t
 
 dist::DistMatrix tentative_blocks(const dist::Communicator& comm, Csr<double> own, const ReturnedQRows& returned,
                                   int k, const dist::RowPartition& row_partition,
-                                  const dist::RowPartition& coarse_rows) {
+                                  const dist::RowPartition& coarse_rows, ListedRows* nonlocal_rows) {
   const std::int64_t row_begin = row_partition.begin(comm.rank()), rows = own.rows;
   // The returned rows' columns are the ghosts; each row is a run of consecutive coarse dofs of
   // one aggregate, so its ghost indices increase too.
@@ -113,6 +113,11 @@ dist::DistMatrix tentative_blocks(const dist::Communicator& comm, Csr<double> ow
     TESSERA_ASSERT(d >= 0 && d < rows && (i == 0 || d != dof_of(order[i - 1])) && own.row_length(d) == 0,
                    "AMG: a Q row returned for dof ", d + row_begin, ", which is not this rank's or has one already");
     entries_before[i + 1] = entries_before[i] + returned.rows[order[i]].count;
+  }
+  if (nonlocal_rows) {
+    nonlocal_rows->rows.resize(order.size());
+    for (std::size_t i = 0; i < order.size(); ++i) nonlocal_rows->rows[i] = dof_of(order[i]);
+    nonlocal_rows->ptr = entries_before;
   }
   Csr<double> nonlocal;
   nonlocal.rows = rows;

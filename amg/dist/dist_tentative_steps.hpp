@@ -73,11 +73,20 @@ struct ReturnedQRows {
 /// Collective. Sends each rank its Q rows; returns the ones addressed here.
 ReturnedQRows return_q_rows(const dist::Communicator& comm, const QRowsByRank& to);
 
+/// The rows of P_tent's non-local block that hold entries (rank-local dofs, increasing) and the
+/// running total of entries after each (ptr[0] = 0): what the block's device copy makes its
+/// offsets from, without a pass over every owned row.
+struct ListedRows {
+  std::vector<std::int64_t> rows;
+  std::vector<std::int64_t> ptr{0};
+};
+
 /// Collective. P_tent: `own` (owned rows x owned coarse dofs, moved in) holds the rows of dofs
 /// of this rank's aggregates, `returned` the rows of this rank's dofs that other ranks'
 /// aggregates hold (columns owned elsewhere: the non-local block). Rows in neither stay empty.
+/// With `nonlocal_rows`, the non-local block's listed rows go there too.
 dist::DistMatrix tentative_blocks(const dist::Communicator& comm, Csr<double> own, const ReturnedQRows& returned,
                                   int k, const dist::RowPartition& row_partition,
-                                  const dist::RowPartition& coarse_rows);
+                                  const dist::RowPartition& coarse_rows, ListedRows* nonlocal_rows = nullptr);
 
 }  // namespace tessera::amg
