@@ -10,7 +10,8 @@ result.
 Per operation, the time of a run and its parts (from the driver's JSON, slowest rank):
   amg   setup_seconds + solve_seconds             parts: setup, solve; also the solve's ms per
         iteration, first solve and (tessera-amg --solves N) the median of the repeated solves;
-        (tessera-amg --setups N) the median of the repeated whole setups
+        (tessera-amg --setups N) the median of the repeated whole setups, and on the GPUs of
+        each repeated setup plus the hierarchy's upload for the device solve
   ptap  time.symbolic_and_numeric_s               parts: compute, exchange (stats.max_*_seconds)
   spgemm (A*A) the same keys as ptap
   spmv  time.median_s                             parts: compute, exchange (stats.max_*_seconds)
@@ -18,6 +19,8 @@ With p0 the smallest rank count of the operation and T(p) the time on p ranks:
   strong: speedup T(p0)/T(p), efficiency speedup * p0/p
   weak:   efficiency T(p0)/T(p); load-normalized efficiency divides each time by the rows per
           rank first, since integer grid sides make the load per rank vary slightly with p.
+          For amg also the growth over p0 of the repeated setup (plus upload where measured) and
+          of the repeated solve's ms per iteration: issue 6's weak-scaling bounds are on these.
 """
 import argparse
 import csv
@@ -38,7 +41,8 @@ OPERATIONS = {
 }
 PARTS = ["setup", "solve", "compute", "exchange"]
 COLUMNS = ["operation", "ranks", "problem", "rows", "rows_per_rank", "time_s"] + [f"{p}_s" for p in PARTS] + [
-    "repeated_setup_s", "iterations", "ms_per_iteration", "repeated_ms_per_iteration", "speedup", "efficiency", "efficiency_load_normalized", "json"]
+    "repeated_setup_s", "repeated_setup_upload_s", "iterations", "ms_per_iteration", "repeated_ms_per_iteration",
+    "speedup", "efficiency", "efficiency_load_normalized", "setup_growth", "iteration_growth", "json"]
 
 
 class Incomplete(Exception):
@@ -96,6 +100,8 @@ def load_run(entry, folder):
         run[f"{name}_s"] = float(lookup(doc, key))
     if op == "amg" and "repeated_setup_seconds" in doc:
         run["repeated_setup_s"] = float(doc["repeated_setup_seconds"])
+    if op == "amg" and "setup_plus_upload_seconds" in doc:
+        run["repeated_setup_upload_s"] = float(lookup(doc, "setup_plus_upload_seconds.repeated_median"))
     if op == "amg" and doc["iterations"]:
         run["ms_per_iteration"] = 1e3 * float(doc["solve_seconds"]) / doc["iterations"]
         if "repeated_ms_per_iteration" in doc:
@@ -116,6 +122,16 @@ def add_scaling_columns(runs, mode):
                 r["efficiency"] = ratio
                 if r["rows_per_rank"] and base["rows_per_rank"]:
                     r["efficiency_load_normalized"] = ratio * r["rows_per_rank"] / base["rows_per_rank"]
+                r["setup_growth"] = growth(r, base, ["repeated_setup_upload_s", "repeated_setup_s", "setup_s"])
+                r["iteration_growth"] = growth(r, base, ["repeated_ms_per_iteration", "ms_per_iteration"])
+
+
+def growth(run, base, keys):
+    """run's value over base's minus 1, from the first key both have (None where neither has one)."""
+    for key in keys:
+        if run.get(key) is not None and base.get(key):
+            return run[key] / base[key] - 1.0
+    return None
 
 
 def cell(value):
