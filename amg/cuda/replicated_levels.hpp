@@ -35,10 +35,10 @@ namespace tessera::amg::gpu {
 /// on more than one rank.
 inline constexpr std::int64_t kReplicateBelowNonzeros = 4'000'000;
 /// The default of first_replicated_level's max_nnz: kReplicateBelowNonzeros on more than one
-/// rank, none on one. One rank has no exchanges to save, and the gather (a host copy of each
-/// replicated level) cost 0.02-0.07 s an upload at poisson3d:192, poisson3d27:128 and
-/// elasticity3d:48 on an H100 for the same solve times (docs/performance.md, forty-eighth
-/// session).
+/// rank, none on one. One rank has no exchanges to save: the replicated copy would only add its
+/// gather and its memory beside the setup's copies (when the gather went through the host, it
+/// cost 0.02-0.07 s an upload at poisson3d:192, poisson3d27:128 and elasticity3d:48 on an H100
+/// for the same solve times; docs/performance.md, forty-eighth session).
 inline constexpr std::int64_t kReplicateByDefault = -1;
 
 /// Collective (MPI): the first level of `h` (>= 1) with at most `max_nnz` nonzeros over all
