@@ -41,7 +41,7 @@ class DeviceTransport : public Transport {
   /// rank (bad offsets: InputError on every rank, before any traffic); ranks with an empty
   /// block still call. Order it like an exchange (wait for the producer, finish_exchange()
   /// after). `send` may be recv + offsets[me] (in place). Items are copied as bytes: doubles in
-  /// the solve, the int32 columns and int64 row lengths of a matrix gathered whole in the setup.
+  /// the solve, the int32 columns and int64 row ends of a matrix gathered whole in the setup.
   template <class T>
   void allgatherv(const T* send, T* recv, const std::vector<std::int64_t>& offsets) {
     allgatherv_items(send, recv, offsets, sizeof(T));

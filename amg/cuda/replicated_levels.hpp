@@ -51,8 +51,8 @@ class ReplicatedLevels {
  public:
   /// Collective (MPI and the device transport): gathers levels [first, end) of `h` onto every
   /// rank's GPU, on ctx.compute(): each operator from the setup's device copy where every rank
-  /// holds a current one, else through the host. `coarse` solves the coarsest level on whole vectors (no
-  /// communication); empty when it is smoothed. Keeps a reference to `ctx`.
+  /// holds a current one, else through the host. `coarse` solves the coarsest level on whole
+  /// vectors (no communication); empty when it is smoothed. Keeps a reference to `ctx`.
   ReplicatedLevels(dist::gpu::DeviceContext& ctx, const DistHierarchy& h, std::size_t first, DeviceCoarseSolve coarse);
   ReplicatedLevels(const ReplicatedLevels&) = delete;
   ReplicatedLevels& operator=(const ReplicatedLevels&) = delete;

@@ -6,9 +6,10 @@
 // transport then gathers every rank's row ends, columns and values in place. Each rank adds the
 // entries of the ranks before it to its row ends first, so the gathered ends are the whole row
 // offsets: no scan, no pass on the host. The result is amg::allgather_operator's matrix (host,
-// MPI) bit for bit. Why: that host gather, with its copies and conversions, took 0.047 s an upload
-// on two ranks at poisson3d:242, for a level of 2.9M entries and its transfers
-// (docs/performance.md, fifty-seventh session). Built only with CUDA.
+// MPI) bit for bit. Why: that host gather, with its copies and conversions, took 0.045-0.062 s an
+// upload on two ranks at poisson3d:242, for a level of 2.9M entries and its transfers; this one
+// 0.012 s through the host-staged transport (docs/performance.md, fifty-seventh session). Built
+// only with CUDA.
 #include <cstdint>
 #include <vector>
 
