@@ -89,16 +89,20 @@ TEST(AmgPcg, ElasticityNeedsRigidBodyModes) {
   }
 }
 
+// On this small grid the W-cycle preconditioner is hardly stronger than the V-cycle: over 150
+// fresh right-hand sides PCG took one iteration fewer with it in 12% of them, as many in 87%, and
+// one more in 0.7% (V 8-9, W 8-9). So the W-cycle may take one more iteration; two would be a fault.
 TEST(AmgPcg, SmoothersAndCycles) {
   const Csr<double> a = gen::generate(gen::parse_spec("poisson3d:14"));
   AmgOptions o;
   o.coarse_size = 20;
   const std::uint64_t seed = testing::fresh_seed();
+  SCOPED_TRACE("seed " + std::to_string(seed));
   const int v_cheb = solve(a, constant_near_null_space(a.rows), o, false, 200, seed).iterations;
   o.cycle = CycleKind::w;
   const SolveResult w = solve(a, constant_near_null_space(a.rows), o, false, 200, seed);
   EXPECT_TRUE(w.converged());
-  EXPECT_LE(w.iterations, v_cheb);
+  EXPECT_LE(w.iterations, v_cheb + 1);
   o.cycle = CycleKind::v;
   o.smoother = SmootherKind::l1_jacobi;
   const SolveResult jac = solve(a, constant_near_null_space(a.rows), o, false, 200, seed);
