@@ -16,6 +16,7 @@ const char* to_string(SolveStatus s) {
     case SolveStatus::indefinite_preconditioner: return "preconditioner not positive definite";
     case SolveStatus::stagnation: return "stagnation";
     case SolveStatus::breakdown: return "breakdown";
+    case SolveStatus::accuracy_limit: return "tolerance below the attainable accuracy";
   }
   return "?";
 }
@@ -69,6 +70,31 @@ void set_final_message(SolveResult& result) {
   std::snprintf(text, sizeof text, "%s after %d iterations, true relative residual %.3e", to_string(result.status),
                 result.iterations, result.relative_residual);
   result.message = text;
+}
+
+std::string stagnation_message(int window, double smallest) {
+  char text[160];
+  std::snprintf(text, sizeof text, "no new smallest residual in %d iterations (smallest %.3e): singular/inconsistent system?",
+                window, smallest);
+  return text;
+}
+
+bool FailedConfirmations::record(double residual) {
+  halved = count == 0 || residual <= 0.5 * smallest;
+  const bool new_smallest = count == 0 || residual < smallest;
+  if (new_smallest) smallest = residual;
+  ++count;
+  return new_smallest;
+}
+
+std::string FailedConfirmations::limit_message(double rtol, double last) const {
+  char text[400];
+  std::snprintf(text, sizeof text,
+                "the recurrence residual reached rtol %.1e %d times, the true residual did not (last %.3e, "
+                "smallest %.3e): rtol is below this system's attainable accuracy in double precision (rounding in "
+                "A x; an ill-conditioned A)",
+                rtol, count, last, smallest);
+  return text;
 }
 
 }  // namespace detail

@@ -1,6 +1,7 @@
 // Preconditioned conjugate gradients (Hestenes-Stiefel with M^-1), with the breakdown checks
 // listed in krylov.hpp. A recurrence residual below rtol is confirmed by the true residual
-// before stopping; if they disagree the iteration continues from the true residual.
+// before stopping; if they disagree the iteration restarts from the true residual, until rtol
+// proves out of reach (detail::FailedConfirmations).
 #include <cmath>
 
 #include "amg/krylov.hpp"
@@ -30,10 +31,11 @@ SolveResult pcg(const Csr<double>& a, const Vector& b, Vector& x, const Precondi
     return result;
   }
   const std::size_t n = b.size();
-  Vector r(n), z(n), p(n), q(n);
+  Vector r(n), z(n), p(n), q(n), x_kept;  // x_kept: the iterate of the smallest failed confirmation
   ops.residual(a, x, b, r);
   double res = std::sqrt(ops.dot(r, r)) / b_norm, best = res;
   int since_best = 0;
+  detail::FailedConfirmations failed;
   m(r, z);
   double rz = ops.dot(r, z);
   host::copy(z, p);
@@ -61,23 +63,33 @@ SolveResult pcg(const Csr<double>& a, const Vector& b, Vector& x, const Precondi
     result.iterations = it;
     res = std::sqrt(ops.dot(r, r)) / b_norm;
     if (o.history) result.history.push_back(res);
+    bool restart = false;
     if (res <= o.rtol) {  // confirm with the true residual
       ops.residual(a, x, b, r);
       res = std::sqrt(ops.dot(r, r)) / b_norm;
       if (res <= o.rtol) break;
+      if (failed.record(res)) x_kept = x;
+      if (!failed.halved) {
+        result.status = SolveStatus::accuracy_limit, result.message = failed.limit_message(o.rtol, res);
+        break;
+      }
+      restart = true;
     }
     if (res < best) {
       best = res, since_best = 0;
     } else if (++since_best >= o.stagnation_window) {
-      result.status = SolveStatus::stagnation;
-      result.message = "no new smallest residual in " + std::to_string(o.stagnation_window) +
-                       " iterations (best " + std::to_string(best) + "): singular/inconsistent system?";
+      result.status = SolveStatus::stagnation, result.message = detail::stagnation_message(o.stagnation_window, best);
       break;
     }
     m(r, z);
     const double rz_next = ops.dot(r, z);
-    host::for_entries(static_cast<std::int64_t>(n), [&](std::int64_t i) { p[i] = z[i] + (rz_next / rz) * p[i]; });
+    const double beta = restart ? 0.0 : rz_next / rz;
+    host::for_entries(static_cast<std::int64_t>(n), [&](std::int64_t i) { p[i] = z[i] + beta * p[i]; });
     rz = rz_next;
+  }
+  if (res > o.rtol && failed.count > 0) {  // not converged: keep the better of the last and the kept iterate
+    ops.residual(a, x, b, r);
+    if (std::sqrt(ops.dot(r, r)) / b_norm > failed.smallest) host::copy(x_kept, x);
   }
   if (res <= o.rtol && result.message.empty()) result.status = SolveStatus::converged;
   detail::finish(a, b, x, b_norm, ops, result);

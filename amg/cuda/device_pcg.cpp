@@ -71,6 +71,8 @@ SolveResult device_pcg(DeviceOperator& a, const double* b, double* x, const Devi
   a.residual(x, b, r.data());
   double res = device_norm(a, r.data()) / b_norm, best = res;
   int since_best = 0;
+  amg::detail::FailedConfirmations failed;
+  DeviceBuffer<double> x_kept;  // the iterate of the smallest failed confirmation, once there is one
   // amg/pcg.cpp's loop with its scalars left on the device: an iteration is queued whole and
   // synchronises once to read p^T A p, r^T r and the r^T z it started from (plus the true
   // residual's dot when it confirms convergence, and whatever the preconditioner itself waits
@@ -105,22 +107,37 @@ SolveResult device_pcg(DeviceOperator& a, const double* b, double* x, const Devi
     result.iterations = it;
     res = std::sqrt(v.rr) / b_norm;
     if (o.history) result.history.push_back(res);
+    bool restart = false;
     if (res <= o.rtol) {  // confirm with the true residual
       a.residual(x, b, r.data());
       res = device_norm(a, r.data()) / b_norm;
       if (res <= o.rtol) break;
+      if (failed.record(res)) {
+        if (x_kept.size() == 0) x_kept = DeviceBuffer<double>(std::size_t(n), stream);
+        copy(n, x, x_kept.data(), stream);
+      }
+      if (!failed.halved) {
+        result.status = SolveStatus::accuracy_limit, result.message = failed.limit_message(o.rtol, res);
+        break;
+      }
+      restart = true;
     }
     if (res < best) {
       best = res, since_best = 0;
     } else if (++since_best >= o.stagnation_window) {
-      result.status = SolveStatus::stagnation;
-      result.message = "no new smallest residual in " + std::to_string(o.stagnation_window) + " iterations (best " +
-                       std::to_string(best) + "): singular/inconsistent system?";
+      result.status = SolveStatus::stagnation, result.message = amg::detail::stagnation_message(o.stagnation_window, best);
       break;
     }
     m(r.data(), z.data());
     a.dot_into(n, r.data(), z.data(), s.rz(it + 1));
-    pcg_direction(n, s.rz(it + 1), s.rz(it), z.data(), p.data(), stream);  // p = z + (rz_next / rz) p
+    if (restart)
+      copy(n, z.data(), p.data(), stream);  // p = z: CG again from the true residual
+    else
+      pcg_direction(n, s.rz(it + 1), s.rz(it), z.data(), p.data(), stream);  // p = z + (rz_next / rz) p
+  }
+  if (res > o.rtol && failed.count > 0) {  // not converged: keep the better of the last and the kept iterate
+    a.residual(x, b, r.data());
+    if (device_norm(a, r.data()) / b_norm > failed.smallest) copy(n, x_kept.data(), x, stream);
   }
   if (res <= o.rtol && result.message.empty()) result.status = SolveStatus::converged;
   detail::finish_device_solve(a, b, x, b_norm, r.data(), result);
