@@ -1,5 +1,6 @@
 #pragma once
-// Helpers of the distributed AMG tests: generated problems with their near-null spaces,
+// Helpers of the distributed AMG tests: generated problems with their near-null spaces, real
+// matrices from ../shared/matrices,
 // node-aligned partitions (elasticity nodes of 3 dofs must not span ranks, so boundaries are
 // multiples of lcm(8, block size)), including one where a rank owns no rows, and comparisons
 // of gathered distributed objects with the serial reference.
@@ -10,10 +11,13 @@
 #include <numeric>
 #include <random>
 #include <string>
+#include <vector>
 
 #include "amg/near_null_space.hpp"
 #include "dist/dist_test_util.hpp"
 #include "local/gen/generators.hpp"
+#include "local/io/matrix_market.hpp"
+#include "support/matrix_files.hpp"
 
 namespace tessera::amg::testing {
 
@@ -30,6 +34,20 @@ inline Problem make_problem(const std::string& spec) {
   p.near_null = bs == 3 ? rigid_body_modes(gen::coordinates(s, 0, p.a.rows), p.a.rows)
                         : constant_near_null_space(p.a.rows, bs);
   return p;
+}
+
+/// The matrices of ../shared/matrices named in `names` (tests/support/matrix_files.hpp), read
+/// whole on every rank, with the constant near-null space (scalar nodes); those missing there
+/// are left out (the caller says so).
+inline std::vector<Problem> file_problems(const std::vector<std::string>& names) {
+  std::vector<Problem> out;
+  for (const ::tessera::testing::MatrixFile& f : ::tessera::testing::manifest())
+    if (std::find(names.begin(), names.end(), f.name) != names.end()) {
+      Problem p{f.name, io::read_matrix_market(f.path), {}};
+      p.near_null = constant_near_null_space(p.a.rows);
+      out.push_back(std::move(p));
+    }
+  return out;
 }
 
 /// Rows [begin, end) of a row-major near-null space.

@@ -205,12 +205,11 @@ double graph_phase_seconds(const DistHierarchy& h, double SetupTimes::*phase) {
   return sum;
 }
 
-void check_hierarchy(const std::string& spec) {
+void check_hierarchy(const testing::Problem& pb, std::size_t min_levels = 3) {
   const dist::Communicator comm;
   dist::use_rank_device(comm);
   const std::uint64_t seed = dist::testing::shared_seed(comm);
-  SCOPED_TRACE(spec + ", seed " + std::to_string(seed));
-  const testing::Problem pb = testing::make_problem(spec);
+  SCOPED_TRACE(pb.spec + ", seed " + std::to_string(seed));
   AmgOptions options;
   options.coarse_size = 40;  // several levels on these small problems
   for (const bool uneven : {false, true}) {
@@ -219,7 +218,7 @@ void check_hierarchy(const std::string& spec) {
     const dist::DistMatrix a = dist::testing::distribute(comm, pb.a, rows, rows);
     const NearNullSpace b = testing::owned_rows(pb.near_null, rows.begin(comm.rank()), rows.end(comm.rank()));
     const DistAmg host(comm, a, b, options);
-    ASSERT_GE(host.hierarchy().levels.size(), 3u) << "the test wants a real hierarchy";
+    ASSERT_GE(host.hierarchy().levels.size(), min_levels) << "the test wants a real hierarchy";
     {
       SCOPED_TRACE("device graph phases, host products");
       const DistAmg device(comm, a, b, options, {dist::host_local_spgemm, gpu::device_graph_phases()});
@@ -251,6 +250,8 @@ void check_hierarchy(const std::string& spec) {
   }
 }
 
+void check_hierarchy(const std::string& spec) { check_hierarchy(testing::make_problem(spec)); }
+
 TEST(DistDeviceGraphPhases, Poisson7PointHierarchyMatchesHost) { check_hierarchy("poisson3d:10"); }
 
 // 27-point aggregates are large (about 5^3 nodes): on 8^3 the second level is already below the
@@ -258,6 +259,18 @@ TEST(DistDeviceGraphPhases, Poisson7PointHierarchyMatchesHost) { check_hierarchy
 TEST(DistDeviceGraphPhases, Poisson27PointHierarchyMatchesHost) { check_hierarchy("poisson3d27:12"); }
 
 TEST(DistDeviceGraphPhases, ElasticityHierarchyMatchesHost) { check_hierarchy("elasticity3d:6"); }
+
+// Real SPD matrices (../shared/matrices; test_dist_hierarchy's list, less the one-level ones):
+// irregular graphs of power networks, stiffness and mass matrices, a finite-element graph and
+// Laplacians read from files, scalar nodes.
+TEST(DistDeviceGraphPhases, SuiteSparseSpdMatricesHierarchyMatchesHost) {
+  const std::vector<std::string> names{"1138_bus", "494_bus",  "662_bus",  "685_bus", "gr_30_30", "lap2D_5pt_n100",
+                                       "lap3D_7pt_n20", "bcsstk08", "bcsstk21", "bcsstm07", "bcsstk01"};
+  const std::vector<testing::Problem> problems = testing::file_problems(names);
+  if (problems.empty()) GTEST_SKIP() << "none of the matrices in " << ::tessera::testing::matrix_dir();
+  ASSERT_EQ(problems.size(), names.size()) << "some of the matrices are missing";
+  for (const testing::Problem& pb : problems) check_hierarchy(pb, 2);
+}
 
 }  // namespace
 }  // namespace tessera::amg
