@@ -151,11 +151,12 @@ void fgmres_iterations(Space& s, double b_norm, const KrylovOptions& o, SolveRes
   s.residual(r);
   double beta = std::sqrt(s.dot(r, r)), best = beta;
   int since_best = 0;
+  detail::FailedConfirmations failed;  // cycles that reached rtol in the least squares, not in b - A x
   while (b_norm > 0 && beta > o.rtol * b_norm && result.iterations < o.max_iterations) {
     s.divide(r, beta, s.basis(0));
     ls.start(beta);
     int k = 0;
-    bool broke_down = false;
+    bool broke_down = false, reached_rtol = false;
     while (k < o.restart && result.iterations < o.max_iterations) {
       s.precondition(s.basis(k), s.preconditioned(k));
       s.apply(s.preconditioned(k), s.basis(k + 1));
@@ -167,7 +168,8 @@ void fgmres_iterations(Space& s, double b_norm, const KrylovOptions& o, SolveRes
         broke_down = true;
         break;
       }
-      if (std::abs(ls.residual(k)) <= o.rtol * b_norm || subdiagonal == 0) break;
+      reached_rtol = std::abs(ls.residual(k)) <= o.rtol * b_norm || subdiagonal == 0;
+      if (reached_rtol) break;
       s.divide(s.basis(k), subdiagonal, s.basis(k));
     }
     if (broke_down) {
@@ -180,6 +182,16 @@ void fgmres_iterations(Space& s, double b_norm, const KrylovOptions& o, SolveRes
     s.residual(r);
     beta = std::sqrt(s.dot(r, r));
     if (broke_down) break;
+    // As PCG's failed confirmations (krylov.hpp): a cycle whose least-squares residual reached
+    // rtol and whose true one did not, without halving the smallest such, ends the solve.
+    if (reached_rtol && beta > o.rtol * b_norm) {
+      failed.record(beta / b_norm);
+      if (!failed.halved) {
+        result.status = SolveStatus::accuracy_limit;
+        result.message = failed.limit_message("least-squares residual", o.rtol, beta / b_norm);
+        break;
+      }
+    }
     if (beta < best) {
       best = beta, since_best = 0;
     } else if ((since_best += k) >= o.stagnation_window) {

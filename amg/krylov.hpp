@@ -91,7 +91,8 @@ void set_final_message(SolveResult& result);
 /// PCG's stagnation message: no new smallest residual in `window` iterations, the smallest.
 std::string stagnation_message(int window, double smallest);
 
-/// PCG's recurrence residual drifts from the true one, b - A x, by rounding. When the recurrence
+/// PCG's recurrence residual drifts from the true one, b - A x, by rounding (as FGMRES's
+/// least-squares residual does; fgmres_iteration.hpp applies the same rule at its restarts). When the recurrence
 /// reaches rtol and the true residual does not (a failed confirmation), PCG restarts from the
 /// true residual (p = M^-1 r) and records it here. Once a failed confirmation has not halved
 /// the smallest true residual before it, rtol is below what double precision attains on this
@@ -109,8 +110,9 @@ struct FailedConfirmations {
   /// Records the true relative residual of a failed confirmation; true where it is the new
   /// smallest (the caller keeps that iterate).
   bool record(double residual);
-  /// The accuracy_limit message, after a record() that did not halve.
-  std::string limit_message(double rtol, double last) const;
+  /// The accuracy_limit message, after a record() that did not halve: `estimate` names the
+  /// solver's own residual ("recurrence residual", "least-squares residual").
+  std::string limit_message(const char* estimate, double rtol, double last) const;
 };
 }  // namespace detail
 

@@ -74,8 +74,9 @@ void set_final_message(SolveResult& result) {
 
 std::string stagnation_message(int window, double smallest) {
   char text[160];
-  std::snprintf(text, sizeof text, "no new smallest residual in %d iterations (smallest %.3e): singular/inconsistent system?",
-                window, smallest);
+  std::snprintf(text, sizeof text,
+                "no new smallest residual in %d iterations (smallest %.3e): singular/inconsistent system?", window,
+                smallest);
   return text;
 }
 
@@ -87,13 +88,12 @@ bool FailedConfirmations::record(double residual) {
   return new_smallest;
 }
 
-std::string FailedConfirmations::limit_message(double rtol, double last) const {
+std::string FailedConfirmations::limit_message(const char* estimate, double rtol, double last) const {
   char text[400];
   std::snprintf(text, sizeof text,
-                "the recurrence residual reached rtol %.1e %d times, the true residual did not (last %.3e, "
-                "smallest %.3e): rtol is below this system's attainable accuracy in double precision (rounding in "
-                "A x; an ill-conditioned A)",
-                rtol, count, last, smallest);
+                "the %s reached rtol %.1e %d times, the true residual did not (last %.3e, smallest %.3e): rtol is "
+                "below this system's attainable accuracy in double precision (rounding in A x; an ill-conditioned A)",
+                estimate, rtol, count, last, smallest);
   return text;
 }
 

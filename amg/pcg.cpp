@@ -70,7 +70,8 @@ SolveResult pcg(const Csr<double>& a, const Vector& b, Vector& x, const Precondi
       if (res <= o.rtol) break;
       if (failed.record(res)) x_kept = x;
       if (!failed.halved) {
-        result.status = SolveStatus::accuracy_limit, result.message = failed.limit_message(o.rtol, res);
+        result.status = SolveStatus::accuracy_limit;
+        result.message = failed.limit_message("recurrence residual", o.rtol, res);
         break;
       }
       restart = true;
@@ -78,7 +79,8 @@ SolveResult pcg(const Csr<double>& a, const Vector& b, Vector& x, const Precondi
     if (res < best) {
       best = res, since_best = 0;
     } else if (++since_best >= o.stagnation_window) {
-      result.status = SolveStatus::stagnation, result.message = detail::stagnation_message(o.stagnation_window, best);
+      result.status = SolveStatus::stagnation;
+      result.message = detail::stagnation_message(o.stagnation_window, best);
       break;
     }
     m(r, z);

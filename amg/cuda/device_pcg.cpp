@@ -117,7 +117,8 @@ SolveResult device_pcg(DeviceOperator& a, const double* b, double* x, const Devi
         copy(n, x, x_kept.data(), stream);
       }
       if (!failed.halved) {
-        result.status = SolveStatus::accuracy_limit, result.message = failed.limit_message(o.rtol, res);
+        result.status = SolveStatus::accuracy_limit;
+        result.message = failed.limit_message("recurrence residual", o.rtol, res);
         break;
       }
       restart = true;
@@ -125,7 +126,8 @@ SolveResult device_pcg(DeviceOperator& a, const double* b, double* x, const Devi
     if (res < best) {
       best = res, since_best = 0;
     } else if (++since_best >= o.stagnation_window) {
-      result.status = SolveStatus::stagnation, result.message = amg::detail::stagnation_message(o.stagnation_window, best);
+      result.status = SolveStatus::stagnation;
+      result.message = amg::detail::stagnation_message(o.stagnation_window, best);
       break;
     }
     m(r.data(), z.data());

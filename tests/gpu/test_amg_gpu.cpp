@@ -236,13 +236,18 @@ double host_relative_residual(const Csr<double>& a, const std::vector<double>& b
   return std::sqrt(r2 / b2);
 }
 
+/// A device Krylov solver on one GPU: device_pcg or device_fgmres.
+using DeviceSolver = std::function<SolveResult(const tessera::cuda::DeviceCsr<double>&, const tessera::cuda::SpmvPlan&,
+                                               const double*, double*, const gpu::DevicePreconditioner&,
+                                               const KrylovOptions&)>;
+
 // rtol below what double precision attains (amg/krylov.hpp, FailedConfirmations): the device
-// PCG stops as the host PCG does, with accuracy_limit within a few iterations, and returns an x
-// at the rounding floor (checked on the host), never one it iterated away from. Poisson at rtol
-// 1e-17; bcsstk19 and bcsstk20 (cond ~1e11) at 1e-8 with one level, the preconditioner A's own
-// Cholesky factor (cuSOLVER's on the device), where a direct solve in double leaves b - A x at
-// 1.5e-7 and 2.0e-7 of ||b||.
-TEST(AmgGpuPcg, UnreachableToleranceStopsAtTheAccuracyLimitLikeTheHost) {
+// PCG and FGMRES stop as the host's do, with accuracy_limit within a few iterations, and return
+// an x at the rounding floor (checked on the host), never one they iterated away from. Poisson at
+// rtol 1e-17; bcsstk19 and bcsstk20 (cond ~1e11) at 1e-8 with one level, the preconditioner A's
+// own Cholesky factor (cuSOLVER's on the device), where a direct solve in double leaves b - A x
+// at 1.5e-7 and 2.0e-7 of ||b||.
+TEST(AmgGpuKrylov, UnreachableToleranceStopsAtTheAccuracyLimitLikeTheHost) {
   struct Case {
     Problem problem;
     double rtol, floor;
@@ -256,8 +261,23 @@ TEST(AmgGpuPcg, UnreachableToleranceStopsAtTheAccuracyLimitLikeTheHost) {
     cases.push_back({std::move(p), 1e-8, 1e-6});
   }
   if (cases.size() < 3) std::printf("bcsstk19/bcsstk20 missing in %s: Poisson only\n", testing::matrix_dir().c_str());
+  using HostSolver = SolveResult (*)(const Csr<double>&, const Vector&, Vector&, const Preconditioner&,
+                                     const KrylovOptions&, const LevelOps&);
+  struct Solver {
+    const char* name;
+    HostSolver host;
+    DeviceSolver device;
+  };
+  const Solver solvers[] = {
+      {"PCG", pcg,
+       [](const auto& a, const auto& plan, const double* b, double* x, const auto& m, const KrylovOptions& o) {
+         return gpu::device_pcg(a, plan, b, x, m, o);
+       }},
+      {"FGMRES", fgmres,
+       [](const auto& a, const auto& plan, const double* b, double* x, const auto& m, const KrylovOptions& o) {
+         return gpu::device_fgmres(a, plan, b, x, m, o);
+       }}};
   for (const Case& c : cases) {
-    SCOPED_TRACE(c.problem.name);
     const Csr<double>& a = c.problem.a;
     const std::vector<double> b = c.rtol < 1e-16 ? random_vector(std::size_t(a.rows), fresh_seed())
                                                  : std::vector<double>(std::size_t(a.rows), 1.0);
@@ -265,34 +285,33 @@ TEST(AmgGpuPcg, UnreachableToleranceStopsAtTheAccuracyLimitLikeTheHost) {
     ko.rtol = c.rtol;
     const Hierarchy host_h = setup(a, c.problem.nns, c.problem.options);
     AmgPreconditioner host_m(host_h);
-    std::vector<double> x_host(b.size(), 0.0);
-    const SolveResult host = pcg(a, b, x_host, [&](const Vector& r, Vector& z) { host_m.apply(r, z); }, ko);
-    EXPECT_EQ(host.status, SolveStatus::accuracy_limit) << host.message;
-
     const Hierarchy device_h = setup(a, c.problem.nns, c.problem.options, gpu::device_setup_ops());
     gpu::DeviceAmgPreconditioner device_m(device_h);
     const tessera::cuda::DeviceCsr<double> da = tessera::cuda::upload(a);
     const tessera::cuda::SpmvPlan plan = tessera::cuda::make_spmv_plan(da);
-    tessera::cuda::DeviceBuffer<double> db, dx(b.size());
-    db.upload(b);
-    dx.fill_bytes(0);
-    const SolveResult device = gpu::device_pcg(
-        da, plan, db.data(), dx.data(), [&](const double* r, double* z) { device_m.apply(r, z); }, ko);
-    EXPECT_EQ(device.status, SolveStatus::accuracy_limit) << device.message;
-    EXPECT_NE(device.message.find("attainable accuracy"), std::string::npos) << device.message;
-    EXPECT_LE(device.iterations, 40) << "it iterated on rounding noise";
-    const double true_residual = host_relative_residual(a, b, dx.download());
-    EXPECT_LE(true_residual, c.floor);
-    // A residual at the rounding floor is itself known to about the floor (Poisson's host and
-    // device values of one x differed by 1%): the reported one is x's, not a recurrence's.
-    EXPECT_NEAR(true_residual, device.relative_residual, 0.5 * true_residual) << "the reported residual is not x's";
+    for (const Solver& solver : solvers) {
+      SCOPED_TRACE(c.problem.name + ", " + solver.name);
+      std::vector<double> x_host(b.size(), 0.0);
+      const SolveResult host = solver.host(
+          a, b, x_host, [&](const Vector& r, Vector& z) { host_m.apply(r, z); }, ko, host_reference_ops());
+      EXPECT_EQ(host.status, SolveStatus::accuracy_limit) << host.message;
+
+      tessera::cuda::DeviceBuffer<double> db, dx(b.size());
+      db.upload(b);
+      dx.fill_bytes(0);
+      const SolveResult device = solver.device(
+          da, plan, db.data(), dx.data(), [&](const double* r, double* z) { device_m.apply(r, z); }, ko);
+      EXPECT_EQ(device.status, SolveStatus::accuracy_limit) << device.message;
+      EXPECT_NE(device.message.find("attainable accuracy"), std::string::npos) << device.message;
+      EXPECT_LE(device.iterations, 40) << "it iterated on rounding noise";
+      const double true_residual = host_relative_residual(a, b, dx.download());
+      EXPECT_LE(true_residual, c.floor);
+      // A residual at the rounding floor is itself known to about the floor (Poisson's host and
+      // device values of one x differed by 1%): the reported one is x's, not the solver's estimate.
+      EXPECT_NEAR(true_residual, device.relative_residual, 0.5 * true_residual) << "the reported residual is not x's";
+    }
   }
 }
-
-/// A device Krylov solver on one GPU: device_pcg or device_fgmres.
-using DeviceSolver = std::function<SolveResult(const tessera::cuda::DeviceCsr<double>&, const tessera::cuda::SpmvPlan&,
-                                               const double*, double*, const gpu::DevicePreconditioner&,
-                                               const KrylovOptions&)>;
 
 /// On `spec` with the AMG preconditioner: b = 0 gives x = 0 in no iteration (from x = 3); a NaN
 /// in b, and each of `bad_options`, throw InputError.

@@ -219,7 +219,8 @@ void check_problem(const Problem& pb, const AmgOptions& options, const Expected&
     // denser rows), and replication starts at the first level under the bound.
     const std::int64_t level1_nnz = host.statistics().levels[1].nnz;
     for (const bool replicate_and_graph : {false, true}) {
-      const std::int64_t replicate_nnz = replicate_and_graph ? std::max(pb.a.nnz(), level1_nnz) : 0;  // from 1 on, or none
+      // Replicated from level 1 on, or not at all.
+      const std::int64_t replicate_nnz = replicate_and_graph ? std::max(pb.a.nnz(), level1_nnz) : 0;
       SCOPED_TRACE(replicate_and_graph ? "replicated levels, CUDA graph" : "all levels distributed, no graph");
       gpu::DistDeviceAmgPreconditioner device(ctx, host.hierarchy(), replicate_nnz);
       device.set_cuda_graph(replicate_and_graph);
