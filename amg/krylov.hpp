@@ -88,6 +88,9 @@ void finish(const Csr<double>& a, const Vector& b, const Vector& x, double b_nor
 /// set; the device solvers' finish writes the same.
 void set_final_message(SolveResult& result);
 
+/// "<what> = <value> at iteration <it>", the value in %.3e (a breakdown's scalar may be 1e-300).
+std::string value_at(int it, const char* what, double value);
+
 /// PCG's stagnation message: no new smallest residual in `window` iterations, the smallest.
 std::string stagnation_message(int window, double smallest);
 

@@ -72,6 +72,12 @@ void set_final_message(SolveResult& result) {
   result.message = text;
 }
 
+std::string value_at(int it, const char* what, double value) {
+  char text[160];
+  std::snprintf(text, sizeof text, "%s = %.3e at iteration %d", what, value, it);
+  return text;
+}
+
 std::string stagnation_message(int window, double smallest) {
   char text[160];
   std::snprintf(text, sizeof text,

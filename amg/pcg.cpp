@@ -14,10 +14,6 @@ void axpy(double alpha, const Vector& x, Vector& y) {
   host::for_entries(static_cast<std::int64_t>(y.size()), [&](std::int64_t i) { y[i] += alpha * x[i]; });
 }
 
-std::string at(int it, const char* what, double value) {
-  return std::string(what) + " = " + std::to_string(value) + " at iteration " + std::to_string(it);
-}
-
 }  // namespace
 
 SolveResult pcg(const Csr<double>& a, const Vector& b, Vector& x, const Preconditioner& m, const KrylovOptions& o,
@@ -42,19 +38,21 @@ SolveResult pcg(const Csr<double>& a, const Vector& b, Vector& x, const Precondi
   for (int it = 1; res > o.rtol; ++it) {
     if (it > o.max_iterations) break;  // status stays max_iterations
     if (!std::isfinite(rz)) {
-      result.status = SolveStatus::breakdown, result.message = at(it, "non-finite r^T z", rz);
+      result.status = SolveStatus::breakdown;
+      result.message = detail::value_at(it, "non-finite r^T z", rz);
       break;
     }
     if (rz <= 0) {
       result.status = SolveStatus::indefinite_preconditioner;
-      result.message = at(it, "r^T M^-1 r", rz) + ": the preconditioner is not positive definite";
+      result.message = detail::value_at(it, "r^T M^-1 r", rz) + ": the preconditioner is not positive definite";
       break;
     }
     ops.apply(a, p, q);
     const double pq = ops.dot(p, q);
     if (!(pq > 0)) {
       result.status = std::isfinite(pq) ? SolveStatus::indefinite_operator : SolveStatus::breakdown;
-      result.message = at(it, "p^T A p", pq) + ": A is not positive definite (singular or indefinite)";
+      result.message =
+          detail::value_at(it, "p^T A p", pq) + ": A is not positive definite (singular or indefinite)";
       break;
     }
     const double alpha = rz / pq;

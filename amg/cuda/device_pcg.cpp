@@ -19,10 +19,6 @@ using tessera::cuda::DeviceBuffer;
 using tessera::cuda::zero;
 using detail::device_norm;
 
-std::string at(int it, const char* what, double value) {
-  return std::string(what) + " = " + std::to_string(value) + " at iteration " + std::to_string(it);
-}
-
 /// PCG's scalars in device memory, where the dots leave them and the updates read them, and a
 /// page-locked mirror that brings them to the host in one copy. r^T z alternates between two
 /// slots (the direction update reads the old and the new one).
@@ -91,17 +87,20 @@ SolveResult device_pcg(DeviceOperator& a, const double* b, double* x, const Devi
     a.dot_into(n, r.data(), r.data(), s.rr());
     const DeviceScalars::Values v = s.read(it);
     if (!std::isfinite(v.rz)) {
-      result.status = SolveStatus::breakdown, result.message = at(it, "non-finite r^T z", v.rz);
+      result.status = SolveStatus::breakdown;
+      result.message = amg::detail::value_at(it, "non-finite r^T z", v.rz);
       break;
     }
     if (v.rz <= 0) {
       result.status = SolveStatus::indefinite_preconditioner;
-      result.message = at(it, "r^T M^-1 r", v.rz) + ": the preconditioner is not positive definite";
+      result.message =
+          amg::detail::value_at(it, "r^T M^-1 r", v.rz) + ": the preconditioner is not positive definite";
       break;
     }
     if (!(v.pq > 0)) {
       result.status = std::isfinite(v.pq) ? SolveStatus::indefinite_operator : SolveStatus::breakdown;
-      result.message = at(it, "p^T A p", v.pq) + ": A is not positive definite (singular or indefinite)";
+      result.message =
+          amg::detail::value_at(it, "p^T A p", v.pq) + ": A is not positive definite (singular or indefinite)";
       break;
     }
     result.iterations = it;

@@ -239,6 +239,14 @@ TEST(AmgInput, FailedConfirmationsTrackTheSmallestAndTheProgress) {
   EXPECT_NE(m.find("last 2.000e-07, smallest 6.000e-08"), std::string::npos) << m;
 }
 
+// A breakdown's scalar and a stagnation's smallest residual in scientific notation: "%f" wrote
+// r^T M^-1 r = -1e-20 as -0.000000 (the pattern-only power networks of ../shared/matrices).
+TEST(AmgInput, BreakdownMessagesKeepTheirScalarsDigits) {
+  EXPECT_EQ(detail::value_at(13, "r^T M^-1 r", -1.5e-20), "r^T M^-1 r = -1.500e-20 at iteration 13");
+  const std::string stalled = detail::stagnation_message(200, 3.25e-9);
+  EXPECT_NE(stalled.find("in 200 iterations (smallest 3.250e-09)"), std::string::npos) << stalled;
+}
+
 TEST(AmgInput, TinyAndEmptyMatrices) {
   const Csr<double> one = csr_from_triplets<double>(1, 1, {0}, {0}, {4.0});
   const Outcome out = setup_and_solve(one);
