@@ -5,8 +5,8 @@
 // recurrence. Breakdowns end the solve with a status and a message, never NaN or a hang:
 //   PCG: p^T A p <= 0 (A not positive definite), r^T z <= 0 (preconditioner not SPD),
 //   a non-finite scalar, stagnation (no new smallest residual for `stagnation_window`
-//   iterations, e.g. an inconsistent singular system), the iteration limit, and rtol below
-//   the system's attainable accuracy (detail::FailedConfirmations).
+//   iterations, e.g. an inconsistent singular system), and the iteration limit. Both solvers
+//   stop where rtol is below the system's attainable accuracy (detail::FailedConfirmations).
 #include <functional>
 #include <string>
 #include <vector>
@@ -55,7 +55,7 @@ enum class SolveStatus {
   indefinite_preconditioner,
   stagnation,
   breakdown,
-  accuracy_limit  // PCG: rtol below what double precision attains on this A (detail::FailedConfirmations)
+  accuracy_limit  // rtol below what double precision attains on this A (detail::FailedConfirmations)
 };
 
 const char* to_string(SolveStatus s);
@@ -94,17 +94,17 @@ std::string value_at(int it, const char* what, double value);
 /// PCG's stagnation message: no new smallest residual in `window` iterations, the smallest.
 std::string stagnation_message(int window, double smallest);
 
-/// PCG's recurrence residual drifts from the true one, b - A x, by rounding (as FGMRES's
-/// least-squares residual does; fgmres_iteration.hpp applies the same rule at its restarts). When the recurrence
+/// PCG's recurrence residual drifts from the true one, b - A x, by rounding. When the recurrence
 /// reaches rtol and the true residual does not (a failed confirmation), PCG restarts from the
-/// true residual (p = M^-1 r) and records it here. Once a failed confirmation has not halved
-/// the smallest true residual before it, rtol is below what double precision attains on this
-/// system (A x is rounded by about eps ||A|| ||x||, which an ill-conditioned A makes larger than
-/// rtol ||b||): PCG stops with accuracy_limit instead of iterating on rounding noise. On
-/// bcsstk19 (cond ~1e11) with an exact preconditioner the recurrence fell to 2e-17 at iteration 2
-/// while b - A x stayed near 1e-7, and the iterations that followed drove the true residual to 19
-/// in 200 more. Where a solve does not converge after failed confirmations, it returns the
-/// iterate of the smallest of them if the last one's true residual is larger.
+/// true residual (p = M^-1 r) and records it here. Once a failed confirmation has not halved the
+/// smallest true residual before it, rtol is below what double precision attains on this system
+/// (A x is rounded by about eps ||A|| ||x||, which an ill-conditioned A makes larger than
+/// rtol ||b||): PCG stops with accuracy_limit instead of iterating on rounding noise. On bcsstk19
+/// (cond ~1e11) with an exact preconditioner the recurrence fell to 2e-17 at iteration 2 while
+/// b - A x stayed near 1e-7, and the iterations that followed drove the true residual to 19 in 200
+/// more. Where a solve does not converge after failed confirmations, it returns the iterate of
+/// the smallest of them if the last one's true residual is larger. FGMRES applies the same rule
+/// to the cycles whose least-squares residual reached rtol (fgmres_iteration.hpp).
 struct FailedConfirmations {
   int count = 0;
   double smallest = 0;  // true relative residual, valid once count > 0
