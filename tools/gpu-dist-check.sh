@@ -9,9 +9,13 @@
 #   petsc       PETSc's ex45 with -pc_type tessera (GPU backend) beside gamg and hypre;
 #   petsc-apps  PETSc's ex2, ex45, ex56 with the GPU PC on 1 .. min(2, GPUs) ranks, checked as
 #               CI checks them (tests/petsc/check_petsc_run.py);
-#   main        the README's main job on every GPU with --compare hypre,gamg (CPU baselines).
+#   main        the README's main job on every GPU with --compare hypre,gamg (CPU baselines);
+#   matrices    every matrix of the manifest through tessera-amg on all the GPUs
+#               (tools/matrix-sweep.sh): converged, stopped or refused with a reason, never a
+#               crash or a hang.
 # Default: "tests memcheck sweeps petsc main"; within the 10-minute limit of a device call, run
-# PARTS="tests" (15 programs on 1-4 ranks), PARTS="memcheck sweeps", then PARTS="petsc main".
+# PARTS="tests" (15 programs on 1-4 ranks), PARTS="memcheck sweeps", then PARTS="petsc main",
+# then PARTS="matrices".
 # Logs go to $OUT; the sweeps are packed in one tarball (the device tool returns few files).
 #   tools/stage-device-carry.sh; . .carry/rt/env.sh; BUILD=.carry/build-gpu OUT=$OUT tools/gpu-dist-check.sh
 set -u
@@ -29,6 +33,7 @@ AMG_LOCAL_N=${AMG_LOCAL_N:-192}         # poisson3d:192 per GPU (7.1M rows): the
                                         # one-GPU figures and the weak pairs of docs/performance.md use
 STRONG_PROBLEM=${STRONG_PROBLEM:-poisson3d27:96}
 mkdir -p "$OUT/sweeps"
+export TESSERA_MATRIX_DIR=${TESSERA_MATRIX_DIR:-$PWD/.carry/matrices}  # the tests' real matrices
 export NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 NVSHMEM_DISABLE_NVLS=1  # shared hosts
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 gpus=$(nvidia-smi --list-gpus | wc -l)
@@ -133,6 +138,12 @@ if part main; then
   echo "===== README main job on $max_ranks GPU(s), ${MAIN_PROBLEM:=poisson3d:128}, with the CPU baselines"
   timeout 240 mpirun -np "$max_ranks" "$BUILD/drivers/tessera-amg" --gen "$MAIN_PROBLEM" --compare hypre,gamg \
     --json "$OUT/sweeps/main-job.json" 2>&1 | tee "$OUT/sweeps/main-job.log" | grep -vE "^\s*$" | tail -n 30
+fi
+
+if part matrices; then
+  echo "===== every matrix of the manifest on $max_ranks GPU(s)"
+  RANKS=$max_ranks BUILD=$BUILD JOBS=2 LIMIT=90 tools/matrix-sweep.sh "$OUT/sweeps/matrices" --backend gpu --distributed
+  echo "matrix sweep rc=$?"
 fi
 
 (cd "$OUT" && tar czf "sweeps-${PARTS// /-}.tgz" sweeps && rm -rf sweeps)
