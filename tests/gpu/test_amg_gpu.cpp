@@ -355,7 +355,6 @@ TEST(AmgGpuPcg, ZeroRhsAndBadInput) {
       {negative_rtol()});
 }
 
-
 // The device FGMRES against amg::fgmres on a non-symmetric operator (convdiff3d, 4096 rows):
 // with the AMG preconditioner (the host-built hierarchy, and the one built on the device), and
 // with none (the identity) and a short restart, where the device must take the host's iteration

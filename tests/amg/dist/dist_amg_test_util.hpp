@@ -1,9 +1,8 @@
 #pragma once
 // Helpers of the distributed AMG tests: generated problems with their near-null spaces, real
-// matrices from ../shared/matrices,
-// node-aligned partitions (elasticity nodes of 3 dofs must not span ranks, so boundaries are
-// multiples of lcm(8, block size)), including one where a rank owns no rows, and comparisons
-// of gathered distributed objects with the serial reference.
+// matrices from ../shared/matrices, node-aligned partitions (elasticity nodes of 3 dofs must not
+// span ranks, so boundaries are multiples of lcm(8, block size)), including one where a rank
+// owns no rows, and comparisons of gathered distributed objects with the serial reference.
 #include <gtest/gtest.h>
 
 #include <algorithm>

@@ -668,11 +668,6 @@ TEST(DistDeviceAmgSolve, BadInputThrowsOnEveryRank) {
 }
 
 
-// dist_device_pcg queues an iteration whole and tests its allreduced scalars after the step
-// (device_pcg_steps.hpp): every rank must stop at the same iteration, with the same status and
-// the iterate the host PCG would keep. M = -I stops at iteration 1 before any step; a NaN from
-// the last rank's preconditioner at its third application stops every rank at iteration 3
-// with the iterate of two steps, that of a run limited to two iterations.
 // rtol out of reach (Poisson's rounding floor is near 1e-16): the device PCG stops every rank
 // at the same iteration with accuracy_limit (amg/krylov.hpp), as the host's dist_pcg does, and
 // the x it returns is at the floor (its true residual recomputed on the host).
@@ -699,6 +694,11 @@ TEST(DistDeviceAmgSolve, UnreachableToleranceStopsEveryRankAtTheAccuracyLimit) {
   EXPECT_LE(host_relative_residual(comm, a, b, dx.download(ctx.compute())), 1e-14);
 }
 
+// dist_device_pcg queues an iteration whole and tests its allreduced scalars after the step
+// (device_pcg_steps.hpp): every rank must stop at the same iteration, with the same status and
+// the iterate the host PCG would keep. M = -I stops at iteration 1 before any step; a NaN from
+// the last rank's preconditioner at its third application stops every rank at iteration 3
+// with the iterate of two steps, that of a run limited to two iterations.
 TEST(DistDeviceAmgSolve, BreakdownStopsEveryRankWithTheLastIterate) {
   SmallDeviceSolve t;
   const auto& comm = t.comm;

@@ -134,7 +134,6 @@ Csr<double> decoupled_rows(const Csr<double>& a, std::int64_t every) {
 
 TEST(DistAmgHierarchy, Poisson7PointMatchesSerial) { check_problem("poisson3d:12", small_coarse()); }
 
-// P_tent's rows of unaggregated dofs are empty on every rank, as in the serial setup.
 // Real SPD matrices (../shared/matrices), the irregular graphs the generators do not make: power
 // networks (the *_bus matrices), structural stiffness and mass matrices (bcsstk08, bcsstk21,
 // bcsstm07), a finite-element graph (gr_30_30) and Laplacians read from files; the tiny bcsstk01
@@ -175,6 +174,7 @@ TEST(DistAmgHierarchy, UnreachableToleranceStopsEveryRankAtTheAccuracyLimit) {
   EXPECT_TRUE(dist::testing::same_on_every_rank(comm, static_cast<std::int64_t>(r.status)));
 }
 
+// P_tent's rows of unaggregated dofs are empty on every rank, as in the serial setup.
 TEST(DistAmgHierarchy, DecoupledRowsStayOutOfTheAggregatesAsInSerial) {
   Problem pb = testing::make_problem("poisson3d:12");
   pb.a = decoupled_rows(pb.a, 7);
