@@ -9,7 +9,9 @@
 #include "local/core/error.hpp"
 #include "local/cuda/spmv.hpp"
 #include "local/formats/convert.hpp"
+#include "local/io/matrix_market.hpp"
 #include "local/reference/kernels.hpp"
+#include "support/matrix_files.hpp"
 #include "test_spmv_common.hpp"
 
 namespace tessera {
@@ -78,6 +80,24 @@ void check_all_paths(std::uint64_t seed) {
 
 TEST(GpuSpmv, Fp64AllPathsMatchReference) { check_all_paths<double>(fresh_seed()); }
 TEST(GpuSpmv, Fp32AllPathsMatchReference) { check_all_paths<float>(fresh_seed()); }
+
+// Every matrix of ../shared/matrices but the complex ones (the reader refuses them): the rows
+// of real applications (power networks, structures, circuits, graphs; rectangular ones too),
+// through the planned CSR kernel with y poisoned, and the tile kernel with beta != 0.
+TEST(GpuSpmv, EveryRealMatrixOfTheManifest) {
+  const std::uint64_t seed = fresh_seed();
+  SCOPED_TRACE("seed " + std::to_string(seed));
+  int seen = 0;
+  for (const MatrixFile& f : manifest()) {
+    if (f.field == "complex") continue;
+    const NamedMatrix m{f.name, io::read_matrix_market(f.path)};
+    check_spmv<double>(m, Path::csr, {}, 1.5, 0.0, seed);
+    check_spmv<double>(m, Path::tiles, {}, -1.0, 0.5, seed);
+    ++seen;
+  }
+  if (seen == 0) GTEST_SKIP() << "no matrices in " << matrix_dir();
+  EXPECT_GE(seen, 140) << "matrices missing from " << matrix_dir();
+}
 
 /// n rows of three entries, and row n/2 with `long_row` entries (columns 0..long_row-1).
 Csr<double> long_row_among_short(std::int64_t n, std::int64_t long_row, std::uint64_t seed) {
