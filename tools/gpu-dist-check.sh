@@ -10,9 +10,9 @@
 #   petsc-apps  PETSc's ex2, ex45, ex56 with the GPU PC on 1 .. min(2, GPUs) ranks, checked as
 #               CI checks them (tests/petsc/check_petsc_run.py);
 #   main        the README's main job on every GPU with --compare hypre,gamg (CPU baselines);
-#   matrices    every matrix of the manifest through tessera-amg on all the GPUs
-#               (tools/matrix-sweep.sh): converged, stopped or refused with a reason, never a
-#               crash or a hang.
+#   matrices    every matrix of the manifest on all the GPUs (tools/matrix-sweep.sh): through
+#               tessera-amg (converged, stopped or refused with a reason, never a crash or a
+#               hang), and the distributed A*A^T and SpMV checked against the serial reference.
 # Default: "tests memcheck sweeps petsc main"; within the 10-minute limit of a device call, run
 # PARTS="tests" (15 programs on 1-4 ranks), PARTS="memcheck sweeps", then PARTS="petsc main",
 # then PARTS="matrices".
@@ -143,7 +143,13 @@ fi
 if part matrices; then
   echo "===== every matrix of the manifest on $max_ranks GPU(s)"
   RANKS=$max_ranks BUILD=$BUILD JOBS=2 LIMIT=90 tools/matrix-sweep.sh "$OUT/sweeps/matrices" --backend gpu --distributed
-  echo "matrix sweep rc=$?"
+  echo "matrix sweep (tessera-amg) rc=$?"
+  for driver in "tessera-spgemm --op AAT" tessera-spmv; do
+    set -- $driver
+    RANKS=$max_ranks BUILD=$BUILD DRIVER=$1 OK_CODES="0 2" JOBS=2 LIMIT=90 \
+      tools/matrix-sweep.sh "$OUT/sweeps/matrices-$1" "${@:2}" --check --backend gpu --distributed
+    echo "matrix sweep ($driver --check) rc=$?"
+  done
 fi
 
 (cd "$OUT" && tar czf "sweeps-${PARTS// /-}.tgz" sweeps && rm -rf sweeps)
