@@ -55,14 +55,12 @@ RowPartition node_aligned_partition(const dist::Communicator& comm, std::int64_t
   return RowPartition::from_offsets(comm, rows, offsets);
 }
 
-amg::NearNullSpace owned_near_null_space(const dist::Communicator& comm, const DistributedAmgOptions& o,
-                                         const dist::DistMatrix& a, int block_size) {
-  const bool generated = !o.a.spec.empty();
-  const bool rigid = o.null_space == "rigid-body" || (o.null_space == "auto" && generated && block_size == 3);
-  if (!rigid) return amg::constant_near_null_space(a.owned_rows(), block_size);
-  TESSERA_REQUIRE_INPUT(generated, "--null-space rigid-body needs coordinates: use --gen with a grid problem");
-  const gen::ProblemSpec spec = gen::parse_spec(o.a.spec);
-  const std::vector<double> coords = gen::coordinates(spec, a.row_begin(), a.row_begin() + a.owned_rows());
+/// The rank's rows of the near-null space: constant (per component), or the rigid-body modes of
+/// its rows' coordinates (`coords`, filled then).
+amg::NearNullSpace owned_near_null_space(const dist::Communicator& comm, const NodeGeometry& geometry,
+                                         const dist::DistMatrix& a, std::vector<double>& coords) {
+  if (!geometry.rigid_body()) return amg::constant_near_null_space(a.owned_rows(), geometry.block_size());
+  coords = geometry.dof_coordinates(a.row_begin(), a.row_begin() + a.owned_rows());
   std::vector<double> sums(3, 0.0);  // the global centroid: one set of six global vectors
   for (std::size_t i = 0; i < coords.size(); ++i) sums[i % 3] += coords[i];
   comm.allreduce_in_place(sums, dist::ReduceOp::sum);
@@ -680,12 +678,14 @@ int run_distributed_amg(const dist::Communicator& comm, const DistributedAmgOpti
   TESSERA_REQUIRE_INPUT(!o.timeline || o.backend == Backend::gpu, "--timeline times the GPU solve (--backend gpu)");
   TESSERA_REQUIRE_INPUT(o.halo == "auto" || o.backend == Backend::gpu, "--halo ", o.halo,
                         " chooses how GPUs exchange halos (--backend gpu)");
-  const int block_size = o.block_size ? o.block_size : !o.a.spec.empty() ? gen::block_size(gen::parse_spec(o.a.spec)) : 1;
+  const NodeGeometry geometry(o.a, o.near_null, rows);
+  const int block_size = geometry.block_size();
   const RowPartition part = node_aligned_partition(comm, rows, block_size);
   // Not const: the setups take it over as the hierarchy's level 0 (timed_setups), which holds it
   // from then on (`fine` below).
   dist::DistMatrix a = load_distributed(comm, o.a, part, part);
-  const amg::NearNullSpace nns = owned_near_null_space(comm, o, a, block_size);
+  std::vector<double> coordinates;  // the rank's rows', 3 a row, with rigid-body modes
+  const amg::NearNullSpace nns = owned_near_null_space(comm, geometry, a, coordinates);
   const std::vector<double> b = owned_right_hand_side(o, a);
   const std::int64_t nnz = comm.allreduce(a.nnz(), dist::ReduceOp::sum);
   const bool use_cg = uses_cg(comm, o, a);
@@ -840,6 +840,7 @@ int run_distributed_amg(const dist::Communicator& comm, const DistributedAmgOpti
     std::printf("FOM: setup %.4e nnz/s, solve %.4e nnz*it/s\n", setup_fom, solve_fom);
   }
   out = {{"driver", "tessera-amg"}, {"tol", o.krylov.rtol}, {"matrix", o.a.describe()}, {"rows", rows}, {"nnz", nnz}, {"ranks", comm.size()},
+         {"near_null_vectors", nns.vectors.cols}, {"block_size", block_size},
          {"backend", to_string(o.backend)}, {"distributed", true}, {"converged", res.converged()},
          {"status", amg::to_string(res.status)}, {"message", res.message}, {"iterations", res.iterations},
          {"relative_residual", res.relative_residual}, {"setup_seconds", setup_s}, {"solve_seconds", solve_s},
@@ -917,9 +918,7 @@ int run_distributed_amg(const dist::Communicator& comm, const DistributedAmgOpti
     baselines::BaselineOptions bo;
     match_krylov(bo, use_cg, o.krylov);
     bo.block_size = block_size;
-    if (nns.vectors.cols > block_size)  // rigid-body modes: GAMG gets the same geometry
-      bo.coordinates =
-          gen::coordinates(gen::parse_spec(o.a.spec), fine.row_begin(), fine.row_begin() + fine.owned_rows());
+    bo.coordinates = coordinates;  // rigid-body modes: GAMG gets the same geometry
     const auto results = baselines::run_baselines(comm.mpi(), o.compare, dist::owned_row_block(fine), b, bo);
     baselines::BaselineResult mine = amg_result_row(res, stats, setup_s, solve_s);
     mine.solver = "Tessera SA-AMG-" + method;

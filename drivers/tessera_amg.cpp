@@ -1,6 +1,7 @@
 // tessera-amg: smoothed-aggregation AMG as the preconditioner of CG (SPD) or FGMRES.
 //   tessera-amg --gen poisson3d:64 --tol 1e-8 --json out.json
 //   tessera-amg --gen elasticity3d:16                      (rigid-body modes from the grid)
+//   tessera-amg --A elastic.mtx --coordinates xyz.mtx      (rigid-body modes from node coordinates)
 //   tessera-amg --A matrix.mtx.gz [--b rhs.mtx] --smoother l1-jacobi --cycle W --history
 //   mpirun -np 4 tessera-amg --gen poisson3d:64 --compare hypre,gamg   (baselines side by side)
 // One rank: the serial reference hierarchy (CG or FGMRES). Several ranks (or --distributed):
@@ -37,8 +38,8 @@
 #include "drivers/baselines/compare.hpp"
 #include "drivers/common/driver_main.hpp"
 #include "drivers/common/matrix_source.hpp"
+#include "drivers/common/node_geometry.hpp"
 #include "local/core/error.hpp"
-#include "local/gen/generators.hpp"
 #include "local/core/backend.hpp"
 #include "local/io/matrix_market.hpp"
 #include "local/reference/kernels.hpp"
@@ -49,11 +50,12 @@ namespace {
 
 struct Options {
   MatrixSource a;
-  std::string b_file, json, compare, smoother = "chebyshev", cycle = "V", null_space = "auto", solver = "auto";
+  std::string b_file, json, compare, smoother = "chebyshev", cycle = "V", solver = "auto";
+  NearNullChoice near_null;
   std::string backend = "auto", spgemm = "auto", setup = "auto";
   amg::KrylovOptions krylov;
   std::string gram_schmidt = "cgs2";
-  int block_size = 0, setups = 1, solves = 1, resetups = 0;
+  int setups = 1, solves = 1, resetups = 0;
   bool resetup = false, distributed = false;
   std::int64_t replicate_nnz = -1;  // distributed GPU solve (-1: the library default)
   bool no_cuda_graph = false, timeline = false, trace = false;
@@ -74,17 +76,6 @@ bool is_symmetric(const Csr<double>& a) {
   for (std::int64_t p = 0; p < a.nnz(); ++p)
     if (std::abs(a.values[p] - t.values[p]) > 1e-12 * (std::abs(a.values[p]) + std::abs(t.values[p]))) return false;
   return true;
-}
-
-/// Constant (per component) by default; the rigid-body modes for generated elasticity.
-amg::NearNullSpace near_null_space(const Options& opt, const Csr<double>& a) {
-  const bool generated = !opt.a.spec.empty();
-  const gen::ProblemSpec spec = generated ? gen::parse_spec(opt.a.spec) : gen::ProblemSpec{};
-  const int block = opt.block_size ? opt.block_size : generated ? gen::block_size(spec) : 1;
-  const bool rigid = opt.null_space == "rigid-body" || (opt.null_space == "auto" && generated && block == 3);
-  if (!rigid) return amg::constant_near_null_space(a.rows, block);
-  TESSERA_REQUIRE_INPUT(generated, "--null-space rigid-body needs coordinates: use --gen with a grid problem");
-  return amg::rigid_body_modes(gen::coordinates(spec, 0, a.rows), a.rows);
 }
 
 amg::Vector right_hand_side(const Options& opt, const Csr<double>& a) {
@@ -118,9 +109,14 @@ void add_options(CLI::App& app, Options& opt) {
   app.add_option("--threshold", opt.amg.strength_threshold, "strength threshold (default 0.08)");
   app.add_option("--coarse-size", opt.amg.coarse_size, "rows of the coarsest level (default 2000)");
   app.add_option("--max-levels", opt.amg.max_levels, "maximum number of levels");
-  app.add_option("--null-space", opt.null_space, "auto (rigid-body for generated elasticity), constant, rigid-body")
+  app.add_option("--null-space", opt.near_null.null_space,
+                 "auto (rigid-body for generated elasticity and with --coordinates), constant, rigid-body")
       ->check(CLI::IsMember({"auto", "constant", "rigid-body"}));
-  app.add_option("--block-size", opt.block_size, "dofs per node (default: from the generator, else 1)");
+  app.add_option("--coordinates", opt.near_null.coordinates,
+                 "node coordinates of an elasticity A read with --A, for its rigid-body modes: a Matrix Market array, "
+                 "one row a node, columns x y z (A's rows / nodes = 3 dofs a node)");
+  app.add_option("--block-size", opt.near_null.block_size,
+                 "dofs per node (default: rows / nodes of --coordinates, else from the generator, else 1)");
   app.add_option("--stagnation-window", opt.krylov.stagnation_window, "stop after this many iterations without a new smallest residual")
       ->check(CLI::PositiveNumber);
   app.add_option("--backend", opt.backend, "auto (GPU when present; several ranks: when each has its own), host, gpu (ranks sharing a GPU exchange through host memory: slower)")
@@ -223,16 +219,23 @@ baselines::BaselineResult tessera_row(const Options& opt, Backend backend, bool 
   return r;
 }
 
+/// A, its near-null space, b, and the Krylov method: what every path solves.
+struct Problem {
+  Csr<double> a;
+  amg::NearNullSpace nns;
+  std::vector<double> coordinates;  // 3 a row where nns holds the rigid-body modes, else empty
+  amg::Vector b;
+  bool use_cg = true;
+};
+
 /// Runs the --compare baselines on the same A and b; rank 0 prints the table.
 nlohmann::json compare_with_baselines(const Options& opt, const std::vector<baselines::Baseline>& which,
-                                      const Csr<double>& a, const amg::NearNullSpace& nns, const amg::Vector& b,
-                                      bool use_cg, const baselines::BaselineResult& tessera) {
+                                      const Problem& p, const baselines::BaselineResult& tessera) {
   baselines::BaselineOptions bo;
-  match_krylov(bo, use_cg, opt.krylov);
-  bo.block_size = nns.block_size;
-  if (nns.vectors.cols > nns.block_size)  // rigid-body modes: hand GAMG the same geometry
-    bo.coordinates = gen::coordinates(gen::parse_spec(opt.a.spec), 0, a.rows);
-  const std::vector<baselines::BaselineResult> results = baselines::run_baselines(MPI_COMM_WORLD, which, a, b, bo);
+  match_krylov(bo, p.use_cg, opt.krylov);
+  bo.block_size = p.nns.block_size;
+  bo.coordinates = p.coordinates;  // rigid-body modes: GAMG gets the same geometry
+  const std::vector<baselines::BaselineResult> results = baselines::run_baselines(MPI_COMM_WORLD, which, p.a, p.b, bo);
   int rank = 0;
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
   if (rank == 0) baselines::print_comparison(stdout, opt.krylov.rtol, tessera, results);
@@ -257,8 +260,7 @@ int run_distributed(const dist::Communicator& comm, const Options& opt, const st
   d.solver = opt.solver;
   d.a = opt.a;
   d.b_file = opt.b_file;
-  d.null_space = opt.null_space;
-  d.block_size = opt.block_size;
+  d.near_null = opt.near_null;
   d.krylov = opt.krylov;
   d.resetups = opt.resetups > 0 ? opt.resetups : opt.resetup ? 1 : 0;
   d.amg = opt.amg;
@@ -287,19 +289,18 @@ int run_distributed(const dist::Communicator& comm, const Options& opt, const st
   return status;
 }
 
-/// A, its near-null space, b, and the Krylov method: what every path solves.
-struct Problem {
-  Csr<double> a;
-  amg::NearNullSpace nns;
-  amg::Vector b;
-  bool use_cg = true;
-};
-
 Problem load_problem(const Options& opt) {
   Problem p;
   p.a = load_matrix(opt.a, "A (--A or --gen)");
   TESSERA_REQUIRE_INPUT(p.a.rows == p.a.cols, "A must be square, it is ", p.a.rows, "x", p.a.cols);
-  p.nns = near_null_space(opt, p.a);
+  // Constant (per component) by default; the rigid-body modes where nodes have coordinates.
+  const NodeGeometry geometry(opt.a, opt.near_null, p.a.rows);
+  if (geometry.rigid_body()) {
+    p.coordinates = geometry.dof_coordinates(0, p.a.rows);
+    p.nns = amg::rigid_body_modes(p.coordinates, p.a.rows);
+  } else {
+    p.nns = amg::constant_near_null_space(p.a.rows, geometry.block_size());
+  }
   p.b = right_hand_side(opt, p.a);
   p.use_cg = opt.solver == "cg" || (opt.solver == "auto" && is_symmetric(p.a));
   return p;
@@ -383,6 +384,7 @@ int report(const Options& opt, const std::vector<baselines::Baseline>& compare, 
   nlohmann::json out = {
       {"driver", "tessera-amg"}, {"tol", opt.krylov.rtol}, {"ranks", 1},
       {"matrix", opt.a.describe()}, {"rows", p.a.rows}, {"nnz", p.a.nnz()},
+      {"near_null_vectors", p.nns.vectors.cols}, {"block_size", p.nns.block_size},
       {"smoother", opt.smoother}, {"cycle", opt.cycle}, {"backend", to_string(backend)}, {"converged", res.converged()},
       {"status", amg::to_string(res.status)}, {"message", res.message}, {"iterations", res.iterations},
       {"relative_residual", res.relative_residual}, {"setup_seconds", run.setup_s}, {"solve_seconds", run.solve_s},
@@ -395,7 +397,7 @@ int report(const Options& opt, const std::vector<baselines::Baseline>& compare, 
   if (run.resetup_phases) out["resetup_phases"] = phases_json(*run.resetup_phases);
   if (opt.krylov.history) out["history"] = res.history;
   if (!compare.empty())
-    out["compare"] = compare_with_baselines(opt, compare, p.a, p.nns, p.b, p.use_cg,
+    out["compare"] = compare_with_baselines(opt, compare, p,
                                             tessera_row(opt, backend, p.use_cg, res, stats, run.setup_s, run.solve_s));
   int rank = 0;
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
