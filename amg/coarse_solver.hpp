@@ -1,6 +1,7 @@
 #pragma once
 // Direct solve of the coarsest level, gathered into a dense matrix (it is small: at most
 // AmgOptions::coarse_size rows when coarsening ran its course).
+//   0. A diagonal matrix (no nonzero off the diagonal) is solved as what it is: x_i = b_i / a_ii.
 //   1. Dense Cholesky, the normal case (the Galerkin operator of an SPD A is SPD), when the
 //      matrix is symmetric: |a_ij - a_ji| <= kCoarseSymmetryTolerance max|a| for every pair
 //      (rounding in the Galerkin product leaves ~1e-13; a non-symmetric A, convection, leaves
@@ -46,11 +47,13 @@ class DenseCoarseSolver {
     std::int64_t n = 0;
     std::string method = "none";
     int dropped_pivots = 0;
+    bool diagonal = false;              // A is diagonal: `factor` holds its n diagonal entries
     std::vector<double> factor;         // row-major n x n: L (Cholesky) or L\U (LU)
     std::vector<std::int64_t> pivot;    // LU row permutation; empty for Cholesky
-    std::vector<char> dropped;          // LU: pivot treated as zero
+    std::vector<char> dropped;          // LU and diagonal: pivot treated as zero
   };
   static Factorization factorize(const Csr<double>& a);
+  static Factorization factorize_diagonal(const Csr<double>& a);
   /// The factorization, made first if it was deferred.
   const Factorization& ready() const;
 

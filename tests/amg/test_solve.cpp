@@ -241,6 +241,44 @@ TEST(CoarseSolver, NonSymmetricTakesLu) {
   EXPECT_EQ(t.method(), "cholesky");
 }
 
+// A diagonal level (a lumped mass matrix; stored zeros off the diagonal do not count) is solved
+// by one division a row, exactly, whatever the signs; a zero entry is dropped as LU drops a pivot.
+TEST(CoarseSolver, DiagonalIsSolvedAsADiagonal) {
+  const std::int64_t n = 13;
+  std::vector<std::int64_t> r, c;
+  std::vector<double> v;
+  for (std::int64_t i = 0; i < n; ++i) {
+    r.push_back(i), c.push_back(i), v.push_back((i % 3 == 1 ? -1.0 : 1.0) * (0.5 + double(i * i)));
+    if (i + 1 < n) r.push_back(i), c.push_back(i + 1), v.push_back(0.0);  // a stored zero
+  }
+  const Csr<double> a = csr_from_triplets<double>(n, n, r, c, v);
+  Vector x_star(static_cast<std::size_t>(n)), b(x_star.size()), x(x_star.size(), std::nan(""));
+  for (std::int64_t i = 0; i < n; ++i) x_star[i] = std::sin(double(i) + 0.5);
+  ref::spmv(1.0, a, x_star, 0.0, b);
+  DenseCoarseSolver s;
+  s.factor(a);
+  EXPECT_EQ(s.method(), "diagonal");
+  EXPECT_EQ(s.dropped_pivots(), 0);
+  s.solve(b, x);
+  for (std::int64_t i = 0; i < n; ++i) EXPECT_NEAR(x[i], x_star[i], 1e-15 * std::abs(x_star[i])) << i;
+
+  Csr<double> singular = a;
+  singular.values[singular.row_ptr[4]] = 0.0;  // row 4's diagonal
+  DenseCoarseSolver t;
+  t.factor_on_first_use(singular);
+  EXPECT_EQ(t.method(), "diagonal (singular: zero entries dropped)");
+  EXPECT_EQ(t.dropped_pivots(), 1);
+  t.solve(b, x);
+  for (std::int64_t i = 0; i < n; ++i) EXPECT_NEAR(x[i], i == 4 ? 0.0 : x_star[i], 1e-15 * std::abs(x_star[i])) << i;
+
+  // One nonzero off the diagonal and it is a matrix again: Cholesky or LU, not a division.
+  Csr<double> coupled = a;
+  coupled.values[coupled.row_ptr[0] + 1] = 1e-3;  // (0, 1), which makes it non-symmetric
+  DenseCoarseSolver u;
+  u.factor(coupled);
+  EXPECT_EQ(u.method(), "lu");
+}
+
 TEST(CoarseSolver, FactorOnFirstUseIsTheFactorMadeAtOnce) {
   const Csr<double> a = gen::generate(gen::parse_spec("poisson2d:7"));
   DenseCoarseSolver now, later;

@@ -155,8 +155,8 @@ void expect_same_convergence(const dist::Communicator& comm, dist::gpu::DeviceCo
 }
 
 /// Where the host factors the coarsest level by Cholesky (SPD: every problem here, unless an
-/// aggregate too small for its near-null vectors made A_c singular), every GPU factors it with
-/// cuSOLVER's Cholesky too; a smoothed level says so. With the uneven partition on 2+ ranks some
+/// aggregate too small for its near-null vectors made A_c singular) or solves it as a diagonal
+/// (bcsstm05), every GPU factors it with cuSOLVER's Cholesky; a smoothed level says so. With the uneven partition on 2+ ranks some
 /// rank owns no coarse rows (the case to exercise).
 void expect_coarse_path(const dist::Communicator& comm, const DistHierarchy& h,
                         const gpu::DistDeviceAmgPreconditioner& device, bool uneven, bool inverse_expected) {
@@ -166,7 +166,7 @@ void expect_coarse_path(const dist::Communicator& comm, const DistHierarchy& h,
     return;
   }
   EXPECT_TRUE(dist::testing::same_on_every_rank(comm, std::int64_t(device.coarse_on_device())));
-  if (h.coarse.method() == "cholesky") {
+  if (h.coarse.method() == "cholesky" || h.coarse.method() == "diagonal") {
     EXPECT_TRUE(device.coarse_on_device());
     // A small Poisson coarse operator is well conditioned: its explicit inverse passes the test.
     // Another may keep the factor (the real matrices), never anything but Cholesky.
