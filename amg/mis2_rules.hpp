@@ -14,7 +14,8 @@
 //   - an in-set node outranks every undecided one and only its state is read: it becomes the
 //     largest key. The priorities 0 and 2^64-1 belong to ids near 4e18 and 7e18 (the host
 //     checks that a connected node's initial key is undecided);
-//   leftovers join the strongest placed neighbour, ties to the lowest aggregate.
+//   leftovers join the strongest placed neighbour, ties (to 2^-32 relative) to the lowest aggregate.
+#include <cmath>
 #include <cstdint>
 
 #include "amg/node_hashes.hpp"
@@ -40,10 +41,24 @@ TESSERA_HD Key decided_key(Key own, Key reach) {
 /// Whether a key is still undecided (neither out nor in the set).
 TESSERA_HD bool undecided(Key key) { return key != kOutKey && key != kInSetKey; }
 
+/// `strength` rounded down to 32 significant bits. On structured grids a leftover often has two
+/// placed neighbours whose edges are equally strong in exact arithmetic, and the Galerkin
+/// products that made A sum in another order on each path (serial, distributed over any
+/// partition, device): compared as they are, the last bit chose the home, and a hierarchy
+/// depended on the partition (lap2D_5pt_n100's level 1 on one 4-rank partition in 20). Compared
+/// at 2^-32 relative, such edges tie and the lowest aggregate takes the node on every path; the
+/// rounding is monotone, so a clearly stronger edge still wins.
+TESSERA_HD double comparable_strength(double strength) {
+  int exponent = 0;
+  const double mantissa = frexp(strength, &exponent);  // in [0.5, 1): 32 bits of it kept
+  return ldexp(floor(ldexp(mantissa, 32)), exponent - 32);
+}
+
 /// Whether aggregate `a` joined by an edge of `strength` beats the best so far.
 template <class Aggregate>
 TESSERA_HD bool better_leftover_home(double strength, Aggregate a, double best_strength, Aggregate best) {
-  return strength > best_strength || (strength == best_strength && a < best);
+  const double s = comparable_strength(strength), best_s = comparable_strength(best_strength);
+  return s > best_s || (s == best_s && a < best);
 }
 
 }  // namespace tessera::amg::mis2

@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstdint>
 #include <limits>
 #include <string>
 #include <utility>
@@ -23,7 +24,8 @@ namespace tessera::dist::testing {
 
 /// A fresh seed drawn on rank 0 and shared, so every rank builds the same global inputs.
 inline std::uint64_t shared_seed(const Communicator& comm) {
-  std::int64_t seed = comm.rank() == 0 ? static_cast<std::int64_t>(tessera::testing::fresh_seed() >> 1) : 0;
+  // The sign bit cleared (not shifted out), so that TESSERA_TEST_SEED=<printed seed> replays it.
+  std::int64_t seed = comm.rank() == 0 ? static_cast<std::int64_t>(tessera::testing::fresh_seed() & INT64_MAX) : 0;
   return static_cast<std::uint64_t>(comm.allreduce(seed, ReduceOp::max));
 }
 

@@ -1,6 +1,7 @@
 #include "support/random_matrix.hpp"
 
 #include <algorithm>
+#include <cstdlib>
 
 #include "local/core/half.hpp"
 
@@ -50,6 +51,8 @@ template std::vector<double> to_dense(const Csr<float>&);
 template std::vector<double> to_dense(const Csr<Half>&);
 
 std::uint64_t fresh_seed() {
+  // TESSERA_TEST_SEED replays the seed a failed test printed.
+  if (const char* fixed = std::getenv("TESSERA_TEST_SEED")) return std::strtoull(fixed, nullptr, 10);
   std::random_device rd;
   return (static_cast<std::uint64_t>(rd()) << 32) ^ rd();
 }

@@ -28,7 +28,8 @@ std::vector<double> random_values(std::int64_t n, std::uint64_t seed);
 template <class T>
 std::vector<double> to_dense(const Csr<T>& a);
 
-/// A fresh seed per call (from std::random_device), printed by the caller on failure.
+/// A fresh seed per call (from std::random_device), printed by the caller on failure; where
+/// TESSERA_TEST_SEED is set, that seed (every call: to replay a failure).
 std::uint64_t fresh_seed();
 
 }  // namespace tessera::testing
