@@ -39,6 +39,8 @@ class DenseCoarseSolver {
   void solve(const std::vector<double>& b, std::vector<double>& x) const;
 
   const std::string& method() const { return ready().method; }
+  /// The method as a level table prints it: "dense cholesky", "dense lu", "diagonal", ...
+  std::string describe() const { return (ready().diagonal ? "" : "dense ") + method(); }
   int dropped_pivots() const { return ready().dropped_pivots; }
   std::int64_t rows() const { return pending_ ? deferred_.rows : f_.n; }
 

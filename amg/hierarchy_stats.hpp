@@ -52,7 +52,7 @@ HierarchyStats statistics_of(const AnyHierarchy& h, NnzOf nnz_of) {
     l.times = level.times;
     add_level(s, l);
   }
-  s.coarse_method = h.coarse_direct ? "dense " + h.coarse.method() : "smoothed (too large for a dense solve)";
+  s.coarse_method = h.coarse_direct ? h.coarse.describe() : "smoothed (too large for a dense solve)";
   s.stop_reason = h.stop_reason;
   return s;
 }

@@ -67,6 +67,8 @@ class DeviceCoarseSolver {
   /// "none (0 rows)".
   static constexpr const char* kAppliedAsInverse = ", applied as its explicit inverse";
   const std::string& method() const { return method_; }
+  /// The method as a level table prints it ("dense cholesky (cuSOLVER)", ...), as the host solver's.
+  std::string describe() const { return "dense " + method_; }
   /// Pivots dropped by the host fallback (0 on the device paths).
   int dropped_pivots() const { return host_ ? host_->dropped_pivots() : 0; }
   std::int64_t rows() const { return n_; }

@@ -106,7 +106,7 @@ HierarchyStats DistAmg::statistics() const {
     add_level(s, l);
   }
   s.coarse_method = !h.coarse_direct    ? "smoothed (too large for a dense solve)"
-                    : h.coarse.factored() ? "dense " + h.coarse.method() + ", redundant on every rank"
+                    : h.coarse.factored() ? h.coarse.describe() + ", redundant on every rank"
                                           : "dense, redundant on every rank, host factor on first use";
   s.stop_reason = h.stop_reason;
   return s;
