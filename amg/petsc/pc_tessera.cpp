@@ -5,6 +5,8 @@
 // whole setup and re-setup on the device), unless -pc_tessera_hierarchy distributed.
 #include <petsc/private/pcimpl.h>
 
+#include <algorithm>
+#include <cmath>
 #include <memory>
 #include <optional>
 #include <string>
@@ -61,6 +63,12 @@ struct PcTessera {
   std::unique_ptr<PcSingleGpu> single;
   std::vector<double> r, z;  // host staging of the PETSc vectors
   PetscInt full_setups = 0, value_setups = 0;
+  // PCSetCoordinates (GAMG's interface): the rank's nodes, `coordinate_dim` numbers each; read
+  // at the next setup, which is then a full one. `near_null` says what the last setup used.
+  PetscInt coordinate_dim = 0;
+  std::vector<double> coordinates;
+  bool coordinates_changed = false;
+  std::string near_null = "none yet";
 
   ~PcTessera() {
     if (device) device->release();  // then amg, then device: the members' order
@@ -69,14 +77,53 @@ struct PcTessera {
 
 PcTessera& data(PC pc) { return *static_cast<PcTessera*>(pc->data); }
 
-// A vector of the wrong local size sets `error` (and the result is not to be used): the check
-// is local, the caller reports it collectively so that no rank is left in the setup's collectives.
-amg::NearNullSpace near_null_space(Mat a, std::int64_t owned_rows, std::string& error) {
+// The 6 rigid-body modes of the rank's rows from PCSetCoordinates' nodes (x y z each, 3 dofs a
+// node), about the global centroid (collective: every rank calls it, whatever its `error`).
+amg::NearNullSpace rigid_body_modes_of(const dist::Communicator& comm, const PcTessera& d, std::int64_t owned_rows,
+                                       std::string& error) {
+  const std::int64_t nodes = static_cast<std::int64_t>(d.coordinates.size()) / 3;
+  if (error.empty() && 3 * nodes != owned_rows)
+    error = tessera::detail::concat("PCTESSERA: PCSetCoordinates gave ", nodes, " nodes on rank ", PetscGlobalRank,
+                                    ", the operator owns ", owned_rows, " rows there (3 dofs a node)");
+  std::vector<double> per_dof;
+  if (error.empty())
+    for (std::int64_t row = 0; row < owned_rows; ++row)
+      for (int c = 0; c < 3; ++c) per_dof.push_back(d.coordinates[3 * (row / 3) + c]);
+  std::vector<double> sums(4, 0.0);  // x, y, z over the dofs, and the dofs
+  for (std::size_t i = 0; i < per_dof.size(); ++i) sums[i % 3] += per_dof[i];
+  sums[3] = static_cast<double>(per_dof.size() / 3);
+  comm.allreduce_in_place(sums, dist::ReduceOp::sum);
+  if (!error.empty()) return {};
+  const double n = std::max(1.0, sums[3]);
+  return amg::rigid_body_modes(per_dof, owned_rows, {sums[0] / n, sums[1] / n, sums[2] / n});
+}
+
+// The operator's near-null space (MatSetNearNullSpace) first, as GAMG; else PCSetCoordinates'
+// rigid-body modes for 3-dof nodes (a scalar operator keeps the constant, as GAMG does); else
+// one constant a component. A vector of the wrong local size sets `error` (and the result is
+// not to be used): the check is local, the caller reports it collectively so that no rank is
+// left in the setup's collectives.
+amg::NearNullSpace near_null_space(Mat a, const dist::Communicator& comm, PcTessera& d, std::int64_t owned_rows,
+                                   std::string& error) {
   MatNullSpace space = nullptr;
   PetscInt block_size = 1;
   TESSERA_PETSC_THROW(MatGetNearNullSpace(a, &space));
   TESSERA_PETSC_THROW(MatGetBlockSize(a, &block_size));
-  if (!space) return amg::constant_near_null_space(owned_rows, static_cast<int>(block_size));
+  d.coordinates_changed = false;
+  const bool rigid = !space && d.coordinate_dim > 0 && block_size > 1;
+  if (rigid && !(d.coordinate_dim == 3 && block_size == 3))
+    error = tessera::detail::concat("PCTESSERA: PCSetCoordinates makes the rigid-body modes of 3D elasticity (3 "
+                                    "coordinates a node, block size 3); got ", d.coordinate_dim,
+                                    " coordinates a node with block size ", block_size,
+                                    ": attach the near-null space with MatSetNearNullSpace");
+  if (rigid) {
+    d.near_null = "6 rigid-body modes from PCSetCoordinates";
+    return rigid_body_modes_of(comm, d, owned_rows, error);
+  }
+  if (!space) {
+    d.near_null = tessera::detail::concat(block_size, " constant vector(s), one a component (block size ", block_size, ")");
+    return amg::constant_near_null_space(owned_rows, static_cast<int>(block_size));
+  }
   PetscBool has_constant = PETSC_FALSE;
   PetscInt count = 0;
   const Vec* vectors = nullptr;
@@ -103,6 +150,7 @@ amg::NearNullSpace near_null_space(Mat a, std::int64_t owned_rows, std::string& 
     for (std::int64_t i = 0; i < owned_rows; ++i) b.vectors.at(i, column) = to_double(x[i]);
     TESSERA_PETSC_THROW(VecRestoreArrayRead(vectors[v], &x));
   }
+  d.near_null = tessera::detail::concat(k, " vector(s) from MatSetNearNullSpace");
   return b;
 }
 
@@ -117,7 +165,7 @@ void full_setup_one_gpu(Mat a, PcTessera& d) {
   std::optional<LoggedEvent> event(std::in_place, TESSERA_PCReadA);
   const WholeMatrixArrays whole(a);
   std::string error;
-  const amg::NearNullSpace near_null = near_null_space(a, whole.arrays().rows, error);
+  const amg::NearNullSpace near_null = near_null_space(a, *d.comm, d, whole.arrays().rows, error);
   TESSERA_REQUIRE_INPUT(error.empty(), error);
   event.emplace(TESSERA_PCHierarchy);  // the upload, and the CUDA context's creation at the first setup
   if (!d.single) d.single = std::make_unique<PcSingleGpu>(*d.comm);
@@ -163,7 +211,7 @@ void full_setup(PC pc, PcTessera& d) {
   std::optional<LoggedEvent> event(std::in_place, TESSERA_PCReadA);
   dist::DistMatrix operator_a = read_dist_matrix(*d.comm, a);
   std::string error;
-  const amg::NearNullSpace near_null = near_null_space(a, operator_a.owned_rows(), error);
+  const amg::NearNullSpace near_null = near_null_space(a, *d.comm, d, operator_a.owned_rows(), error);
   dist::throw_if_any_rank_failed(*d.comm, error);
   event.emplace(TESSERA_PCHierarchy);  // with the CUDA context and the device transport at the first setup
   if (gpu && !d.device) d.device = std::make_unique<PcDeviceBackend>(*d.comm);
@@ -227,7 +275,7 @@ PetscErrorCode PCSetUp_Tessera(PC pc) {
   PetscFunctionBegin;
   PetscCall(check_operator(pc));
   const bool set_up = d.amg || (d.single && d.single->ready());  // a failed re-setup leaves no one-GPU hierarchy
-  if (pc->setupcalled && set_up && pc->flag == SAME_NONZERO_PATTERN) {
+  if (pc->setupcalled && set_up && pc->flag == SAME_NONZERO_PATTERN && !d.coordinates_changed) {
     bool same = true;
     TesseraPetscTry(comm, same = value_setup(pc, d));
     PetscCheck(same, comm, PETSC_ERR_ARG_INCOMP,
@@ -373,6 +421,7 @@ PetscErrorCode PCView_Tessera(PC pc, PetscViewer viewer) {
                                      double(d.device->device_bytes()) / (1 << 20), kTransferNames[d.resetup_transfer]));
   else
     PetscCall(PetscViewerASCIIPrintf(viewer, "backend host: hierarchy and vectors on the host (no device copies)\n"));
+  PetscCall(PetscViewerASCIIPrintf(viewer, "near-null space: %s\n", d.near_null.c_str()));
   if (d.comm)  // set up at least once: the threads are decided
     PetscCall(PetscViewerASCIIPrintf(viewer, "host threads a rank (the setup's host loops): rank 0: %s\n",
                                      dist::host_threads_summary().c_str()));
@@ -405,8 +454,27 @@ PetscErrorCode PCReset_Tessera(PC pc) {
   PetscFunctionReturn(0);
 }
 
+// GAMG's interface for the geometry behind the rigid-body modes (PETSc's ex56 calls it unless
+// -use_mat_nearnullspace): `coords` holds nloc nodes of `dim` numbers each, interleaved.
+PetscErrorCode PCSetCoordinates_Tessera(PC pc, PetscInt dim, PetscInt nloc, PetscReal* coords) {
+  PcTessera& d = data(pc);
+  MPI_Comm comm = PetscObjectComm(reinterpret_cast<PetscObject>(pc));
+  PetscFunctionBegin;
+  PetscCheck(dim >= 1 && nloc >= 0 && (coords || nloc == 0), comm, PETSC_ERR_ARG_OUTOFRANGE,
+             "PCTESSERA: PCSetCoordinates needs dim >= 1 and nloc >= 0 coordinates; got dim %" PetscInt_FMT
+             ", nloc %" PetscInt_FMT, dim, nloc);
+  for (PetscInt i = 0; i < dim * nloc; ++i)
+    PetscCheck(std::isfinite(static_cast<double>(coords[i])), PETSC_COMM_SELF, PETSC_ERR_FP,
+               "PCTESSERA: PCSetCoordinates: coordinate %" PetscInt_FMT " of rank %d is not finite", i, PetscGlobalRank);
+  TesseraPetscTry(comm, d.coordinates.assign(coords, coords + dim * nloc));
+  d.coordinate_dim = dim;
+  d.coordinates_changed = true;
+  PetscFunctionReturn(0);
+}
+
 PetscErrorCode PCDestroy_Tessera(PC pc) {
   PetscFunctionBegin;
+  PetscCall(PetscObjectComposeFunction(reinterpret_cast<PetscObject>(pc), "PCSetCoordinates_C", nullptr));
   delete static_cast<PcTessera*>(pc->data);
   pc->data = nullptr;
   PetscFunctionReturn(0);
@@ -425,5 +493,7 @@ PetscErrorCode PCCreate_Tessera(PC pc) {
   pc->ops->view = PCView_Tessera;
   pc->ops->reset = PCReset_Tessera;
   pc->ops->destroy = PCDestroy_Tessera;
+  PetscCall(PetscObjectComposeFunction(reinterpret_cast<PetscObject>(pc), "PCSetCoordinates_C",
+                                       PCSetCoordinates_Tessera));
   PetscFunctionReturn(0);
 }

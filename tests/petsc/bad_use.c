@@ -19,6 +19,10 @@
                  every rank -> "nonzero pattern changed but PCSetUp was told SAME_NONZERO_PATTERN"
      nonfinite   an off-diagonal entry of the middle row set to NaN between two solves (same
                  pattern, so a numeric re-setup)              -> "non-finite"
+     coordinates_2d     block size 3, PCSetCoordinates with 2 numbers a node
+                                                    -> "makes the rigid-body modes of 3D elasticity"
+     coordinates_count  block size 3, PCSetCoordinates with one node too few on rank 0
+                                                    -> "PCSetCoordinates gave ... nodes on rank 0"
 
    Wrong solutions end in SETERRQ too, so a silent wrong answer fails the test like a crash. */
 #include <petsc/private/matimpl.h> /* hidden case: winds back A->nonzerostate */
@@ -29,7 +33,8 @@
 
 #include "amg/petsc/tessera_petsc.h"
 
-static const char help[] = "PCTESSERA bad-use cases: -case ok|resetups|nonsquare|dense|baij|pattern|zerorows|hidden|nonfinite -n N\n";
+static const char help[] = "PCTESSERA bad-use cases: -case ok|resetups|nonsquare|dense|baij|pattern|zerorows|hidden|nonfinite|"
+                           "coordinates_2d|coordinates_count -n N\n";
 
 /* Rows [rstart, rend) of the tridiagonal 1D Laplacian with a diagonal shift (SPD), into a
    matrix that may have more columns than rows (nonsquare case). */
@@ -47,10 +52,11 @@ static PetscErrorCode fill_laplacian(Mat a, PetscInt n) {
   PetscFunctionReturn(0);
 }
 
-static PetscErrorCode create_operator(MatType type, PetscInt rows, PetscInt cols, Mat *a) {
+static PetscErrorCode create_operator(MatType type, PetscInt rows, PetscInt cols, PetscInt block_size, Mat *a) {
   PetscFunctionBeginUser;
   PetscCall(MatCreate(PETSC_COMM_WORLD, a));
   PetscCall(MatSetSizes(*a, PETSC_DECIDE, PETSC_DECIDE, rows, cols));
+  PetscCall(MatSetBlockSize(*a, block_size));
   PetscCall(MatSetType(*a, type));
   PetscCall(MatSetUp(*a));
   PetscCall(fill_laplacian(*a, rows));
@@ -184,6 +190,25 @@ static PetscErrorCode one_solve(KSP ksp, Mat a) {
   PetscFunctionReturn(0);
 }
 
+/* PCSetCoordinates with `dim` numbers for each of the rank's nodes (3 rows a node), rank 0
+   giving `short_by` nodes fewer. */
+static PetscErrorCode set_coordinates(KSP ksp, Mat a, PetscInt dim, PetscInt short_by) {
+  PC pc;
+  PetscInt rstart, rend;
+  PetscMPIInt rank;
+  PetscReal *coords;
+  PetscFunctionBeginUser;
+  PetscCallMPI(MPI_Comm_rank(PETSC_COMM_WORLD, &rank));
+  PetscCall(MatGetOwnershipRange(a, &rstart, &rend));
+  const PetscInt nodes = (rend - rstart) / 3 - (rank == 0 ? short_by : 0);
+  PetscCall(PetscMalloc1(dim * nodes + 1, &coords));
+  for (PetscInt i = 0; i < dim * nodes; ++i) coords[i] = (PetscReal)(rstart / 3 + i / dim) + 0.25 * (i % dim);
+  PetscCall(KSPGetPC(ksp, &pc));
+  PetscCall(PCSetCoordinates(pc, dim, nodes, coords));
+  PetscCall(PetscFree(coords));
+  PetscFunctionReturn(0);
+}
+
 int main(int argc, char **argv) {
   char name[32] = "ok";
   PetscInt n = 37;
@@ -195,8 +220,10 @@ int main(int argc, char **argv) {
   PetscCall(PetscOptionsGetInt(NULL, NULL, "-n", &n, NULL));
 
   const int nonsquare = !strcmp(name, "nonsquare");
+  const int coordinates = !strncmp(name, "coordinates", 11);
   const MatType type = !strcmp(name, "dense") ? MATDENSE : !strcmp(name, "baij") ? MATBAIJ : MATAIJ;
-  PetscCall(create_operator(type, n, nonsquare ? n + 3 : n, &a));
+  if (coordinates) n = 3 * (n / 3); /* whole nodes of 3 dofs */
+  PetscCall(create_operator(type, n, nonsquare ? n + 3 : n, coordinates ? 3 : 1, &a));
   PetscCall(KSPCreate(PETSC_COMM_WORLD, &ksp));
   PetscCall(KSPSetOperators(ksp, a, a));
   PetscCall(KSPSetType(ksp, KSPGMRES));
@@ -214,6 +241,10 @@ int main(int argc, char **argv) {
   else if (!strcmp(name, "hidden")) PetscCall(two_solves(ksp, a, n, add_hidden_nonzero));
   else if (!strcmp(name, "zerorows")) PetscCall(two_solves(ksp, a, n, zero_middle_rows));
   else if (!strcmp(name, "nonfinite")) PetscCall(two_solves(ksp, a, n, set_nan_entry));
+  else if (coordinates) {
+    PetscCall(set_coordinates(ksp, a, !strcmp(name, "coordinates_2d") ? 2 : 3, !strcmp(name, "coordinates_count")));
+    PetscCall(one_solve(ksp, a));
+  }
   else if (nonsquare || type != MATAIJ) PetscCall(one_solve(ksp, a));
   else SETERRQ(PETSC_COMM_WORLD, PETSC_ERR_ARG_UNKNOWN_TYPE, "unknown -case %s", name);
 

@@ -55,6 +55,24 @@ foreach(ex IN ITEMS ex2 ex45 ex56)
     endforeach()
   endforeach()
 endforeach()
+# ex56 without -use_mat_nearnullspace hands GAMG's PCSetCoordinates the nodes instead: PCTESSERA
+# builds the same 6 rigid-body modes from them (17 iterations on 2 ranks, as with the attached
+# near-null space; 20 when it ignored the coordinates and kept 3 constants).
+string(REPLACE "-use_mat_nearnullspace" "" ex56_coordinates_args "${ex56_args}")
+foreach(np IN LISTS ex56_ranks)
+  set(name petsc.ex56.pc_coordinates.np${np})
+  set(source ${TESSERA_PETSC_TUTORIALS_DIR}/ex56.c)
+  if(EXISTS ${source})
+    add_test(NAME ${name}
+             COMMAND ${check} --np ${np} --mpiexec ${MPIEXEC_EXECUTABLE} ${pc_require}
+                     --require "near-null space: 6 rigid-body modes from PCSetCoordinates"
+                     -- $<TARGET_FILE:petsc_tutorial_ex56> ${common} ${pc_set} ${ex56_coordinates_args})
+  else()
+    add_test(NAME ${name} COMMAND sh -c "echo 'SKIPPED: ${source} not installed (apt-get install libpetsc3.18-dev-examples)'; exit ${TESSERA_SKIP_CODE}")
+  endif()
+  set_tests_properties(${name} PROPERTIES LABELS "host;mpi;petsc" PROCESSORS ${np} TIMEOUT 600
+                       SKIP_RETURN_CODE ${TESSERA_SKIP_CODE} ENVIRONMENT "${TESSERA_TEST_ENV}")
+endforeach()
 endif()
 
 # Bad use of PCTESSERA (issue 7): tests/petsc/bad_use.c runs one case per -case and must end in
@@ -116,6 +134,13 @@ tessera_bad_use_test(pattern 0 "setups: 1 full, 0 numeric.*first solve: .*setups
 tessera_bad_use_test(zerorows 0 "first solve: .*setups: 2 full, 0 numeric.*second solve: " 1 2)
 tessera_bad_use_test(hidden nonzero "PETSC ERROR: PCTESSERA: the operator's nonzero pattern changed but PCSetUp was told SAME_NONZERO_PATTERN" 1 2)
 tessera_bad_use_test(nonfinite nonzero "first solve: .*PETSC ERROR: .*non-finite" 1 2)
+# PCSetCoordinates (GAMG's interface, which PCTESSERA reads for the rigid-body modes) with the
+# wrong dimension, or one rank's node count not its rows / 3: refused on every rank.
+tessera_bad_use_test(coordinates_2d nonzero
+                     "PETSC ERROR: Tessera: PCTESSERA: PCSetCoordinates makes the rigid-body modes of 3D elasticity \\(3 coordinates a node, block size 3\\). got 2 coordinates a node with block size 3"
+                     1 2)
+tessera_bad_use_test(coordinates_count nonzero
+                     "PETSC ERROR: Tessera: PCTESSERA: PCSetCoordinates gave [0-9]+ nodes on rank 0, the operator owns [0-9]+ rows there" 1 2)
 # The re-setup transfer on the device asked for with the host backend: refused on every rank
 # at the first setup (the host backend forced, so a GPU machine gives the same answer).
 tessera_bad_use_test(transfer_without_gpu nonzero
