@@ -11,8 +11,9 @@ namespace {
 /// The coordinates file, checked against A: n x 3, A's rows a whole number of its nodes.
 DenseMatrix read_node_coordinates(const std::string& path, std::int64_t rows) {
   DenseMatrix nodes = io::read_matrix_market_dense(path);  // NaN and Inf refused there
-  TESSERA_REQUIRE_INPUT(nodes.cols == 3, "--coordinates ", path, ": expected one row a node with 3 columns (x y z), got ",
-                        nodes.rows, " x ", nodes.cols, " (the rigid-body modes of 3D elasticity)");
+  TESSERA_REQUIRE_INPUT(nodes.cols == 3, "--coordinates ", path,
+                        ": expected one row a node with 3 columns (x y z), got ", nodes.rows, " x ", nodes.cols,
+                        " (the rigid-body modes of 3D elasticity)");
   TESSERA_REQUIRE_INPUT(nodes.rows > 0, "--coordinates ", path, ": the file holds no nodes");
   TESSERA_REQUIRE_INPUT(rows >= nodes.rows && rows % nodes.rows == 0, "--coordinates ", path, ": ", nodes.rows,
                         " nodes, but A's ", rows, " rows are not a whole number of dofs a node");
@@ -21,7 +22,8 @@ DenseMatrix read_node_coordinates(const std::string& path, std::int64_t rows) {
 
 }  // namespace
 
-NodeGeometry::NodeGeometry(const MatrixSource& a, const NearNullChoice& choice, std::int64_t rows) : a_(a), rows_(rows) {
+NodeGeometry::NodeGeometry(const MatrixSource& a, const NearNullChoice& choice, std::int64_t rows)
+    : a_(a), rows_(rows) {
   const bool generated = !a.spec.empty();
   const bool from_file = !choice.coordinates.empty();
   TESSERA_REQUIRE_INPUT(!(from_file && generated), "--coordinates is for a matrix read with --A; --gen ", a.spec,
@@ -30,20 +32,21 @@ NodeGeometry::NodeGeometry(const MatrixSource& a, const NearNullChoice& choice, 
                         "--coordinates gives the rigid-body near-null space; --null-space constant would ignore them");
   TESSERA_REQUIRE_INPUT(choice.block_size >= 0, "--block-size must be positive, got ", choice.block_size);
   if (from_file) nodes_ = read_node_coordinates(choice.coordinates, rows);
-  const int implied = from_file ? static_cast<int>(rows / nodes_.rows) : generated ? gen::block_size(gen::parse_spec(a.spec)) : 1;
+  const int generated_block = generated ? gen::block_size(gen::parse_spec(a.spec)) : 1;
+  const int implied = from_file ? static_cast<int>(rows / nodes_.rows) : generated_block;
   TESSERA_REQUIRE_INPUT(!from_file || choice.block_size == 0 || choice.block_size == implied, "--block-size ",
                         choice.block_size, " disagrees with --coordinates: ", rows, " rows over ", nodes_.rows,
                         " nodes are ", implied, " dofs a node");
   block_size_ = choice.block_size ? choice.block_size : implied;
   TESSERA_REQUIRE_INPUT(rows % block_size_ == 0, "A's ", rows, " rows are not whole nodes of block size ", block_size_);
 
-  const bool has_coordinates = from_file || (generated && gen::block_size(gen::parse_spec(a.spec)) == 3);
+  const bool has_coordinates = from_file || (generated && generated_block == 3);
   rigid_body_ = choice.null_space == "rigid-body" || (choice.null_space == "auto" && has_coordinates);
   if (!rigid_body_) return;
   TESSERA_REQUIRE_INPUT(has_coordinates, "--null-space rigid-body needs node coordinates: --coordinates FILE with --A, "
                         "or --gen elasticity3d:N");
-  TESSERA_REQUIRE_INPUT(block_size_ == 3, "rigid-body modes need 3 dofs a node (x y z displacements), the block size is ",
-                        block_size_);
+  TESSERA_REQUIRE_INPUT(block_size_ == 3,
+                        "rigid-body modes need 3 dofs a node (x y z displacements), the block size is ", block_size_);
 }
 
 std::vector<double> NodeGeometry::dof_coordinates(std::int64_t begin, std::int64_t end) const {

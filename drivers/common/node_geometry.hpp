@@ -17,7 +17,7 @@ namespace tessera::driver {
 
 /// What the command line asked for.
 struct NearNullChoice {
-  std::string null_space = "auto";  // auto (rigid-body where coordinates exist and nodes have 3 dofs) | constant | rigid-body
+  std::string null_space = "auto";  // auto (rigid-body where nodes have coordinates) | constant | rigid-body
   int block_size = 0;               // --block-size; 0: from --coordinates, else the generator, else 1
   std::string coordinates;          // --coordinates FILE (with --A)
 };

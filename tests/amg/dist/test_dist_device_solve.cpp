@@ -156,8 +156,8 @@ void expect_same_convergence(const dist::Communicator& comm, dist::gpu::DeviceCo
 
 /// Where the host factors the coarsest level by Cholesky (SPD: every problem here, unless an
 /// aggregate too small for its near-null vectors made A_c singular) or solves it as a diagonal
-/// (bcsstm05), every GPU factors it with cuSOLVER's Cholesky; a smoothed level says so. With the uneven partition on 2+ ranks some
-/// rank owns no coarse rows (the case to exercise).
+/// (bcsstm05), every GPU factors it with cuSOLVER's Cholesky; a smoothed level says so. With the
+/// uneven partition on 2+ ranks some rank owns no coarse rows (the case to exercise).
 void expect_coarse_path(const dist::Communicator& comm, const DistHierarchy& h,
                         const gpu::DistDeviceAmgPreconditioner& device, bool uneven, bool inverse_expected) {
   if (!h.coarse_direct) {
