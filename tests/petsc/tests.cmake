@@ -32,46 +32,44 @@ set(ex2_ranks 1 2 4)
 set(ex45_ranks 1 2 4)
 set(ex56_ranks 1 2 8)
 
-foreach(ex IN ITEMS ex2 ex45 ex56)
+# One tutorial run, ctest name petsc.EX.SET.npNP: the plugin's options ${SET}_set, what
+# check_petsc_run.py requires ${SET}_require, the tutorial's own arguments after NP.
+function(tessera_petsc_tutorial_test ex set np)
+  set(name petsc.${ex}.${set}.np${np})
   set(source ${TESSERA_PETSC_TUTORIALS_DIR}/${ex}.c)
   if(EXISTS ${source})
-    add_executable(petsc_tutorial_${ex} ${source})
+    add_test(NAME ${name}
+             COMMAND ${check} --np ${np} --mpiexec ${MPIEXEC_EXECUTABLE} ${${set}_require}
+                     -- $<TARGET_FILE:petsc_tutorial_${ex}> ${common} ${${set}_set} ${ARGN})
+  else()
+    add_test(NAME ${name} COMMAND sh -c "echo 'SKIPPED: ${source} not installed (apt-get install libpetsc3.18-dev-examples)'; exit ${TESSERA_SKIP_CODE}")
+  endif()
+  set_tests_properties(${name} PROPERTIES LABELS "host;mpi;petsc" PROCESSORS ${np} TIMEOUT 600
+                       SKIP_RETURN_CODE ${TESSERA_SKIP_CODE} ENVIRONMENT "${TESSERA_TEST_ENV}")
+endfunction()
+
+foreach(ex IN ITEMS ex2 ex45 ex56)
+  if(EXISTS ${TESSERA_PETSC_TUTORIALS_DIR}/${ex}.c)
+    add_executable(petsc_tutorial_${ex} ${TESSERA_PETSC_TUTORIALS_DIR}/${ex}.c)
     target_link_libraries(petsc_tutorial_${ex} PRIVATE PkgConfig::PETSC MPI::MPI_C m)
     set_target_properties(petsc_tutorial_${ex} PROPERTIES LINKER_LANGUAGE C)
     add_dependencies(petsc_tutorial_${ex} tessera_petsc)
   endif()
   foreach(set IN ITEMS pc gamg)
     foreach(np IN LISTS ${ex}_ranks)
-      set(name petsc.${ex}.${set}.np${np})
-      if(EXISTS ${source})
-        add_test(NAME ${name}
-                 COMMAND ${check} --np ${np} --mpiexec ${MPIEXEC_EXECUTABLE} ${${set}_require}
-                         -- $<TARGET_FILE:petsc_tutorial_${ex}> ${common} ${${set}_set} ${${ex}_args})
-      else()
-        add_test(NAME ${name} COMMAND sh -c "echo 'SKIPPED: ${source} not installed (apt-get install libpetsc3.18-dev-examples)'; exit ${TESSERA_SKIP_CODE}")
-      endif()
-      set_tests_properties(${name} PROPERTIES LABELS "host;mpi;petsc" PROCESSORS ${np} TIMEOUT 600
-                           SKIP_RETURN_CODE ${TESSERA_SKIP_CODE} ENVIRONMENT "${TESSERA_TEST_ENV}")
+      tessera_petsc_tutorial_test(${ex} ${set} ${np} ${${ex}_args})
     endforeach()
   endforeach()
 endforeach()
 # ex56 without -use_mat_nearnullspace hands GAMG's PCSetCoordinates the nodes instead: PCTESSERA
 # builds the same 6 rigid-body modes from them (17 iterations on 2 ranks, as with the attached
 # near-null space; 20 when it ignored the coordinates and kept 3 constants).
-string(REPLACE "-use_mat_nearnullspace" "" ex56_coordinates_args "${ex56_args}")
+set(pc_coordinates_set ${pc_set})
+set(pc_coordinates_require ${pc_require} --require "near-null space: 6 rigid-body modes from PCSetCoordinates")
+set(ex56_coordinates_args ${ex56_args})
+list(REMOVE_ITEM ex56_coordinates_args -use_mat_nearnullspace)
 foreach(np IN LISTS ex56_ranks)
-  set(name petsc.ex56.pc_coordinates.np${np})
-  set(source ${TESSERA_PETSC_TUTORIALS_DIR}/ex56.c)
-  if(EXISTS ${source})
-    add_test(NAME ${name}
-             COMMAND ${check} --np ${np} --mpiexec ${MPIEXEC_EXECUTABLE} ${pc_require}
-                     --require "near-null space: 6 rigid-body modes from PCSetCoordinates"
-                     -- $<TARGET_FILE:petsc_tutorial_ex56> ${common} ${pc_set} ${ex56_coordinates_args})
-  else()
-    add_test(NAME ${name} COMMAND sh -c "echo 'SKIPPED: ${source} not installed (apt-get install libpetsc3.18-dev-examples)'; exit ${TESSERA_SKIP_CODE}")
-  endif()
-  set_tests_properties(${name} PROPERTIES LABELS "host;mpi;petsc" PROCESSORS ${np} TIMEOUT 600
-                       SKIP_RETURN_CODE ${TESSERA_SKIP_CODE} ENVIRONMENT "${TESSERA_TEST_ENV}")
+  tessera_petsc_tutorial_test(ex56 pc_coordinates ${np} ${ex56_coordinates_args})
 endforeach()
 endif()
 
