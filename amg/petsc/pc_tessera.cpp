@@ -121,7 +121,8 @@ amg::NearNullSpace near_null_space(Mat a, const dist::Communicator& comm, PcTess
     return rigid_body_modes_of(comm, d, owned_rows, error);
   }
   if (!space) {
-    d.near_null = tessera::detail::concat(block_size, " constant vector(s), one a component (block size ", block_size, ")");
+    d.near_null =
+        tessera::detail::concat(block_size, " constant vector(s), one a component (block size ", block_size, ")");
     return amg::constant_near_null_space(owned_rows, static_cast<int>(block_size));
   }
   PetscBool has_constant = PETSC_FALSE;
@@ -465,7 +466,8 @@ PetscErrorCode PCSetCoordinates_Tessera(PC pc, PetscInt dim, PetscInt nloc, Pets
              ", nloc %" PetscInt_FMT, dim, nloc);
   for (PetscInt i = 0; i < dim * nloc; ++i)
     PetscCheck(std::isfinite(static_cast<double>(coords[i])), PETSC_COMM_SELF, PETSC_ERR_FP,
-               "PCTESSERA: PCSetCoordinates: coordinate %" PetscInt_FMT " of rank %d is not finite", i, PetscGlobalRank);
+               "PCTESSERA: PCSetCoordinates: coordinate %" PetscInt_FMT " of rank %d is not finite", i,
+               PetscGlobalRank);
   TesseraPetscTry(comm, d.coordinates.assign(coords, coords + dim * nloc));
   d.coordinate_dim = dim;
   d.coordinates_changed = true;

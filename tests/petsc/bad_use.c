@@ -33,8 +33,9 @@
 
 #include "amg/petsc/tessera_petsc.h"
 
-static const char help[] = "PCTESSERA bad-use cases: -case ok|resetups|nonsquare|dense|baij|pattern|zerorows|hidden|nonfinite|"
-                           "coordinates_2d|coordinates_count -n N\n";
+static const char help[] =
+    "PCTESSERA bad-use cases: -case ok|resetups|nonsquare|dense|baij|pattern|zerorows|hidden|nonfinite|"
+    "coordinates_2d|coordinates_count -n N\n";
 
 /* Rows [rstart, rend) of the tridiagonal 1D Laplacian with a diagonal shift (SPD), into a
    matrix that may have more columns than rows (nonsquare case). */
