@@ -12,26 +12,30 @@ NearNullSpace constant_near_null_space(std::int64_t rows, int block_size) {
   return b;
 }
 
-NearNullSpace rigid_body_modes(const std::vector<double>& coords, std::int64_t rows) {
+NearNullSpace rigid_body_modes(const std::vector<double>& coords, std::int64_t rows, int dim) {
   std::array<double, 3> centre = {0, 0, 0};
-  if (static_cast<std::int64_t>(coords.size()) != 3 * rows) return rigid_body_modes(coords, rows, centre);  // reports it
+  if (static_cast<std::int64_t>(coords.size()) != 3 * rows) return rigid_body_modes(coords, rows, dim, centre);  // reports it
   for (std::int64_t i = 0; i < rows; ++i)
     for (int d = 0; d < 3; ++d) centre[d] += coords[3 * i + d] / static_cast<double>(rows ? rows : 1);
-  return rigid_body_modes(coords, rows, centre);
+  return rigid_body_modes(coords, rows, dim, centre);
 }
 
-NearNullSpace rigid_body_modes(const std::vector<double>& coords, std::int64_t rows, const std::array<double, 3>& centre) {
-  TESSERA_REQUIRE_INPUT(rows % 3 == 0, "rigid-body modes need 3 dofs per node, got ", rows, " rows");
+NearNullSpace rigid_body_modes(const std::vector<double>& coords, std::int64_t rows, int dim,
+                               const std::array<double, 3>& centre) {
+  TESSERA_REQUIRE_INPUT(dim == 2 || dim == 3, "rigid-body modes are made in 2 or 3 dimensions, not ", dim);
+  TESSERA_REQUIRE_INPUT(rows % dim == 0, "rigid-body modes in ", dim, "D need ", dim, " dofs per node, got ", rows,
+                        " rows");
   TESSERA_REQUIRE_INPUT(static_cast<std::int64_t>(coords.size()) == 3 * rows, "rigid-body modes: ", coords.size(),
                         " coordinates given, expected 3 per row (", 3 * rows, ")");
-  NearNullSpace b{DenseMatrix(rows, 6, Layout::row_major, 0.0), 3};
+  NearNullSpace b{DenseMatrix(rows, rigid_body_mode_count(dim), Layout::row_major, 0.0), dim};
   for (std::int64_t i = 0; i < rows; ++i) {
     const double x = coords[3 * i] - centre[0], y = coords[3 * i + 1] - centre[1], z = coords[3 * i + 2] - centre[2];
-    const int c = static_cast<int>(i % 3);
+    const int c = static_cast<int>(i % dim);
     b.vectors.at(i, c) = 1.0;  // translation along c
-    // Rotations about z, x, y: (-y, x, 0), (0, -z, y), (z, 0, -x).
+    // Rotations about z (the only one in 2D), x, y: (-y, x, 0), (0, -z, y), (z, 0, -x).
     const double rot_z[3] = {-y, x, 0}, rot_x[3] = {0, -z, y}, rot_y[3] = {z, 0, -x};
-    b.vectors.at(i, 3) = rot_z[c];
+    b.vectors.at(i, dim) = rot_z[c];
+    if (dim == 2) continue;
     b.vectors.at(i, 4) = rot_x[c];
     b.vectors.at(i, 5) = rot_y[c];
   }

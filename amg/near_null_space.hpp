@@ -1,7 +1,7 @@
 #pragma once
 // The near-null space B (rows x k, row-major) the tentative prolongator interpolates exactly:
 // the constant vector for scalar problems, one constant per component for block systems
-// (GAMG's default), the 6 rigid-body modes for 3D elasticity.
+// (GAMG's default), the rigid-body modes of elasticity (3 in 2D, 6 in 3D).
 #include <array>
 #include <cstdint>
 #include <vector>
@@ -22,16 +22,22 @@ struct NearNullSpace {
 /// k = block_size vectors: vector c is 1 on the dofs of component c, 0 elsewhere.
 NearNullSpace constant_near_null_space(std::int64_t rows, int block_size = 1);
 
-/// 3 translations and 3 rotations (as PETSc's MatNullSpaceCreateRigidBody) from the node
-/// coordinates, 3 doubles per row (dof = 3*node + component, every dof of a node carrying the
-/// node's coordinates, as gen::coordinates gives them). Coordinates are shifted to their
-/// centroid first, which leaves the span unchanged and keeps the rotations well scaled
-/// against the translations. InputError unless coords has 3*rows entries and rows % 3 == 0.
-NearNullSpace rigid_body_modes(const std::vector<double>& coords, std::int64_t rows);
+/// The rigid-body modes of elasticity in `dim` = 2 or 3 dimensions (as PETSc's
+/// MatNullSpaceCreateRigidBody) from the node coordinates: in 3D 3 translations and 3 rotations,
+/// in 2D 2 translations and the rotation in the plane. `coords` holds 3 doubles per row (dof =
+/// dim*node + component, every dof of a node carrying the node's x y z, as gen::coordinates gives
+/// them; z is not read in 2D). Coordinates are shifted to their centroid first, which leaves the
+/// span unchanged and keeps the rotations well scaled against the translations. InputError
+/// unless dim is 2 or 3, coords has 3*rows entries and rows % dim == 0.
+NearNullSpace rigid_body_modes(const std::vector<double>& coords, std::int64_t rows, int dim);
 
 /// The same, shifted to a given centre. A distributed caller passes the GLOBAL centroid, so
-/// every rank's rows belong to the same six global vectors (a per-rank centroid would shift
-/// each rank's rotations by a different translation and break aggregates spanning ranks).
-NearNullSpace rigid_body_modes(const std::vector<double>& coords, std::int64_t rows, const std::array<double, 3>& centre);
+/// every rank's rows belong to the same global vectors (a per-rank centroid would shift each
+/// rank's rotations by a different translation and break aggregates spanning ranks).
+NearNullSpace rigid_body_modes(const std::vector<double>& coords, std::int64_t rows, int dim,
+                               const std::array<double, 3>& centre);
+
+/// How many rigid-body modes `dim` dimensions have: 3 in 2D, 6 in 3D.
+inline int rigid_body_mode_count(int dim) { return dim * (dim + 1) / 2; }
 
 }  // namespace tessera::amg

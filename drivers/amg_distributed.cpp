@@ -61,11 +61,11 @@ amg::NearNullSpace owned_near_null_space(const dist::Communicator& comm, const N
                                          const dist::DistMatrix& a, std::vector<double>& coords) {
   if (!geometry.rigid_body()) return amg::constant_near_null_space(a.owned_rows(), geometry.block_size());
   coords = geometry.dof_coordinates(a.row_begin(), a.row_begin() + a.owned_rows());
-  std::vector<double> sums(3, 0.0);  // the global centroid: one set of six global vectors
+  std::vector<double> sums(3, 0.0);  // the global centroid: one set of global vectors
   for (std::size_t i = 0; i < coords.size(); ++i) sums[i % 3] += coords[i];
   comm.allreduce_in_place(sums, dist::ReduceOp::sum);
   const double n = static_cast<double>(std::max<std::int64_t>(1, a.global_rows()));
-  return amg::rigid_body_modes(coords, a.owned_rows(), {sums[0] / n, sums[1] / n, sums[2] / n});
+  return amg::rigid_body_modes(coords, a.owned_rows(), geometry.dimension(), {sums[0] / n, sums[1] / n, sums[2] / n});
 }
 
 std::vector<double> owned_right_hand_side(const DistributedAmgOptions& o, const dist::DistMatrix& a) {

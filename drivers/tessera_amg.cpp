@@ -1,6 +1,6 @@
 // tessera-amg: smoothed-aggregation AMG as the preconditioner of CG (SPD) or FGMRES.
 //   tessera-amg --gen poisson3d:64 --tol 1e-8 --json out.json
-//   tessera-amg --gen elasticity3d:16                      (rigid-body modes from the grid)
+//   tessera-amg --gen elasticity3d:16                      (rigid-body modes from the grid; 2D: elasticity2d:N)
 //   tessera-amg --A elastic.mtx --coordinates xyz.mtx      (rigid-body modes from node coordinates)
 //   tessera-amg --A matrix.mtx.gz [--b rhs.mtx] --smoother l1-jacobi --cycle W --history
 //   mpirun -np 4 tessera-amg --gen poisson3d:64 --compare hypre,gamg   (baselines side by side)
@@ -87,7 +87,7 @@ amg::Vector right_hand_side(const Options& opt, const Csr<double>& a) {
 }
 
 void add_options(CLI::App& app, Options& opt) {
-  app.add_option("--gen", opt.a.spec, "generate A: poisson3d:N poisson3d27:N elasticity3d:N poisson2d:N");
+  app.add_option("--gen", opt.a.spec, "generate A: poisson3d:N poisson3d27:N elasticity3d:N poisson2d:N elasticity2d:N");
   app.add_option("--A", opt.a.file, "Matrix Market file for A (.mtx or .mtx.gz)");
   app.add_option("--b", opt.b_file, "right-hand side (Matrix Market array); default all ones");
   app.add_option("--tol", opt.krylov.rtol, "relative residual tolerance")->check(CLI::PositiveNumber);
@@ -114,7 +114,7 @@ void add_options(CLI::App& app, Options& opt) {
       ->check(CLI::IsMember({"auto", "constant", "rigid-body"}));
   app.add_option("--coordinates", opt.near_null.coordinates,
                  "node coordinates of an elasticity A read with --A, for its rigid-body modes: a Matrix Market array, "
-                 "one row a node, columns x y z (A's rows / nodes = 3 dofs a node)");
+                 "one row a node, columns x y (2D) or x y z (3D); A's rows / nodes = one dof a dimension a node");
   app.add_option("--block-size", opt.near_null.block_size,
                  "dofs per node (default: rows / nodes of --coordinates, else from the generator, else 1)");
   app.add_option("--stagnation-window", opt.krylov.stagnation_window, "stop after this many iterations without a new smallest residual")
@@ -297,7 +297,7 @@ Problem load_problem(const Options& opt) {
   const NodeGeometry geometry(opt.a, opt.near_null, p.a.rows);
   if (geometry.rigid_body()) {
     p.coordinates = geometry.dof_coordinates(0, p.a.rows);
-    p.nns = amg::rigid_body_modes(p.coordinates, p.a.rows);
+    p.nns = amg::rigid_body_modes(p.coordinates, p.a.rows, geometry.dimension());
   } else {
     p.nns = amg::constant_near_null_space(p.a.rows, geometry.block_size());
   }

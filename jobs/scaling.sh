@@ -51,6 +51,7 @@ scaling_rows() {
   case $kind in
     poisson2d) echo $((n * n)) ;;
     poisson3d | poisson3d27) echo $((n * n * n)) ;;
+    elasticity2d) echo $((2 * n * n)) ;;
     elasticity3d) echo $((3 * n * n * n)) ;;
   esac
 }

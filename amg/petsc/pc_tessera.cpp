@@ -77,32 +77,34 @@ struct PcTessera {
 
 PcTessera& data(PC pc) { return *static_cast<PcTessera*>(pc->data); }
 
-// The 6 rigid-body modes of the rank's rows from PCSetCoordinates' nodes (x y z each, 3 dofs a
-// node), about the global centroid (collective: every rank calls it, whatever its `error`).
+// The rigid-body modes of the rank's rows from PCSetCoordinates' nodes (dim = the block size
+// numbers each, dim dofs a node), about the global centroid (collective: every rank calls it,
+// whatever its `error`).
 amg::NearNullSpace rigid_body_modes_of(const dist::Communicator& comm, const PcTessera& d, std::int64_t owned_rows,
                                        std::string& error) {
-  const std::int64_t nodes = static_cast<std::int64_t>(d.coordinates.size()) / 3;
-  if (error.empty() && 3 * nodes != owned_rows)
+  const int dim = static_cast<int>(d.coordinate_dim);
+  const std::int64_t nodes = static_cast<std::int64_t>(d.coordinates.size()) / dim;
+  if (error.empty() && dim * nodes != owned_rows)
     error = tessera::detail::concat("PCTESSERA: PCSetCoordinates gave ", nodes, " nodes on rank ", PetscGlobalRank,
-                                    ", the operator owns ", owned_rows, " rows there (3 dofs a node)");
-  std::vector<double> per_dof;
+                                    ", the operator owns ", owned_rows, " rows there (", dim, " dofs a node)");
+  std::vector<double> per_dof;  // x y z a row, z = 0 in 2D (amg::rigid_body_modes' layout)
   if (error.empty())
     for (std::int64_t row = 0; row < owned_rows; ++row)
-      for (int c = 0; c < 3; ++c) per_dof.push_back(d.coordinates[3 * (row / 3) + c]);
+      for (int c = 0; c < 3; ++c) per_dof.push_back(c < dim ? d.coordinates[dim * (row / dim) + c] : 0.0);
   std::vector<double> sums(4, 0.0);  // x, y, z over the dofs, and the dofs
   for (std::size_t i = 0; i < per_dof.size(); ++i) sums[i % 3] += per_dof[i];
   sums[3] = static_cast<double>(per_dof.size() / 3);
   comm.allreduce_in_place(sums, dist::ReduceOp::sum);
   if (!error.empty()) return {};
   const double n = std::max(1.0, sums[3]);
-  return amg::rigid_body_modes(per_dof, owned_rows, {sums[0] / n, sums[1] / n, sums[2] / n});
+  return amg::rigid_body_modes(per_dof, owned_rows, dim, {sums[0] / n, sums[1] / n, sums[2] / n});
 }
 
 // The operator's near-null space (MatSetNearNullSpace) first, as GAMG; else PCSetCoordinates'
-// rigid-body modes for 3-dof nodes (a scalar operator keeps the constant, as GAMG does); else
-// one constant a component. A vector of the wrong local size sets `error` (and the result is
-// not to be used): the check is local, the caller reports it collectively so that no rank is
-// left in the setup's collectives.
+// rigid-body modes for 2- or 3-dof nodes in as many dimensions (a scalar operator keeps the
+// constant, as GAMG does); else one constant a component. A vector of the wrong local size sets
+// `error` (and the result is not to be used): the check is local, the caller reports it
+// collectively so that no rank is left in the setup's collectives.
 amg::NearNullSpace near_null_space(Mat a, const dist::Communicator& comm, PcTessera& d, std::int64_t owned_rows,
                                    std::string& error) {
   MatNullSpace space = nullptr;
@@ -111,13 +113,14 @@ amg::NearNullSpace near_null_space(Mat a, const dist::Communicator& comm, PcTess
   TESSERA_PETSC_THROW(MatGetBlockSize(a, &block_size));
   d.coordinates_changed = false;
   const bool rigid = !space && d.coordinate_dim > 0 && block_size > 1;
-  if (rigid && !(d.coordinate_dim == 3 && block_size == 3))
-    error = tessera::detail::concat("PCTESSERA: PCSetCoordinates makes the rigid-body modes of 3D elasticity (3 "
-                                    "coordinates a node, block size 3); got ", d.coordinate_dim,
+  if (rigid && !((d.coordinate_dim == 2 || d.coordinate_dim == 3) && block_size == d.coordinate_dim))
+    error = tessera::detail::concat("PCTESSERA: PCSetCoordinates makes the rigid-body modes of 2D or 3D elasticity "
+                                    "(2 or 3 coordinates a node, the block size as many); got ", d.coordinate_dim,
                                     " coordinates a node with block size ", block_size,
                                     ": attach the near-null space with MatSetNearNullSpace");
   if (rigid) {
-    d.near_null = "6 rigid-body modes from PCSetCoordinates";
+    d.near_null = tessera::detail::concat(amg::rigid_body_mode_count(static_cast<int>(d.coordinate_dim)),
+                                          " rigid-body modes from PCSetCoordinates");
     return rigid_body_modes_of(comm, d, owned_rows, error);
   }
   if (!space) {
@@ -456,7 +459,8 @@ PetscErrorCode PCReset_Tessera(PC pc) {
 }
 
 // GAMG's interface for the geometry behind the rigid-body modes (PETSc's ex56 calls it unless
-// -use_mat_nearnullspace): `coords` holds nloc nodes of `dim` numbers each, interleaved.
+// -use_mat_nearnullspace, ex55 with -use_coordinates): `coords` holds nloc nodes of `dim`
+// numbers each, interleaved.
 PetscErrorCode PCSetCoordinates_Tessera(PC pc, PetscInt dim, PetscInt nloc, PetscReal* coords) {
   PcTessera& d = data(pc);
   MPI_Comm comm = PetscObjectComm(reinterpret_cast<PetscObject>(pc));

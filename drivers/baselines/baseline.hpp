@@ -22,9 +22,10 @@ struct BaselineOptions {
   /// every `restart` iterations, for a non-symmetric one (Tessera's FGMRES is compared with it).
   bool gmres = false;
   int restart = 30;
-  int block_size = 1;          // dofs per node (3 for elasticity); rows per rank must be a multiple
-  /// x, y, z of every local row (3 doubles per row, gen::coordinates' layout). Non-empty asks
-  /// for the rigid-body near-null space where the baseline supports it (GAMG does).
+  int block_size = 1;          // dofs per node (2 or 3 for elasticity); rows per rank must be a multiple
+  /// x, y, z of every local row (3 doubles per row, gen::coordinates' layout, z = 0 in 2D).
+  /// Non-empty asks for the rigid-body near-null space of dimension block_size where the
+  /// baseline supports it (GAMG does).
   std::vector<double> coordinates;
 };
 

@@ -93,19 +93,21 @@ void make_vectors(const std::vector<double>& my_b, PetscObjects& p) {
   TESSERA_PETSC(VecSet(p.x, 0.0));
 }
 
-/// The 6 rigid-body modes from one (x, y, z) per node, as GAMG expects for 3D elasticity.
+/// The rigid-body modes (3 in 2D, 6 in 3D) from one (x, y[, z]) per node, as GAMG expects for
+/// elasticity: the block size is the dimension.
 void attach_rigid_body_modes(MPI_Comm comm, const RowBlock& rows, const BaselineOptions& o, PetscObjects& p) {
-  TESSERA_REQUIRE_INPUT(o.block_size == 3, "PETSc GAMG: rigid-body modes (coordinates given) need block size 3, got ",
-                        o.block_size);
-  const PetscInt n = PetscInt(rows.local_rows());  // = 3 x local nodes
+  const int dim = o.block_size;
+  TESSERA_REQUIRE_INPUT(dim == 2 || dim == 3,
+                        "PETSc GAMG: rigid-body modes (coordinates given) need block size 2 or 3, got ", dim);
+  const PetscInt n = PetscInt(rows.local_rows());  // = dim x local nodes
   TESSERA_PETSC(VecCreate(comm, &p.coordinates));
   TESSERA_PETSC(VecSetSizes(p.coordinates, n, PETSC_DECIDE));
-  TESSERA_PETSC(VecSetBlockSize(p.coordinates, 3));
+  TESSERA_PETSC(VecSetBlockSize(p.coordinates, dim));
   TESSERA_PETSC(VecSetType(p.coordinates, VECSTANDARD));
   PetscScalar* xyz = nullptr;
   TESSERA_PETSC(VecGetArray(p.coordinates, &xyz));
-  for (PetscInt node = 0; node < n / 3; ++node)  // o.coordinates repeats a node's x, y, z on each of its 3 rows
-    for (int d = 0; d < 3; ++d) xyz[3 * node + d] = o.coordinates[9 * std::size_t(node) + d];
+  for (PetscInt node = 0; node < n / dim; ++node)  // o.coordinates holds a node's x y z on each of its rows
+    for (int d = 0; d < dim; ++d) xyz[dim * node + d] = o.coordinates[3 * std::size_t(dim * node) + d];
   TESSERA_PETSC(VecRestoreArray(p.coordinates, &xyz));
   TESSERA_PETSC(MatNullSpaceCreateRigidBody(p.coordinates, &p.rigid_body));
   TESSERA_PETSC(MatSetNearNullSpace(p.a, p.rigid_body));

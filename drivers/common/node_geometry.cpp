@@ -8,12 +8,12 @@ namespace tessera::driver {
 
 namespace {
 
-/// The coordinates file, checked against A: n x 3, A's rows a whole number of its nodes.
+/// The coordinates file, checked against A: n x 2 or n x 3, A's rows a whole number of its nodes.
 DenseMatrix read_node_coordinates(const std::string& path, std::int64_t rows) {
   DenseMatrix nodes = io::read_matrix_market_dense(path);  // NaN and Inf refused there
-  TESSERA_REQUIRE_INPUT(nodes.cols == 3, "--coordinates ", path,
-                        ": expected one row a node with 3 columns (x y z), got ", nodes.rows, " x ", nodes.cols,
-                        " (the rigid-body modes of 3D elasticity)");
+  TESSERA_REQUIRE_INPUT(nodes.cols == 2 || nodes.cols == 3, "--coordinates ", path,
+                        ": expected one row a node with 2 (x y) or 3 (x y z) columns, got ", nodes.rows, " x ",
+                        nodes.cols, " (the rigid-body modes of 2D or 3D elasticity)");
   TESSERA_REQUIRE_INPUT(nodes.rows > 0, "--coordinates ", path, ": the file holds no nodes");
   TESSERA_REQUIRE_INPUT(rows >= nodes.rows && rows % nodes.rows == 0, "--coordinates ", path, ": ", nodes.rows,
                         " nodes, but A's ", rows, " rows are not a whole number of dofs a node");
@@ -40,13 +40,16 @@ NodeGeometry::NodeGeometry(const MatrixSource& a, const NearNullChoice& choice, 
   block_size_ = choice.block_size ? choice.block_size : implied;
   TESSERA_REQUIRE_INPUT(rows % block_size_ == 0, "A's ", rows, " rows are not whole nodes of block size ", block_size_);
 
-  const bool has_coordinates = from_file || (generated && generated_block == 3);
+  // The generated grids' coordinates make rigid-body modes for the elasticity kinds (more than
+  // one dof a node); a scalar grid keeps its constant.
+  const bool has_coordinates = from_file || (generated && generated_block > 1);
+  dimension_ = from_file ? static_cast<int>(nodes_.cols) : (generated ? gen::dimension(gen::parse_spec(a.spec)) : 0);
   rigid_body_ = choice.null_space == "rigid-body" || (choice.null_space == "auto" && has_coordinates);
   if (!rigid_body_) return;
   TESSERA_REQUIRE_INPUT(has_coordinates, "--null-space rigid-body needs node coordinates: --coordinates FILE with --A, "
-                        "or --gen elasticity3d:N");
-  TESSERA_REQUIRE_INPUT(block_size_ == 3,
-                        "rigid-body modes need 3 dofs a node (x y z displacements), the block size is ", block_size_);
+                        "or --gen elasticity2d:N or elasticity3d:N");
+  TESSERA_REQUIRE_INPUT(block_size_ == dimension_, "rigid-body modes in ", dimension_, "D need ", dimension_,
+                        " dofs a node (the displacements), the block size is ", block_size_);
 }
 
 std::vector<double> NodeGeometry::dof_coordinates(std::int64_t begin, std::int64_t end) const {
@@ -56,7 +59,7 @@ std::vector<double> NodeGeometry::dof_coordinates(std::int64_t begin, std::int64
   std::vector<double> xyz;
   xyz.reserve(static_cast<std::size_t>(3 * (end - begin)));
   for (std::int64_t dof = begin; dof < end; ++dof)
-    for (int d = 0; d < 3; ++d) xyz.push_back(nodes_.at(dof / block_size_, d));
+    for (int d = 0; d < 3; ++d) xyz.push_back(d < nodes_.cols ? nodes_.at(dof / block_size_, d) : 0.0);
   return xyz;
 }
 

@@ -24,7 +24,8 @@ RowBlock generate_rows(const ProblemSpec& spec, std::int64_t begin, std::int64_t
   if (spec.kind == "poisson3d") return detail::stencil_rows(3, 7, n, begin, end);
   if (spec.kind == "poisson3d27") return detail::stencil_rows(3, 27, n, begin, end);
   if (spec.kind == "convdiff3d") return detail::stencil_rows(3, 7, n, begin, end, kConvdiffConvection);
-  if (spec.kind == "elasticity3d") return detail::elasticity_rows(n, begin, end);
+  if (spec.kind == "elasticity2d") return detail::elasticity_rows(2, n, begin, end);
+  if (spec.kind == "elasticity3d") return detail::elasticity_rows(3, n, begin, end);
   if (spec.kind == "rmat") return detail::rmat_rows(static_cast<int>(n), spec.params[1], spec.seed, begin, end);
   return detail::random_rows(n, spec.params[1], spec.seed, begin, end);  // num_rows rejected other kinds
 }
@@ -36,7 +37,7 @@ std::vector<double> coordinates(const ProblemSpec& spec, std::int64_t begin, std
   TESSERA_REQUIRE_INPUT(is_grid(spec), "problem '", spec.text, "' is a graph and has no node coordinates");
   const std::int64_t n = spec.params[0];
   const int dofs = block_size(spec);
-  const bool planar = spec.kind == "poisson2d";
+  const bool planar = dimension(spec) == 2;
   std::vector<double> xyz;
   xyz.reserve(static_cast<std::size_t>(3 * (end - begin)));
   for (std::int64_t row = begin; row < end; ++row) {

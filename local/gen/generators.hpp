@@ -5,14 +5,15 @@
 //   poisson3d27:N     27-point Laplacian on an N^3 grid              (N^3 rows)
 //   convdiff3d:N      poisson3d plus first-order upwind convection along +x of strength
 //                     kConvdiffConvection: non-symmetric (the FGMRES problem)  (N^3 rows)
+//   elasticity2d:N    Q1 plane-strain linear elasticity, N^2 nodes, 2 dofs each (2 N^2 rows)
 //   elasticity3d:N    Q1 hexahedral linear elasticity, N^3 nodes, 3 dofs each (3 N^3 rows)
 //   rmat:S:E          R-MAT power-law graph, 2^S vertices, E*2^S edges, seeded
 //   random:N:D        Erdos-Renyi N x N, D entries per row on average, seeded
 // Optional trailing ":seed=K" for the random kinds. Every generator is row-range based: any
 // rank can generate just rows [begin, end) and gets exactly those rows of the global matrix.
 // Grids use unit spacing and lexicographic node order (x fastest); the Laplacians drop
-// neighbours outside the grid (Dirichlet). elasticity3d (E = 1, nu = 0.3) clamps the x = 0 face
-// by identity rows/columns, so it is SPD. rmat draws every edge to find a range's rows (cost
+// neighbours outside the grid (Dirichlet). The elasticity kinds (E = 1, nu = 0.3) clamp the x = 0
+// edge or face by identity rows/columns, so they are SPD. rmat draws every edge to find a range's rows (cost
 // O(E 2^S S) per call); it sums duplicate edges and keeps self-loops.
 #include <cstdint>
 #include <string>
@@ -47,15 +48,18 @@ RowBlock generate_rows(const ProblemSpec& spec, std::int64_t begin, std::int64_t
 /// The whole matrix.
 Csr<double> generate(const ProblemSpec& spec);
 
-/// Node coordinates (x, y, z per row, so 3 doubles per row) of rows [begin, end) for the
-/// grid problems (the elasticity rigid-body modes are built from them); InputError for
-/// graph problems, which have no geometry.
+/// Node coordinates (x, y, z per row, so 3 doubles per row; z = 0 on the 2D grids) of rows
+/// [begin, end) for the grid problems (the elasticity rigid-body modes are built from them);
+/// InputError for graph problems, which have no geometry.
 std::vector<double> coordinates(const ProblemSpec& spec, std::int64_t begin, std::int64_t end);
 
-/// Unknowns per grid node (3 for elasticity3d, else 1).
+/// Unknowns per grid node (2 for elasticity2d, 3 for elasticity3d, else 1).
 int block_size(const ProblemSpec& spec);
 
-/// Whether the kind's matrices are symmetric (the Laplacians and elasticity3d are, exactly;
+/// The grid's spatial dimension (2 or 3); 0 for the graph problems.
+int dimension(const ProblemSpec& spec);
+
+/// Whether the kind's matrices are symmetric (the Laplacians and the elasticity kinds are, exactly;
 /// convdiff3d, rmat and random are not): a solver choice without a pass over the matrix.
 bool is_symmetric(const ProblemSpec& spec);
 

@@ -14,8 +14,9 @@ namespace tessera::gen::detail {
 RowBlock stencil_rows(int dim, int points, std::int64_t n, std::int64_t begin, std::int64_t end,
                       double convection = 0.0);
 
-/// Q1 hexahedral elasticity on n^3 nodes, 3 dofs per node, x = 0 face clamped.
-RowBlock elasticity_rows(std::int64_t n, std::int64_t begin, std::int64_t end);
+/// Q1 elasticity on n^dim nodes (dim 2: plane strain squares, 3: hexahedra), dim dofs per
+/// node, the x = 0 edge or face clamped.
+RowBlock elasticity_rows(int dim, std::int64_t n, std::int64_t begin, std::int64_t end);
 
 /// R-MAT graph with 2^scale vertices and edge_factor * 2^scale edges.
 RowBlock rmat_rows(int scale, std::int64_t edge_factor, std::uint64_t seed, std::int64_t begin, std::int64_t end);

@@ -16,11 +16,11 @@ struct KindInfo {
 
 constexpr KindInfo kKinds[] = {
     {"poisson2d", 1, false},    {"poisson3d", 1, false}, {"poisson3d27", 1, false}, {"convdiff3d", 1, false},
-    {"elasticity3d", 1, false}, {"rmat", 2, true},       {"random", 2, true},
+    {"elasticity2d", 1, false}, {"elasticity3d", 1, false}, {"rmat", 2, true}, {"random", 2, true},
 };
 
 constexpr const char* kAcceptedForms =
-    "accepted forms: poisson2d:N, poisson3d:N, poisson3d27:N, convdiff3d:N, elasticity3d:N, rmat:S:E[:seed=K], "
+    "accepted forms: poisson2d:N, poisson3d:N, poisson3d27:N, convdiff3d:N, elasticity2d:N, elasticity3d:N, rmat:S:E[:seed=K], "
     "random:N:D[:seed=K] (N, S, E, D positive integers, K a non-negative integer)";
 
 constexpr std::int64_t kMaxRows = std::numeric_limits<std::int64_t>::max();
@@ -85,6 +85,7 @@ void check_sizes(const ProblemSpec& spec) {
   if (spec.kind == "poisson2d" && checked_power(n, 2, kMaxRows) < 0) too_big("the row count N^2");
   if (scalar_cube(spec.kind) && checked_power(n, 3, kMaxRows) < 0)
     too_big("the row count N^3");
+  if (spec.kind == "elasticity2d" && checked_power(n, 2, kMaxRows / 2) < 0) too_big("the row count 2 N^2");
   if (spec.kind == "elasticity3d" && checked_power(n, 3, kMaxRows / 3) < 0) too_big("the row count 3 N^3");
   if (spec.kind == "rmat") {
     if (n > 62) too_big("the row count 2^S");
@@ -125,6 +126,7 @@ std::int64_t num_rows(const ProblemSpec& spec) {
   const std::int64_t n = spec.params[0];
   if (spec.kind == "poisson2d") return n * n;
   if (scalar_cube(spec.kind)) return n * n * n;
+  if (spec.kind == "elasticity2d") return 2 * n * n;
   if (spec.kind == "elasticity3d") return 3 * n * n * n;
   if (spec.kind == "rmat") return std::int64_t{1} << n;
   return n;  // random
@@ -132,11 +134,19 @@ std::int64_t num_rows(const ProblemSpec& spec) {
 
 std::int64_t num_cols(const ProblemSpec& spec) { return num_rows(spec); }
 
-int block_size(const ProblemSpec& spec) { return spec.kind == "elasticity3d" ? 3 : 1; }
+int block_size(const ProblemSpec& spec) {
+  if (spec.kind == "elasticity2d") return 2;
+  return spec.kind == "elasticity3d" ? 3 : 1;
+}
+
+int dimension(const ProblemSpec& spec) {
+  if (spec.kind == "rmat" || spec.kind == "random") return 0;
+  return spec.kind == "poisson2d" || spec.kind == "elasticity2d" ? 2 : 3;
+}
 
 bool is_symmetric(const ProblemSpec& spec) {
   return spec.kind == "poisson2d" || spec.kind == "poisson3d" || spec.kind == "poisson3d27" ||
-         spec.kind == "elasticity3d";
+         spec.kind == "elasticity2d" || spec.kind == "elasticity3d";
 }
 
 }  // namespace tessera::gen

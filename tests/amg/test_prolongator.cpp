@@ -10,8 +10,10 @@
 #include "amg/input_check.hpp"
 #include "amg/prolongator_smoothing.hpp"
 #include "amg/tentative_prolongator.hpp"
+#include "local/core/error.hpp"
 #include "local/gen/generators.hpp"
 #include "local/reference/kernels.hpp"
+#include "support/generated_near_null_space.hpp"
 #include "support/random_matrix.hpp"
 
 namespace tessera::amg {
@@ -84,10 +86,11 @@ TEST(TentativeProlongator, ConstantOnPoissonIsExactAndOrthonormal) {
 }
 
 TEST(TentativeProlongator, RigidBodyModesOnElasticityAreExact) {
-  const gen::ProblemSpec spec = gen::parse_spec("elasticity3d:6");
-  const Csr<double> a = gen::generate(spec);
-  const NearNullSpace rbm = rigid_body_modes(gen::coordinates(spec, 0, a.rows), a.rows);
-  expect_tentative_exact(a, rbm, 0.02);
+  for (const char* text : {"elasticity2d:13", "elasticity3d:6"}) {  // 3 and 6 modes
+    SCOPED_TRACE(text);
+    const gen::ProblemSpec spec = gen::parse_spec(text);
+    expect_tentative_exact(gen::generate(spec), tessera::testing::generated_near_null_space(spec), 0.02);
+  }
 }
 
 TEST(TentativeProlongator, AggregateSmallerThanNearNullSpaceGetsFewerCoarseDofs) {
@@ -101,20 +104,44 @@ TEST(TentativeProlongator, AggregateSmallerThanNearNullSpaceGetsFewerCoarseDofs)
 }
 
 TEST(RigidBodyModes, AreInTheKernelOfTheUnclampedOperator) {
-  // Interior rows of elasticity (away from the clamped face) annihilate the rigid-body modes.
-  const gen::ProblemSpec spec = gen::parse_spec("elasticity3d:5");
-  const Csr<double> a = gen::generate(spec);
-  const NearNullSpace rbm = rigid_body_modes(gen::coordinates(spec, 0, a.rows), a.rows);
-  for (int j = 0; j < 6; ++j) {
-    std::vector<double> v(static_cast<std::size_t>(a.rows)), av(v.size());
-    for (std::int64_t i = 0; i < a.rows; ++i) v[i] = rbm.vectors.at(i, j);
-    ref::spmv(1.0, a, v, 0.0, av);
-    for (std::int64_t node = 0; node < a.rows / 3; ++node) {
-      const std::int64_t x = node % 5;
-      if (x < 2) continue;  // clamped face and its neighbours feel the boundary
-      for (int c = 0; c < 3; ++c) EXPECT_NEAR(av[3 * node + c], 0.0, 1e-12) << "mode " << j << " node " << node;
+  // Interior rows of elasticity (away from the clamped edge or face) annihilate the rigid-body
+  // modes: 3 in 2D, 6 in 3D.
+  for (const char* text : {"elasticity2d:7", "elasticity3d:5"}) {
+    const gen::ProblemSpec spec = gen::parse_spec(text);
+    const Csr<double> a = gen::generate(spec);
+    const int dim = gen::dimension(spec);
+    const NearNullSpace rbm = tessera::testing::generated_near_null_space(spec);
+    ASSERT_EQ(rbm.vectors.cols, rigid_body_mode_count(dim)) << text;
+    ASSERT_EQ(rbm.block_size, dim) << text;
+    for (int j = 0; j < rigid_body_mode_count(dim); ++j) {
+      std::vector<double> v(static_cast<std::size_t>(a.rows)), av(v.size());
+      for (std::int64_t i = 0; i < a.rows; ++i) v[i] = rbm.vectors.at(i, j);
+      ref::spmv(1.0, a, v, 0.0, av);
+      double largest = 0;  // the mode is not itself zero on the interior
+      for (std::int64_t node = 0; node < a.rows / dim; ++node) {
+        if (node % spec.params[0] < 2) continue;  // clamped x = 0 and its neighbours feel the boundary
+        for (int c = 0; c < dim; ++c) {
+          EXPECT_NEAR(av[dim * node + c], 0.0, 1e-12) << text << " mode " << j << " node " << node;
+          largest = std::max(largest, std::abs(v[dim * node + c]));
+        }
+      }
+      EXPECT_GT(largest, 0.5) << text << " mode " << j;
     }
   }
+}
+
+TEST(RigidBodyModes, PlanarModesAreTheTranslationsAndTheRotation) {
+  // Two nodes at (0, 0) and (2, 1), centroid (1, 0.5): x, y translations and (-y, x) about it.
+  const NearNullSpace b = rigid_body_modes({0, 0, 7, 0, 0, 7, 2, 1, -7, 2, 1, -7}, 4, 2);  // z is not read
+  ASSERT_EQ(b.vectors.rows, 4);
+  ASSERT_EQ(b.vectors.cols, 3);
+  EXPECT_EQ(b.block_size, 2);
+  EXPECT_FALSE(b.constant);
+  const std::vector<double> expect = {1, 0, 0.5, 0, 1, -1, 1, 0, -0.5, 0, 1, 1};  // row-major
+  EXPECT_EQ(b.vectors.data, expect);
+  EXPECT_THROW(rigid_body_modes(std::vector<double>(9, 0.0), 3, 2), InputError);   // 3 rows, 2 dofs a node
+  EXPECT_THROW(rigid_body_modes(std::vector<double>(12, 0.0), 4, 4), InputError);  // no 4D modes
+  EXPECT_THROW(rigid_body_modes(std::vector<double>(9, 0.0), 4, 2), InputError);   // 3 numbers a row needed
 }
 
 TEST(EigenEstimate, TridiagonalMaxEigenvalueIsExact) {

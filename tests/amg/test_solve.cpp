@@ -16,6 +16,7 @@
 #include "local/gen/generators.hpp"
 #include "local/io/matrix_market.hpp"
 #include "local/reference/kernels.hpp"
+#include "support/generated_near_null_space.hpp"
 #include "support/matrix_files.hpp"
 #include "support/random_matrix.hpp"
 
@@ -75,12 +76,12 @@ TEST(AmgPcg, PoissonIterationsBoundedAndFlat) {
 TEST(AmgPcg, ElasticityNeedsRigidBodyModes) {
   AmgOptions o;
   o.coarse_size = 100;
-  for (int n : {8, 12}) {
-    const gen::ProblemSpec spec = gen::parse_spec("elasticity3d:" + std::to_string(n));
+  for (const char* text : {"elasticity2d:48", "elasticity2d:96", "elasticity3d:8", "elasticity3d:12"}) {
+    const gen::ProblemSpec spec = gen::parse_spec(text);
     const Csr<double> a = gen::generate(spec);
     const std::uint64_t seed = testing::fresh_seed();
-    const SolveResult rbm = solve(a, rigid_body_modes(gen::coordinates(spec, 0, a.rows), a.rows), o, false, 200, seed);
-    const SolveResult constant = solve(a, constant_near_null_space(a.rows, 3), o, false, 200, seed);
+    const SolveResult rbm = solve(a, testing::generated_near_null_space(spec), o, false, 200, seed);
+    const SolveResult constant = solve(a, constant_near_null_space(a.rows, gen::block_size(spec)), o, false, 200, seed);
     EXPECT_TRUE(rbm.converged()) << rbm.message;
     EXPECT_LE(rbm.iterations, 40) << spec.text;
     EXPECT_GE(constant.iterations, rbm.iterations + rbm.iterations / 2) << spec.text << ": constant-only is not clearly worse";
@@ -159,7 +160,7 @@ TEST(AmgFgmres, NonSymmetricConvectionDiffusion) {
 TEST(AmgSetup, ResetupEqualsFreshSetupOnNewValues) {
   const gen::ProblemSpec spec = gen::parse_spec("elasticity3d:7");
   const Csr<double> a = gen::generate(spec);
-  const NearNullSpace rbm = rigid_body_modes(gen::coordinates(spec, 0, a.rows), a.rows);
+  const NearNullSpace rbm = testing::generated_near_null_space(spec);
   AmgOptions o;
   o.coarse_size = 60;
   Hierarchy h = setup(a, rbm, o);

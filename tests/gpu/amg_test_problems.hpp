@@ -8,6 +8,7 @@
 #include "amg/options.hpp"
 #include "local/formats/csr.hpp"
 #include "local/gen/generators.hpp"
+#include "support/generated_near_null_space.hpp"
 
 namespace tessera::amg::testing_problems {
 
@@ -22,8 +23,7 @@ struct Problem {
 inline Problem generated(const std::string& spec, std::int64_t coarse_size) {
   const gen::ProblemSpec s = gen::parse_spec(spec);
   Problem p{spec, gen::generate(s), {}, {}};
-  p.nns = gen::block_size(s) == 3 ? rigid_body_modes(gen::coordinates(s, 0, p.a.rows), p.a.rows)
-                                  : constant_near_null_space(p.a.rows, 1);
+  p.nns = tessera::testing::generated_near_null_space(s);
   p.options.coarse_size = coarse_size;
   return p;
 }

@@ -24,6 +24,7 @@
 #include "local/io/matrix_market.hpp"
 #include "support/matrix_files.hpp"
 #include "support/random_matrix.hpp"
+#include "support/generated_near_null_space.hpp"
 
 namespace tessera::amg {
 namespace {
@@ -128,8 +129,7 @@ double negative_first(std::int64_t i) { return i == 0 ? -1.0 : 1.0; }
 Csr<double> coarsest_operator(const std::string& spec_text, std::int64_t coarse_size) {
   const gen::ProblemSpec spec = gen::parse_spec(spec_text);
   const Csr<double> a = gen::generate(spec);
-  const NearNullSpace nns = gen::block_size(spec) == 3 ? rigid_body_modes(gen::coordinates(spec, 0, a.rows), a.rows)
-                                                        : constant_near_null_space(a.rows, 1);
+  const NearNullSpace nns = tessera::testing::generated_near_null_space(spec);
   AmgOptions o;
   o.coarse_size = coarse_size;
   return setup(a, nns, o).coarsest().a;

@@ -34,11 +34,12 @@ using tessera::cuda::OffloadSpgemm;
 using testing_problems::generated;
 using testing_problems::Problem;
 
-/// Odd sizes (3375, 375 with 6 rigid-body modes, 729, 27 rows), a real SPD matrix, and the
-/// l1-Jacobi / unsmoothed / smoothed-coarsest variants of the options.
+/// Odd sizes (3375, 375 with 6 rigid-body modes, 722 with 3, 729, 27 rows), a real SPD matrix,
+/// and the l1-Jacobi / unsmoothed / smoothed-coarsest variants of the options.
 std::vector<Problem> problems() {
   std::vector<Problem> out = {generated("poisson3d:15", 40), generated("elasticity3d:5", 30),
-                              generated("poisson3d27:9", 20), generated("poisson3d:3", 4)};
+                              generated("elasticity2d:19", 30), generated("poisson3d27:9", 20),
+                              generated("poisson3d:3", 4)};
   Problem jacobi = generated("poisson3d:11", 30);
   jacobi.name += " l1-jacobi, coarsest smoothed";
   jacobi.options.smoother = SmootherKind::l1_jacobi;
@@ -257,7 +258,7 @@ TEST(AmgDeviceSetupEdges, FineLevelInputsMadeOnTheDevice) {
   }
   EXPECT_THROW(gpu::device_uniform_nodes(10, 3), InputError);
   EXPECT_THROW(gpu::device_constant_near_null_space(10, 3), InputError);
-  EXPECT_FALSE(rigid_body_modes(std::vector<double>(9 * 3, 0.5), 9).constant);
+  EXPECT_FALSE(rigid_body_modes(std::vector<double>(9 * 3, 0.5), 9, 3).constant);
 }
 
 /// An automatic hierarchy picks its engine on the finest level (the level rule) and every

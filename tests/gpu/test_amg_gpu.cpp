@@ -40,9 +40,10 @@ using testing::fresh_seed;
 using testing_problems::generated;
 using testing_problems::Problem;
 
-/// Odd sizes (3375, 375, 729 rows), coarsened to a few rows so every level is exercised.
+/// Odd sizes (3375, 375, 722, 729 rows), coarsened to a few rows so every level is exercised.
 std::vector<Problem> small_problems() {
-  return {generated("poisson3d:15", 40), generated("elasticity3d:5", 30), generated("poisson3d27:9", 20)};
+  return {generated("poisson3d:15", 40), generated("elasticity3d:5", 30), generated("elasticity2d:19", 30),
+          generated("poisson3d27:9", 20)};
 }
 
 template <class Allocator>
@@ -191,7 +192,8 @@ struct SolveCase {
 };
 
 TEST(AmgGpuPcg, ConvergesLikeHostPcg) {
-  for (const SolveCase& c : {SolveCase{"poisson3d:16", 200}, SolveCase{"elasticity3d:8", 200}}) {
+  for (const SolveCase& c :
+       {SolveCase{"poisson3d:16", 200}, SolveCase{"elasticity3d:8", 200}, SolveCase{"elasticity2d:40", 200}}) {
     SCOPED_TRACE(c.spec);
     const Problem problem = generated(c.spec, c.coarse_size);
     const Hierarchy host_h = setup(problem.a, problem.nns, problem.options);

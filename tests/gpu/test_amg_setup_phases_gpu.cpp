@@ -30,6 +30,7 @@
 #include "local/reference/kernels.hpp"
 #include "support/matrix_files.hpp"
 #include "support/random_matrix.hpp"
+#include "support/generated_near_null_space.hpp"
 
 namespace tessera::amg {
 namespace {
@@ -49,8 +50,7 @@ Problem generated(const std::string& spec) {
   Problem p{spec, gen::generate(s), {}, {}};
   const int bs = gen::block_size(s);
   p.nodes = uniform_nodes(p.a.rows, bs);
-  p.b = bs == 3 ? rigid_body_modes(gen::coordinates(s, 0, p.a.rows), p.a.rows).vectors
-                : constant_near_null_space(p.a.rows, 1).vectors;
+  p.b = tessera::testing::generated_near_null_space(s).vectors;
   return p;
 }
 
@@ -98,7 +98,8 @@ Problem dirichlet_rows() {
 
 std::vector<Problem> problems() {
   std::vector<Problem> out;
-  for (const char* spec : {"poisson3d:15", "poisson3d27:9", "elasticity3d:5", "elasticity3d:4"}) out.push_back(generated(spec));
+  for (const char* spec : {"poisson3d:15", "poisson3d27:9", "elasticity3d:5", "elasticity3d:4", "elasticity2d:13"})
+    out.push_back(generated(spec));
   out.push_back(dirichlet_rows());
   out.push_back(with_constant_space("1x1", csr_from_triplets<double>(1, 1, {0}, {0}, {4.0}), 1));
   out.push_back(with_constant_space("0x0", Csr<double>::empty(0, 0), 1));

@@ -10,6 +10,7 @@ tessera_add_gpu_test(test_amg_setup_phases_gpu SOURCES ${CMAKE_CURRENT_LIST_DIR}
 if(TESSERA_HAVE_CUDA)  # timing of the device setup phases vs the host; run by hand, not a test
   add_executable(time_amg_setup_phases ${CMAKE_CURRENT_LIST_DIR}/time_amg_setup_phases.cpp)
   target_link_libraries(time_amg_setup_phases PRIVATE tessera_amg)
+  target_include_directories(time_amg_setup_phases PRIVATE ${PROJECT_SOURCE_DIR}/tests)
 endif()
 tessera_add_gpu_test(test_amg_device_setup_gpu SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_amg_device_setup_gpu.cpp LIBS tessera_amg)
 tessera_add_gpu_test(test_amg_device_coarse_gpu SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_amg_device_coarse_gpu.cpp LIBS tessera_amg)

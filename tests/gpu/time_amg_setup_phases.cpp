@@ -18,6 +18,7 @@
 #include "amg/tentative_prolongator.hpp"
 #include "local/cuda/device_matrix.hpp"
 #include "local/gen/generators.hpp"
+#include "support/generated_near_null_space.hpp"
 
 namespace {
 
@@ -51,8 +52,7 @@ void run(const std::string& spec, double theta) {
   const Csr<double> a = gen::generate(s);
   const int bs = gen::block_size(s);
   const amg::NodeLayout nodes = amg::uniform_nodes(a.rows, bs);
-  const DenseMatrix b = bs == 3 ? amg::rigid_body_modes(gen::coordinates(s, 0, a.rows), a.rows).vectors
-                                : amg::constant_near_null_space(a.rows, 1).vectors;
+  const DenseMatrix b = tessera::testing::generated_near_null_space(s).vectors;
   const std::int64_t num_nodes = static_cast<std::int64_t>(nodes.size()) - 1;
   std::printf("%s: %lld rows, %lld nnz, %lld nodes, k = %lld, theta %g\n", spec.c_str(), (long long)a.rows,
               (long long)a.nnz(), (long long)num_nodes, (long long)b.cols, theta);

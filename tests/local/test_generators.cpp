@@ -115,8 +115,8 @@ TEST(Generators, StencilCountsAndRowSums) {
 }
 
 TEST(Generators, GridProblemsAreSymmetricAndPositiveDefinite) {
-  for (const char* spec : {"poisson2d:7", "poisson3d:5", "poisson3d27:4", "elasticity3d:1", "elasticity3d:2",
-                           "elasticity3d:4"}) {
+  for (const char* spec : {"poisson2d:7", "poisson3d:5", "poisson3d27:4", "elasticity2d:1", "elasticity2d:2",
+                           "elasticity2d:6", "elasticity3d:1", "elasticity3d:2", "elasticity3d:4"}) {
     SCOPED_TRACE(spec);
     const Csr<double> a = generate(spec);
     validate(a);
@@ -124,7 +124,7 @@ TEST(Generators, GridProblemsAreSymmetricAndPositiveDefinite) {
     const std::vector<double> dense = testing::to_dense(a);
     for (std::int64_t r = 0; r < a.rows; ++r) EXPECT_GT(dense[r * a.rows + r], 0.0) << "row " << r;
   }
-  for (const char* spec : {"poisson3d27:3", "elasticity3d:3"}) {
+  for (const char* spec : {"poisson3d27:3", "elasticity2d:5", "elasticity3d:3"}) {
     SCOPED_TRACE(spec);
     const Csr<double> a = generate(spec);
     EXPECT_TRUE(cholesky_succeeds(testing::to_dense(a), a.rows));
@@ -167,7 +167,8 @@ TEST(Generators, IsSymmetricSaysWhatTheMatrixIs) {
   SCOPED_TRACE("seed " + std::to_string(seed));
   const std::string s = ":seed=" + std::to_string(seed);
   for (const std::string& text : {std::string("poisson2d:6"), std::string("poisson3d:5"), std::string("poisson3d27:4"),
-                                  std::string("elasticity3d:3"), std::string("convdiff3d:5"), "rmat:8:4" + s,
+                                  std::string("elasticity2d:4"), std::string("elasticity3d:3"),
+                                  std::string("convdiff3d:5"), "rmat:8:4" + s,
                                   "random:60:6" + s}) {
     SCOPED_TRACE(text);
     const gen::ProblemSpec spec = parse_spec(text);
@@ -242,6 +243,69 @@ TEST_F(ElasticityFixture, RigidBodyModesAreInTheKernelAwayFromTheClamp) {
   }
 }
 
+// Plane strain (elasticity2d): the same checks on the 2D element, 2 dofs a node.
+struct PlaneElasticityFixture : ::testing::Test {
+  static constexpr std::int64_t kN = 6;
+  gen::ProblemSpec spec = parse_spec("elasticity2d:6");
+  Csr<double> a = gen::generate(spec);
+  std::vector<double> xyz = gen::coordinates(spec, 0, a.rows);
+
+  double node_x(std::int64_t row) const { return xyz[3 * row]; }
+};
+
+TEST_F(PlaneElasticityFixture, ClampedEdgeIsIdentityAndDecoupled) {
+  ASSERT_EQ(a.rows, 2 * kN * kN);
+  std::int64_t longest = 0;
+  for (std::int64_t r = 0; r < a.rows; ++r) {
+    longest = std::max(longest, a.row_length(r));
+    if (node_x(r) == 0) {
+      ASSERT_EQ(a.row_length(r), 1) << "row " << r;
+      EXPECT_EQ(a.col_idx[a.row_ptr[r]], r);
+      EXPECT_EQ(a.values[a.row_ptr[r]], 1.0);
+      continue;
+    }
+    for (std::int64_t k = a.row_ptr[r]; k < a.row_ptr[r + 1]; ++k)
+      ASSERT_NE(node_x(a.col_idx[k]), 0.0) << "row " << r << " couples with clamped dof " << a.col_idx[k];
+  }
+  EXPECT_EQ(longest, 18);  // 9 nodes x 2 dofs
+}
+
+TEST_F(PlaneElasticityFixture, DiagonalMatchesClosedForm) {
+  // Unit square Q1 element, plane strain: K_aa for one component = (lambda + 2 mu) / 3 + mu / 3
+  // (the squared gradient integrals are 1/3 each); an interior node collects it from 4 elements.
+  const double nu = 0.3, lambda = nu / ((1 + nu) * (1 - 2 * nu)), mu = 1 / (2 * (1 + nu));
+  const double element_diag = (lambda + 3 * mu) / 3;
+  const std::vector<double> dense = testing::to_dense(a);
+  const std::int64_t interior = 2 + kN * 3, corner = kN - 1;  // (5, 0) touches one element
+  for (int c = 0; c < 2; ++c) {
+    const std::int64_t ri = 2 * interior + c, rc = 2 * corner + c;
+    EXPECT_NEAR(dense[ri * a.rows + ri], 4 * element_diag, 1e-14);
+    EXPECT_NEAR(dense[rc * a.rows + rc], element_diag, 1e-14);
+  }
+}
+
+TEST_F(PlaneElasticityFixture, RigidBodyModesAreInTheKernelAwayFromTheClamp) {
+  std::vector<std::vector<double>> modes(3, std::vector<double>(static_cast<std::size_t>(a.rows), 0.0));
+  for (std::int64_t r = 0; r < a.rows; ++r) {
+    const int c = static_cast<int>(r % 2);
+    modes[c][r] = 1.0;                                  // translations
+    modes[2][r] = c == 0 ? -xyz[3 * r + 1] : xyz[3 * r];  // the rotation: (-y, x)
+  }
+  for (int m = 0; m < 3; ++m) {
+    SCOPED_TRACE("mode " + std::to_string(m));
+    const std::vector<double> y = multiply(a, modes[m]);
+    double next_to_clamp = 0;
+    for (std::int64_t r = 0; r < a.rows; ++r) {
+      if (node_x(r) >= 2) {
+        EXPECT_NEAR(y[r], 0.0, 1e-13 * kN) << "row " << r;
+      } else if (node_x(r) == 1) {
+        next_to_clamp = std::max(next_to_clamp, std::abs(y[r]));
+      }
+    }
+    EXPECT_GT(next_to_clamp, 1e-3);  // the dropped clamp couplings must show next to the edge
+  }
+}
+
 /// Rows [0, n) through an uneven split with an empty range, concatenated.
 Csr<double> concatenate_split(const gen::ProblemSpec& spec) {
   const std::int64_t n = gen::num_rows(spec);
@@ -269,7 +333,8 @@ TEST(Generators, UnevenRowRangesConcatenateToTheWholeMatrix) {
   SCOPED_TRACE("seed " + std::to_string(seed));
   const std::string s = ":seed=" + std::to_string(seed);
   const std::vector<std::string> specs = {
-      "poisson2d:1", "poisson2d:7",      "poisson3d:5",  "poisson3d27:4",   "convdiff3d:6",     "elasticity3d:1",   "elasticity3d:4",
+      "poisson2d:1", "poisson2d:7",      "poisson3d:5",  "poisson3d27:4",   "convdiff3d:6",     "elasticity2d:1",
+      "elasticity2d:7", "elasticity3d:1", "elasticity3d:4",
       "rmat:1:3" + s, "rmat:8:4" + s, "random:1:1" + s, "random:53:6" + s, "random:40:40" + s, "random:300:90" + s};
   for (const std::string& text : specs) {
     SCOPED_TRACE(text);
@@ -287,7 +352,16 @@ TEST(Generators, CoordinatesFollowTheNodeNumbering) {
   const gen::ProblemSpec el = parse_spec("elasticity3d:3");
   // Rows 3*22 .. 3*22+2 are node 22 = (1, 1, 2); row 69 starts node 23 = (2, 1, 2).
   EXPECT_EQ(gen::coordinates(el, 66, 70), (std::vector<double>{1, 1, 2, 1, 1, 2, 1, 1, 2, 2, 1, 2}));
+  const gen::ProblemSpec el2 = parse_spec("elasticity2d:3");
+  // Rows 8, 9 are node 4 = (1, 1); row 10 starts node 5 = (2, 1). z is 0 on the plane.
+  EXPECT_EQ(gen::coordinates(el2, 8, 11), (std::vector<double>{1, 1, 0, 1, 1, 0, 2, 1, 0}));
   EXPECT_EQ(gen::block_size(p2), 1);
+  EXPECT_EQ(gen::block_size(el2), 2);
+  EXPECT_EQ(gen::block_size(el), 3);
+  EXPECT_EQ(gen::dimension(p2), 2);
+  EXPECT_EQ(gen::dimension(el2), 2);
+  EXPECT_EQ(gen::dimension(el), 3);
+  EXPECT_EQ(gen::dimension(parse_spec("rmat:3:2")), 0);
   EXPECT_THROW(gen::coordinates(parse_spec("rmat:3:2"), 0, 1), InputError);
   EXPECT_THROW(gen::coordinates(p2, 0, 17), InputError);
 }
@@ -349,6 +423,7 @@ TEST(Generators, ParsesSpecs) {
   EXPECT_EQ(r.seed, 7u);
   EXPECT_EQ(r.text, "rmat:5:4:seed=7");
   EXPECT_EQ(parse_spec("random:9:2").seed, 1u);
+  EXPECT_EQ(gen::num_rows(parse_spec("elasticity2d:4")), 32);
   EXPECT_EQ(gen::num_rows(parse_spec("elasticity3d:4")), 192);
   EXPECT_EQ(gen::num_rows(parse_spec("rmat:5:4")), 32);
   EXPECT_EQ(gen::num_rows(parse_spec("poisson3d:2097151")), 2097151LL * 2097151 * 2097151);  // largest N
@@ -369,6 +444,7 @@ TEST(Generators, RejectsBadSpecsWithTheReason) {
       {"poisson2d:99999999999999999999", "does not fit in 64 bits"},
       {"poisson2d:3037000500", "N^2 overflows int64"},
       {"poisson3d:2097152", "N^3 overflows int64"},
+      {"elasticity2d:2147483648", "2 N^2 overflows int64"},
       {"elasticity3d:1500000", "3 N^3 overflows int64"},
       {"rmat:63:1", "2^S overflows int64"},
       {"rmat:40:8388608", "E * 2^S overflows int64"},

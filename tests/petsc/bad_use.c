@@ -20,7 +20,7 @@
      nonfinite   an off-diagonal entry of the middle row set to NaN between two solves (same
                  pattern, so a numeric re-setup)              -> "non-finite"
      coordinates_2d     block size 3, PCSetCoordinates with 2 numbers a node
-                                                    -> "makes the rigid-body modes of 3D elasticity"
+                                                    -> "makes the rigid-body modes of 2D or 3D elasticity"
      coordinates_count  block size 3, PCSetCoordinates with one node too few on rank 0
                                                     -> "PCSetCoordinates gave ... nodes on rank 0"
 

@@ -26,10 +26,12 @@ set(gamg_require --require "type: (seq|mpi)aijtessera" --require "Tessera MatPro
 # tutorial  problem options (odd sizes: PETSc's ranges are never multiples of 8)
 set(ex2_args -m 41 -n 37)                                          # 2D 5-point Poisson
 set(ex45_args -da_grid_x 17 -da_grid_y 15 -da_grid_z 13 -ksp_type cg)  # 3D 7-point Laplacian, DMDA
+set(ex55_args -ne 39 -ksp_type cg)                                  # 2D plane strain, soft inclusion
 set(ex56_args -ne 9 -use_mat_nearnullspace -two_solves -ksp_type cg)   # 3D elasticity, rigid-body modes
 # ex56 needs a perfect-cube rank count beyond 2 (it refuses 4: "npe^{1/3} must be integer").
 set(ex2_ranks 1 2 4)
 set(ex45_ranks 1 2 4)
+set(ex55_ranks 1 2 4)
 set(ex56_ranks 1 2 8)
 
 # One tutorial run, ctest name petsc.EX.SET.npNP: the plugin's options ${SET}_set, what
@@ -48,7 +50,7 @@ function(tessera_petsc_tutorial_test ex set np)
                        SKIP_RETURN_CODE ${TESSERA_SKIP_CODE} ENVIRONMENT "${TESSERA_TEST_ENV}")
 endfunction()
 
-foreach(ex IN ITEMS ex2 ex45 ex56)
+foreach(ex IN ITEMS ex2 ex45 ex55 ex56)
   if(EXISTS ${TESSERA_PETSC_TUTORIALS_DIR}/${ex}.c)
     add_executable(petsc_tutorial_${ex} ${TESSERA_PETSC_TUTORIALS_DIR}/${ex}.c)
     target_link_libraries(petsc_tutorial_${ex} PRIVATE PkgConfig::PETSC MPI::MPI_C m)
@@ -63,13 +65,19 @@ foreach(ex IN ITEMS ex2 ex45 ex56)
 endforeach()
 # ex56 without -use_mat_nearnullspace hands GAMG's PCSetCoordinates the nodes instead: PCTESSERA
 # builds the same 6 rigid-body modes from them (17 iterations on 2 ranks, as with the attached
-# near-null space; 20 when it ignored the coordinates and kept 3 constants).
+# near-null space; 20 when it ignored the coordinates and kept 3 constants). ex55 hands them
+# with -use_coordinates, 2 a node: the 3 rigid-body modes of the plane.
 set(pc_coordinates_set ${pc_set})
-set(pc_coordinates_require ${pc_require} --require "near-null space: 6 rigid-body modes from PCSetCoordinates")
 set(ex56_coordinates_args ${ex56_args})
 list(REMOVE_ITEM ex56_coordinates_args -use_mat_nearnullspace)
-foreach(np IN LISTS ex56_ranks)
-  tessera_petsc_tutorial_test(ex56 pc_coordinates ${np} ${ex56_coordinates_args})
+set(ex55_coordinates_args ${ex55_args} -use_coordinates)
+foreach(ex_modes IN ITEMS "ex56;6" "ex55;3")
+  list(GET ex_modes 0 ex)
+  list(GET ex_modes 1 modes)
+  set(pc_coordinates_require ${pc_require} --require "near-null space: ${modes} rigid-body modes from PCSetCoordinates")
+  foreach(np IN LISTS ${ex}_ranks)
+    tessera_petsc_tutorial_test(${ex} pc_coordinates ${np} ${${ex}_coordinates_args})
+  endforeach()
 endforeach()
 endif()
 
@@ -132,10 +140,11 @@ tessera_bad_use_test(pattern 0 "setups: 1 full, 0 numeric.*first solve: .*setups
 tessera_bad_use_test(zerorows 0 "first solve: .*setups: 2 full, 0 numeric.*second solve: " 1 2)
 tessera_bad_use_test(hidden nonzero "PETSC ERROR: PCTESSERA: the operator's nonzero pattern changed but PCSetUp was told SAME_NONZERO_PATTERN" 1 2)
 tessera_bad_use_test(nonfinite nonzero "first solve: .*PETSC ERROR: .*non-finite" 1 2)
-# PCSetCoordinates (GAMG's interface, which PCTESSERA reads for the rigid-body modes) with the
-# wrong dimension, or one rank's node count not its rows / 3: refused on every rank.
+# PCSetCoordinates (GAMG's interface, which PCTESSERA reads for the rigid-body modes) with a
+# dimension other than the block size, or one rank's node count not its rows / 3: refused on
+# every rank.
 tessera_bad_use_test(coordinates_2d nonzero
-                     "PETSC ERROR: Tessera: PCTESSERA: PCSetCoordinates makes the rigid-body modes of 3D elasticity \\(3 coordinates a node, block size 3\\). got 2 coordinates a node with block size 3"
+                     "PETSC ERROR: Tessera: PCTESSERA: PCSetCoordinates makes the rigid-body modes of 2D or 3D elasticity \\(2 or 3 coordinates a node, the block size as many\\). got 2 coordinates a node with block size 3"
                      1 2)
 tessera_bad_use_test(coordinates_count nonzero
                      "PETSC ERROR: Tessera: PCTESSERA: PCSetCoordinates gave [0-9]+ nodes on rank 0, the operator owns [0-9]+ rows there" 1 2)

@@ -1,8 +1,8 @@
 // write_grid_problem SPEC A.mtx COORDINATES.mtx: a generated grid problem as the files a user
 // brings to `tessera-amg --A A.mtx --coordinates COORDINATES.mtx`: A as a Matrix Market
-// coordinate file, the nodes' x y z as an array with one row a node (the generator gives them
-// a dof; every dof of a node carries its node's). Values are written with 17 digits, so the
-// files read back to the generator's matrix and coordinates bit for bit.
+// coordinate file, the nodes' x y (2D grids) or x y z as an array with one row a node (the
+// generator gives them a dof; every dof of a node carries its node's). Values are written with
+// 17 digits, so the files read back to the generator's matrix and coordinates bit for bit.
 #include <cstdio>
 #include <exception>
 
@@ -18,11 +18,11 @@ int main(int argc, char** argv) {
   try {
     const gen::ProblemSpec spec = gen::parse_spec(argv[1]);
     const Csr<double> a = gen::generate(spec);
-    const int dofs = gen::block_size(spec);
+    const int dofs = gen::block_size(spec), dim = gen::dimension(spec);
     const std::vector<double> per_dof = gen::coordinates(spec, 0, a.rows);
-    DenseMatrix nodes(a.rows / dofs, 3, Layout::row_major);
+    DenseMatrix nodes(a.rows / dofs, dim, Layout::row_major);
     for (std::int64_t n = 0; n < nodes.rows; ++n)
-      for (int d = 0; d < 3; ++d) nodes.at(n, d) = per_dof[3 * n * dofs + d];
+      for (int d = 0; d < dim; ++d) nodes.at(n, d) = per_dof[3 * n * dofs + d];
     io::write_matrix_market(argv[2], a);
     io::write_matrix_market(argv[3], nodes);
   } catch (const std::exception& e) {

@@ -16,6 +16,7 @@
 #include "dist/dist_test_util.hpp"
 #include "local/gen/generators.hpp"
 #include "local/io/matrix_market.hpp"
+#include "support/generated_near_null_space.hpp"
 #include "support/matrix_files.hpp"
 
 namespace tessera::amg::testing {
@@ -28,11 +29,7 @@ struct Problem {
 
 inline Problem make_problem(const std::string& spec) {
   const gen::ProblemSpec s = gen::parse_spec(spec);
-  Problem p{spec, gen::generate(s), {}};
-  const int bs = gen::block_size(s);
-  p.near_null = bs == 3 ? rigid_body_modes(gen::coordinates(s, 0, p.a.rows), p.a.rows)
-                        : constant_near_null_space(p.a.rows, bs);
-  return p;
+  return Problem{spec, gen::generate(s), tessera::testing::generated_near_null_space(s)};
 }
 
 /// The matrices of ../shared/matrices named in `names` (tests/support/matrix_files.hpp), read

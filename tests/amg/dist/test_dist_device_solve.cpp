@@ -253,6 +253,10 @@ TEST(DistDeviceAmgSolve, Poisson27PointL1JacobiMatchesHost) {
 
 TEST(DistDeviceAmgSolve, ElasticityRigidBodyModesMatchesHost) { check_problem("elasticity3d:6", small_coarse()); }
 
+TEST(DistDeviceAmgSolve, PlaneElasticityRigidBodyModesMatchesHost) {
+  check_problem("elasticity2d:13", small_coarse());
+}
+
 // Real SPD matrices (../shared/matrices): power networks, a finite-element graph, Laplacians
 // read from files and a mass matrix, scalar nodes. The stiffness matrices of
 // test_dist_hierarchy's list stay out: the 1e-10 of these comparisons holds for well-conditioned

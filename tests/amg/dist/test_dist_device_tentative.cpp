@@ -90,6 +90,8 @@ TEST(DistDeviceTentative, Poisson27Point) { check_straddling(testing::generated(
 
 TEST(DistDeviceTentative, ElasticityBlockSize3) { check_straddling(testing::generated("elasticity3d:4")); }
 
+TEST(DistDeviceTentative, PlaneElasticityBlockSize2) { check_straddling(testing::generated("elasticity2d:9")); }
+
 TEST(DistDeviceTentative, UnsymmetricPatternTwoDofNodes) { check_straddling(testing::unsymmetric(202, 2)); }
 
 TEST(DistDeviceTentative, IsolatedNodesAndEmptyRows) { check(testing::isolated_nodes(157)); }
