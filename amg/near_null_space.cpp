@@ -14,7 +14,8 @@ NearNullSpace constant_near_null_space(std::int64_t rows, int block_size) {
 
 NearNullSpace rigid_body_modes(const std::vector<double>& coords, std::int64_t rows, int dim) {
   std::array<double, 3> centre = {0, 0, 0};
-  if (static_cast<std::int64_t>(coords.size()) != 3 * rows) return rigid_body_modes(coords, rows, dim, centre);  // reports it
+  if (static_cast<std::int64_t>(coords.size()) != 3 * rows)
+    return rigid_body_modes(coords, rows, dim, centre);  // reports it
   for (std::int64_t i = 0; i < rows; ++i)
     for (int d = 0; d < 3; ++d) centre[d] += coords[3 * i + d] / static_cast<double>(rows ? rows : 1);
   return rigid_body_modes(coords, rows, dim, centre);

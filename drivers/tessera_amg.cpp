@@ -87,7 +87,8 @@ amg::Vector right_hand_side(const Options& opt, const Csr<double>& a) {
 }
 
 void add_options(CLI::App& app, Options& opt) {
-  app.add_option("--gen", opt.a.spec, "generate A: poisson3d:N poisson3d27:N elasticity3d:N poisson2d:N elasticity2d:N");
+  app.add_option("--gen", opt.a.spec,
+                 "generate A: poisson3d:N poisson3d27:N elasticity3d:N poisson2d:N elasticity2d:N");
   app.add_option("--A", opt.a.file, "Matrix Market file for A (.mtx or .mtx.gz)");
   app.add_option("--b", opt.b_file, "right-hand side (Matrix Market array); default all ones");
   app.add_option("--tol", opt.krylov.rtol, "relative residual tolerance")->check(CLI::PositiveNumber);
@@ -106,7 +107,7 @@ void add_options(CLI::App& app, Options& opt) {
   app.add_option("--degree", opt.amg.chebyshev_degree, "Chebyshev degree")->check(CLI::PositiveNumber);
   app.add_option("--sweeps", opt.amg.jacobi_sweeps, "l1-Jacobi sweeps")->check(CLI::PositiveNumber);
   app.add_option("--cycle", opt.cycle, "V | W")->check(CLI::IsMember({"V", "W", "v", "w"}));
-  app.add_option("--threshold", opt.amg.strength_threshold, "strength threshold (default 0.08)");
+  app.add_option("--threshold", opt.amg.strength_threshold, "strength threshold (default 0.02)");
   app.add_option("--coarse-size", opt.amg.coarse_size, "rows of the coarsest level (default 2000)");
   app.add_option("--max-levels", opt.amg.max_levels, "maximum number of levels");
   app.add_option("--null-space", opt.near_null.null_space,

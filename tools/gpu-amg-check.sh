@@ -44,7 +44,9 @@ echo "===== setup phases, device vs host"
 echo "===== tessera-amg"
 run() {  # run SPEC SPGEMM SECONDS [extra options]: device setup; --resetup keeps plans for the repeated run
   local spec=$1 spgemm=$2 limit=$3; shift 3
-  local name=${spec//:/_}-$spgemm${1:+-resetup}
+  local tag=${*//--/}
+  tag=${tag// /-}  # "--null-space constant" -> null-space-constant
+  local name=${spec//:/_}-$spgemm${tag:+-$tag}
   timeout "$limit" "$BUILD/drivers/tessera-amg" --gen "$spec" --backend gpu --setup device --spgemm "$spgemm" \
     --tol 1e-8 "$@" --json "$OUT/amg/$name.json" >"$OUT/amg/$name.log" 2>&1
   echo "== $spec --spgemm $spgemm $* rc=$?"
@@ -60,4 +62,6 @@ done
 for spgemm in auto tile cusparse; do run poisson3d27:128 $spgemm 90; done
 run poisson3d27:128 auto 90 --resetup
 run elasticity3d:48 auto 90
+run elasticity2d:1024 auto 90                           # 3 rigid-body modes, 2 dofs a node
+run elasticity2d:1024 auto 90 --null-space constant     # the 2 constants: twice the iterations
 (cd "$OUT" && tar czf amg-check.tgz amg && rm -rf amg)

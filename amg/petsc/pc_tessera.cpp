@@ -119,8 +119,9 @@ amg::NearNullSpace near_null_space(Mat a, const dist::Communicator& comm, PcTess
                                     " coordinates a node with block size ", block_size,
                                     ": attach the near-null space with MatSetNearNullSpace");
   if (rigid) {
-    d.near_null = tessera::detail::concat(amg::rigid_body_mode_count(static_cast<int>(d.coordinate_dim)),
-                                          " rigid-body modes from PCSetCoordinates");
+    if (error.empty())
+      d.near_null = tessera::detail::concat(amg::rigid_body_mode_count(static_cast<int>(d.coordinate_dim)),
+                                            " rigid-body modes from PCSetCoordinates");
     return rigid_body_modes_of(comm, d, owned_rows, error);
   }
   if (!space) {

@@ -17,7 +17,9 @@ bool have_boomeramg();
 
 /// Solves A x = b from x = 0 with BoomerAMG-PCG (BoomerAMG-FlexGMRES) on `comm`, each rank passing its rows (see
 /// baseline.hpp). block_size > 1 selects hypre's systems AMG ("unknown" approach, interleaved
-/// dofs); coordinates are not used (this configuration has no rigid-body interpolation).
+/// dofs); coordinates are not used (no rigid-body interpolation: hypre's nodal coarsening with
+/// the rotations as interpolation vectors took more iterations on the generated elasticity
+/// problems; docs/performance.md, sixtieth session).
 /// InputError on bad input or when hypre is not built in; Error with hypre's message when a
 /// hypre call fails. Not converging is a result (converged = false), not an error. Collective.
 BaselineResult solve_with_boomeramg(MPI_Comm comm, const RowBlock& my_rows, const std::vector<double>& my_b,

@@ -160,7 +160,8 @@ RowBlock elasticity_rows(std::int64_t n, std::int64_t begin, std::int64_t end) {
         const int dx = slot % 3 - 1;
         if (!acc.touched[slot] || p[0] + dx == 0) continue;  // no shared element, or clamped column
         std::int64_t neighbour = node;
-        for (std::int64_t d = 0, s = slot, stride = 1; d < Dim; ++d, s /= 3, stride *= n) neighbour += (s % 3 - 1) * stride;
+        for (std::int64_t d = 0, s = slot, stride = 1; d < Dim; ++d, s /= 3, stride *= n)
+          neighbour += (s % 3 - 1) * stride;
         for (int d = 0; d < Dim; ++d) {
           b.col.push_back(Dim * neighbour + d);
           b.values.push_back(acc.value[slot][d]);

@@ -20,8 +20,8 @@ constexpr KindInfo kKinds[] = {
 };
 
 constexpr const char* kAcceptedForms =
-    "accepted forms: poisson2d:N, poisson3d:N, poisson3d27:N, convdiff3d:N, elasticity2d:N, elasticity3d:N, rmat:S:E[:seed=K], "
-    "random:N:D[:seed=K] (N, S, E, D positive integers, K a non-negative integer)";
+    "accepted forms: poisson2d:N, poisson3d:N, poisson3d27:N, convdiff3d:N, elasticity2d:N, elasticity3d:N, "
+    "rmat:S:E[:seed=K], random:N:D[:seed=K] (N, S, E, D positive integers, K a non-negative integer)";
 
 constexpr std::int64_t kMaxRows = std::numeric_limits<std::int64_t>::max();
 

@@ -59,5 +59,5 @@ require("without coordinates: ${DOFS} constant vectors, got ${constant_near_null
         constant_near_null_vectors EQUAL DOFS)
 require("the constant space takes more iterations (${constant_iterations}) than the rigid-body modes (${from_files_iterations})"
         constant_iterations GREATER from_files_iterations)
-message("check_coordinates_file: PASS (${SPEC} on ${RANKS} rank(s): ${from_files_iterations} iterations with the coordinates, "
-        "as generated; ${constant_iterations} without)")
+message("check_coordinates_file: PASS (${SPEC} on ${RANKS} rank(s): ${from_files_iterations} iterations with the "
+        "coordinates, as generated; ${constant_iterations} without)")
