@@ -15,6 +15,7 @@
 // Row-range assembly: a row sums the contributions of the (up to 2^Dim) elements that touch its
 // node, always in increasing element order. The element matrix is exactly symmetric, so the
 // entries (i, j) and (j, i) are sums of the same terms in the same order: A == A^T bitwise.
+#include <algorithm>
 #include <array>
 #include <cmath>
 
