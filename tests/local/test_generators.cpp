@@ -177,18 +177,23 @@ TEST(Generators, IsSymmetricSaysWhatTheMatrixIs) {
   }
 }
 
-struct ElasticityFixture : ::testing::Test {
-  static constexpr std::int64_t kN = 5;
-  gen::ProblemSpec spec = parse_spec("elasticity3d:5");
+// The elasticity generators, 3D (elasticity3d:5, 3 dofs a node) and plane strain
+// (elasticity2d:6, 2 dofs a node): the clamp, the element's diagonal, the rigid-body modes.
+struct ElasticityGenerator : ::testing::TestWithParam<const char*> {
+  gen::ProblemSpec spec = parse_spec(GetParam());
+  int dim = gen::dimension(spec);
+  std::int64_t n = spec.params[0];
   Csr<double> a = gen::generate(spec);
   std::vector<double> xyz = gen::coordinates(spec, 0, a.rows);
 
   double node_x(std::int64_t row) const { return xyz[3 * row]; }
+  /// n^k
+  std::int64_t power(int k) const { return k == 0 ? 1 : n * power(k - 1); }
 };
 
-TEST_F(ElasticityFixture, ClampedFaceIsIdentityAndDecoupled) {
-  ASSERT_EQ(a.rows, 3 * kN * kN * kN);
-  EXPECT_EQ(gen::block_size(spec), 3);
+TEST_P(ElasticityGenerator, ClampedBoundaryIsIdentityAndDecoupled) {
+  ASSERT_EQ(a.rows, dim * power(dim));
+  EXPECT_EQ(gen::block_size(spec), dim);
   std::int64_t longest = 0;
   for (std::int64_t r = 0; r < a.rows; ++r) {
     longest = std::max(longest, a.row_length(r));
@@ -201,110 +206,56 @@ TEST_F(ElasticityFixture, ClampedFaceIsIdentityAndDecoupled) {
     for (std::int64_t k = a.row_ptr[r]; k < a.row_ptr[r + 1]; ++k)
       ASSERT_NE(node_x(a.col_idx[k]), 0.0) << "row " << r << " couples with clamped dof " << a.col_idx[k];
   }
-  EXPECT_EQ(longest, 81);  // 27 nodes x 3 dofs
+  EXPECT_EQ(longest, dim == 3 ? 81 : 18);  // 3^dim nodes x dim dofs
 }
 
-TEST_F(ElasticityFixture, DiagonalMatchesClosedForm) {
-  // Unit cube Q1 element: K_aa for one component = (lambda + 4 mu) / 9 (integrals of squared
-  // shape-function gradients); an interior node collects it from 8 elements.
+TEST_P(ElasticityGenerator, DiagonalMatchesClosedForm) {
+  // Unit Q1 element: K_aa for one component = (lambda + 2 mu) I + (dim - 1) mu I, where
+  // I = 3^(1 - dim) is the integral of a squared shape-function derivative: (lambda + 4 mu) / 9
+  // in 3D, (lambda + 3 mu) / 3 in plane strain. An interior node collects it from 2^dim elements.
   const double nu = 0.3, lambda = nu / ((1 + nu) * (1 - 2 * nu)), mu = 1 / (2 * (1 + nu));
-  const double element_diag = (lambda + 4 * mu) / 9;
+  const double element_diag = (lambda + (dim + 1) * mu) / (dim == 3 ? 9 : 3);
   const std::vector<double> dense = testing::to_dense(a);
-  const std::int64_t interior = 2 + kN * 2 + kN * kN * 2, corner = kN - 1;  // (4, 0, 0) touches one element
-  for (int c = 0; c < 3; ++c) {
-    const std::int64_t ri = 3 * interior + c, rc = 3 * corner + c;
-    EXPECT_NEAR(dense[ri * a.rows + ri], 8 * element_diag, 1e-14);
+  std::int64_t interior = 0;  // the node (2, 2[, 2])
+  for (int d = 0; d < dim; ++d) interior += 2 * power(d);
+  const std::int64_t corner = n - 1;  // (n - 1, 0[, 0]) touches one element
+  for (int c = 0; c < dim; ++c) {
+    const std::int64_t ri = dim * interior + c, rc = dim * corner + c;
+    EXPECT_NEAR(dense[ri * a.rows + ri], (1 << dim) * element_diag, 1e-14);
     EXPECT_NEAR(dense[rc * a.rows + rc], element_diag, 1e-14);
   }
 }
 
-TEST_F(ElasticityFixture, RigidBodyModesAreInTheKernelAwayFromTheClamp) {
-  std::vector<std::vector<double>> modes(6, std::vector<double>(static_cast<std::size_t>(a.rows), 0.0));
+TEST_P(ElasticityGenerator, RigidBodyModesAreInTheKernelAwayFromTheClamp) {
+  // Written out here, apart from amg::rigid_body_modes: dim translations, then the rotations
+  // about z (-y, x, 0) and, in 3D, about x (0, -z, y) and y (z, 0, -x).
+  const int count = dim == 3 ? 6 : 3;
+  std::vector<std::vector<double>> modes(count, std::vector<double>(static_cast<std::size_t>(a.rows), 0.0));
   for (std::int64_t r = 0; r < a.rows; ++r) {
-    const int c = static_cast<int>(r % 3);
+    const int c = static_cast<int>(r % dim);
     const double x = xyz[3 * r], y = xyz[3 * r + 1], z = xyz[3 * r + 2];
-    modes[c][r] = 1.0;                               // translations
-    modes[3][r] = c == 0 ? 0.0 : c == 1 ? -z : y;    // rotation about x: (0, -z, y)
-    modes[4][r] = c == 0 ? z : c == 1 ? 0.0 : -x;    // about y: (z, 0, -x)
-    modes[5][r] = c == 0 ? -y : c == 1 ? x : 0.0;    // about z: (-y, x, 0)
+    const double rot_z[3] = {-y, x, 0}, rot_x[3] = {0, -z, y}, rot_y[3] = {z, 0, -x};
+    modes[c][r] = 1.0;
+    modes[dim][r] = rot_z[c];
+    if (dim == 3) modes[4][r] = rot_x[c], modes[5][r] = rot_y[c];
   }
-  for (int m = 0; m < 6; ++m) {
+  for (int m = 0; m < count; ++m) {
     SCOPED_TRACE("mode " + std::to_string(m));
     const std::vector<double> y = multiply(a, modes[m]);
     double next_to_clamp = 0;
     for (std::int64_t r = 0; r < a.rows; ++r) {
       if (node_x(r) >= 2) {
-        EXPECT_NEAR(y[r], 0.0, 1e-13 * kN) << "row " << r;
+        EXPECT_NEAR(y[r], 0.0, 1e-13 * n) << "row " << r;
       } else if (node_x(r) == 1) {
         next_to_clamp = std::max(next_to_clamp, std::abs(y[r]));
       }
     }
-    EXPECT_GT(next_to_clamp, 1e-3);  // the dropped clamp couplings must show next to the face
+    EXPECT_GT(next_to_clamp, 1e-3);  // the dropped clamp couplings must show next to the boundary
   }
 }
 
-// Plane strain (elasticity2d): the same checks on the 2D element, 2 dofs a node.
-struct PlaneElasticityFixture : ::testing::Test {
-  static constexpr std::int64_t kN = 6;
-  gen::ProblemSpec spec = parse_spec("elasticity2d:6");
-  Csr<double> a = gen::generate(spec);
-  std::vector<double> xyz = gen::coordinates(spec, 0, a.rows);
-
-  double node_x(std::int64_t row) const { return xyz[3 * row]; }
-};
-
-TEST_F(PlaneElasticityFixture, ClampedEdgeIsIdentityAndDecoupled) {
-  ASSERT_EQ(a.rows, 2 * kN * kN);
-  std::int64_t longest = 0;
-  for (std::int64_t r = 0; r < a.rows; ++r) {
-    longest = std::max(longest, a.row_length(r));
-    if (node_x(r) == 0) {
-      ASSERT_EQ(a.row_length(r), 1) << "row " << r;
-      EXPECT_EQ(a.col_idx[a.row_ptr[r]], r);
-      EXPECT_EQ(a.values[a.row_ptr[r]], 1.0);
-      continue;
-    }
-    for (std::int64_t k = a.row_ptr[r]; k < a.row_ptr[r + 1]; ++k)
-      ASSERT_NE(node_x(a.col_idx[k]), 0.0) << "row " << r << " couples with clamped dof " << a.col_idx[k];
-  }
-  EXPECT_EQ(longest, 18);  // 9 nodes x 2 dofs
-}
-
-TEST_F(PlaneElasticityFixture, DiagonalMatchesClosedForm) {
-  // Unit square Q1 element, plane strain: K_aa for one component = (lambda + 2 mu) / 3 + mu / 3
-  // (the squared gradient integrals are 1/3 each); an interior node collects it from 4 elements.
-  const double nu = 0.3, lambda = nu / ((1 + nu) * (1 - 2 * nu)), mu = 1 / (2 * (1 + nu));
-  const double element_diag = (lambda + 3 * mu) / 3;
-  const std::vector<double> dense = testing::to_dense(a);
-  const std::int64_t interior = 2 + kN * 3, corner = kN - 1;  // (5, 0) touches one element
-  for (int c = 0; c < 2; ++c) {
-    const std::int64_t ri = 2 * interior + c, rc = 2 * corner + c;
-    EXPECT_NEAR(dense[ri * a.rows + ri], 4 * element_diag, 1e-14);
-    EXPECT_NEAR(dense[rc * a.rows + rc], element_diag, 1e-14);
-  }
-}
-
-TEST_F(PlaneElasticityFixture, RigidBodyModesAreInTheKernelAwayFromTheClamp) {
-  std::vector<std::vector<double>> modes(3, std::vector<double>(static_cast<std::size_t>(a.rows), 0.0));
-  for (std::int64_t r = 0; r < a.rows; ++r) {
-    const int c = static_cast<int>(r % 2);
-    modes[c][r] = 1.0;                                  // translations
-    modes[2][r] = c == 0 ? -xyz[3 * r + 1] : xyz[3 * r];  // the rotation: (-y, x)
-  }
-  for (int m = 0; m < 3; ++m) {
-    SCOPED_TRACE("mode " + std::to_string(m));
-    const std::vector<double> y = multiply(a, modes[m]);
-    double next_to_clamp = 0;
-    for (std::int64_t r = 0; r < a.rows; ++r) {
-      if (node_x(r) >= 2) {
-        EXPECT_NEAR(y[r], 0.0, 1e-13 * kN) << "row " << r;
-      } else if (node_x(r) == 1) {
-        next_to_clamp = std::max(next_to_clamp, std::abs(y[r]));
-      }
-    }
-    EXPECT_GT(next_to_clamp, 1e-3);  // the dropped clamp couplings must show next to the edge
-  }
-}
+INSTANTIATE_TEST_SUITE_P(ThreeAndTwoDimensions, ElasticityGenerator,
+                         ::testing::Values("elasticity3d:5", "elasticity2d:6"));
 
 /// Rows [0, n) through an uneven split with an empty range, concatenated.
 Csr<double> concatenate_split(const gen::ProblemSpec& spec) {
