@@ -12,9 +12,9 @@
 // Optional trailing ":seed=K" for the random kinds. Every generator is row-range based: any
 // rank can generate just rows [begin, end) and gets exactly those rows of the global matrix.
 // Grids use unit spacing and lexicographic node order (x fastest); the Laplacians drop
-// neighbours outside the grid (Dirichlet). The elasticity kinds (E = 1, nu = 0.3) clamp the x = 0
-// edge or face by identity rows/columns, so they are SPD. rmat draws every edge to find a range's rows (cost
-// O(E 2^S S) per call); it sums duplicate edges and keeps self-loops.
+// neighbours outside the grid (Dirichlet). The elasticity kinds (E = 1, nu = 0.3) clamp the
+// x = 0 edge or face by identity rows/columns, so they are SPD. rmat draws every edge to find a
+// range's rows (cost O(E 2^S S) per call); it sums duplicate edges and keeps self-loops.
 #include <cstdint>
 #include <string>
 #include <vector>
