@@ -78,8 +78,8 @@ SetupTimes& SetupTimes::operator+=(const SetupTimes& o) {
 Hierarchy setup(const Csr<double>& a, const NearNullSpace& near_null, const AmgOptions& options, const LevelOps& ops) {
   validate(options);
   check_operator(a, "A");
-  TESSERA_REQUIRE_INPUT(near_null.vectors.rows == a.rows, "AMG: the near-null space has ", near_null.vectors.rows,
-                        " rows, A has ", a.rows);
+  const std::string near_null_problem = near_null_space_problem(near_null, a.rows);
+  TESSERA_REQUIRE_INPUT(near_null_problem.empty(), near_null_problem);
   Hierarchy h;
   h.options = options;
   Level first;

@@ -1,8 +1,29 @@
 #include "amg/near_null_space.hpp"
 
+#include <cmath>
+
 #include "local/core/error.hpp"
+#include "local/core/host_ranges.hpp"
 
 namespace tessera::amg {
+
+std::string near_null_space_problem(const NearNullSpace& b, std::int64_t rows, std::int64_t first_row) {
+  const DenseMatrix& v = b.vectors;
+  if (v.rows != rows || v.layout != Layout::row_major)
+    return detail::concat("AMG: the near-null space is ", v.rows, " x ", v.cols,
+                          v.layout == Layout::row_major ? "" : " column-major", ", the operator has ", rows,
+                          " rows (", rows, " x k row-major expected)");
+  if (v.cols < 1) return "AMG: the near-null space needs at least one vector";
+  if (b.constant) return "";
+  return host::first_failure(rows, [&](std::int64_t begin, std::int64_t end) -> std::string {
+    for (std::int64_t i = begin; i < end; ++i)
+      for (std::int64_t j = 0; j < v.cols; ++j)
+        if (!std::isfinite(v.at(i, j)))
+          return detail::concat("AMG: near-null vector ", j, " has a non-finite value ", v.at(i, j), " at row ",
+                                first_row + i);
+    return "";
+  });
+}
 
 NearNullSpace constant_near_null_space(std::int64_t rows, int block_size) {
   TESSERA_REQUIRE_INPUT(block_size >= 1 && rows % block_size == 0, "AMG: block size ", block_size,

@@ -4,6 +4,7 @@
 // (GAMG's default), the rigid-body modes of elasticity (3 in 2D, 6 in 3D).
 #include <array>
 #include <cstdint>
+#include <string>
 #include <vector>
 
 #include "local/formats/dense.hpp"
@@ -18,6 +19,13 @@ struct NearNullSpace {
   /// space, or the device setup builds the constant vectors instead of yours.
   bool constant = false;
 };
+
+/// "" when `b` can be the near-null space of an operator with `rows` rows (a rank's own rows in
+/// a distributed setup, the first of them global row `first_row`): rows x k, row-major, k >= 1,
+/// every value finite. Otherwise what is wrong, naming the first non-finite value's global row
+/// and vector: a NaN there would reach every coarse level through P. Every setup checks it (a
+/// space made by constant_near_null_space is finite by construction and is not scanned).
+std::string near_null_space_problem(const NearNullSpace& b, std::int64_t rows, std::int64_t first_row = 0);
 
 /// k = block_size vectors: vector c is 1 on the dofs of component c, 0 elsewhere.
 NearNullSpace constant_near_null_space(std::int64_t rows, int block_size = 1);

@@ -55,25 +55,12 @@ RowPartition node_aligned_partition(const dist::Communicator& comm, std::int64_t
   return RowPartition::from_offsets(comm, rows, offsets);
 }
 
-/// The rank's rows of the near-null space: constant (per component), or the rigid-body modes of
-/// its rows' coordinates (`coords`, filled then).
-amg::NearNullSpace owned_near_null_space(const dist::Communicator& comm, const NodeGeometry& geometry,
-                                         const dist::DistMatrix& a, std::vector<double>& coords) {
-  if (!geometry.rigid_body()) return amg::constant_near_null_space(a.owned_rows(), geometry.block_size());
-  coords = geometry.dof_coordinates(a.row_begin(), a.row_begin() + a.owned_rows());
-  std::vector<double> sums(3, 0.0);  // the global centroid: one set of global vectors
-  for (std::size_t i = 0; i < coords.size(); ++i) sums[i % 3] += coords[i];
-  comm.allreduce_in_place(sums, dist::ReduceOp::sum);
-  const double n = static_cast<double>(std::max<std::int64_t>(1, a.global_rows()));
-  return amg::rigid_body_modes(coords, a.owned_rows(), geometry.dimension(), {sums[0] / n, sums[1] / n, sums[2] / n});
-}
-
 std::vector<double> owned_right_hand_side(const DistributedAmgOptions& o, const dist::DistMatrix& a) {
   if (o.b_file.empty()) return std::vector<double>(static_cast<std::size_t>(a.owned_rows()), 1.0);
-  const DenseMatrix b = io::read_matrix_market_dense(o.b_file);
-  TESSERA_REQUIRE_INPUT(b.rows == a.global_rows() && b.cols == 1, "--b: expected a ", a.global_rows(),
-                        " x 1 vector, got ", b.rows, " x ", b.cols);
-  return std::vector<double>(b.data.begin() + a.row_begin(), b.data.begin() + a.row_begin() + a.owned_rows());
+  const io::MatrixMarketHeader h = io::read_matrix_market_header(o.b_file);
+  TESSERA_REQUIRE_INPUT(h.rows == a.global_rows() && h.cols == 1, "--b: expected a ", a.global_rows(),
+                        " x 1 vector, got ", h.rows, " x ", h.cols);
+  return io::read_matrix_market_dense_rows(o.b_file, a.row_begin(), a.row_begin() + a.owned_rows()).data;
 }
 
 double slowest(const dist::Communicator& comm, double seconds) { return comm.allreduce(seconds, dist::ReduceOp::max); }
@@ -678,14 +665,14 @@ int run_distributed_amg(const dist::Communicator& comm, const DistributedAmgOpti
   TESSERA_REQUIRE_INPUT(!o.timeline || o.backend == Backend::gpu, "--timeline times the GPU solve (--backend gpu)");
   TESSERA_REQUIRE_INPUT(o.halo == "auto" || o.backend == Backend::gpu, "--halo ", o.halo,
                         " chooses how GPUs exchange halos (--backend gpu)");
-  const NodeGeometry geometry(o.a, o.near_null, rows);
-  const int block_size = geometry.block_size();
+  const NearNullSource near_null(o.a, o.near_null, rows);
+  const int block_size = near_null.block_size();
   const RowPartition part = node_aligned_partition(comm, rows, block_size);
   // Not const: the setups take it over as the hierarchy's level 0 (timed_setups), which holds it
   // from then on (`fine` below).
   dist::DistMatrix a = load_distributed(comm, o.a, part, part);
-  std::vector<double> coordinates;  // the rank's rows', 3 a row, with rigid-body modes
-  const amg::NearNullSpace nns = owned_near_null_space(comm, geometry, a, coordinates);
+  const OwnedNearNull near_null_rows = owned_near_null(comm, near_null, a.row_begin(), a.row_begin() + a.owned_rows());
+  const amg::NearNullSpace& nns = near_null_rows.space;
   const std::vector<double> b = owned_right_hand_side(o, a);
   const std::int64_t nnz = comm.allreduce(a.nnz(), dist::ReduceOp::sum);
   const bool use_cg = uses_cg(comm, o, a);
@@ -918,7 +905,8 @@ int run_distributed_amg(const dist::Communicator& comm, const DistributedAmgOpti
     baselines::BaselineOptions bo;
     match_krylov(bo, use_cg, o.krylov);
     bo.block_size = block_size;
-    bo.coordinates = coordinates;  // rigid-body modes: GAMG gets the same geometry
+    bo.coordinates = near_null_rows.coordinates;  // rigid-body modes: GAMG gets the same geometry
+    bo.near_null = near_null_rows.orthonormal;    // --near-null: and the same vectors
     const auto results = baselines::run_baselines(comm.mpi(), o.compare, dist::owned_row_block(fine), b, bo);
     baselines::BaselineResult mine = amg_result_row(res, stats, setup_s, solve_s);
     mine.solver = "Tessera SA-AMG-" + method;

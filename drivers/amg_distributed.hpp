@@ -16,7 +16,7 @@
 #include "dist/communicator.hpp"
 #include "drivers/baselines/compare.hpp"
 #include "drivers/common/matrix_source.hpp"
-#include "drivers/common/node_geometry.hpp"
+#include "drivers/amg_near_null.hpp"
 #include "local/core/backend.hpp"
 
 namespace tessera::driver {
@@ -24,7 +24,7 @@ namespace tessera::driver {
 struct DistributedAmgOptions {
   MatrixSource a;
   std::string b_file;                 // Matrix Market array; default all ones
-  NearNullChoice near_null;           // --null-space, --block-size, --coordinates
+  NearNullChoice near_null;           // --null-space, --block-size, --coordinates, --near-null
   std::string solver = "auto";       // auto (CG if A is symmetric, else FGMRES) | cg | gmres
   amg::KrylovOptions krylov;          // tolerance, iteration limit, history; FGMRES's restart and Gram-Schmidt
   int resetups = 0;                   // re-setups with the same pattern (the first records where P's values come from)

@@ -2,6 +2,7 @@
 //   tessera-amg --gen poisson3d:64 --tol 1e-8 --json out.json
 //   tessera-amg --gen elasticity3d:16                      (rigid-body modes from the grid; 2D: elasticity2d:N)
 //   tessera-amg --A elastic.mtx --coordinates xyz.mtx      (rigid-body modes from node coordinates)
+//   tessera-amg --A shell.mtx --near-null modes.mtx --block-size 6   (any near-null vectors)
 //   tessera-amg --A matrix.mtx.gz [--b rhs.mtx] --smoother l1-jacobi --cycle W --history
 //   mpirun -np 4 tessera-amg --gen poisson3d:64 --compare hypre,gamg   (baselines side by side)
 // One rank: the serial reference hierarchy (CG or FGMRES). Several ranks (or --distributed):
@@ -33,12 +34,12 @@
 #include "dist/backend_choice.hpp"
 #include "dist/communicator.hpp"
 #include "drivers/amg_distributed.hpp"
+#include "drivers/amg_near_null.hpp"
 #include "drivers/amg_result_row.hpp"
 #include "drivers/amg_single_gpu.hpp"
 #include "drivers/baselines/compare.hpp"
 #include "drivers/common/driver_main.hpp"
 #include "drivers/common/matrix_source.hpp"
-#include "drivers/common/node_geometry.hpp"
 #include "local/core/error.hpp"
 #include "local/core/backend.hpp"
 #include "local/io/matrix_market.hpp"
@@ -116,6 +117,9 @@ void add_options(CLI::App& app, Options& opt) {
   app.add_option("--coordinates", opt.near_null.coordinates,
                  "node coordinates of an elasticity A read with --A, for its rigid-body modes: a Matrix Market array, "
                  "one row a node, columns x y (2D) or x y z (3D); A's rows / nodes = one dof a dimension a node");
+  app.add_option("--near-null", opt.near_null.vectors,
+                 "the near-null vectors themselves (as MatSetNearNullSpace gives them to GAMG): a Matrix Market array "
+                 "of A's rows, one column a vector, linearly independent; with --block-size for nodes of several dofs");
   app.add_option("--block-size", opt.near_null.block_size,
                  "dofs per node (default: rows / nodes of --coordinates, else from the generator, else 1)");
   app.add_option("--stagnation-window", opt.krylov.stagnation_window, "stop after this many iterations without a new smallest residual")
@@ -225,6 +229,7 @@ struct Problem {
   Csr<double> a;
   amg::NearNullSpace nns;
   std::vector<double> coordinates;  // 3 a row where nns holds the rigid-body modes, else empty
+  DenseMatrix orthonormal_nns;      // --near-null: nns orthonormalised, for GAMG
   amg::Vector b;
   bool use_cg = true;
 };
@@ -235,7 +240,8 @@ nlohmann::json compare_with_baselines(const Options& opt, const std::vector<base
   baselines::BaselineOptions bo;
   match_krylov(bo, p.use_cg, opt.krylov);
   bo.block_size = p.nns.block_size;
-  bo.coordinates = p.coordinates;  // rigid-body modes: GAMG gets the same geometry
+  bo.coordinates = p.coordinates;     // rigid-body modes: GAMG gets the same geometry
+  bo.near_null = p.orthonormal_nns;  // --near-null: and the same vectors
   const std::vector<baselines::BaselineResult> results = baselines::run_baselines(MPI_COMM_WORLD, which, p.a, p.b, bo);
   int rank = 0;
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
@@ -290,18 +296,15 @@ int run_distributed(const dist::Communicator& comm, const Options& opt, const st
   return status;
 }
 
-Problem load_problem(const Options& opt) {
+Problem load_problem(const dist::Communicator& comm, const Options& opt) {
   Problem p;
   p.a = load_matrix(opt.a, "A (--A or --gen)");
   TESSERA_REQUIRE_INPUT(p.a.rows == p.a.cols, "A must be square, it is ", p.a.rows, "x", p.a.cols);
   // Constant (per component) by default; the rigid-body modes where nodes have coordinates.
-  const NodeGeometry geometry(opt.a, opt.near_null, p.a.rows);
-  if (geometry.rigid_body()) {
-    p.coordinates = geometry.dof_coordinates(0, p.a.rows);
-    p.nns = amg::rigid_body_modes(p.coordinates, p.a.rows, geometry.dimension());
-  } else {
-    p.nns = amg::constant_near_null_space(p.a.rows, geometry.block_size());
-  }
+  OwnedNearNull near_null = owned_near_null(comm, NearNullSource(opt.a, opt.near_null, p.a.rows), 0, p.a.rows);
+  p.nns = std::move(near_null.space);
+  p.coordinates = std::move(near_null.coordinates);
+  p.orthonormal_nns = std::move(near_null.orthonormal);
   p.b = right_hand_side(opt, p.a);
   p.use_cg = opt.solver == "cg" || (opt.solver == "auto" && is_symmetric(p.a));
   return p;
@@ -434,7 +437,7 @@ int run(int argc, char** argv) {
                         "--galerkin-operands and --solve-operands apply to the distributed AMG "
                         "(--distributed or several ranks)");
 
-  const Problem p = load_problem(opt);
+  const Problem p = load_problem(comm, opt);
   const Backend backend = choose_backend(opt);
   print_problem(opt, p, backend);
   amg::Vector x(p.b.size(), 0.0);

@@ -187,8 +187,8 @@ DeviceHierarchy device_setup(const DeviceCsr<double>& a, const NearNullSpace& ne
                              tessera::cuda::OffloadSpgemm spgemm, cudaStream_t stream) {
   validate(options);
   TESSERA_REQUIRE_INPUT(a.rows == a.cols, "AMG: A must be square, it is ", a.rows, "x", a.cols);
-  TESSERA_REQUIRE_INPUT(near_null.vectors.rows == a.rows, "AMG: the near-null space has ", near_null.vectors.rows,
-                        " rows, A has ", a.rows);
+  const std::string near_null_problem = near_null_space_problem(near_null, a.rows);
+  TESSERA_REQUIRE_INPUT(near_null_problem.empty(), near_null_problem);
   DeviceHierarchy h;
   h.options = options;
   h.spgemm = spgemm;

@@ -69,11 +69,9 @@ DistHierarchy::DistHierarchy(const dist::Communicator& comm, dist::DistMatrix&& 
   std::optional<trace::Step> step(std::in_place, "check_a");
   DistLevel& first = levels.front();
   backend_.check_operator(comm, first.a, "A", first.device_a);
-  dist::throw_if_any_rank_failed(comm, near_null.vectors.rows == first.a.owned_rows()
-                                           ? ""
-                                           : tessera::detail::concat("AMG: rank ", comm.rank(), " holds ",
-                                                                     near_null.vectors.rows, " near-null rows for its ",
-                                                                     first.a.owned_rows(), " rows"));
+  const std::string near_null_problem = near_null_space_problem(near_null, first.a.owned_rows(), first.a.row_begin());
+  dist::throw_if_any_rank_failed(
+      comm, near_null_problem.empty() ? "" : tessera::detail::concat(near_null_problem, " (rank ", comm.rank(), ")"));
   first.nodes = uniform_dist_nodes(comm, first.a, near_null.block_size);
   step.reset();
 

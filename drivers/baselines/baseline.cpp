@@ -53,6 +53,10 @@ std::string local_problem(const RowBlock& rows, const std::vector<double>& b, co
     return detail::concat(n, " local rows are not whole nodes of block size ", o.block_size);
   if (!o.coordinates.empty() && static_cast<std::int64_t>(o.coordinates.size()) != 3 * n)
     return detail::concat("coordinates has ", o.coordinates.size(), " entries, expected 3 per row (", 3 * n, ")");
+  if (o.near_null.cols > 0 && (o.near_null.rows != n || o.near_null.layout != Layout::row_major))
+    return detail::concat("near_null has ", o.near_null.rows, " rows for ", n, " local rows (row-major expected)");
+  if (o.near_null.cols > 0 && !o.coordinates.empty())
+    return "near_null and coordinates both given: the near-null space is one or the other";
   if (o.rtol <= 0 || o.max_iterations < 1)
     return detail::concat("rtol must be > 0 and max_iterations >= 1, got ", o.rtol, " and ", o.max_iterations);
   if (n > INT_MAX) return detail::concat(n, " local rows exceed the 32-bit counts MPI and the libraries use");

@@ -11,6 +11,7 @@
 #include <utility>
 #include <vector>
 
+#include "local/formats/dense.hpp"
 #include "local/formats/row_block.hpp"
 
 namespace tessera::baselines {
@@ -27,6 +28,10 @@ struct BaselineOptions {
   /// Non-empty asks for the rigid-body near-null space of dimension block_size where the
   /// baseline supports it (GAMG does).
   std::vector<double> coordinates;
+  /// The local rows of near-null vectors (rows x k, row-major), orthonormal over all ranks.
+  /// Non-empty hands them to the baseline as its near-null space where it takes one (GAMG:
+  /// MatSetNearNullSpace); not with coordinates.
+  DenseMatrix near_null;
 };
 
 struct BaselineResult {

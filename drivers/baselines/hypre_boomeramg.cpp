@@ -164,7 +164,10 @@ std::string configuration(const BaselineOptions& o) {
   return detail::concat(o.gmres ? detail::concat("FlexGMRES(", o.restart, ", modified Gram-Schmidt)") : "PCG (2-norm)",
                         " + BoomerAMG V(1,1): PMIS, ext+i interp (Pmax 4), strong threshold 0.25, "
                         "l1-Jacobi, coarsest Gaussian elimination, no aggressive coarsening",
-                        o.block_size > 1 ? detail::concat(", systems AMG with ", o.block_size, " functions") : "");
+                        o.block_size > 1 ? detail::concat(", systems AMG with ", o.block_size, " functions") : "",
+                        !o.coordinates.empty() || o.near_null.cols > 0
+                            ? ", the near-null space not used (interpolation vectors measured worse: see the header)"
+                            : "");
 }
 
 }  // namespace

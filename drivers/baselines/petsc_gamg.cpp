@@ -46,11 +46,13 @@ struct ErrorCapture {
 struct PetscObjects {
   Mat a = nullptr;
   Vec b = nullptr, x = nullptr, coordinates = nullptr;
-  MatNullSpace rigid_body = nullptr;
+  std::vector<Vec> near_null_vectors;  // given near-null vectors (the null space holds references)
+  MatNullSpace near_null_space = nullptr;  // the near-null space: rigid-body modes or the given vectors
   KSP ksp = nullptr;
   ~PetscObjects() {
     KSPDestroy(&ksp);
-    MatNullSpaceDestroy(&rigid_body);
+    MatNullSpaceDestroy(&near_null_space);
+    for (Vec& v : near_null_vectors) VecDestroy(&v);
     VecDestroy(&coordinates);
     VecDestroy(&x);
     VecDestroy(&b);
@@ -109,8 +111,25 @@ void attach_rigid_body_modes(MPI_Comm comm, const RowBlock& rows, const Baseline
   for (PetscInt node = 0; node < n / dim; ++node)  // o.coordinates holds a node's x y z on each of its rows
     for (int d = 0; d < dim; ++d) xyz[dim * node + d] = o.coordinates[3 * std::size_t(dim * node) + d];
   TESSERA_PETSC(VecRestoreArray(p.coordinates, &xyz));
-  TESSERA_PETSC(MatNullSpaceCreateRigidBody(p.coordinates, &p.rigid_body));
-  TESSERA_PETSC(MatSetNearNullSpace(p.a, p.rigid_body));
+  TESSERA_PETSC(MatNullSpaceCreateRigidBody(p.coordinates, &p.near_null_space));
+  TESSERA_PETSC(MatSetNearNullSpace(p.a, p.near_null_space));
+}
+
+/// The given near-null vectors (orthonormal over all ranks, as MatNullSpaceCreate wants them),
+/// one Vec each with A's layout.
+void attach_near_null_vectors(const BaselineOptions& o, PetscObjects& p) {
+  const PetscInt k = PetscInt(o.near_null.cols);
+  p.near_null_vectors.assign(std::size_t(k), nullptr);
+  for (PetscInt j = 0; j < k; ++j) {
+    TESSERA_PETSC(MatCreateVecs(p.a, &p.near_null_vectors[j], nullptr));
+    PetscScalar* values = nullptr;
+    TESSERA_PETSC(VecGetArray(p.near_null_vectors[j], &values));
+    for (std::int64_t i = 0; i < o.near_null.rows; ++i) values[i] = o.near_null.at(i, j);
+    TESSERA_PETSC(VecRestoreArray(p.near_null_vectors[j], &values));
+  }
+  TESSERA_PETSC(MatNullSpaceCreate(PetscObjectComm(PetscObject(p.a)), PETSC_FALSE, k, p.near_null_vectors.data(),
+                                   &p.near_null_space));
+  TESSERA_PETSC(MatSetNearNullSpace(p.a, p.near_null_space));
 }
 
 /// Options a non-symmetric A's levels get unless PETSC_OPTIONS names them: one Richardson
@@ -208,7 +227,9 @@ std::string configuration(const BaselineOptions& o) {
                         " + GAMG agg, PETSc 3.18 defaults (threshold -1, square graph 1 level, ",
                         o.gmres ? "Richardson/SOR for a non-symmetric A" : "Chebyshev(2)/Jacobi",
                         ", coarse LU), block size ", o.block_size,
-                        o.coordinates.empty() ? ", constant near-null space" : ", rigid-body near-null space");
+                        !o.coordinates.empty()   ? ", rigid-body near-null space"
+                        : o.near_null.cols > 0   ? detail::concat(", ", o.near_null.cols, " given near-null vectors")
+                                                 : ", constant near-null space");
 }
 
 }  // namespace
@@ -252,6 +273,7 @@ BaselineResult solve_with_gamg(MPI_Comm comm, const RowBlock& my_rows, const std
     assemble_matrix(comm, my_rows, options.block_size, p);
     make_vectors(my_b, p);
     if (!options.coordinates.empty()) attach_rigid_body_modes(comm, my_rows, options, p);
+    if (options.near_null.cols > 0) attach_near_null_vectors(options, p);
   });
   {
     const NonSymmetricLevelOptions level_options(options.gmres);

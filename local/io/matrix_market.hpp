@@ -38,6 +38,11 @@ RowBlock read_matrix_market_rows(const std::string& path, std::int64_t row_begin
 
 /// Dense `array` file (e.g. a right-hand side), column-major as the format stores it.
 DenseMatrix read_matrix_market_dense(const std::string& path);
+/// Rows [row_begin, row_end) of a dense `array` file (row_end -1: to the last row), column-major:
+/// what one rank keeps of a distributed vector or multi-vector. The whole file is still parsed
+/// and checked (every entry of another row is read and dropped), so a malformed file is refused
+/// on every rank alike.
+DenseMatrix read_matrix_market_dense_rows(const std::string& path, std::int64_t row_begin, std::int64_t row_end);
 
 /// Writes `coordinate real general` with 17 significant digits (exact round trip of doubles).
 void write_matrix_market(const std::string& path, const Csr<double>& a);

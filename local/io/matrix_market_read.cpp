@@ -95,12 +95,21 @@ RowBlock read_matrix_market_rows(const std::string& path, std::int64_t row_begin
 }
 
 DenseMatrix read_matrix_market_dense(const std::string& path) {
+  return read_matrix_market_dense_rows(path, 0, -1);
+}
+
+DenseMatrix read_matrix_market_dense_rows(const std::string& path, std::int64_t row_begin, std::int64_t row_end) {
   MatrixMarketStream stream(path);
   const MatrixMarketHeader& h = stream.header();
   if (stream.is_coordinate())
     stream.fail("a dense matrix needs an 'array' file, this one is 'coordinate' (sparse): use read_matrix_market");
-  DenseMatrix x(h.rows, h.cols, Layout::col_major);
-  for_each_expanded_entry(stream, [&](std::int64_t i, std::int64_t j, double v) { x.at(i, j) = v; });
+  if (row_end < 0) row_end = h.rows;
+  if (!(0 <= row_begin && row_begin <= row_end && row_end <= h.rows))
+    stream.fail("row range [", row_begin, ", ", row_end, ") is outside the ", h.rows, "-row array");
+  DenseMatrix x(row_end - row_begin, h.cols, Layout::col_major);
+  for_each_expanded_entry(stream, [&](std::int64_t i, std::int64_t j, double v) {
+    if (row_begin <= i && i < row_end) x.at(i - row_begin, j) = v;
+  });
   return x;
 }
 

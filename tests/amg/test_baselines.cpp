@@ -172,6 +172,32 @@ TEST(Baselines, RigidBodyModesReachGamgOnElasticity) {
   }
 }
 
+// Given near-null vectors reach GAMG through MatSetNearNullSpace: one constant a component,
+// orthonormal over all ranks, is the space GAMG builds by itself for block size 3, so the solve
+// is the same. (That other vectors change it, the rigid-body modes as vectors against the
+// coordinates, is tests/drivers/check_coordinates_file.cmake's.)
+TEST(Baselines, GivenNearNullVectorsReachGamg) {
+  const std::uint64_t seed = shared_seed();
+  SCOPED_TRACE("seed " + std::to_string(seed));
+  Problem p = generated("elasticity3d:7", seed);  // 1029 rows, 343 nodes
+  const BaselineResult built_in = solve_with_gamg(MPI_COMM_WORLD, p.rows, p.b, p.options);
+  const std::int64_t n = p.rows.local_rows();
+  p.options.near_null = DenseMatrix(n, 3, Layout::row_major, 0.0);
+  for (std::int64_t i = 0; i < n; ++i) p.options.near_null.at(i, (p.rows.row_begin + i) % 3) = 1.0 / std::sqrt(343.0);
+  const BaselineResult given = solve_with_gamg(MPI_COMM_WORLD, p.rows, p.b, p.options);
+  expect_solved(given, 1e-8, 60);
+  EXPECT_NE(given.configuration.find("3 given near-null vectors"), std::string::npos) << given.configuration;
+  EXPECT_EQ(given.iterations, built_in.iterations);
+  EXPECT_NEAR(given.relative_residual, built_in.relative_residual, 1e-6 * built_in.relative_residual);
+
+  Problem short_rows = p;  // a rank's vectors must have its rows, and not come beside coordinates
+  short_rows.options.near_null = DenseMatrix(n - 1, 3, Layout::row_major, 0.0);
+  EXPECT_THROW(solve_with_gamg(MPI_COMM_WORLD, short_rows.rows, short_rows.b, short_rows.options), InputError);
+  Problem both = p;
+  both.options.coordinates = gen::coordinates(gen::parse_spec("elasticity3d:7"), p.rows.row_begin, p.rows.row_end);
+  EXPECT_THROW(solve_with_gamg(MPI_COMM_WORLD, both.rows, both.b, both.options), InputError);
+}
+
 TEST(Baselines, BoomerAmgSystemsSolvesElasticity) {
   const std::uint64_t seed = shared_seed();
   SCOPED_TRACE("seed " + std::to_string(seed));

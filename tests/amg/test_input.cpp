@@ -104,6 +104,27 @@ TEST(AmgInput, BadOptionsAndNearNullSpaceSize) {
   EXPECT_THROW(parse_cycle("F"), InputError);
 }
 
+// A near-null vector with a NaN or Inf would reach every coarse level through P: refused, naming
+// the vector and the row. So are a column-major space and one without vectors.
+TEST(AmgInput, NonFiniteNearNullVectorIsNamed) {
+  const gen::ProblemSpec spec = gen::parse_spec("elasticity3d:4");
+  const Csr<double> a = gen::generate(spec);
+  const NearNullSpace modes = rigid_body_modes(gen::coordinates(spec, 0, a.rows), a.rows, 3);
+  for (const double bad : {std::numeric_limits<double>::quiet_NaN(), -std::numeric_limits<double>::infinity()}) {
+    NearNullSpace b = modes;
+    b.vectors.at(17, 4) = bad;
+    const std::string e = input_error([&] { setup(a, b); });
+    EXPECT_NE(e.find("near-null vector 4 has a non-finite value"), std::string::npos) << e;
+    EXPECT_NE(e.find("at row 17"), std::string::npos) << e;
+  }
+  NearNullSpace column_major = modes;
+  column_major.vectors.layout = Layout::col_major;
+  EXPECT_NE(input_error([&] { setup(a, column_major); }).find("column-major"), std::string::npos);
+  const NearNullSpace none{DenseMatrix(a.rows, 0, Layout::row_major), 3};
+  EXPECT_NE(input_error([&] { setup(a, none); }).find("needs at least one vector"), std::string::npos);
+  EXPECT_EQ(near_null_space_problem(modes, a.rows), "");
+}
+
 TEST(AmgInput, IndefiniteMatrixIsReportedNotNaN) {
   Csr<double> a = poisson();  // eigenvalues of A - 4 I span (-4 + h, 8 - h): indefinite, diagonal 2 > 0
   for (std::int64_t i = 0; i < a.rows; ++i) set_entry(a, i, static_cast<std::int32_t>(i), 2.0);

@@ -1,10 +1,15 @@
 # An elasticity matrix read from a file with its node coordinates (--A A.mtx --coordinates
 # XYZ.mtx) is solved as the generator's own problem is: the same rigid-body modes (MODES of them:
-# 6 in 3D, 3 in 2D), so the same iterations and residual. Without the coordinates the file gets
-# one constant a component (DOFS of them), and takes more iterations: the coordinates are what
-# the rotations need.
+# 6 in 3D, 3 in 2D), so the same iterations and residual. The same modes given as vectors
+# (--near-null MODES.mtx --block-size DOFS, written from the whole grid's centroid rather than
+# summed over the ranks, so equal to rounding) take the same iterations and coarsen alike. Without
+# either the file gets one constant a component (DOFS of them), and takes more iterations: the
+# rotations are what the coordinates or the vectors add.
+# With -DGAMG=1, PETSc GAMG given the vectors (--compare gamg: orthonormalised, MatNullSpaceCreate)
+# takes the iterations it takes given the coordinates (MatNullSpaceCreateRigidBody).
 # Usage: cmake -DMPIEXEC=... -DRANKS=N -DDRIVER=.../tessera-amg -DWRITER=.../write_grid_problem
-#              -DSPEC=elasticity3d:12 -DDOFS=3 -DMODES=6 -DDIR=scratch-dir -P check_coordinates_file.cmake
+#              -DSPEC=elasticity3d:12 -DDOFS=3 -DMODES=6 -DDIR=scratch-dir [-DGAMG=1]
+#              -P check_coordinates_file.cmake
 foreach(var MPIEXEC RANKS DRIVER WRITER SPEC DOFS MODES DIR)
   if(NOT DEFINED ${var})
     message(FATAL_ERROR "check_coordinates_file.cmake: -D${var}=... is required")
@@ -13,7 +18,7 @@ endforeach()
 set(spec ${SPEC})
 file(REMOVE_RECURSE ${DIR})
 file(MAKE_DIRECTORY ${DIR})
-execute_process(COMMAND ${WRITER} ${spec} ${DIR}/A.mtx ${DIR}/xyz.mtx RESULT_VARIABLE status)
+execute_process(COMMAND ${WRITER} ${spec} ${DIR}/A.mtx ${DIR}/xyz.mtx ${DIR}/modes.mtx RESULT_VARIABLE status)
 if(NOT status EQUAL 0)
   message(FATAL_ERROR "write_grid_problem exited with ${status}")
 endif()
@@ -40,7 +45,8 @@ endfunction()
 solve(generated generated --gen ${spec})
 solve(from_files from_files --A ${DIR}/A.mtx --coordinates ${DIR}/xyz.mtx)
 solve(constant constant --A ${DIR}/A.mtx --block-size ${DOFS})
-foreach(run generated from_files constant)
+solve(from_vectors from_vectors --A ${DIR}/A.mtx --near-null ${DIR}/modes.mtx --block-size ${DOFS})
+foreach(run generated from_files constant from_vectors)
   foreach(key iterations relative_residual near_null_vectors block_size operator_complexity)
     string(JSON ${run}_${key} GET "${${run}}" ${key})
   endforeach()
@@ -59,5 +65,25 @@ require("without coordinates: ${DOFS} constant vectors, got ${constant_near_null
         constant_near_null_vectors EQUAL DOFS)
 require("the constant space takes more iterations (${constant_iterations}) than the rigid-body modes (${from_files_iterations})"
         constant_iterations GREATER from_files_iterations)
+require("the vectors file holds ${MODES} vectors, got ${from_vectors_near_null_vectors}"
+        from_vectors_near_null_vectors EQUAL MODES)
+require("the vectors take the generator's ${generated_iterations} iterations, got ${from_vectors_iterations}"
+        from_vectors_iterations EQUAL generated_iterations)
+require("the vectors give the generator's operator complexity ${generated_operator_complexity}, got ${from_vectors_operator_complexity}"
+        from_vectors_operator_complexity STREQUAL generated_operator_complexity)
+
+if(GAMG)
+  solve(gamg_coordinates gamg_coordinates --A ${DIR}/A.mtx --coordinates ${DIR}/xyz.mtx --compare gamg)
+  solve(gamg_vectors gamg_vectors --A ${DIR}/A.mtx --near-null ${DIR}/modes.mtx --block-size ${DOFS} --compare gamg)
+  foreach(run gamg_coordinates gamg_vectors)
+    foreach(key iterations configuration)
+      string(JSON ${run}_${key} GET "${${run}}" compare 1 ${key})
+    endforeach()
+  endforeach()
+  require("GAMG is told of the vectors: ${gamg_vectors_configuration}"
+          gamg_vectors_configuration MATCHES ", ${MODES} given near-null vectors")
+  require("GAMG given the vectors takes the ${gamg_coordinates_iterations} iterations it takes given the coordinates, got ${gamg_vectors_iterations}"
+          gamg_vectors_iterations EQUAL gamg_coordinates_iterations)
+endif()
 message("check_coordinates_file: PASS (${SPEC} on ${RANKS} rank(s): ${from_files_iterations} iterations with the "
-        "coordinates, as generated; ${constant_iterations} without)")
+        "coordinates, as generated, and with the vectors; ${constant_iterations} without)")

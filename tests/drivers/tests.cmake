@@ -185,10 +185,11 @@ tessera_driver_test(driver.amg.setups_need_distributed RANKS 1 EXPECT_EXIT 2
                     COMMAND $<TARGET_FILE:tessera-amg> --gen poisson3d:8 --setups 2
                     EXPECT_OUTPUT "--setups, --resetups, --solves, --timeline, --trace, --tentative, --merge, --transpose-p, --galerkin-operands and --solve-operands apply to the distributed AMG")
 # --coordinates: an elasticity matrix read from a file gets its rigid-body modes from its nodes'
-# coordinates (x y z, or x y in 2D), and solves as the generator's own problem does
+# coordinates (x y z, or x y in 2D), and solves as the generator's own problem does; so does
+# --near-null with the modes written as vectors, for Tessera and for GAMG
 # (check_coordinates_file.cmake); 1 rank is the serial driver's path, 2-4 the distributed one's.
 add_executable(write_grid_problem ${PROJECT_SOURCE_DIR}/tests/support/write_grid_problem.cpp)
-target_link_libraries(write_grid_problem PRIVATE tessera_local)
+target_link_libraries(write_grid_problem PRIVATE tessera_amg)
 foreach(n 1 2 3 4)
   foreach(case "coordinates_file;elasticity3d:12;3;6" "coordinates_file_2d;elasticity2d:48;2;3")
     list(GET case 0 name)
@@ -198,7 +199,7 @@ foreach(n 1 2 3 4)
     add_test(NAME driver.amg.${name}.np${n}
              COMMAND ${CMAKE_COMMAND} -DMPIEXEC=${MPIEXEC_EXECUTABLE} -DRANKS=${n} -DDRIVER=$<TARGET_FILE:tessera-amg>
                      -DWRITER=$<TARGET_FILE:write_grid_problem> -DSPEC=${spec} -DDOFS=${dofs} -DMODES=${modes}
-                     -DDIR=${CMAKE_CURRENT_BINARY_DIR}/${name}.np${n}
+                     -DGAMG=$<BOOL:${TESSERA_HAVE_PETSC}> -DDIR=${CMAKE_CURRENT_BINARY_DIR}/${name}.np${n}
                      -P ${PROJECT_SOURCE_DIR}/tests/drivers/check_coordinates_file.cmake)
     set_tests_properties(driver.amg.${name}.np${n} PROPERTIES LABELS "host;mpi;driver" PROCESSORS ${n}
                          TIMEOUT 300 ENVIRONMENT "${TESSERA_TEST_ENV}")
@@ -247,6 +248,38 @@ tessera_driver_test(driver.amg.coordinates_constant.np1 RANKS 1 EXPECT_EXIT 2
 tessera_driver_test(driver.amg.rigid_body_without_coordinates.np2 RANKS 2 EXPECT_EXIT 2
                     COMMAND ${_amg} ${_bcsstk08} --null-space rigid-body
                     EXPECT_OUTPUT "--null-space rigid-body needs node coordinates: --coordinates FILE with --A")
+# --near-null vectors that cannot be A's, or beside options that would make other vectors.
+string(REPEAT "1\n" 1074 _ones_1074)
+string(REPEAT "2\n" 1074 _twos_1074)
+string(REPEAT "0\n" 1073 _zeros_1073)
+file(WRITE ${_xyz}/zero_vector.mtx "${_array}1074 1\n${_zeros_1074}")
+file(WRITE ${_xyz}/dependent_vectors.mtx "${_array}1074 2\n${_ones_1074}${_twos_1074}")
+file(WRITE ${_xyz}/nan_vector.mtx "${_array}1074 1\n${_zeros_1073}nan\n")
+foreach(case
+    "near_null_zero.np2|zero_vector.mtx|--near-null .*zero_vector.mtx: vector 0 is zero"
+    "near_null_dependent.np3|dependent_vectors.mtx|vector 1 is a combination of vectors 0..0 \\(its part outside their span is [0-9.e+-]+ of its norm\\)"
+    "near_null_nan.np2|nan_vector.mtx|nan_vector.mtx:1076: value 'nan' is not finite"
+    "near_null_rows.np1|5_nodes.mtx|--near-null .*5_nodes.mtx: 5 x 3, expected A's 1074 rows and at least one vector")
+  string(REPLACE "|" ";" case "${case}")
+  list(GET case 0 name)
+  list(GET case 1 file)
+  list(GET case 2 expected)
+  string(REGEX MATCH "[0-9]+$" ranks "${name}")
+  tessera_driver_test(driver.amg.${name} RANKS ${ranks} EXPECT_EXIT 2
+                      COMMAND ${_amg} ${_bcsstk08} --near-null ${_xyz}/${file} EXPECT_OUTPUT "${expected}")
+endforeach()
+tessera_driver_test(driver.amg.near_null_sparse_file.np2 RANKS 2 EXPECT_EXIT 2
+                    COMMAND ${_amg} ${_bcsstk08} --near-null ${_mat}/bcsstk08.mtx.gz
+                    EXPECT_OUTPUT "expected a Matrix Market array \\(one column a vector\\), got a 'coordinate' file")
+tessera_driver_test(driver.amg.near_null_with_coordinates.np1 RANKS 1 EXPECT_EXIT 2
+                    COMMAND ${_amg} ${_bcsstk08} --near-null ${_xyz}/zero_vector.mtx --coordinates ${_xyz}/358_nodes.mtx
+                    EXPECT_OUTPUT "--coordinates would make others \\(the rigid-body modes\\): give one of them")
+tessera_driver_test(driver.amg.near_null_with_null_space.np2 RANKS 2 EXPECT_EXIT 2
+                    COMMAND ${_amg} ${_bcsstk08} --near-null ${_xyz}/zero_vector.mtx --null-space constant
+                    EXPECT_OUTPUT "--near-null gives the near-null vectors themselves. --null-space constant would")
+tessera_driver_test(driver.amg.near_null_block_size.np1 RANKS 1 EXPECT_EXIT 2
+                    COMMAND ${_amg} ${_bcsstk08} --near-null ${_xyz}/zero_vector.mtx --block-size 5
+                    EXPECT_OUTPUT "A's 1074 rows are not whole nodes of block size 5")
 tessera_driver_test(driver.spmv.missing.np3 RANKS 3 EXPECT_EXIT 2 COMMAND ${_spmv} --A /nonexistent.mtx --backend host
                     EXPECT_OUTPUT "cannot open.*exit code 2")
 

@@ -300,6 +300,16 @@ TEST(AmgDeviceSetupEdges, TinyOperatorsAndBadInput) {
   }
   EXPECT_THROW(gpu::device_setup(tessera::cuda::upload(p.a), constant_near_null_space(p.a.rows + 1, 1), p.options),
                InputError);
+  NearNullSpace nan_vector = p.nns;  // the setup's own copy of the check the host setup makes
+  nan_vector.constant = false;
+  nan_vector.vectors.at(9, 0) = std::nan("");
+  try {
+    gpu::device_setup(tessera::cuda::upload(p.a), nan_vector, p.options);
+    ADD_FAILURE() << "a NaN near-null value was accepted";
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("near-null vector 0 has a non-finite value nan at row 9"), std::string::npos)
+        << e.what();
+  }
   const Csr<double> rect = csr_from_triplets<double>(2, 3, {0, 1}, {0, 1}, {1.0, 1.0});
   EXPECT_THROW(gpu::device_setup(tessera::cuda::upload(rect), constant_near_null_space(2, 1)), InputError);
 }

@@ -177,6 +177,24 @@ TEST_F(MatrixMarketFiles, ArrayIsColumnMajorAndKeepsZeros) {
   EXPECT_EQ(io::read_matrix_market_header(file).entries, 6);
 }
 
+TEST_F(MatrixMarketFiles, DenseRowsAreTheRowsOfTheWholeArray) {
+  // 3 x 2, column-major: [[1 4] [2 5] [3 6]].
+  const std::string file = write_text("r.mtx", "%%MatrixMarket matrix array real general\n3 2\n1\n2\n3\n4\n5\n6\n");
+  const DenseMatrix middle = io::read_matrix_market_dense_rows(file, 1, 3);
+  EXPECT_EQ(middle.rows, 2);
+  EXPECT_EQ(middle.cols, 2);
+  EXPECT_EQ(middle.data, (std::vector<double>{2, 3, 5, 6}));  // column-major, as the whole read
+  const DenseMatrix none = io::read_matrix_market_dense_rows(file, 2, 2);  // a rank owning no rows
+  EXPECT_EQ(none.rows, 0);
+  EXPECT_EQ(none.cols, 2);
+  EXPECT_EQ(io::read_matrix_market_dense_rows(file, 0, -1).data, io::read_matrix_market_dense(file).data);
+  EXPECT_THAT(input_error([&] { io::read_matrix_market_dense_rows(file, 2, 4); }),
+              HasSubstr("row range [2, 4) is outside the 3-row array"));
+  // An entry of another rank's rows is still checked: every rank refuses a bad file alike.
+  const std::string bad = write_text("rb.mtx", "%%MatrixMarket matrix array real general\n3 1\n1\n2\nnan\n");
+  EXPECT_THAT(input_error([&] { io::read_matrix_market_dense_rows(bad, 0, 1); }), HasSubstr(bad + ":5:"));
+}
+
 TEST_F(MatrixMarketFiles, SymmetricAndSkewArraysStoreOneTriangle) {
   // Column-major lower triangle of [[1 2 3] [2 4 5] [3 5 6]], then the strict one of a skew matrix.
   const std::string sym = write_text("s.mtx", "%%MatrixMarket matrix array real symmetric\n3 3\n1\n2\n3\n4\n5\n6\n");

@@ -19,6 +19,9 @@
                  every rank -> "nonzero pattern changed but PCSetUp was told SAME_NONZERO_PATTERN"
      nonfinite   an off-diagonal entry of the middle row set to NaN between two solves (same
                  pattern, so a numeric re-setup)              -> "non-finite"
+     near_null_nan  MatSetNearNullSpace with one vector holding a NaN in the middle row (a
+                 release build of PETSc does not look inside; a debug one refuses its norm first)
+                                                    -> "near-null vector 0 has a non-finite value"
      coordinates_2d     block size 3, PCSetCoordinates with 2 numbers a node
                                                     -> "makes the rigid-body modes of 2D or 3D elasticity"
      coordinates_count  block size 3, PCSetCoordinates with one node too few on rank 0
@@ -210,6 +213,25 @@ static PetscErrorCode set_coordinates(KSP ksp, Mat a, PetscInt dim, PetscInt sho
   PetscFunctionReturn(0);
 }
 
+/* The near-null space: one vector, 1 / sqrt(n) everywhere but NaN in row n / 2. */
+static PetscErrorCode set_nan_near_null_space(Mat a, PetscInt n) {
+  Vec v;
+  MatNullSpace space;
+  PetscInt rstart, rend, row = n / 2;
+  PetscFunctionBeginUser;
+  PetscCall(MatCreateVecs(a, &v, NULL));
+  PetscCall(VecSet(v, 1.0 / PetscSqrtReal((PetscReal)n)));
+  PetscCall(VecGetOwnershipRange(v, &rstart, &rend));
+  if (rstart <= row && row < rend) PetscCall(VecSetValue(v, row, (PetscScalar)NAN, INSERT_VALUES));
+  PetscCall(VecAssemblyBegin(v));
+  PetscCall(VecAssemblyEnd(v));
+  PetscCall(MatNullSpaceCreate(PETSC_COMM_WORLD, PETSC_FALSE, 1, &v, &space));
+  PetscCall(MatSetNearNullSpace(a, space));
+  PetscCall(MatNullSpaceDestroy(&space));
+  PetscCall(VecDestroy(&v));
+  PetscFunctionReturn(0);
+}
+
 int main(int argc, char **argv) {
   char name[32] = "ok";
   PetscInt n = 37;
@@ -242,6 +264,10 @@ int main(int argc, char **argv) {
   else if (!strcmp(name, "hidden")) PetscCall(two_solves(ksp, a, n, add_hidden_nonzero));
   else if (!strcmp(name, "zerorows")) PetscCall(two_solves(ksp, a, n, zero_middle_rows));
   else if (!strcmp(name, "nonfinite")) PetscCall(two_solves(ksp, a, n, set_nan_entry));
+  else if (!strcmp(name, "near_null_nan")) {
+    PetscCall(set_nan_near_null_space(a, n));
+    PetscCall(one_solve(ksp, a));
+  }
   else if (coordinates) {
     PetscCall(set_coordinates(ksp, a, !strcmp(name, "coordinates_2d") ? 2 : 3, !strcmp(name, "coordinates_count")));
     PetscCall(one_solve(ksp, a));

@@ -209,6 +209,31 @@ TEST(DistAmgHierarchy, FgmresRefusesBadInputOnEveryRank) {
   EXPECT_TRUE(dist::testing::same_on_every_rank(comm, solved.iterations));
 }
 
+// A non-finite near-null value on one rank only is refused on every rank (none is left in the
+// setup's collectives), the rank that holds it naming its global row.
+TEST(DistAmgHierarchy, NonFiniteNearNullVectorIsRefusedOnEveryRank) {
+  const dist::Communicator comm;
+  const Problem pb = testing::make_problem("elasticity3d:5");
+  const dist::RowPartition rows = testing::aligned_partition(comm, pb.a.rows, 3, false, 1);
+  const dist::DistMatrix a = dist::testing::distribute(comm, pb.a, rows, rows);
+  NearNullSpace b = testing::owned_rows(pb.near_null, rows.begin(comm.rank()), rows.end(comm.rank()));
+  const int last = comm.size() - 1;  // owns rows in the balanced partition
+  if (comm.rank() == last) b.vectors.at(b.vectors.rows - 1, 5) = std::numeric_limits<double>::infinity();
+  std::string message;
+  try {
+    const DistAmg amg(comm, a, b, small_coarse());
+  } catch (const InputError& e) {
+    message = e.what();
+  }
+  EXPECT_FALSE(message.empty()) << "rank " << comm.rank() << " accepted a near-null space with an Inf";
+  if (comm.rank() == last) {
+    EXPECT_NE(message.find(tessera::detail::concat("near-null vector 5 has a non-finite value inf at row ",
+                                                   rows.end(last) - 1, " (rank ", last, ")")),
+              std::string::npos)
+        << message;
+  }
+}
+
 TEST(DistAmgHierarchy, Poisson27PointL1JacobiMatchesSerial) {
   check_problem("poisson3d27:12", small_coarse(SmootherKind::l1_jacobi));
 }
