@@ -283,6 +283,11 @@ tessera_driver_test(driver.amg.near_null_block_size.np1 RANKS 1 EXPECT_EXIT 2
 tessera_driver_test(driver.spmv.missing.np3 RANKS 3 EXPECT_EXIT 2 COMMAND ${_spmv} --A /nonexistent.mtx --backend host
                     EXPECT_OUTPUT "cannot open.*exit code 2")
 
+# tessera-amg's near-null space (--near-null vectors, GAMG's orthonormal copy, the refusal of
+# dependent vectors, the rigid-body modes of a rank's rows) on 1-4 ranks.
+tessera_add_mpi_test(test_amg_near_null SOURCES drivers/test_amg_near_null.cpp
+                     ${PROJECT_SOURCE_DIR}/drivers/amg_near_null.cpp LIBS tessera_driver_common tessera_amg)
+
 # Host helpers of tessera-spgemm's row-batch mode (reference rows, sampled-row check, checksum).
 tessera_add_test(test_spgemm_row_sample SOURCES drivers/test_spgemm_row_sample.cpp
                  ${PROJECT_SOURCE_DIR}/drivers/spgemm_row_batches.cpp LIBS tessera_driver_common)

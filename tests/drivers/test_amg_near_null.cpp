@@ -1,0 +1,178 @@
+// tessera-amg's near-null space on 1-4 ranks, partitions uneven and with an empty rank: the
+// --near-null vectors are each rank's rows of the file as written, and GAMG's copy is
+// orthonormal over all ranks and spans the same space; a vector that is (to 1e-5 of its norm) a
+// combination of those before it is refused on every rank; the rigid-body modes a rank makes
+// are its rows of the whole grid's (one global centroid, whatever the partition).
+#include <gtest/gtest.h>
+#include <mpi.h>
+#include <unistd.h>
+
+#include <cmath>
+#include <filesystem>
+#include <random>
+#include <string>
+
+#include "drivers/amg_near_null.hpp"
+#include "local/core/error.hpp"
+#include "local/gen/generators.hpp"
+#include "local/io/matrix_market.hpp"
+#include "support/random_matrix.hpp"
+
+namespace tessera::driver {
+namespace {
+
+namespace fs = std::filesystem;
+
+/// Rows [begin, end) of this rank: uneven shares, and on 3 or more ranks the last owns none.
+std::pair<std::int64_t, std::int64_t> my_rows(const dist::Communicator& comm, std::int64_t n) {
+  const int owners = comm.size() >= 3 ? comm.size() - 1 : comm.size();
+  const auto cut = [&](int r) { return r >= owners ? n : n * r * (r + 1) / (owners * (owners + 1)); };
+  return {cut(comm.rank()), cut(comm.rank() + 1)};
+}
+
+/// One scratch directory for all ranks (rank 0's pid), removed at the end.
+class SharedDirectory {
+ public:
+  explicit SharedDirectory(const dist::Communicator& comm) : comm_(comm) {
+    long pid = static_cast<long>(getpid());
+    MPI_Bcast(&pid, 1, MPI_LONG, 0, comm.mpi());
+    path_ = fs::temp_directory_path() / ("tessera_near_null_" + std::to_string(pid));
+    if (comm.rank() == 0) fs::create_directories(path_);
+    MPI_Barrier(comm.mpi());
+  }
+  ~SharedDirectory() {
+    MPI_Barrier(comm_.mpi());
+    if (comm_.rank() == 0) fs::remove_all(path_);
+  }
+  std::string file(const std::string& name) const { return (path_ / name).string(); }
+
+ private:
+  const dist::Communicator& comm_;
+  fs::path path_;
+};
+
+/// `k` random vectors of `n` rows, the same on every rank (rank 0's seed), written by rank 0.
+DenseMatrix shared_random_vectors(const dist::Communicator& comm, std::int64_t n, int k, std::uint64_t seed,
+                                  const std::string& path) {
+  std::mt19937_64 rng(seed);
+  DenseMatrix v(n, k, Layout::row_major);
+  for (double& x : v.data) x = std::uniform_real_distribution<double>(-1, 1)(rng);
+  if (comm.rank() == 0) io::write_matrix_market(path, v);
+  MPI_Barrier(comm.mpi());
+  return v;
+}
+
+std::uint64_t shared_seed(const dist::Communicator& comm) {
+  std::uint64_t seed = testing::fresh_seed();
+  MPI_Bcast(&seed, 1, MPI_UINT64_T, 0, comm.mpi());
+  return seed;
+}
+
+NearNullChoice vectors_file(const std::string& path) {
+  NearNullChoice choice;
+  choice.vectors = path;
+  return choice;
+}
+
+TEST(AmgNearNull, VectorsAreTheRanksRowsAndOrthonormalForGamg) {
+  const dist::Communicator comm;
+  const std::uint64_t seed = shared_seed(comm);
+  SCOPED_TRACE("seed " + std::to_string(seed));
+  const SharedDirectory dir(comm);
+  const std::int64_t n = 203;
+  const int k = 4;
+  const DenseMatrix whole = shared_random_vectors(comm, n, k, seed, dir.file("v.mtx"));
+  const auto [begin, end] = my_rows(comm, n);
+  const NearNullSource source(MatrixSource{"A.mtx", ""}, vectors_file(dir.file("v.mtx")), n);
+  ASSERT_EQ(source.kind(), NearNullSource::Kind::vectors);
+  const OwnedNearNull owned = owned_near_null(comm, source, begin, end);
+
+  // Tessera's space: the file's rows as written (17 digits read back exactly), block size 1.
+  ASSERT_EQ(owned.space.vectors.rows, end - begin);
+  ASSERT_EQ(owned.space.vectors.cols, k);
+  EXPECT_EQ(owned.space.block_size, 1);
+  EXPECT_FALSE(owned.space.constant);
+  for (std::int64_t i = begin; i < end; ++i)
+    for (int j = 0; j < k; ++j) ASSERT_EQ(owned.space.vectors.at(i - begin, j), whole.at(i, j)) << i << ", " << j;
+  EXPECT_TRUE(owned.coordinates.empty());
+
+  // GAMG's: Q^T Q = I and Q Q^T B = B, both summed over the ranks.
+  const DenseMatrix& q = owned.orthonormal;
+  ASSERT_EQ(q.rows, end - begin);
+  ASSERT_EQ(q.cols, k);
+  std::vector<double> sums(2 * k * k, 0.0);  // Q^T Q, then Q^T B
+  for (std::int64_t i = 0; i < q.rows; ++i)
+    for (int a = 0; a < k; ++a)
+      for (int b = 0; b < k; ++b) {
+        sums[a * k + b] += q.at(i, a) * q.at(i, b);
+        sums[k * k + a * k + b] += q.at(i, a) * owned.space.vectors.at(i, b);
+      }
+  comm.allreduce_in_place(sums, dist::ReduceOp::sum);
+  for (int a = 0; a < k; ++a)
+    for (int b = 0; b < k; ++b) EXPECT_NEAR(sums[a * k + b], a == b ? 1.0 : 0.0, 1e-12) << a << ", " << b;
+  for (std::int64_t i = 0; i < q.rows; ++i)
+    for (int b = 0; b < k; ++b) {
+      double projected = 0;
+      for (int a = 0; a < k; ++a) projected += q.at(i, a) * sums[k * k + a * k + b];
+      ASSERT_NEAR(projected, owned.space.vectors.at(i, b), 1e-12) << "row " << begin + i << ", vector " << b;
+    }
+}
+
+// Vector 2 = 0.5 v0 - 2 v1 + eps w: refused on every rank for eps = 1e-7 (its part outside the
+// span of v0 and v1 is about 1e-7 of its norm, under the 1e-5 bound), accepted for eps = 1e-3.
+TEST(AmgNearNull, DependentVectorIsRefusedOnEveryRank) {
+  const dist::Communicator comm;
+  const std::uint64_t seed = shared_seed(comm);
+  SCOPED_TRACE("seed " + std::to_string(seed));
+  const SharedDirectory dir(comm);
+  const std::int64_t n = 150;
+  DenseMatrix v = shared_random_vectors(comm, n, 4, seed, dir.file("random.mtx"));
+  const auto [begin, end] = my_rows(comm, n);
+  for (const double eps : {1e-7, 1e-3}) {
+    SCOPED_TRACE("eps " + std::to_string(eps));
+    const std::string path = dir.file("dependent_" + std::to_string(eps) + ".mtx");
+    DenseMatrix three(n, 3, Layout::row_major);
+    for (std::int64_t i = 0; i < n; ++i) {
+      three.at(i, 0) = v.at(i, 0);
+      three.at(i, 1) = v.at(i, 1);
+      three.at(i, 2) = 0.5 * v.at(i, 0) - 2.0 * v.at(i, 1) + eps * v.at(i, 3);
+    }
+    if (comm.rank() == 0) io::write_matrix_market(path, three);
+    MPI_Barrier(comm.mpi());
+    const NearNullSource source(MatrixSource{"A.mtx", ""}, vectors_file(path), n);
+    std::string error;
+    try {
+      owned_near_null(comm, source, begin, end);
+    } catch (const InputError& e) {
+      error = e.what();
+    }
+    if (eps < 1e-5)
+      EXPECT_NE(error.find("vector 2 is a combination of vectors 0..1"), std::string::npos) << error;
+    else
+      EXPECT_EQ(error, "");
+  }
+}
+
+TEST(AmgNearNull, RigidBodyModesAreTheWholeGridsRows) {
+  const dist::Communicator comm;
+  const gen::ProblemSpec spec = gen::parse_spec("elasticity3d:5");
+  const std::int64_t n = gen::generate(spec).rows;  // 375 rows, 125 nodes
+  const NearNullSource source(MatrixSource{"", "elasticity3d:5"}, NearNullChoice{}, n);
+  ASSERT_EQ(source.kind(), NearNullSource::Kind::rigid_body);
+  EXPECT_EQ(source.block_size(), 3);
+  // Whole nodes a rank: 3 dofs never split.
+  auto [begin, end] = my_rows(comm, n / 3);
+  begin *= 3, end *= 3;
+  const OwnedNearNull owned = owned_near_null(comm, source, begin, end);
+  const amg::NearNullSpace whole = amg::rigid_body_modes(gen::coordinates(spec, 0, n), n, 3);
+  ASSERT_EQ(owned.space.vectors.rows, end - begin);
+  ASSERT_EQ(owned.space.vectors.cols, 6);
+  EXPECT_EQ(owned.coordinates, gen::coordinates(spec, begin, end));
+  for (std::int64_t i = begin; i < end; ++i)
+    for (int j = 0; j < 6; ++j)
+      ASSERT_NEAR(owned.space.vectors.at(i - begin, j), whole.vectors.at(i, j), 1e-13) << i << ", " << j;
+  EXPECT_EQ(owned.orthonormal.cols, 0) << "GAMG builds the modes from the coordinates itself";
+}
+
+}  // namespace
+}  // namespace tessera::driver
