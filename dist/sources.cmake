@@ -7,6 +7,7 @@ target_sources(tessera_dist PUBLIC FILE_SET HEADERS BASE_DIRS ${PROJECT_SOURCE_D
   ${CMAKE_CURRENT_LIST_DIR}/communicator.hpp
   ${CMAKE_CURRENT_LIST_DIR}/collective_call.hpp
   ${CMAKE_CURRENT_LIST_DIR}/partition.hpp
+  ${CMAKE_CURRENT_LIST_DIR}/read_matrix_market.hpp
   ${CMAKE_CURRENT_LIST_DIR}/halo_plan.hpp
   ${CMAKE_CURRENT_LIST_DIR}/dist_matrix.hpp
   ${CMAKE_CURRENT_LIST_DIR}/dist_vector.hpp
@@ -28,6 +29,7 @@ target_sources(tessera_dist PRIVATE
   ${CMAKE_CURRENT_LIST_DIR}/communicator.cpp
   ${CMAKE_CURRENT_LIST_DIR}/collective_call.cpp
   ${CMAKE_CURRENT_LIST_DIR}/partition.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/read_matrix_market.cpp
   ${CMAKE_CURRENT_LIST_DIR}/halo_plan.cpp
   ${CMAKE_CURRENT_LIST_DIR}/dist_matrix.cpp
   ${CMAKE_CURRENT_LIST_DIR}/stats.cpp

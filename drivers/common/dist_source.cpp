@@ -1,5 +1,6 @@
 #include "drivers/common/dist_source.hpp"
 
+#include "dist/read_matrix_market.hpp"
 #include "local/core/error.hpp"
 #include "local/gen/generators.hpp"
 #include "local/io/matrix_market.hpp"
@@ -24,9 +25,10 @@ RowBlock source_rows(const MatrixSource& source, std::int64_t begin, std::int64_
 namespace {
 /// Collective source_rows: a malformed file or spec seen by one rank (say a bad line inside
 /// its rows only) becomes the same InputError on every rank, never a rank hanging in the next
-/// collective.
+/// collective. A file is read in parallel, each rank parsing a part of it.
 RowBlock collective_source_rows(const dist::Communicator& comm, const MatrixSource& source, std::int64_t begin,
                                 std::int64_t end) {
+  if (!source.file.empty()) return dist::read_matrix_market_rows(comm, source.file, begin, end);
   RowBlock block;
   std::string error;
   try {

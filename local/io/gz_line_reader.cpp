@@ -14,19 +14,42 @@ namespace {
 constexpr std::size_t kBlockBytes = std::size_t{1} << 22;  // 4 MiB per gzread
 }  // namespace
 
-GzLineReader::GzLineReader(const std::string& path) : path_(path), buffer_(kBlockBytes + 1) {
+GzLineReader::GzLineReader(const std::string& path) : path_(path), buffer_(kBlockBytes + 1) { open(); }
+
+GzLineReader::GzLineReader(const std::string& path, std::int64_t begin, std::int64_t end, std::int64_t first_line)
+    : path_(path), buffer_(kBlockBytes + 1) {
+  open();
+  if (compressed()) {
+    gzclose_r(file_);
+    throw InputError(detail::concat(path, ": a gzip'd file is read whole, not by byte ranges"));
+  }
+  TESSERA_ASSERT(0 <= begin && begin <= end, "byte range [", begin, ", ", end, ") of ", path);
+  if (begin > 0) {  // the rest of the line holding byte begin - 1 is the range before's ('\n' alone if one starts here)
+    if (gzseek(file_, begin - 1, SEEK_SET) != begin - 1) fail_zlib();
+    consumed_ = begin - 1;
+    std::string_view earlier;
+    next(earlier);
+  }
+  line_ = first_line - 1;
+  range_end_ = end;
+}
+
+void GzLineReader::open() {
   errno = 0;
-  file_ = gzopen(path.c_str(), "rb");
+  file_ = gzopen(path_.c_str(), "rb");
   if (file_ == nullptr) {
     const char* reason = errno != 0 ? std::strerror(errno) : "zlib could not allocate its state";
-    throw InputError(detail::concat(path, ": cannot open: ", reason));
+    throw InputError(detail::concat(path_, ": cannot open: ", reason));
   }
   gzbuffer(file_, 1u << 20);  // larger than zlib's 8 KiB default: fewer system calls
 }
 
 GzLineReader::~GzLineReader() { gzclose_r(file_); }
 
+bool GzLineReader::compressed() const { return gzdirect(file_) == 0; }
+
 bool GzLineReader::next(std::string_view& line) {
+  if (offset() >= range_end_) return false;  // the next line starts in the range after
   for (;;) {
     char* const start = buffer_.data() + begin_;
     const std::size_t available = end_ - begin_;
@@ -64,6 +87,7 @@ void GzLineReader::refill() {
     eof_ = true;
   }
   end_ += static_cast<std::size_t>(got);
+  consumed_ += got;
 }
 
 void GzLineReader::fail_zlib() {

@@ -16,6 +16,11 @@ class GzLineReader {
  public:
   /// Opens `path`; InputError naming the file and the OS reason if it cannot be opened.
   explicit GzLineReader(const std::string& path);
+  /// The lines that start in bytes [begin, end) of a plain (not gzip'd) file, numbered from
+  /// `first_line`: a line that starts before `begin` is the range before's, even where it ends
+  /// inside this one. What one rank of a parallel read takes. InputError for a gzip'd file,
+  /// whose bytes cannot be sought.
+  GzLineReader(const std::string& path, std::int64_t begin, std::int64_t end, std::int64_t first_line);
   ~GzLineReader();
   GzLineReader(const GzLineReader&) = delete;
   GzLineReader& operator=(const GzLineReader&) = delete;
@@ -27,9 +32,14 @@ class GzLineReader {
 
   /// 1-based number of the line last returned (0 before the first).
   std::int64_t line_number() const { return line_; }
+  /// Byte offset (in the uncompressed text) where the next line starts.
+  std::int64_t offset() const { return consumed_ - static_cast<std::int64_t>(end_ - begin_); }
+  /// Whether the file is gzip'd (false: plain text, read as it is).
+  bool compressed() const;
   const std::string& path() const { return path_; }
 
  private:
+  void open();
   void refill();
   [[noreturn]] void fail_zlib();
 
@@ -39,6 +49,8 @@ class GzLineReader {
   std::size_t begin_ = 0, end_ = 0;  // unread bytes are buffer_[begin_, end_)
   bool eof_ = false;
   std::int64_t line_ = 0;
+  std::int64_t consumed_ = 0;           // bytes of text gzread has returned (the seek's start included)
+  std::int64_t range_end_ = INT64_MAX;  // no line that starts here or later is returned
 };
 
 }  // namespace tessera::io

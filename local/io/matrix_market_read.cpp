@@ -6,6 +6,7 @@
 
 #include "local/core/error.hpp"
 #include "local/io/matrix_market.hpp"
+#include "local/io/matrix_market_ranges.hpp"
 #include "local/io/matrix_market_stream.hpp"
 
 namespace tessera::io {
@@ -16,35 +17,6 @@ namespace {
 std::size_t reserve_for(std::int64_t entries, bool mirrored) {
   constexpr std::int64_t kMaxReserve = std::int64_t{1} << 26;
   return static_cast<std::size_t>(std::min(entries * (mirrored ? 2 : 1), kMaxReserve));
-}
-
-/// Rows of a RowBlock from (local row, global column, value) triplets: bucket by row, sort
-/// each row by column, sum duplicates.
-void fill_rows(RowBlock& block, const std::vector<std::int64_t>& row, const std::vector<std::int64_t>& col,
-               const std::vector<double>& val) {
-  const std::size_t n = row.size();
-  std::vector<std::int64_t> start(static_cast<std::size_t>(block.local_rows()) + 1, 0);
-  for (std::int64_t r : row) ++start[r + 1];
-  std::partial_sum(start.begin(), start.end(), start.begin());
-  std::vector<std::pair<std::int64_t, double>> by_row(n);
-  std::vector<std::int64_t> cursor(start.begin(), start.end() - 1);
-  for (std::size_t k = 0; k < n; ++k) by_row[cursor[row[k]]++] = {col[k], val[k]};
-  block.row_ptr.assign(start.size(), 0);
-  block.col.reserve(n);
-  block.values.reserve(n);
-  for (std::size_t r = 0; r + 1 < start.size(); ++r) {
-    const auto first = by_row.begin() + start[r], last = by_row.begin() + start[r + 1];
-    std::stable_sort(first, last, [](const auto& a, const auto& b) { return a.first < b.first; });
-    for (auto it = first; it != last; ++it) {
-      if (it != first && it->first == block.col.back())
-        block.values.back() += it->second;
-      else {
-        block.col.push_back(it->first);
-        block.values.push_back(it->second);
-      }
-    }
-    block.row_ptr[r + 1] = static_cast<std::int64_t>(block.col.size());
-  }
 }
 
 }  // namespace
@@ -85,13 +57,7 @@ RowBlock read_matrix_market_rows(const std::string& path, std::int64_t row_begin
     col.push_back(j);
     val.push_back(v);
   });
-  RowBlock block;
-  block.global_rows = h.rows;
-  block.global_cols = h.cols;
-  block.row_begin = row_begin;
-  block.row_end = row_end;
-  fill_rows(block, row, col, val);
-  return block;
+  return row_block_from_triplets(h.rows, h.cols, row_begin, row_end, row, col, val);
 }
 
 DenseMatrix read_matrix_market_dense(const std::string& path) {

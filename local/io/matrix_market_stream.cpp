@@ -33,12 +33,6 @@ std::string lower(std::string_view s) {
   return out;
 }
 
-bool skippable(std::string_view line) {
-  std::size_t i = 0;
-  while (i < line.size() && is_blank(line[i])) ++i;
-  return i == line.size() || line[i] == '%';
-}
-
 /// Whole-token integer; from_chars does not take a leading '+', Fortran writers emit one.
 bool parse_int64(std::string_view token, std::int64_t& out) {
   if (token.size() > 1 && token[0] == '+' && token[1] != '-') token.remove_prefix(1);
@@ -53,9 +47,22 @@ std::string quoted(std::string_view token) {
 
 }  // namespace
 
+bool is_data_line(std::string_view line) {
+  std::size_t i = 0;
+  while (i < line.size() && is_blank(line[i])) ++i;
+  return i < line.size() && line[i] != '%';
+}
+
 MatrixMarketStream::MatrixMarketStream(const std::string& path) : lines_(path) {
   read_banner();
   read_size_line();
+}
+
+MatrixMarketStream::MatrixMarketStream(const std::string& path, const MatrixMarketHeader& header,
+                                       const MatrixMarketRange& range)
+    : lines_(path, range.begin, range.end, range.first_line), header_(header), read_(range.first_data_line),
+      range_(true) {
+  TESSERA_ASSERT(is_coordinate(), path, ": only coordinate files are read by ranges");
 }
 
 void MatrixMarketStream::read_banner() {
@@ -88,7 +95,7 @@ void MatrixMarketStream::read_banner() {
 
 bool MatrixMarketStream::next_data_line(std::string_view& line) {
   while (lines_.next(line))
-    if (!skippable(line)) return true;
+    if (is_data_line(line)) return true;
   return false;
 }
 
@@ -125,8 +132,10 @@ bool MatrixMarketStream::next(MatrixMarketEntry& entry) {
     if (next_data_line(line)) fail("more entries than the ", header_.entries, " declared in the size line");
     return false;
   }
-  if (!next_data_line(line))
+  if (!next_data_line(line)) {
+    if (range_) return false;  // the next range's lines, or the caller's count, go on
     fail("file ends after ", read_, " of the ", header_.entries, " entries declared in the size line (truncated?)");
+  }
   if (is_coordinate())
     parse_coordinate(line, entry);
   else
@@ -200,14 +209,12 @@ void MatrixMarketStream::check_triangle(const MatrixMarketEntry& entry) {
   // Either triangle is accepted, but not both: a file holding (i,j) and (j,i) would have them
   // summed twice by the expansion, a silent wrong answer.
   const int triangle = entry.row > entry.col ? +1 : -1;
-  if (stored_triangle_ == 0) {
-    stored_triangle_ = triangle;
-    triangle_line_ = lines_.line_number();
-  } else if (triangle != stored_triangle_) {
-    fail("entry (", entry.row + 1, ", ", entry.col + 1, ") is ", triangle > 0 ? "below" : "above",
-         " the diagonal but line ", triangle_line_, " is ", triangle > 0 ? "above" : "below", " it: a ",
-         header_.symmetry, " file stores one triangle only");
-  }
+  TriangleEntry& first = triangle > 0 ? lower_ : upper_;
+  if (first.line == 0) first = {lines_.line_number(), entry.row, entry.col};
+  const TriangleEntry& other = first_in_triangle(-triangle);
+  if (!range_ && other.line != 0)
+    throw InputError(triangle_conflict(lines_.path(), header_.symmetry, {lines_.line_number(), entry.row, entry.col},
+                                       triangle, other.line));
 }
 
 }  // namespace tessera::io

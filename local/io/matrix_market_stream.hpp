@@ -9,6 +9,7 @@
 #include "local/core/error.hpp"
 #include "local/io/gz_line_reader.hpp"
 #include "local/io/matrix_market.hpp"
+#include "local/io/matrix_market_ranges.hpp"
 
 namespace tessera::io {
 
@@ -17,10 +18,18 @@ struct MatrixMarketEntry {
   double value = 0;
 };
 
+/// Not a comment ('%' first) or a blank line.
+bool is_data_line(std::string_view line);
+
 class MatrixMarketStream {
  public:
   /// Opens `path` and reads its banner and size line.
   explicit MatrixMarketStream(const std::string& path);
+  /// The entries of one range of a file whose banner and size line were read already (into
+  /// `header`): a data line past the declared count is the error it is in the whole file, but
+  /// the end of the range is not an error, and a symmetric file's two triangles are recorded
+  /// (first_in_triangle) rather than refused: only all ranges together know the file's first.
+  MatrixMarketStream(const std::string& path, const MatrixMarketHeader& header, const MatrixMarketRange& range);
 
   const MatrixMarketHeader& header() const { return header_; }
   bool is_coordinate() const { return header_.format == "coordinate"; }
@@ -32,6 +41,14 @@ class MatrixMarketStream {
   /// the last declared entry it checks that only comments and blank lines remain, then
   /// returns false.
   bool next(MatrixMarketEntry& entry);
+
+  /// Byte offset where the next line starts: after the size line, that of the data section.
+  std::int64_t offset() const { return lines_.offset(); }
+  bool compressed() const { return lines_.compressed(); }
+  /// +1: the lower triangle, -1: the upper.
+  const TriangleEntry& first_in_triangle(int triangle) const { return triangle > 0 ? lower_ : upper_; }
+  /// 1-based number of the line last read.
+  std::int64_t line_number() const { return lines_.line_number(); }
 
   /// Throws InputError "<file>:<current line>: <problem>".
   template <class... Parts>
@@ -51,10 +68,10 @@ class MatrixMarketStream {
 
   GzLineReader lines_;
   MatrixMarketHeader header_;
-  std::int64_t read_ = 0;              // entries returned so far
+  std::int64_t read_ = 0;              // data lines before the next one (from the range's first)
+  bool range_ = false;                 // one range of a parallel read
   std::int64_t array_row_ = 0, array_col_ = 0;  // position of the next array entry
-  int stored_triangle_ = 0;            // +1 lower, -1 upper, 0 none seen yet (mirrored files)
-  std::int64_t triangle_line_ = 0;     // line that fixed stored_triangle_
+  TriangleEntry lower_, upper_;        // each triangle's first off-diagonal entry (mirrored files)
 };
 
 /// Calls fn(row, col, value) for every entry of the full matrix: each stored entry and, in

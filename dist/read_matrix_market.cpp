@@ -1,0 +1,140 @@
+#include "dist/read_matrix_market.hpp"
+
+#include <algorithm>
+#include <limits>
+#include <vector>
+
+#include "local/core/error.hpp"
+#include "local/io/matrix_market.hpp"
+#include "local/io/matrix_market_ranges.hpp"
+
+namespace tessera::dist {
+namespace {
+
+constexpr std::int64_t kNone = std::numeric_limits<std::int64_t>::max();
+
+/// Every rank reads the file whole and keeps its rows (the fallback).
+RowBlock read_whole(const Communicator& comm, const std::string& path, std::int64_t begin, std::int64_t end) {
+  RowBlock block;
+  std::string error;
+  try {
+    block = io::read_matrix_market_rows(path, begin, end);
+  } catch (const InputError& e) {
+    error = e.what();
+  }
+  throw_if_any_rank_failed(comm, error);
+  return block;
+}
+
+/// Whether the ranks' [begin, end) tile [0, rows) in rank order; `starts` gets each rank's begin.
+bool ranges_tile(const Communicator& comm, std::int64_t rows, std::int64_t begin, std::int64_t end,
+                 std::vector<std::int64_t>& starts) {
+  starts = comm.allgather(begin);
+  const std::vector<std::int64_t> ends = comm.allgather(end);
+  if (starts.front() != 0 || ends.back() != rows) return false;
+  for (int r = 0; r < comm.size(); ++r)
+    if (starts[r] > ends[r] || (r > 0 && starts[r] != ends[r - 1])) return false;
+  return true;
+}
+
+/// Rank r's byte range of the data section, and where its lines stand among the file's: every
+/// rank counts its lines and data lines, and the counts of the ranks before it number its own.
+io::MatrixMarketRange my_range(const Communicator& comm, const std::string& path, const io::MatrixMarketLayout& l,
+                               std::int64_t& total_lines, std::int64_t& total_data_lines) {
+  const std::int64_t data = l.bytes - l.data_begin, p = comm.size(), r = comm.rank();
+  io::MatrixMarketRange range;
+  range.begin = l.data_begin + data * r / p;
+  range.end = l.data_begin + data * (r + 1) / p;
+  io::LineCounts mine;
+  std::string error;
+  try {
+    mine = io::count_lines(path, range.begin, range.end);
+  } catch (const InputError& e) {
+    error = e.what();
+  }
+  throw_if_any_rank_failed(comm, error);
+  const std::vector<std::int64_t> lines = comm.allgather(mine.lines), data_lines = comm.allgather(mine.data_lines);
+  range.first_line = l.data_first_line;
+  for (int q = 0; q < r; ++q) range.first_line += lines[q], range.first_data_line += data_lines[q];
+  total_lines = l.data_first_line - 1;
+  total_data_lines = 0;
+  for (int q = 0; q < comm.size(); ++q) total_lines += lines[q], total_data_lines += data_lines[q];
+  return range;
+}
+
+/// The file's first problem over all ranges, as the whole-file reader reports it, thrown on
+/// every rank: the earliest bad line, a symmetric file's second triangle (whose first entry
+/// only all ranges together know), or too few entries.
+void throw_first_problem(const Communicator& comm, const std::string& path, const io::MatrixMarketHeader& h,
+                         const io::RangeEntries& got, std::int64_t total_lines, std::int64_t total_data_lines) {
+  std::vector<std::int64_t> firsts{got.first_lower.line ? got.first_lower.line : kNone,
+                                   got.first_upper.line ? got.first_upper.line : kNone};
+  comm.allreduce_in_place(firsts, ReduceOp::min);
+  std::int64_t line = got.error.empty() ? kNone : got.error_line;
+  std::string message = got.error;
+  if (firsts[0] != kNone && firsts[1] != kNone) {  // both triangles: the later first entry is the conflict
+    const int second = firsts[0] > firsts[1] ? +1 : -1;
+    const io::TriangleEntry& mine = second > 0 ? got.first_lower : got.first_upper;
+    const std::int64_t conflict = std::max(firsts[0], firsts[1]);
+    if (mine.line == conflict && conflict < line) {
+      line = conflict;
+      message = io::triangle_conflict(path, h.symmetry, mine, second, std::min(firsts[0], firsts[1]));
+    }
+  }
+  const std::int64_t first = comm.allreduce(line, ReduceOp::min);
+  if (first != kNone) {
+    const std::int64_t holder = comm.allreduce(line == first ? std::int64_t{comm.rank()} : kNone, ReduceOp::min);
+    throw InputError(comm.broadcast(message, static_cast<int>(holder)));
+  }
+  TESSERA_REQUIRE_INPUT(total_data_lines >= h.entries, path, ":", total_lines, ": file ends after ", total_data_lines,
+                        " of the ", h.entries, " entries declared in the size line (truncated?)");
+}
+
+}  // namespace
+
+RowBlock read_matrix_market_rows(const Communicator& comm, const std::string& path, std::int64_t row_begin,
+                                 std::int64_t row_end) {
+  io::MatrixMarketLayout layout;
+  std::string error;
+  try {
+    layout = io::read_matrix_market_layout(path);
+  } catch (const InputError& e) {
+    error = e.what();
+  }
+  throw_if_any_rank_failed(comm, error);
+  const io::MatrixMarketHeader& h = layout.header;
+  std::vector<std::int64_t> starts;
+  if (!layout.by_ranges || !ranges_tile(comm, h.rows, row_begin, row_end, starts))
+    return read_whole(comm, path, row_begin, row_end);
+
+  std::int64_t total_lines = 0, total_data_lines = 0;
+  const io::MatrixMarketRange range = my_range(comm, path, layout, total_lines, total_data_lines);
+  const io::RangeEntries got = io::read_matrix_market_range(path, h, range);
+  throw_first_problem(comm, path, h, got, total_lines, total_data_lines);
+
+  // Each entry to the rank that owns its row, in file order within each rank's range, and the
+  // ranges in rank order: every rank receives its rows' entries in the order of the file.
+  const int p = comm.size();
+  const auto owner = [&](std::int64_t row) {
+    return static_cast<int>(std::upper_bound(starts.begin(), starts.end(), row) - starts.begin()) - 1;
+  };
+  std::vector<std::int64_t> send_counts(static_cast<std::size_t>(p), 0);
+  std::vector<int> destination(got.row.size());
+  for (std::size_t k = 0; k < got.row.size(); ++k) ++send_counts[destination[k] = owner(got.row[k])];
+  std::vector<std::int64_t> offsets(static_cast<std::size_t>(p) + 1, 0);
+  for (int q = 0; q < p; ++q) offsets[q + 1] = offsets[q] + send_counts[q];
+  std::vector<std::int64_t> rows(got.row.size()), cols(got.row.size());
+  std::vector<double> values(got.row.size());
+  for (std::size_t k = 0; k < got.row.size(); ++k) {
+    const std::int64_t at = offsets[destination[k]]++;
+    rows[at] = got.row[k] - starts[destination[k]];  // the owner's local row
+    cols[at] = got.col[k];
+    values[at] = got.value[k];
+  }
+  const std::vector<std::int64_t> recv_counts = comm.alltoall(send_counts);
+  return io::row_block_from_triplets(h.rows, h.cols, row_begin, row_end, comm.alltoallv(rows, send_counts, recv_counts),
+                                     comm.alltoallv(cols, send_counts, recv_counts),
+                                     comm.alltoallv(values, send_counts, recv_counts));
+}
+
+}  // namespace tessera::dist

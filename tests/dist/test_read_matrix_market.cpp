@@ -1,0 +1,222 @@
+// dist::read_matrix_market_rows on 1-4 ranks against the whole-file reader: the same rows,
+// bit for bit (duplicates summed in the file's order), for general, symmetric, skew-symmetric,
+// pattern and integer files written with comments, blank lines, CRLF and ragged spacing in the
+// data section, over balanced and uneven partitions with an empty rank; real SuiteSparse files;
+// the fallbacks (a gzip'd file, ranges that do not tile the rows). And every malformed file is
+// refused on every rank with exactly the whole-file reader's message: its first bad line,
+// wherever in the file (and so in whichever rank's range) it lies.
+#include <gtest/gtest.h>
+#include <mpi.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "dist/communicator.hpp"
+#include "dist/read_matrix_market.hpp"
+#include "dist_test_util.hpp"
+#include "local/core/error.hpp"
+#include "local/io/gz_line_reader.hpp"
+#include "local/io/matrix_market.hpp"
+#include "support/matrix_files.hpp"
+
+namespace tessera::dist {
+namespace {
+
+namespace fs = std::filesystem;
+
+/// A scratch directory all ranks share (rank 0's pid), removed at the end.
+class SharedDirectory {
+ public:
+  explicit SharedDirectory(const Communicator& comm) : comm_(comm) {
+    long pid = static_cast<long>(getpid());
+    MPI_Bcast(&pid, 1, MPI_LONG, 0, comm.mpi());
+    path_ = fs::temp_directory_path() / ("tessera_read_mm_" + std::to_string(pid));
+    if (comm.rank() == 0) fs::create_directories(path_);
+    comm.barrier();
+  }
+  ~SharedDirectory() {
+    comm_.barrier();
+    if (comm_.rank() == 0) fs::remove_all(path_);
+  }
+  /// `text` written to `name` by rank 0; every rank gets the path once it is there.
+  std::string write(const std::string& name, const std::string& text) const {
+    const std::string path = (path_ / name).string();
+    if (comm_.rank() == 0) std::ofstream(path, std::ios::binary) << text;
+    comm_.barrier();
+    return path;
+  }
+  std::string file(const std::string& name) const { return (path_ / name).string(); }
+
+ private:
+  const Communicator& comm_;
+  fs::path path_;
+};
+
+/// The message of the InputError `f` throws ("" if none).
+template <class F>
+std::string input_error(F&& f) {
+  try {
+    f();
+  } catch (const InputError& e) {
+    return e.what();
+  }
+  return "";
+}
+
+/// A coordinate file of `entries` random entries (duplicates among them) of an n x n matrix,
+/// in the given field and symmetry (mirrored files: the lower triangle, the diagonal too unless
+/// skew), its data section salted with comments, blank lines, CRLF ends, tabs and '+' signs.
+std::string random_file(std::mt19937_64& rng, std::int64_t n, int entries, const std::string& field,
+                        const std::string& symmetry) {
+  std::string text = "%%MatrixMarket matrix coordinate " + field + " " + symmetry + "\n% a comment\n\n";
+  text += std::to_string(n) + " " + std::to_string(n) + " " + std::to_string(entries) + "\n";
+  std::uniform_int_distribution<std::int64_t> index(1, n);
+  for (int k = 0; k < entries;) {
+    std::int64_t i = index(rng), j = index(rng);
+    if (symmetry != "general" && i < j) std::swap(i, j);
+    if (symmetry == "skew-symmetric" && i == j) continue;
+    if (rng() % 7 == 0) text += "% a comment between entries\n";
+    if (rng() % 11 == 0) text += "   \n";
+    text += (rng() % 5 == 0 ? "+" : "") + std::to_string(i) + (rng() % 3 == 0 ? "\t" : "  ") + std::to_string(j);
+    if (field == "real") text += " " + std::to_string(std::uniform_real_distribution<double>(-1, 1)(rng)) + "e-3";
+    if (field == "integer") text += " " + std::to_string(static_cast<int>(rng() % 19) - 9);
+    text += rng() % 4 == 0 ? "\r\n" : "\n";
+    ++k;
+  }
+  return text;
+}
+
+/// Each partition's rows read in parallel equal the whole-file reader's rows, bit for bit.
+void expect_same_rows(const Communicator& comm, const std::string& path, std::int64_t n, std::uint64_t seed) {
+  const RowPartition balanced = RowPartition::balanced_rows(n, comm.size());
+  const RowPartition uneven = testing::uneven_partition(comm, n, seed);
+  for (const RowPartition* p : {&balanced, &uneven}) {
+    const std::int64_t begin = p->begin(comm.rank()), end = p->end(comm.rank());
+    const RowBlock expected = io::read_matrix_market_rows(path, begin, end);
+    const RowBlock got = read_matrix_market_rows(comm, path, begin, end);
+    EXPECT_EQ(got.global_rows, expected.global_rows);
+    EXPECT_EQ(got.global_cols, expected.global_cols);
+    EXPECT_EQ(got.row_begin, begin);
+    EXPECT_EQ(got.row_end, end);
+    EXPECT_EQ(std::vector<std::int64_t>(got.row_ptr.begin(), got.row_ptr.end()),
+              std::vector<std::int64_t>(expected.row_ptr.begin(), expected.row_ptr.end()));
+    EXPECT_EQ(std::vector<std::int64_t>(got.col.begin(), got.col.end()),
+              std::vector<std::int64_t>(expected.col.begin(), expected.col.end()));
+    EXPECT_EQ(std::vector<double>(got.values.begin(), got.values.end()),
+              std::vector<double>(expected.values.begin(), expected.values.end()));  // the same sums, in order
+  }
+}
+
+TEST(ParallelMatrixMarket, EveryFormatReadsAsTheWholeFileReaderReadsIt) {
+  const Communicator comm;
+  const std::uint64_t seed = testing::shared_seed(comm);
+  SCOPED_TRACE("seed " + std::to_string(seed));
+  std::mt19937_64 rng(seed);
+  const SharedDirectory dir(comm);
+  const std::int64_t n = 203;
+  for (const auto& [field, symmetry] : std::vector<std::pair<std::string, std::string>>{
+           {"real", "general"}, {"real", "symmetric"}, {"real", "skew-symmetric"}, {"pattern", "general"},
+           {"integer", "symmetric"}, {"pattern", "symmetric"}}) {
+    SCOPED_TRACE(field + " " + symmetry);
+    const std::string path = dir.write(field + "_" + symmetry + ".mtx", random_file(rng, n, 3001, field, symmetry));
+    expect_same_rows(comm, path, n, seed);
+  }
+  // No final newline, and more ranks than data lines.
+  const std::string short_file =
+      dir.write("short.mtx", "%%MatrixMarket matrix coordinate real general\n3 3 2\n1 1 1.5\n3 2 -2");
+  expect_same_rows(comm, short_file, 3, seed);
+  const std::string empty = dir.write("empty.mtx", "%%MatrixMarket matrix coordinate real general\n0 0 0\n");
+  expect_same_rows(comm, empty, 0, seed);
+}
+
+TEST(ParallelMatrixMarket, RealFilesAndTheFallbacks) {
+  const Communicator comm;
+  const std::uint64_t seed = testing::shared_seed(comm);
+  const SharedDirectory dir(comm);
+  int checked = 0;
+  for (const auto& file : tessera::testing::manifest()) {
+    if (file.name != "bp_1200" && file.name != "bcsstk02") continue;  // general and symmetric storage
+    SCOPED_TRACE(file.name);
+    std::string text;  // the file as plain text: read by byte ranges
+    io::GzLineReader lines(file.path);
+    for (std::string_view line; lines.next(line);) text.append(line).push_back('\n');
+    const std::string plain = dir.write(file.name + ".mtx", text);
+    const std::int64_t n = io::read_matrix_market_header(plain).rows;
+    expect_same_rows(comm, plain, n, seed);
+    expect_same_rows(comm, file.path, n, seed);  // gzip'd: read whole by every rank
+    ++checked;
+  }
+  // Ranges that do not tile the rows (every rank asks for all of them): read whole.
+  std::mt19937_64 rng(seed);
+  const std::string path = dir.write("all.mtx", random_file(rng, 40, 300, "real", "general"));
+  const RowBlock all = read_matrix_market_rows(comm, path, 0, 40), whole = io::read_matrix_market_rows(path, 0, 40);
+  EXPECT_EQ(std::vector<std::int64_t>(all.col.begin(), all.col.end()),
+            std::vector<std::int64_t>(whole.col.begin(), whole.col.end()));
+  EXPECT_EQ(std::vector<double>(all.values.begin(), all.values.end()),
+            std::vector<double>(whole.values.begin(), whole.values.end()));
+  if (checked == 0) GTEST_SKIP() << "matrices bp_1200/bcsstk02 not found in " << tessera::testing::matrix_dir();
+}
+
+/// A 100 x 100 file declaring `declared` entries and holding `entries` clean lines, one an
+/// entry, after its 2 header lines (general: scattered; mirrored: strictly below the diagonal),
+/// but line `line_number` (1-based in the file; 0: none) replaced by `bad`.
+std::string file_with(const std::string& symmetry, int entries, int declared, int line_number, const std::string& bad) {
+  std::string text = "%%MatrixMarket matrix coordinate real " + symmetry + "\n100 100 " + std::to_string(declared) + "\n";
+  for (int k = 0; k < entries; ++k) {
+    const int i = symmetry == "general" ? k % 100 + 1 : k % 99 + 2;
+    const int j = symmetry == "general" ? (7 * k) % 100 + 1 : i / 2;
+    text += k + 3 == line_number ? bad + "\n" : std::to_string(i) + " " + std::to_string(j) + " 1.0\n";
+  }
+  return text;
+}
+
+// The whole-file reader's message, whichever rank's range holds the problem: early, in the
+// middle, at the very end.
+TEST(ParallelMatrixMarket, MalformedFilesAreRefusedWithTheWholeFileReadersMessage) {
+  const Communicator comm;
+  const SharedDirectory dir(comm);
+  struct Case {
+    std::string name, text;
+  };
+  const int m = 2000;
+  std::vector<Case> cases;
+  for (int line : {3, 1001, m + 2}) {
+    const std::string at = std::to_string(line);
+    cases.push_back({"bad_value_" + at, file_with("general", m, m, line, "4 5 1.0x")});
+    cases.push_back({"nan_" + at, file_with("general", m, m, line, "4 5 nan")});
+    cases.push_back({"row_out_of_range_" + at, file_with("general", m, m, line, "101 5 1.0")});
+    cases.push_back({"fields_" + at, file_with("general", m, m, line, "4 5 1.0 2.0")});
+    cases.push_back({"upper_in_lower_" + at, file_with("symmetric", m, m, line, "2 7 1.0")});
+    cases.push_back({"skew_diagonal_" + at, file_with("skew-symmetric", m, m, line, "7 7 1.0")});
+  }
+  // The upper triangle first, the lower from the next line on: the second line is the conflict.
+  std::string upper_first = file_with("symmetric", m, m, 3, "1 2 1.0");
+  cases.push_back({"upper_first", upper_first});
+  // A bad value after a conflict, and a conflict after a bad value: the earlier line is named.
+  cases.push_back({"conflict_then_bad", file_with("symmetric", m, m, 1500, "2 7 1.0") + "x"});
+  std::string bad_then_conflict = file_with("symmetric", m, m, 400, "4 5 z");
+  bad_then_conflict.replace(bad_then_conflict.rfind("\n", bad_then_conflict.size() - 2) + 1, std::string::npos,
+                            "2 9 1.0\n");
+  cases.push_back({"bad_then_conflict", bad_then_conflict});
+  cases.push_back({"too_many", file_with("general", m, m - 1, 0, "")});
+  cases.push_back({"too_many_then_comments", file_with("general", m, m - 5, 0, "") + "% tail\n\n"});
+  cases.push_back({"too_few", file_with("general", m, m + 3, 0, "")});
+  cases.push_back({"too_few_trailing_comment", file_with("general", m, m + 1, 0, "") + "% the end\n"});
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.name);
+    const std::string path = dir.write(c.name + ".mtx", c.text);
+    const std::string expected = input_error([&] { io::read_matrix_market(path); });
+    ASSERT_FALSE(expected.empty()) << "the case is not malformed";
+    const RowPartition p = RowPartition::balanced_rows(100, comm.size());
+    const std::string got = input_error([&] { read_matrix_market_rows(comm, path, p.begin(comm.rank()), p.end(comm.rank())); });
+    EXPECT_EQ(got, expected);
+  }
+}
+
+}  // namespace
+}  // namespace tessera::dist
