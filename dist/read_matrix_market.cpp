@@ -104,7 +104,8 @@ RowBlock read_matrix_market_rows(const Communicator& comm, const std::string& pa
   throw_if_any_rank_failed(comm, error);
   const io::MatrixMarketHeader& h = layout.header;
   std::vector<std::int64_t> starts;
-  if (!layout.by_ranges || !ranges_tile(comm, h.rows, row_begin, row_end, starts))
+  // One rank gains nothing from ranges and would pay for the line count and the copies.
+  if (comm.size() == 1 || !layout.by_ranges || !ranges_tile(comm, h.rows, row_begin, row_end, starts))
     return read_whole(comm, path, row_begin, row_end);
 
   std::int64_t total_lines = 0, total_data_lines = 0;

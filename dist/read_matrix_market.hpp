@@ -4,9 +4,11 @@
 // all-to-all). Reading a 1 GB file on 4 ranks then costs each rank a quarter of the parse.
 // The result, and every refusal with its message and line, are the whole-file reader's
 // (io::read_matrix_market_rows), whose order of entries the exchange keeps, so duplicates are
-// summed in the same order. A gzip'd file (its bytes cannot be sought), an array file, or row
-// ranges that do not tile the matrix in rank order are read whole by every rank instead, as
-// io::read_matrix_market_rows does.
+// summed in the same order. One rank, a gzip'd file (its bytes cannot be sought), an array
+// file, or row ranges that do not tile the matrix in rank order are read whole by every rank
+// instead, as io::read_matrix_market_rows does. On this 2-core host, an 85 MB file (2.96M
+// entries): 0.22 s on 2 ranks against 0.27-0.32 s whole (docs/performance.md, sixty-first
+// session).
 #include <cstdint>
 #include <string>
 
