@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <filesystem>
 #include <numeric>
+#include <optional>
 #include <utility>
 
 #include "local/core/error.hpp"
@@ -36,26 +37,27 @@ LineCounts count_lines(const std::string& path, std::int64_t begin, std::int64_t
 RangeEntries read_matrix_market_range(const std::string& path, const MatrixMarketHeader& header,
                                       const MatrixMarketRange& range) {
   RangeEntries out;
-  MatrixMarketStream stream(path, header, range);
-  const bool mirrored = stream.mirrored();
-  const double mirror_sign = stream.skew() ? -1.0 : 1.0;
+  std::optional<MatrixMarketStream> stream;
   const auto add = [&](std::int64_t i, std::int64_t j, double v) {
     out.row.push_back(i);
     out.col.push_back(j);
     out.value.push_back(v);
   };
-  try {
+  try {  // every failure is returned, never thrown: the caller agrees on it with the other ranks
+    stream.emplace(path, header, range);
+    const double mirror_sign = stream->skew() ? -1.0 : 1.0;
     MatrixMarketEntry e;
-    while (stream.next(e)) {  // as for_each_expanded_entry
+    while (stream->next(e)) {  // as for_each_expanded_entry
       add(e.row, e.col, e.value);
-      if (mirrored && e.row != e.col) add(e.col, e.row, mirror_sign * e.value);
+      if (stream->mirrored() && e.row != e.col) add(e.col, e.row, mirror_sign * e.value);
     }
   } catch (const InputError& e) {
     out.error = e.what();
-    out.error_line = stream.line_number();
+    out.error_line = stream ? stream->line_number() : range.first_line;
   }
-  out.first_lower = stream.first_in_triangle(+1);
-  out.first_upper = stream.first_in_triangle(-1);
+  if (!stream) return out;
+  out.first_lower = stream->first_in_triangle(+1);
+  out.first_upper = stream->first_in_triangle(-1);
   return out;
 }
 

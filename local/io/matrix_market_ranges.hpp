@@ -19,8 +19,8 @@ struct MatrixMarketLayout {
   MatrixMarketHeader header;
   std::int64_t data_begin = 0;       // byte offset of the line after the size line...
   std::int64_t data_first_line = 0;  // ...and its number
-  std::int64_t bytes = 0;       // the file's size
-  bool by_ranges = false;       // a plain coordinate file (gzip'd and array files are read whole)
+  std::int64_t bytes = 0;            // the file's size
+  bool by_ranges = false;            // a plain coordinate file (gzip'd and array files are read whole)
 };
 MatrixMarketLayout read_matrix_market_layout(const std::string& path);
 
@@ -43,7 +43,8 @@ struct TriangleEntry {
 };
 
 /// One range's entries, expanded as the whole-file reader expands them (a symmetric file's
-/// mirrors too), and the range's first problem, where it has one (parsing stops there).
+/// mirrors too), and the range's first problem, where it has one (parsing stops there; it is
+/// returned, not thrown, so that the ranks can agree on the file's first).
 struct RangeEntries {
   std::vector<std::int64_t> row, col;
   std::vector<double> value;

@@ -1,7 +1,5 @@
 // The public readers: each streams the file once through MatrixMarketStream.
 #include <algorithm>
-#include <numeric>
-#include <utility>
 #include <vector>
 
 #include "local/core/error.hpp"

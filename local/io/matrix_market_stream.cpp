@@ -128,7 +128,7 @@ void MatrixMarketStream::read_size_line() {
 
 bool MatrixMarketStream::next(MatrixMarketEntry& entry) {
   std::string_view line;
-  if (read_ == header_.entries) {
+  if (read_ >= header_.entries) {  // a range may start past the declared count
     if (next_data_line(line)) fail("more entries than the ", header_.entries, " declared in the size line");
     return false;
   }
