@@ -1,6 +1,7 @@
 #include "dist/read_matrix_market.hpp"
 
 #include <algorithm>
+#include <cstdlib>
 #include <limits>
 #include <vector>
 
@@ -90,10 +91,20 @@ void throw_first_problem(const Communicator& comm, const std::string& path, cons
                         " of the ", h.entries, " entries declared in the size line (truncated?)");
 }
 
+/// TESSERA_MATRIX_MARKET_READ: "whole" (on any rank) forces the whole-file read; unset or
+/// "auto" does not; anything else is refused on every rank.
+bool whole_read_forced(const Communicator& comm) {
+  const char* env = std::getenv("TESSERA_MATRIX_MARKET_READ");
+  const std::string value = env ? env : "auto";
+  const bool known = value == "auto" || value == "whole";
+  throw_if_any_rank_failed(comm, known ? "" : "TESSERA_MATRIX_MARKET_READ=" + value + ": expected auto or whole");
+  return comm.allreduce(std::int64_t{value == "whole"}, ReduceOp::max) != 0;
+}
+
 }  // namespace
 
 RowBlock read_matrix_market_rows(const Communicator& comm, const std::string& path, std::int64_t row_begin,
-                                 std::int64_t row_end) {
+                                 std::int64_t row_end, std::string* route) {
   io::MatrixMarketLayout layout;
   std::string error;
   try {
@@ -105,12 +116,16 @@ RowBlock read_matrix_market_rows(const Communicator& comm, const std::string& pa
   const io::MatrixMarketHeader& h = layout.header;
   std::vector<std::int64_t> starts;
   // One rank gains nothing from ranges and would pay for the line count and the copies.
-  if (comm.size() == 1 || !layout.by_ranges || !ranges_tile(comm, h.rows, row_begin, row_end, starts))
+  const bool forced = whole_read_forced(comm);
+  if (forced || comm.size() == 1 || !layout.by_ranges || !ranges_tile(comm, h.rows, row_begin, row_end, starts)) {
+    if (route) *route = forced ? "whole file on every rank (TESSERA_MATRIX_MARKET_READ=whole)" : "whole file on every rank";
     return read_whole(comm, path, row_begin, row_end);
+  }
+  if (route) *route = "byte ranges, one a rank";
 
   std::int64_t total_lines = 0, total_data_lines = 0;
   const io::MatrixMarketRange range = my_range(comm, path, layout, total_lines, total_data_lines);
-  const io::RangeEntries got = io::read_matrix_market_range(path, h, range);
+  io::RangeEntries got = io::read_matrix_market_range(path, h, range);
   throw_first_problem(comm, path, h, got, total_lines, total_data_lines);
 
   // Each entry to the rank that owns its row, in file order within each rank's range, and the
@@ -120,22 +135,15 @@ RowBlock read_matrix_market_rows(const Communicator& comm, const std::string& pa
     return static_cast<int>(std::upper_bound(starts.begin(), starts.end(), row) - starts.begin()) - 1;
   };
   std::vector<std::int64_t> send_counts(static_cast<std::size_t>(p), 0);
-  std::vector<int> destination(got.row.size());
-  for (std::size_t k = 0; k < got.row.size(); ++k) ++send_counts[destination[k] = owner(got.row[k])];
-  std::vector<std::int64_t> offsets(static_cast<std::size_t>(p) + 1, 0);
-  for (int q = 0; q < p; ++q) offsets[q + 1] = offsets[q] + send_counts[q];
-  std::vector<std::int64_t> rows(got.row.size()), cols(got.row.size());
-  std::vector<double> values(got.row.size());
-  for (std::size_t k = 0; k < got.row.size(); ++k) {
-    const std::int64_t at = offsets[destination[k]]++;
-    rows[at] = got.row[k] - starts[destination[k]];  // the owner's local row
-    cols[at] = got.col[k];
-    values[at] = got.value[k];
-  }
-  const std::vector<std::int64_t> recv_counts = comm.alltoall(send_counts);
-  return io::row_block_from_triplets(h.rows, h.cols, row_begin, row_end, comm.alltoallv(rows, send_counts, recv_counts),
-                                     comm.alltoallv(cols, send_counts, recv_counts),
-                                     comm.alltoallv(values, send_counts, recv_counts));
+  for (const io::MatrixMarketEntry& e : got.entries) ++send_counts[owner(e.row)];
+  std::vector<std::int64_t> next(static_cast<std::size_t>(p), 0);
+  for (int q = 1; q < p; ++q) next[q] = next[q - 1] + send_counts[q - 1];
+  std::vector<io::MatrixMarketEntry> send(got.entries.size());
+  for (const io::MatrixMarketEntry& e : got.entries) send[next[owner(e.row)]++] = e;
+  std::vector<io::MatrixMarketEntry>().swap(got.entries);  // freed before the exchange allocates
+  const std::vector<io::MatrixMarketEntry> mine = comm.alltoallv(send, send_counts, comm.alltoall(send_counts));
+  std::vector<io::MatrixMarketEntry>().swap(send);
+  return io::row_block_from_entries(h.rows, h.cols, row_begin, row_end, mine);
 }
 
 }  // namespace tessera::dist

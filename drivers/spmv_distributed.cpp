@@ -402,8 +402,11 @@ int run_distributed_spmv(const dist::Communicator& comm, const DistributedSpmvOp
   const RowPartition rows = choose_partition(comm, o.a, o.partition);
   // Square A: x is split like y, so a rank's owned x entries are the columns of its diagonal block.
   const RowPartition cols = n_rows == n_cols ? rows : RowPartition::balanced_rows(n_cols, comm.size());
-  const DistMatrix a = load_distributed(comm, o.a, rows, cols);
+  LoadTimes load_times;
+  const DistMatrix a = load_distributed(comm, o.a, rows, cols, &load_times);
   const double load_s = comm.allreduce(load_clock.seconds(), dist::ReduceOp::max);
+  const double read_s = comm.allreduce(load_times.read_seconds, dist::ReduceOp::max);
+  const double assemble_s = comm.allreduce(load_times.assemble_seconds, dist::ReduceOp::max);
   const std::int64_t nnz = comm.allreduce(a.nnz(), dist::ReduceOp::sum);
 
   const std::vector<double> x_owned = fill_rows(a.col_begin(), a.col_begin() + a.local.cols, k);
@@ -429,7 +432,9 @@ int run_distributed_spmv(const dist::Communicator& comm, const DistributedSpmvOp
   const double bytes = model_bytes(n_rows, n_cols, nnz, k);
   const double gbs = 1e-9 * bytes / t.median_seconds;
   if (comm.rank() == 0) {
-    std::printf("A %lld x %lld, nnz %lld, load %.3f s\n", (long long)n_rows, (long long)n_cols, (long long)nnz, load_s);
+    std::printf("A %lld x %lld, nnz %lld, load %.3f s (slowest rank: rows %s %.3f s%s%s, assembly %.3f s)\n",
+                (long long)n_rows, (long long)n_cols, (long long)nnz, load_s, o.a.file.empty() ? "generated" : "read",
+                read_s, load_times.read_route.empty() ? "" : ", ", load_times.read_route.c_str(), assemble_s);
     std::printf("time (median of %d, slowest rank): %.4f ms, %.2f GB/s\n", o.reps, 1e3 * t.median_seconds, gbs);
     std::printf("bytes = A once (12*nnz + 8*(rows+1)) + X once (8*cols*k) + Y once (8*rows*k) = %.4f GB; "
                 "halo messages not counted\n", 1e-9 * bytes);
@@ -444,7 +449,9 @@ int run_distributed_spmv(const dist::Communicator& comm, const DistributedSpmvOp
   out["rows"] = n_rows;
   out["cols"] = n_cols;
   out["nnz"] = nnz;
-  out["time"] = {{"load_s", load_s}, {"median_s", t.median_seconds}, {"reps", o.reps}, {"warmup", o.warmup}};
+  out["time"] = {{"load_s", load_s}, {"read_s", read_s}, {"assemble_s", assemble_s},
+                 {"median_s", t.median_seconds}, {"reps", o.reps}, {"warmup", o.warmup}};
+  if (!load_times.read_route.empty()) out["read_route"] = load_times.read_route;
   out["bytes"] = bytes;
   out["bytes_formula"] = "12*nnz + 8*(rows+1) + 8*cols*k + 8*rows*k";
   out["gbs"] = gbs;

@@ -2,6 +2,7 @@
 
 #include "dist/read_matrix_market.hpp"
 #include "local/core/error.hpp"
+#include "local/core/stopwatch.hpp"
 #include "local/gen/generators.hpp"
 #include "local/io/matrix_market.hpp"
 
@@ -27,8 +28,8 @@ namespace {
 /// its rows only) becomes the same InputError on every rank, never a rank hanging in the next
 /// collective. A file is read in parallel, each rank parsing a part of it.
 RowBlock collective_source_rows(const dist::Communicator& comm, const MatrixSource& source, std::int64_t begin,
-                                std::int64_t end) {
-  if (!source.file.empty()) return dist::read_matrix_market_rows(comm, source.file, begin, end);
+                                std::int64_t end, std::string* route = nullptr) {
+  if (!source.file.empty()) return dist::read_matrix_market_rows(comm, source.file, begin, end, route);
   RowBlock block;
   std::string error;
   try {
@@ -55,9 +56,17 @@ dist::RowPartition choose_partition(const dist::Communicator& comm, const Matrix
 }
 
 dist::DistMatrix load_distributed(const dist::Communicator& comm, const MatrixSource& source,
-                                  const dist::RowPartition& rows, const dist::RowPartition& cols) {
+                                  const dist::RowPartition& rows, const dist::RowPartition& cols, LoadTimes* times) {
   const int me = comm.rank();
-  return dist::assemble(comm, collective_source_rows(comm, source, rows.begin(me), rows.end(me)), rows, cols);
+  LoadTimes t;
+  Stopwatch clock;
+  const RowBlock block = collective_source_rows(comm, source, rows.begin(me), rows.end(me), &t.read_route);
+  t.read_seconds = clock.seconds();
+  clock.restart();
+  dist::DistMatrix a = dist::assemble(comm, block, rows, cols);
+  t.assemble_seconds = clock.seconds();
+  if (times) *times = t;
+  return a;
 }
 
 }  // namespace tessera::driver

@@ -20,8 +20,16 @@ RowBlock source_rows(const MatrixSource& source, std::int64_t begin, std::int64_
 dist::RowPartition choose_partition(const dist::Communicator& comm, const MatrixSource& source,
                                     const std::string& kind);
 
+/// Where load_distributed's time went (this rank's): reading or generating the rows, then
+/// assembling them; for a file, how it was read (dist::read_matrix_market_rows' route).
+struct LoadTimes {
+  double read_seconds = 0, assemble_seconds = 0;
+  std::string read_route;
+};
+
 /// Collective: the distributed matrix, rows partitioned by `rows`, columns by `cols`.
 dist::DistMatrix load_distributed(const dist::Communicator& comm, const MatrixSource& source,
-                                  const dist::RowPartition& rows, const dist::RowPartition& cols);
+                                  const dist::RowPartition& rows, const dist::RowPartition& cols,
+                                  LoadTimes* times = nullptr);
 
 }  // namespace tessera::driver

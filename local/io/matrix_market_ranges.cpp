@@ -38,18 +38,13 @@ RangeEntries read_matrix_market_range(const std::string& path, const MatrixMarke
                                       const MatrixMarketRange& range) {
   RangeEntries out;
   std::optional<MatrixMarketStream> stream;
-  const auto add = [&](std::int64_t i, std::int64_t j, double v) {
-    out.row.push_back(i);
-    out.col.push_back(j);
-    out.value.push_back(v);
-  };
   try {  // every failure is returned, never thrown: the caller agrees on it with the other ranks
     stream.emplace(path, header, range);
     const double mirror_sign = stream->skew() ? -1.0 : 1.0;
     MatrixMarketEntry e;
     while (stream->next(e)) {  // as for_each_expanded_entry
-      add(e.row, e.col, e.value);
-      if (stream->mirrored() && e.row != e.col) add(e.col, e.row, mirror_sign * e.value);
+      out.entries.push_back(e);
+      if (stream->mirrored() && e.row != e.col) out.entries.push_back({e.col, e.row, mirror_sign * e.value});
     }
   } catch (const InputError& e) {
     out.error = e.what();
@@ -68,25 +63,23 @@ std::string triangle_conflict(const std::string& path, const std::string& symmet
                         triangle > 0 ? "above" : "below", " it: a ", symmetry, " file stores one triangle only");
 }
 
-RowBlock row_block_from_triplets(std::int64_t global_rows, std::int64_t global_cols, std::int64_t row_begin,
-                                 std::int64_t row_end, const std::vector<std::int64_t>& row,
-                                 const std::vector<std::int64_t>& col, const std::vector<double>& value) {
+RowBlock row_block_from_entries(std::int64_t global_rows, std::int64_t global_cols, std::int64_t row_begin,
+                                std::int64_t row_end, const std::vector<MatrixMarketEntry>& entries) {
   RowBlock block;
   block.global_rows = global_rows;
   block.global_cols = global_cols;
   block.row_begin = row_begin;
   block.row_end = row_end;
   // Bucket by row, sort each row by column (stably: duplicates are summed in the order given).
-  const std::size_t n = row.size();
   std::vector<std::int64_t> start(static_cast<std::size_t>(block.local_rows()) + 1, 0);
-  for (std::int64_t r : row) ++start[r + 1];
+  for (const MatrixMarketEntry& e : entries) ++start[e.row - row_begin + 1];
   std::partial_sum(start.begin(), start.end(), start.begin());
-  std::vector<std::pair<std::int64_t, double>> by_row(n);
+  std::vector<std::pair<std::int64_t, double>> by_row(entries.size());
   std::vector<std::int64_t> cursor(start.begin(), start.end() - 1);
-  for (std::size_t k = 0; k < n; ++k) by_row[cursor[row[k]]++] = {col[k], value[k]};
+  for (const MatrixMarketEntry& e : entries) by_row[cursor[e.row - row_begin]++] = {e.col, e.value};
   block.row_ptr.assign(start.size(), 0);
-  block.col.reserve(n);
-  block.values.reserve(n);
+  block.col.reserve(entries.size());
+  block.values.reserve(entries.size());
   for (std::size_t r = 0; r + 1 < start.size(); ++r) {
     const auto first = by_row.begin() + start[r], last = by_row.begin() + start[r + 1];
     std::stable_sort(first, last, [](const auto& a, const auto& b) { return a.first < b.first; });

@@ -14,6 +14,12 @@
 
 namespace tessera::io {
 
+/// One entry of a matrix: 0-based global row and column, and its value.
+struct MatrixMarketEntry {
+  std::int64_t row = 0, col = 0;
+  double value = 0;
+};
+
 /// A file's banner and size line, and whether it can be read by byte ranges.
 struct MatrixMarketLayout {
   MatrixMarketHeader header;
@@ -46,8 +52,7 @@ struct TriangleEntry {
 /// mirrors too), and the range's first problem, where it has one (parsing stops there; it is
 /// returned, not thrown, so that the ranks can agree on the file's first).
 struct RangeEntries {
-  std::vector<std::int64_t> row, col;
-  std::vector<double> value;
+  std::vector<MatrixMarketEntry> entries;  // in the file's order, each mirror after its entry
   std::string error;
   std::int64_t error_line = 0;
   TriangleEntry first_lower, first_upper;
@@ -60,10 +65,9 @@ RangeEntries read_matrix_market_range(const std::string& path, const MatrixMarke
 std::string triangle_conflict(const std::string& path, const std::string& symmetry, const TriangleEntry& entry,
                               int triangle, std::int64_t other_line);
 
-/// Rows [row_begin, row_end) from (local row, global column, value) triplets: sorted by
-/// column within each row, duplicates summed (what every reader of rows returns).
-RowBlock row_block_from_triplets(std::int64_t global_rows, std::int64_t global_cols, std::int64_t row_begin,
-                                 std::int64_t row_end, const std::vector<std::int64_t>& row,
-                                 const std::vector<std::int64_t>& col, const std::vector<double>& value);
+/// Rows [row_begin, row_end) from entries of those rows: sorted by column within each row,
+/// duplicates summed in the order given (what every reader of rows returns).
+RowBlock row_block_from_entries(std::int64_t global_rows, std::int64_t global_cols, std::int64_t row_begin,
+                                std::int64_t row_end, const std::vector<MatrixMarketEntry>& entries);
 
 }  // namespace tessera::io

@@ -47,15 +47,11 @@ RowBlock read_matrix_market_rows(const std::string& path, std::int64_t row_begin
   const MatrixMarketHeader& h = stream.header();
   if (!(0 <= row_begin && row_begin <= row_end && row_end <= h.rows))
     stream.fail("row range [", row_begin, ", ", row_end, ") is outside the ", h.rows, "-row matrix");
-  std::vector<std::int64_t> row, col;
-  std::vector<double> val;
+  std::vector<MatrixMarketEntry> entries;
   for_each_expanded_entry(stream, [&](std::int64_t i, std::int64_t j, double v) {
-    if (i < row_begin || i >= row_end) return;
-    row.push_back(i - row_begin);
-    col.push_back(j);
-    val.push_back(v);
+    if (row_begin <= i && i < row_end) entries.push_back({i, j, v});
   });
-  return row_block_from_triplets(h.rows, h.cols, row_begin, row_end, row, col, val);
+  return row_block_from_entries(h.rows, h.cols, row_begin, row_end, entries);
 }
 
 DenseMatrix read_matrix_market_dense(const std::string& path) {

@@ -13,11 +13,6 @@
 
 namespace tessera::io {
 
-struct MatrixMarketEntry {
-  std::int64_t row = 0, col = 0;  // 0-based
-  double value = 0;
-};
-
 /// Not a comment ('%' first) or a blank line.
 bool is_data_line(std::string_view line);
 
