@@ -2,7 +2,8 @@
 // bit for bit (duplicates summed in the file's order), for general, symmetric, skew-symmetric,
 // pattern and integer files written with comments, blank lines, CRLF and ragged spacing in the
 // data section, over balanced and uneven partitions with an empty rank; real SuiteSparse files;
-// the fallbacks (a gzip'd file, ranges that do not tile the rows). And every malformed file is
+// the fallbacks (a gzip'd file, ranges that do not tile the rows), the route each case takes and
+// the switch that forces the whole-file read. And every malformed file is
 // refused on every rank with exactly the whole-file reader's message: its first bad line,
 // wherever in the file (and so in whichever rank's range) it lies.
 #include <gtest/gtest.h>
@@ -10,6 +11,7 @@
 #include <unistd.h>
 
 #include <cstdio>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <random>
@@ -160,6 +162,38 @@ TEST(ParallelMatrixMarket, RealFilesAndTheFallbacks) {
   EXPECT_EQ(std::vector<double>(all.values.begin(), all.values.end()),
             std::vector<double>(whole.values.begin(), whole.values.end()));
   if (checked == 0) GTEST_SKIP() << "matrices bp_1200/bcsstk02 not found in " << tessera::testing::matrix_dir();
+}
+
+// Which read each case takes: byte ranges for a plain coordinate file on several ranks, the
+// whole file on one rank, for a gzip'd file and when TESSERA_MATRIX_MARKET_READ=whole asks;
+// another value of it is refused on every rank.
+TEST(ParallelMatrixMarket, TheRouteTakenAndItsSwitch) {
+  const Communicator comm;
+  const std::uint64_t seed = testing::shared_seed(comm);
+  std::mt19937_64 rng(seed);
+  const SharedDirectory dir(comm);
+  const std::int64_t n = 57;
+  const std::string plain = dir.write("plain.mtx", random_file(rng, n, 400, "real", "general"));
+  const RowPartition p = RowPartition::balanced_rows(n, comm.size());
+  const std::int64_t begin = p.begin(comm.rank()), end = p.end(comm.rank());
+  std::string route;
+  const RowBlock by_default = read_matrix_market_rows(comm, plain, begin, end, &route);
+  EXPECT_EQ(route, comm.size() > 1 ? "byte ranges, one a rank" : "whole file on every rank");
+  ASSERT_EQ(setenv("TESSERA_MATRIX_MARKET_READ", "whole", 1), 0);
+  const RowBlock whole = read_matrix_market_rows(comm, plain, begin, end, &route);
+  EXPECT_EQ(route, "whole file on every rank (TESSERA_MATRIX_MARKET_READ=whole)");
+  EXPECT_EQ(std::vector<double>(whole.values.begin(), whole.values.end()),
+            std::vector<double>(by_default.values.begin(), by_default.values.end()));
+  ASSERT_EQ(setenv("TESSERA_MATRIX_MARKET_READ", "fast", 1), 0);
+  EXPECT_EQ(input_error([&] { read_matrix_market_rows(comm, plain, begin, end); }),
+            "TESSERA_MATRIX_MARKET_READ=fast: expected auto or whole");
+  ASSERT_EQ(unsetenv("TESSERA_MATRIX_MARKET_READ"), 0);
+  for (const auto& file : tessera::testing::manifest()) {
+    if (file.name != "bcsstk02") continue;
+    const RowPartition q = RowPartition::balanced_rows(io::read_matrix_market_header(file.path).rows, comm.size());
+    read_matrix_market_rows(comm, file.path, q.begin(comm.rank()), q.end(comm.rank()), &route);
+    EXPECT_EQ(route, "whole file on every rank") << "a gzip'd file";
+  }
 }
 
 /// A 100 x 100 file declaring `declared` entries and holding `entries` clean lines, one an
