@@ -101,10 +101,8 @@ bool whole_read_forced(const Communicator& comm) {
   return comm.allreduce(std::int64_t{value == "whole"}, ReduceOp::max) != 0;
 }
 
-}  // namespace
-
-RowBlock read_matrix_market_rows(const Communicator& comm, const std::string& path, std::int64_t row_begin,
-                                 std::int64_t row_end, std::string* route) {
+/// The file's layout, read by every rank (a malformed banner or size line refused on every rank).
+io::MatrixMarketLayout collective_layout(const Communicator& comm, const std::string& path) {
   io::MatrixMarketLayout layout;
   std::string error;
   try {
@@ -113,23 +111,32 @@ RowBlock read_matrix_market_rows(const Communicator& comm, const std::string& pa
     error = e.what();
   }
   throw_if_any_rank_failed(comm, error);
-  const io::MatrixMarketHeader& h = layout.header;
-  std::vector<std::int64_t> starts;
-  // One rank gains nothing from ranges and would pay for the line count and the copies.
+  return layout;
+}
+
+/// Whether to read by byte ranges (then `starts` holds every rank's first row), and why not.
+/// One rank gains nothing from ranges and would pay for the line count and the copies.
+bool read_by_ranges(const Communicator& comm, const io::MatrixMarketLayout& layout, std::int64_t begin,
+                    std::int64_t end, std::vector<std::int64_t>& starts, std::string* route) {
   const bool forced = whole_read_forced(comm);
-  if (forced || comm.size() == 1 || !layout.by_ranges || !ranges_tile(comm, h.rows, row_begin, row_end, starts)) {
+  if (forced || comm.size() == 1 || !layout.by_ranges || !ranges_tile(comm, layout.header.rows, begin, end, starts)) {
     if (route) *route = forced ? "whole file on every rank (TESSERA_MATRIX_MARKET_READ=whole)" : "whole file on every rank";
-    return read_whole(comm, path, row_begin, row_end);
+    return false;
   }
   if (route) *route = "byte ranges, one a rank";
+  return true;
+}
 
+/// This rank's rows' entries, read by ranges: each rank parses its range, and each entry goes to
+/// the rank that owns its row, in file order within each range and the ranges in rank order, so
+/// every rank receives its rows' entries in the order of the file.
+std::vector<io::MatrixMarketEntry> owned_entries(const Communicator& comm, const std::string& path,
+                                                 const io::MatrixMarketLayout& layout,
+                                                 const std::vector<std::int64_t>& starts) {
   std::int64_t total_lines = 0, total_data_lines = 0;
   const io::MatrixMarketRange range = my_range(comm, path, layout, total_lines, total_data_lines);
-  io::RangeEntries got = io::read_matrix_market_range(path, h, range);
-  throw_first_problem(comm, path, h, got, total_lines, total_data_lines);
-
-  // Each entry to the rank that owns its row, in file order within each rank's range, and the
-  // ranges in rank order: every rank receives its rows' entries in the order of the file.
+  io::RangeEntries got = io::read_matrix_market_range(path, layout.header, range);
+  throw_first_problem(comm, path, layout.header, got, total_lines, total_data_lines);
   const int p = comm.size();
   const auto owner = [&](std::int64_t row) {
     return static_cast<int>(std::upper_bound(starts.begin(), starts.end(), row) - starts.begin()) - 1;
@@ -141,9 +148,41 @@ RowBlock read_matrix_market_rows(const Communicator& comm, const std::string& pa
   std::vector<io::MatrixMarketEntry> send(got.entries.size());
   for (const io::MatrixMarketEntry& e : got.entries) send[next[owner(e.row)]++] = e;
   std::vector<io::MatrixMarketEntry>().swap(got.entries);  // freed before the exchange allocates
-  const std::vector<io::MatrixMarketEntry> mine = comm.alltoallv(send, send_counts, comm.alltoall(send_counts));
-  std::vector<io::MatrixMarketEntry>().swap(send);
-  return io::row_block_from_entries(h.rows, h.cols, row_begin, row_end, mine);
+  return comm.alltoallv(send, send_counts, comm.alltoall(send_counts));
+}
+
+}  // namespace
+
+RowBlock read_matrix_market_rows(const Communicator& comm, const std::string& path, std::int64_t row_begin,
+                                 std::int64_t row_end, std::string* route) {
+  const io::MatrixMarketLayout layout = collective_layout(comm, path);
+  std::vector<std::int64_t> starts;
+  if (!read_by_ranges(comm, layout, row_begin, row_end, starts, route))
+    return read_whole(comm, path, row_begin, row_end);
+  return io::row_block_from_entries(layout.header.rows, layout.header.cols, row_begin, row_end,
+                                    owned_entries(comm, path, layout, starts));
+}
+
+DenseMatrix read_matrix_market_dense_rows(const Communicator& comm, const std::string& path, std::int64_t row_begin,
+                                          std::int64_t row_end, std::string* route) {
+  const io::MatrixMarketLayout layout = collective_layout(comm, path);
+  std::vector<std::int64_t> starts;
+  // A coordinate file goes to the whole-file reader, which refuses it as a dense matrix.
+  if (layout.header.format != "array" || !read_by_ranges(comm, layout, row_begin, row_end, starts, route)) {
+    if (route && layout.header.format != "array") *route = "whole file on every rank";
+    DenseMatrix x;
+    std::string error;
+    try {
+      x = io::read_matrix_market_dense_rows(path, row_begin, row_end);
+    } catch (const InputError& e) {
+      error = e.what();
+    }
+    throw_if_any_rank_failed(comm, error);
+    return x;
+  }
+  DenseMatrix x(row_end - row_begin, layout.header.cols, Layout::col_major);
+  for (const io::MatrixMarketEntry& e : owned_entries(comm, path, layout, starts)) x.at(e.row - row_begin, e.col) = e.value;
+  return x;
 }
 
 }  // namespace tessera::dist

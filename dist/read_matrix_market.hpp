@@ -4,14 +4,15 @@
 // all-to-all): each rank's share of the parse falls as 1/P.
 // The result, and every refusal with its message and line, are the whole-file reader's
 // (io::read_matrix_market_rows), whose order of entries the exchange keeps, so duplicates are
-// summed in the same order. One rank, a gzip'd file (its bytes cannot be sought), an array
-// file, or row ranges that do not tile the matrix in rank order are read whole by every rank
+// summed in the same order. One rank, a gzip'd file (its bytes cannot be sought), a symmetric
+// array file, or row ranges that do not tile the matrix in rank order are read whole by every rank
 // instead, as io::read_matrix_market_rows does (docs/performance.md, sixty-first session, has
 // the two reads side by side).
 #include <cstdint>
 #include <string>
 
 #include "dist/communicator.hpp"
+#include "local/formats/dense.hpp"
 #include "local/formats/row_block.hpp"
 
 namespace tessera::dist {
@@ -23,5 +24,11 @@ namespace tessera::dist {
 /// ablation the drivers' load times compare with).
 RowBlock read_matrix_market_rows(const Communicator& comm, const std::string& path, std::int64_t row_begin,
                                  std::int64_t row_end, std::string* route = nullptr);
+
+/// The same for a dense `array` file (a right-hand side, near-null vectors): this rank's rows,
+/// column-major, as io::read_matrix_market_dense_rows gives them. A general array is read by
+/// byte ranges (its entries' positions follow from their numbers); a symmetric one whole.
+DenseMatrix read_matrix_market_dense_rows(const Communicator& comm, const std::string& path, std::int64_t row_begin,
+                                          std::int64_t row_end, std::string* route = nullptr);
 
 }  // namespace tessera::dist

@@ -15,6 +15,7 @@
 #include "dist/backend_choice.hpp"
 #include "dist/dist_matrix.hpp"
 #include "dist/host_threads.hpp"
+#include "dist/read_matrix_market.hpp"
 #include "dist/spmv.hpp"
 #include "dist/transpose.hpp"
 #include "drivers/amg_result_row.hpp"
@@ -55,12 +56,13 @@ RowPartition node_aligned_partition(const dist::Communicator& comm, std::int64_t
   return RowPartition::from_offsets(comm, rows, offsets);
 }
 
-std::vector<double> owned_right_hand_side(const DistributedAmgOptions& o, const dist::DistMatrix& a) {
+std::vector<double> owned_right_hand_side(const dist::Communicator& comm, const DistributedAmgOptions& o,
+                                          const dist::DistMatrix& a) {
   if (o.b_file.empty()) return std::vector<double>(static_cast<std::size_t>(a.owned_rows()), 1.0);
   const io::MatrixMarketHeader h = io::read_matrix_market_header(o.b_file);
   TESSERA_REQUIRE_INPUT(h.rows == a.global_rows() && h.cols == 1, "--b: expected a ", a.global_rows(),
                         " x 1 vector, got ", h.rows, " x ", h.cols);
-  return io::read_matrix_market_dense_rows(o.b_file, a.row_begin(), a.row_begin() + a.owned_rows()).data;
+  return dist::read_matrix_market_dense_rows(comm, o.b_file, a.row_begin(), a.row_begin() + a.owned_rows()).data;
 }
 
 double slowest(const dist::Communicator& comm, double seconds) { return comm.allreduce(seconds, dist::ReduceOp::max); }
@@ -673,7 +675,7 @@ int run_distributed_amg(const dist::Communicator& comm, const DistributedAmgOpti
   dist::DistMatrix a = load_distributed(comm, o.a, part, part);
   const OwnedNearNull near_null_rows = owned_near_null(comm, near_null, a.row_begin(), a.row_begin() + a.owned_rows());
   const amg::NearNullSpace& nns = near_null_rows.space;
-  const std::vector<double> b = owned_right_hand_side(o, a);
+  const std::vector<double> b = owned_right_hand_side(comm, o, a);
   const std::int64_t nnz = comm.allreduce(a.nnz(), dist::ReduceOp::sum);
   const bool use_cg = uses_cg(comm, o, a);
   const std::string method = krylov_method(use_cg, o.krylov);

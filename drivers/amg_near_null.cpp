@@ -2,6 +2,7 @@
 
 #include <cmath>
 
+#include "dist/read_matrix_market.hpp"
 #include "local/core/error.hpp"
 #include "local/gen/generators.hpp"
 #include "local/io/matrix_market.hpp"
@@ -121,10 +122,10 @@ std::vector<double> NearNullSource::dof_coordinates(std::int64_t begin, std::int
   return xyz;
 }
 
-DenseMatrix NearNullSource::vectors(std::int64_t begin, std::int64_t end) const {
+DenseMatrix NearNullSource::vectors(const dist::Communicator& comm, std::int64_t begin, std::int64_t end) const {
   TESSERA_ASSERT(kind_ == Kind::vectors && 0 <= begin && begin <= end && end <= rows_, "vectors(", begin, ", ", end,
                  ") of ", rows_, " rows");
-  const DenseMatrix columns = io::read_matrix_market_dense_rows(vectors_file_, begin, end);  // NaN, Inf refused
+  const DenseMatrix columns = dist::read_matrix_market_dense_rows(comm, vectors_file_, begin, end);  // NaN refused
   DenseMatrix rows(columns.rows, columns.cols, Layout::row_major);
   for (std::int64_t i = 0; i < columns.rows; ++i)
     for (std::int64_t j = 0; j < columns.cols; ++j) rows.at(i, j) = columns.at(i, j);
@@ -151,7 +152,7 @@ OwnedNearNull owned_near_null(const dist::Communicator& comm, const NearNullSour
       break;
     }
     case NearNullSource::Kind::vectors: {
-      out.space = amg::NearNullSpace{source.vectors(begin, end), source.block_size()};
+      out.space = amg::NearNullSpace{source.vectors(comm, begin, end), source.block_size()};
       const DenseMatrix& b = out.space.vectors;
       const int k = static_cast<int>(b.cols);
       std::vector<double> gram(static_cast<std::size_t>(k) * k, 0.0);

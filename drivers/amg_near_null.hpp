@@ -54,7 +54,8 @@ class NearNullSource {
   std::vector<double> dof_coordinates(std::int64_t begin, std::int64_t end) const;
 
   /// Rows [begin, end) of the --near-null file, row-major, its k columns. Only for Kind::vectors.
-  DenseMatrix vectors(std::int64_t begin, std::int64_t end) const;
+  /// Collective (the ranks read the file together: dist::read_matrix_market_dense_rows).
+  DenseMatrix vectors(const dist::Communicator& comm, std::int64_t begin, std::int64_t end) const;
   const std::string& vectors_file() const { return vectors_file_; }
 
  private:

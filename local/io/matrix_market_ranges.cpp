@@ -18,7 +18,7 @@ MatrixMarketLayout read_matrix_market_layout(const std::string& path) {
   layout.header = stream.header();
   layout.data_begin = stream.offset();
   layout.data_first_line = stream.line_number() + 1;
-  layout.by_ranges = stream.is_coordinate() && !stream.compressed();
+  layout.by_ranges = (stream.is_coordinate() || layout.header.symmetry == "general") && !stream.compressed();
   if (layout.by_ranges) layout.bytes = static_cast<std::int64_t>(std::filesystem::file_size(path));
   return layout;
 }

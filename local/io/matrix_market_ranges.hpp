@@ -1,8 +1,9 @@
 #pragma once
-// The parts of a parallel Matrix Market read, which dist::read_matrix_market_rows puts together
-// over MPI: a plain (not gzip'd) coordinate file is cut into byte ranges, one a rank; each rank
-// counts its range's lines, then parses its entries with the line numbers the counts give, and
-// sends each entry to the rank that owns its row. Every check of the whole-file reader holds,
+// The parts of a parallel Matrix Market read, which dist/read_matrix_market.hpp puts together
+// over MPI: a plain (not gzip'd) coordinate or general array file is cut into byte ranges, one
+// a rank; each rank counts its range's lines, then parses its entries with the line and entry
+// numbers the counts give (an array's data line d is entry (d % rows, d / rows)), and sends each
+// entry to the rank that owns its row. Every check of the whole-file reader holds,
 // with its message and line: a bad line, a data line past the declared count, too few entries,
 // a symmetric file storing both triangles (which only the ranges together can see).
 #include <cstdint>
@@ -26,7 +27,7 @@ struct MatrixMarketLayout {
   std::int64_t data_begin = 0;       // byte offset of the line after the size line...
   std::int64_t data_first_line = 0;  // ...and its number
   std::int64_t bytes = 0;            // the file's size
-  bool by_ranges = false;            // a plain coordinate file (gzip'd and array files are read whole)
+  bool by_ranges = false;            // plain, and coordinate or a general array (not mirrored)
 };
 MatrixMarketLayout read_matrix_market_layout(const std::string& path);
 

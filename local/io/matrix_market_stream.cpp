@@ -62,7 +62,12 @@ MatrixMarketStream::MatrixMarketStream(const std::string& path, const MatrixMark
                                        const MatrixMarketRange& range)
     : lines_(path, range.begin, range.end, range.first_line), header_(header), read_(range.first_data_line),
       range_(true) {
-  TESSERA_ASSERT(is_coordinate(), path, ": only coordinate files are read by ranges");
+  TESSERA_ASSERT(is_coordinate() || header.symmetry == "general", path,
+                 ": only coordinate and general array files are read by ranges");
+  if (!is_coordinate() && header.rows > 0) {  // a general array's data line d is entry (d % rows, d / rows)
+    array_row_ = read_ % header.rows;
+    array_col_ = read_ / header.rows;
+  }
 }
 
 void MatrixMarketStream::read_banner() {

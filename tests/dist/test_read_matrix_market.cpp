@@ -16,6 +16,7 @@
 #include <fstream>
 #include <random>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "dist/communicator.hpp"
@@ -162,6 +163,59 @@ TEST(ParallelMatrixMarket, RealFilesAndTheFallbacks) {
   EXPECT_EQ(std::vector<double>(all.values.begin(), all.values.end()),
             std::vector<double>(whole.values.begin(), whole.values.end()));
   if (checked == 0) GTEST_SKIP() << "matrices bp_1200/bcsstk02 not found in " << tessera::testing::matrix_dir();
+}
+
+/// An n x k general array of random values, salted like random_file.
+std::string random_array(std::mt19937_64& rng, std::int64_t n, int k) {
+  std::string text = "%%MatrixMarket matrix array real general\n% vectors\n" + std::to_string(n) + " " +
+                     std::to_string(k) + "\n";
+  for (std::int64_t e = 0; e < n * k; ++e) {
+    if (rng() % 13 == 0) text += "% between values\n\n";
+    text += std::to_string(std::uniform_real_distribution<double>(-1, 1)(rng)) + (rng() % 4 == 0 ? "\r\n" : "\n");
+  }
+  return text;
+}
+
+// Dense files (a right-hand side, near-null vectors): a general array by ranges, a symmetric one
+// and a gzip'd one whole, each rank's rows as the whole-file reader's; a malformed one refused
+// with its message, a coordinate file too.
+TEST(ParallelMatrixMarket, DenseRowsAsTheWholeFileReaderReadsThem) {
+  const Communicator comm;
+  const std::uint64_t seed = testing::shared_seed(comm);
+  SCOPED_TRACE("seed " + std::to_string(seed));
+  std::mt19937_64 rng(seed);
+  const SharedDirectory dir(comm);
+  const std::int64_t n = 301;
+  const RowPartition uneven = testing::uneven_partition(comm, n, seed);
+  const std::int64_t begin = uneven.begin(comm.rank()), end = uneven.end(comm.rank());
+  const std::string general = dir.write("v.mtx", random_array(rng, n, 3));
+  const std::string symmetric = dir.write("s.mtx", "%%MatrixMarket matrix array real symmetric\n3 3\n1\n2\n3\n4\n5\n6\n");
+  std::string route;
+  for (const auto& [path, rows, expected_route] : std::vector<std::tuple<std::string, std::int64_t, std::string>>{
+           {general, n, comm.size() > 1 ? "byte ranges, one a rank" : "whole file on every rank"},
+           {symmetric, 3, "whole file on every rank"}}) {
+    SCOPED_TRACE(path);
+    const RowPartition p = rows == n ? uneven : RowPartition::balanced_rows(rows, comm.size());
+    const std::int64_t b = p.begin(comm.rank()), e = p.end(comm.rank());
+    const DenseMatrix got = read_matrix_market_dense_rows(comm, path, b, e, &route);
+    const DenseMatrix expected = io::read_matrix_market_dense_rows(path, b, e);
+    EXPECT_EQ(route, expected_route);
+    EXPECT_EQ(got.rows, e - b);
+    EXPECT_EQ(got.cols, expected.cols);
+    EXPECT_TRUE(got.layout == Layout::col_major);
+    EXPECT_EQ(got.data, expected.data);
+  }
+  std::string bad = random_array(rng, n, 2);
+  bad.replace(bad.rfind("\n", bad.size() - 2) + 1, std::string::npos, "0.5x\n");  // the last value
+  const std::vector<std::string> malformed{bad, random_array(rng, n, 2).substr(0, 2000),  // a bad value; too few
+                                           random_array(rng, n, 2) + "7\n",               // one too many
+                                           random_file(rng, n, 10, "real", "general")};    // not an array
+  for (std::size_t c = 0; c < malformed.size(); ++c) {
+    const std::string path = dir.write("malformed_" + std::to_string(c) + ".mtx", malformed[c]);
+    const std::string expected = input_error([&] { io::read_matrix_market_dense(path); });
+    ASSERT_FALSE(expected.empty()) << "case " << c;
+    EXPECT_EQ(input_error([&] { read_matrix_market_dense_rows(comm, path, begin, end); }), expected) << "case " << c;
+  }
 }
 
 // Which read each case takes: byte ranges for a plain coordinate file on several ranks, the

@@ -205,6 +205,19 @@ foreach(n 1 2 3 4)
                          TIMEOUT 300 ENVIRONMENT "${TESSERA_TEST_ENV}")
   endforeach()
 endforeach()
+# --b FILE: the right-hand side from a file (each rank its rows) on 1-4 ranks (check_rhs_file.cmake).
+foreach(n 1 2 3 4)
+  add_test(NAME driver.amg.rhs_file.np${n}
+           COMMAND ${CMAKE_COMMAND} -DMPIEXEC=${MPIEXEC_EXECUTABLE} -DRANKS=${n} -DDRIVER=$<TARGET_FILE:tessera-amg>
+                   -DA=${_mat}/bcsstk08.mtx.gz -DROWS=1074 -DDIR=${CMAKE_CURRENT_BINARY_DIR}/rhs_file.np${n}
+                   -P ${PROJECT_SOURCE_DIR}/tests/drivers/check_rhs_file.cmake)
+  set_tests_properties(driver.amg.rhs_file.np${n} PROPERTIES LABELS "host;mpi;driver" PROCESSORS ${n}
+                       TIMEOUT 300 ENVIRONMENT "${TESSERA_TEST_ENV}")
+endforeach()
+tessera_driver_test(driver.amg.rhs_wrong_shape.np3 RANKS 3 EXPECT_EXIT 2
+                    COMMAND $<TARGET_FILE:tessera-amg> --backend host --A ${_mat}/bcsstk08.mtx.gz
+                            --b ${CMAKE_CURRENT_BINARY_DIR}/bad_coordinates/5_nodes.mtx
+                    EXPECT_OUTPUT "--b: expected a 1074 x 1 vector, got 5 x 3")
 # Coordinates that cannot be A's (bcsstk08: 1074 rows, 358 nodes of 3 dofs), refused on every
 # rank with exit code 2.
 set(_xyz ${CMAKE_CURRENT_BINARY_DIR}/bad_coordinates)
