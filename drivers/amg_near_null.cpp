@@ -1,5 +1,6 @@
 #include "drivers/amg_near_null.hpp"
 
+#include <algorithm>
 #include <cmath>
 
 #include "dist/read_matrix_market.hpp"
@@ -66,6 +67,33 @@ DenseMatrix orthonormalised(const DenseMatrix& b, const std::vector<double>& r) 
       q.at(i, j) = s / r[j * k + j];
     }
   return q;
+}
+
+/// Each column of B divided by its largest magnitude over all ranks (a zero column stays zero):
+/// the same span, and no vector of any finite size can overflow or underflow the squares that
+/// a Gram matrix or an aggregate's QR sums.
+DenseMatrix scaled_by_largest(const dist::Communicator& comm, const DenseMatrix& b) {
+  const std::int64_t k = b.cols;
+  std::vector<double> largest(static_cast<std::size_t>(k), 0.0);
+  for (std::int64_t i = 0; i < b.rows; ++i)
+    for (std::int64_t j = 0; j < k; ++j) largest[j] = std::max(largest[j], std::abs(b.at(i, j)));
+  comm.allreduce_in_place(largest, dist::ReduceOp::max);
+  DenseMatrix scaled(b.rows, k, Layout::row_major);
+  for (std::int64_t i = 0; i < b.rows; ++i)
+    for (std::int64_t j = 0; j < k; ++j) scaled.at(i, j) = largest[j] > 0 ? b.at(i, j) / largest[j] : 0.0;
+  return scaled;
+}
+
+/// The rank's rows of B's columns made orthonormal over all ranks, their independence checked
+/// on the way (every rank factors the same summed Gram matrix, so they agree on a refusal).
+DenseMatrix orthonormal_over_ranks(const dist::Communicator& comm, const DenseMatrix& b, const std::string& path) {
+  const int k = static_cast<int>(b.cols);
+  std::vector<double> gram(static_cast<std::size_t>(k) * k, 0.0);
+  for (std::int64_t i = 0; i < b.rows; ++i)
+    for (int p = 0; p < k; ++p)
+      for (int q = 0; q < k; ++q) gram[p * k + q] += b.at(i, p) * b.at(i, q);
+  comm.allreduce_in_place(gram, dist::ReduceOp::sum);
+  return orthonormalised(b, gram_cholesky(gram, k, path));
 }
 
 }  // namespace
@@ -151,18 +179,10 @@ OwnedNearNull owned_near_null(const dist::Communicator& comm, const NearNullSour
                                         {sums[0] / n, sums[1] / n, sums[2] / n});
       break;
     }
-    case NearNullSource::Kind::vectors: {
-      out.space = amg::NearNullSpace{source.vectors(comm, begin, end), source.block_size()};
-      const DenseMatrix& b = out.space.vectors;
-      const int k = static_cast<int>(b.cols);
-      std::vector<double> gram(static_cast<std::size_t>(k) * k, 0.0);
-      for (std::int64_t i = 0; i < b.rows; ++i)
-        for (int p = 0; p < k; ++p)
-          for (int q = 0; q < k; ++q) gram[p * k + q] += b.at(i, p) * b.at(i, q);
-      comm.allreduce_in_place(gram, dist::ReduceOp::sum);  // every rank factors the same sum: they agree
-      out.orthonormal = orthonormalised(b, gram_cholesky(gram, k, source.vectors_file()));
+    case NearNullSource::Kind::vectors:
+      out.space = amg::NearNullSpace{scaled_by_largest(comm, source.vectors(comm, begin, end)), source.block_size()};
+      out.orthonormal = orthonormal_over_ranks(comm, out.space.vectors, source.vectors_file());
       break;
-    }
   }
   return out;
 }

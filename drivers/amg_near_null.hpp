@@ -77,11 +77,11 @@ struct OwnedNearNull {
 };
 
 /// Collective. The rigid-body modes are centred on the global centroid (one set of global
-/// vectors, whatever the partition); --near-null vectors are checked for linear independence
-/// over all ranks (InputError naming the first vector that is zero or, to 1e-5 of its norm, a
-/// combination of those before it: it would only add coarse unknowns that interpolate nothing)
-/// and orthonormalised for GAMG (MatNullSpaceCreate wants orthonormal vectors), while Tessera
-/// takes them as given.
+/// vectors, whatever the partition); --near-null vectors are each divided by their largest
+/// magnitude (the same span, and no overflow in an aggregate's QR whatever their size), checked
+/// for linear independence over all ranks (InputError naming the first vector that is zero or,
+/// to 1e-5 of its norm, a combination of those before it: it would only add coarse unknowns that
+/// interpolate nothing) and, for GAMG, orthonormalised (MatNullSpaceCreate wants them so).
 OwnedNearNull owned_near_null(const dist::Communicator& comm, const NearNullSource& source, std::int64_t begin,
                               std::int64_t end);
 

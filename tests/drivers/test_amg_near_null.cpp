@@ -1,5 +1,6 @@
 // tessera-amg's near-null space on 1-4 ranks, partitions uneven and with an empty rank: the
-// --near-null vectors are each rank's rows of the file as written, and GAMG's copy is
+// --near-null vectors are each rank's rows of the file (each vector scaled to a largest
+// magnitude of 1), and GAMG's copy is
 // orthonormal over all ranks and spans the same space; a vector that is (to 1e-5 of its norm) a
 // combination of those before it is refused on every rank; the rigid-body modes a rank makes
 // are its rows of the whole grid's (one global centroid, whatever the partition).
@@ -7,6 +8,7 @@
 #include <mpi.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cmath>
 #include <filesystem>
 #include <random>
@@ -87,13 +89,18 @@ TEST(AmgNearNull, VectorsAreTheRanksRowsAndOrthonormalForGamg) {
   ASSERT_EQ(source.kind(), NearNullSource::Kind::vectors);
   const OwnedNearNull owned = owned_near_null(comm, source, begin, end);
 
-  // Tessera's space: the file's rows as written (17 digits read back exactly), block size 1.
+  // Tessera's space: the file's rows (17 digits read back exactly), each vector divided by its
+  // largest magnitude over all rows; block size 1.
   ASSERT_EQ(owned.space.vectors.rows, end - begin);
   ASSERT_EQ(owned.space.vectors.cols, k);
   EXPECT_EQ(owned.space.block_size, 1);
   EXPECT_FALSE(owned.space.constant);
+  std::vector<double> largest(k, 0.0);
+  for (std::int64_t i = 0; i < n; ++i)
+    for (int j = 0; j < k; ++j) largest[j] = std::max(largest[j], std::abs(whole.at(i, j)));
   for (std::int64_t i = begin; i < end; ++i)
-    for (int j = 0; j < k; ++j) ASSERT_EQ(owned.space.vectors.at(i - begin, j), whole.at(i, j)) << i << ", " << j;
+    for (int j = 0; j < k; ++j)
+      ASSERT_EQ(owned.space.vectors.at(i - begin, j), whole.at(i, j) / largest[j]) << i << ", " << j;
   EXPECT_TRUE(owned.coordinates.empty());
 
   // GAMG's: Q^T Q = I and Q Q^T B = B, both summed over the ranks.
@@ -116,6 +123,36 @@ TEST(AmgNearNull, VectorsAreTheRanksRowsAndOrthonormalForGamg) {
       for (int a = 0; a < k; ++a) projected += q.at(i, a) * sums[k * k + a * k + b];
       ASSERT_NEAR(projected, owned.space.vectors.at(i, b), 1e-12) << "row " << begin + i << ", vector " << b;
     }
+}
+
+// Vectors of any finite size: Tessera's copy is scaled to a largest magnitude of 1, GAMG's stays
+// finite and orthonormal, when one vector's values are near the largest double and another's
+// near the smallest normal one.
+TEST(AmgNearNull, OrthonormalCopyOfHugeAndTinyVectors) {
+  const dist::Communicator comm;
+  const std::uint64_t seed = shared_seed(comm);
+  SCOPED_TRACE("seed " + std::to_string(seed));
+  const SharedDirectory dir(comm);
+  const std::int64_t n = 90;
+  DenseMatrix v = shared_random_vectors(comm, n, 3, seed, dir.file("unscaled.mtx"));
+  for (std::int64_t i = 0; i < n; ++i) v.at(i, 0) *= 1e300, v.at(i, 2) *= 1e-300;
+  if (comm.rank() == 0) io::write_matrix_market(dir.file("scaled.mtx"), v);
+  comm.barrier();
+  const auto [begin, end] = my_rows(comm, n);
+  const OwnedNearNull owned =
+      owned_near_null(comm, NearNullSource(MatrixSource{"A.mtx", ""}, vectors_file(dir.file("scaled.mtx")), n), begin, end);
+  std::vector<double> largest(3, 0.0);
+  for (std::int64_t i = 0; i < owned.space.vectors.rows; ++i)
+    for (int j = 0; j < 3; ++j) largest[j] = std::max(largest[j], std::abs(owned.space.vectors.at(i, j)));
+  comm.allreduce_in_place(largest, dist::ReduceOp::max);
+  EXPECT_EQ(largest, std::vector<double>(3, 1.0));
+  std::vector<double> qtq(9, 0.0);
+  for (std::int64_t i = 0; i < owned.orthonormal.rows; ++i)
+    for (int a = 0; a < 3; ++a)
+      for (int b = 0; b < 3; ++b) qtq[a * 3 + b] += owned.orthonormal.at(i, a) * owned.orthonormal.at(i, b);
+  comm.allreduce_in_place(qtq, dist::ReduceOp::sum);
+  for (int a = 0; a < 3; ++a)
+    for (int b = 0; b < 3; ++b) EXPECT_NEAR(qtq[a * 3 + b], a == b ? 1.0 : 0.0, 1e-12) << a << ", " << b;
 }
 
 // Vector 2 = 0.5 v0 - 2 v1 + eps w: refused on every rank for eps = 1e-7 (its part outside the
