@@ -120,7 +120,8 @@ bool read_by_ranges(const Communicator& comm, const io::MatrixMarketLayout& layo
                     std::int64_t end, std::vector<std::int64_t>& starts, std::string* route) {
   const bool forced = whole_read_forced(comm);
   if (forced || comm.size() == 1 || !layout.by_ranges || !ranges_tile(comm, layout.header.rows, begin, end, starts)) {
-    if (route) *route = forced ? "whole file on every rank (TESSERA_MATRIX_MARKET_READ=whole)" : "whole file on every rank";
+    if (route)
+      *route = forced ? "whole file on every rank (TESSERA_MATRIX_MARKET_READ=whole)" : "whole file on every rank";
     return false;
   }
   if (route) *route = "byte ranges, one a rank";
@@ -181,7 +182,8 @@ DenseMatrix read_matrix_market_dense_rows(const Communicator& comm, const std::s
     return x;
   }
   DenseMatrix x(row_end - row_begin, layout.header.cols, Layout::col_major);
-  for (const io::MatrixMarketEntry& e : owned_entries(comm, path, layout, starts)) x.at(e.row - row_begin, e.col) = e.value;
+  for (const io::MatrixMarketEntry& e : owned_entries(comm, path, layout, starts))
+    x.at(e.row - row_begin, e.col) = e.value;
   return x;
 }
 

@@ -189,7 +189,8 @@ TEST(ParallelMatrixMarket, DenseRowsAsTheWholeFileReaderReadsThem) {
   const RowPartition uneven = testing::uneven_partition(comm, n, seed);
   const std::int64_t begin = uneven.begin(comm.rank()), end = uneven.end(comm.rank());
   const std::string general = dir.write("v.mtx", random_array(rng, n, 3));
-  const std::string symmetric = dir.write("s.mtx", "%%MatrixMarket matrix array real symmetric\n3 3\n1\n2\n3\n4\n5\n6\n");
+  const std::string symmetric =
+      dir.write("s.mtx", "%%MatrixMarket matrix array real symmetric\n3 3\n1\n2\n3\n4\n5\n6\n");
   std::string route;
   for (const auto& [path, rows, expected_route] : std::vector<std::tuple<std::string, std::int64_t, std::string>>{
            {general, n, comm.size() > 1 ? "byte ranges, one a rank" : "whole file on every rank"},
@@ -254,7 +255,8 @@ TEST(ParallelMatrixMarket, TheRouteTakenAndItsSwitch) {
 /// entry, after its 2 header lines (general: scattered; mirrored: strictly below the diagonal),
 /// but line `line_number` (1-based in the file; 0: none) replaced by `bad`.
 std::string file_with(const std::string& symmetry, int entries, int declared, int line_number, const std::string& bad) {
-  std::string text = "%%MatrixMarket matrix coordinate real " + symmetry + "\n100 100 " + std::to_string(declared) + "\n";
+  std::string text =
+      "%%MatrixMarket matrix coordinate real " + symmetry + "\n100 100 " + std::to_string(declared) + "\n";
   for (int k = 0; k < entries; ++k) {
     const int i = symmetry == "general" ? k % 100 + 1 : k % 99 + 2;
     const int j = symmetry == "general" ? (7 * k) % 100 + 1 : i / 2;
@@ -301,7 +303,8 @@ TEST(ParallelMatrixMarket, MalformedFilesAreRefusedWithTheWholeFileReadersMessag
     const std::string expected = input_error([&] { io::read_matrix_market(path); });
     ASSERT_FALSE(expected.empty()) << "the case is not malformed";
     const RowPartition p = RowPartition::balanced_rows(100, comm.size());
-    const std::string got = input_error([&] { read_matrix_market_rows(comm, path, p.begin(comm.rank()), p.end(comm.rank())); });
+    const std::string got =
+        input_error([&] { read_matrix_market_rows(comm, path, p.begin(comm.rank()), p.end(comm.rank())); });
     EXPECT_EQ(got, expected);
   }
 }

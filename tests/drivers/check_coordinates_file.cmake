@@ -69,7 +69,7 @@ require("the vectors file holds ${MODES} vectors, got ${from_vectors_near_null_v
         from_vectors_near_null_vectors EQUAL MODES)
 require("the vectors take the generator's ${generated_iterations} iterations, got ${from_vectors_iterations}"
         from_vectors_iterations EQUAL generated_iterations)
-require("the vectors give the generator's operator complexity ${generated_operator_complexity}, got ${from_vectors_operator_complexity}"
+require("op. complexity: vectors ${from_vectors_operator_complexity}, generated ${generated_operator_complexity}"
         from_vectors_operator_complexity STREQUAL generated_operator_complexity)
 
 if(GAMG)
@@ -82,7 +82,7 @@ if(GAMG)
   endforeach()
   require("GAMG is told of the vectors: ${gamg_vectors_configuration}"
           gamg_vectors_configuration MATCHES ", ${MODES} given near-null vectors")
-  require("GAMG given the vectors takes the ${gamg_coordinates_iterations} iterations it takes given the coordinates, got ${gamg_vectors_iterations}"
+  require("GAMG's iterations: vectors ${gamg_vectors_iterations}, coordinates ${gamg_coordinates_iterations}"
           gamg_vectors_iterations EQUAL gamg_coordinates_iterations)
 endif()
 message("check_coordinates_file: PASS (${SPEC} on ${RANKS} rank(s): ${from_files_iterations} iterations with the "

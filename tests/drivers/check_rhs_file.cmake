@@ -46,8 +46,8 @@ solve(twos twos --b ${DIR}/twos.mtx)
 solve(mixed mixed --b ${DIR}/mixed.mtx)
 foreach(run ones twos)
   if(NOT ${run}_iterations EQUAL default_iterations OR NOT ${run}_relative_residual STREQUAL default_relative_residual)
-    message(FATAL_ERROR "b = ${run}: ${${run}_iterations} iterations, residual ${${run}_relative_residual}; the default "
-                        "b: ${default_iterations}, ${default_relative_residual}")
+    message(FATAL_ERROR "b = ${run}: ${${run}_iterations} iterations, residual ${${run}_relative_residual}; "
+                        "the default b: ${default_iterations}, ${default_relative_residual}")
   endif()
 endforeach()
 if(mixed_relative_residual STREQUAL default_relative_residual)

@@ -139,8 +139,8 @@ TEST(AmgNearNull, OrthonormalCopyOfHugeAndTinyVectors) {
   if (comm.rank() == 0) io::write_matrix_market(dir.file("scaled.mtx"), v);
   comm.barrier();
   const auto [begin, end] = my_rows(comm, n);
-  const OwnedNearNull owned =
-      owned_near_null(comm, NearNullSource(MatrixSource{"A.mtx", ""}, vectors_file(dir.file("scaled.mtx")), n), begin, end);
+  const NearNullSource source(MatrixSource{"A.mtx", ""}, vectors_file(dir.file("scaled.mtx")), n);
+  const OwnedNearNull owned = owned_near_null(comm, source, begin, end);
   std::vector<double> largest(3, 0.0);
   for (std::int64_t i = 0; i < owned.space.vectors.rows; ++i)
     for (int j = 0; j < 3; ++j) largest[j] = std::max(largest[j], std::abs(owned.space.vectors.at(i, j)));

@@ -140,7 +140,8 @@ tessera_bad_use_test(pattern 0 "setups: 1 full, 0 numeric.*first solve: .*setups
 tessera_bad_use_test(zerorows 0 "first solve: .*setups: 2 full, 0 numeric.*second solve: " 1 2)
 tessera_bad_use_test(hidden nonzero "PETSC ERROR: PCTESSERA: the operator's nonzero pattern changed but PCSetUp was told SAME_NONZERO_PATTERN" 1 2)
 tessera_bad_use_test(nonfinite nonzero "first solve: .*PETSC ERROR: .*non-finite" 1 2)
-tessera_bad_use_test(near_null_nan nonzero "PETSC ERROR: .*near-null vector 0 has a non-finite value nan at row 101" 1 2)
+tessera_bad_use_test(near_null_nan nonzero "PETSC ERROR: .*near-null vector 0 has a non-finite value nan at row 101"
+                     1 2)
 # PCSetCoordinates (GAMG's interface, which PCTESSERA reads for the rigid-body modes) with a
 # dimension other than the block size, or one rank's node count not its rows / 3: refused on
 # every rank.
