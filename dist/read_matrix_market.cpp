@@ -14,17 +14,19 @@ namespace {
 
 constexpr std::int64_t kNone = std::numeric_limits<std::int64_t>::max();
 
-/// Every rank reads the file whole and keeps its rows (the fallback).
-RowBlock read_whole(const Communicator& comm, const std::string& path, std::int64_t begin, std::int64_t end) {
-  RowBlock block;
+/// read() on this rank; an InputError on any rank is thrown on every rank (the lowest failing
+/// rank's text, as it is), so that none is left waiting in the next collective.
+template <class Read>
+auto agreed(const Communicator& comm, Read&& read) -> decltype(read()) {
+  decltype(read()) result{};
   std::string error;
   try {
-    block = io::read_matrix_market_rows(path, begin, end);
+    result = read();
   } catch (const InputError& e) {
     error = e.what();
   }
   throw_if_any_rank_failed(comm, error);
-  return block;
+  return result;
 }
 
 /// Whether the ranks' [begin, end) tile [0, rows) in rank order; `starts` gets each rank's begin.
@@ -46,14 +48,7 @@ io::MatrixMarketRange my_range(const Communicator& comm, const std::string& path
   io::MatrixMarketRange range;
   range.begin = l.data_begin + data * r / p;
   range.end = l.data_begin + data * (r + 1) / p;
-  io::LineCounts mine;
-  std::string error;
-  try {
-    mine = io::count_lines(path, range.begin, range.end);
-  } catch (const InputError& e) {
-    error = e.what();
-  }
-  throw_if_any_rank_failed(comm, error);
+  const io::LineCounts mine = agreed(comm, [&] { return io::count_lines(path, range.begin, range.end); });
   const std::vector<std::int64_t> lines = comm.allgather(mine.lines), data_lines = comm.allgather(mine.data_lines);
   range.first_line = l.data_first_line;
   for (int q = 0; q < r; ++q) range.first_line += lines[q], range.first_data_line += data_lines[q];
@@ -101,19 +96,6 @@ bool whole_read_forced(const Communicator& comm) {
   return comm.allreduce(std::int64_t{value == "whole"}, ReduceOp::max) != 0;
 }
 
-/// The file's layout, read by every rank (a malformed banner or size line refused on every rank).
-io::MatrixMarketLayout collective_layout(const Communicator& comm, const std::string& path) {
-  io::MatrixMarketLayout layout;
-  std::string error;
-  try {
-    layout = io::read_matrix_market_layout(path);
-  } catch (const InputError& e) {
-    error = e.what();
-  }
-  throw_if_any_rank_failed(comm, error);
-  return layout;
-}
-
 /// Whether to read by byte ranges (then `starts` holds every rank's first row), and why not.
 /// One rank gains nothing from ranges and would pay for the line count and the copies.
 bool read_by_ranges(const Communicator& comm, const io::MatrixMarketLayout& layout, std::int64_t begin,
@@ -156,30 +138,22 @@ std::vector<io::MatrixMarketEntry> owned_entries(const Communicator& comm, const
 
 RowBlock read_matrix_market_rows(const Communicator& comm, const std::string& path, std::int64_t row_begin,
                                  std::int64_t row_end, std::string* route) {
-  const io::MatrixMarketLayout layout = collective_layout(comm, path);
+  const io::MatrixMarketLayout layout = agreed(comm, [&] { return io::read_matrix_market_layout(path); });
   std::vector<std::int64_t> starts;
-  if (!read_by_ranges(comm, layout, row_begin, row_end, starts, route))
-    return read_whole(comm, path, row_begin, row_end);
+  if (!read_by_ranges(comm, layout, row_begin, row_end, starts, route))  // every rank reads the whole file
+    return agreed(comm, [&] { return io::read_matrix_market_rows(path, row_begin, row_end); });
   return io::row_block_from_entries(layout.header.rows, layout.header.cols, row_begin, row_end,
                                     owned_entries(comm, path, layout, starts));
 }
 
 DenseMatrix read_matrix_market_dense_rows(const Communicator& comm, const std::string& path, std::int64_t row_begin,
                                           std::int64_t row_end, std::string* route) {
-  const io::MatrixMarketLayout layout = collective_layout(comm, path);
+  const io::MatrixMarketLayout layout = agreed(comm, [&] { return io::read_matrix_market_layout(path); });
   std::vector<std::int64_t> starts;
   // A coordinate file goes to the whole-file reader, which refuses it as a dense matrix.
   if (layout.header.format != "array" || !read_by_ranges(comm, layout, row_begin, row_end, starts, route)) {
     if (route && layout.header.format != "array") *route = "whole file on every rank";
-    DenseMatrix x;
-    std::string error;
-    try {
-      x = io::read_matrix_market_dense_rows(path, row_begin, row_end);
-    } catch (const InputError& e) {
-      error = e.what();
-    }
-    throw_if_any_rank_failed(comm, error);
-    return x;
+    return agreed(comm, [&] { return io::read_matrix_market_dense_rows(path, row_begin, row_end); });
   }
   DenseMatrix x(row_end - row_begin, layout.header.cols, Layout::col_major);
   for (const io::MatrixMarketEntry& e : owned_entries(comm, path, layout, starts))

@@ -7,13 +7,9 @@
 // refused on every rank with exactly the whole-file reader's message: its first bad line,
 // wherever in the file (and so in whichever rank's range) it lies.
 #include <gtest/gtest.h>
-#include <mpi.h>
-#include <unistd.h>
 
 #include <cstdio>
 #include <cstdlib>
-#include <filesystem>
-#include <fstream>
 #include <random>
 #include <string>
 #include <tuple>
@@ -26,50 +22,22 @@
 #include "local/io/gz_line_reader.hpp"
 #include "local/io/matrix_market.hpp"
 #include "support/matrix_files.hpp"
+#include "support/shared_directory.hpp"
 
 namespace tessera::dist {
 namespace {
 
-namespace fs = std::filesystem;
+using tessera::testing::SharedDirectory;
+using testing::input_error_on_every_rank;
 
-/// A scratch directory all ranks share (rank 0's pid), removed at the end.
-class SharedDirectory {
- public:
-  explicit SharedDirectory(const Communicator& comm) : comm_(comm) {
-    long pid = static_cast<long>(getpid());
-    MPI_Bcast(&pid, 1, MPI_LONG, 0, comm.mpi());
-    path_ = fs::temp_directory_path() / ("tessera_read_mm_" + std::to_string(pid));
-    if (comm.rank() == 0) fs::create_directories(path_);
-    comm.barrier();
-  }
-  ~SharedDirectory() {
-    comm_.barrier();
-    if (comm_.rank() == 0) fs::remove_all(path_);
-  }
-  /// `text` written to `name` by rank 0; every rank gets the path once it is there.
-  std::string write(const std::string& name, const std::string& text) const {
-    const std::string path = (path_ / name).string();
-    if (comm_.rank() == 0) std::ofstream(path, std::ios::binary) << text;
-    comm_.barrier();
-    return path;
-  }
-  std::string file(const std::string& name) const { return (path_ / name).string(); }
-
- private:
-  const Communicator& comm_;
-  fs::path path_;
+/// Every test's communicator, seed (rank 0's, shared) and scratch directory.
+class ParallelMatrixMarket : public ::testing::Test {
+ protected:
+  const Communicator comm;
+  const std::uint64_t seed = testing::shared_seed(comm);
+  std::mt19937_64 rng{seed};
+  const SharedDirectory dir{comm, "read_matrix_market"};
 };
-
-/// The message of the InputError `f` throws ("" if none).
-template <class F>
-std::string input_error(F&& f) {
-  try {
-    f();
-  } catch (const InputError& e) {
-    return e.what();
-  }
-  return "";
-}
 
 /// A coordinate file of `entries` random entries (duplicates among them) of an n x n matrix,
 /// in the given field and symmetry (mirrored files: the lower triangle, the diagonal too unless
@@ -115,12 +83,8 @@ void expect_same_rows(const Communicator& comm, const std::string& path, std::in
   }
 }
 
-TEST(ParallelMatrixMarket, EveryFormatReadsAsTheWholeFileReaderReadsIt) {
-  const Communicator comm;
-  const std::uint64_t seed = testing::shared_seed(comm);
+TEST_F(ParallelMatrixMarket, EveryFormatReadsAsTheWholeFileReaderReadsIt) {
   SCOPED_TRACE("seed " + std::to_string(seed));
-  std::mt19937_64 rng(seed);
-  const SharedDirectory dir(comm);
   const std::int64_t n = 203;
   for (const auto& [field, symmetry] : std::vector<std::pair<std::string, std::string>>{
            {"real", "general"}, {"real", "symmetric"}, {"real", "skew-symmetric"}, {"pattern", "general"},
@@ -137,10 +101,8 @@ TEST(ParallelMatrixMarket, EveryFormatReadsAsTheWholeFileReaderReadsIt) {
   expect_same_rows(comm, empty, 0, seed);
 }
 
-TEST(ParallelMatrixMarket, RealFilesAndTheFallbacks) {
-  const Communicator comm;
-  const std::uint64_t seed = testing::shared_seed(comm);
-  const SharedDirectory dir(comm);
+TEST_F(ParallelMatrixMarket, RealFilesAndTheFallbacks) {
+  SCOPED_TRACE("seed " + std::to_string(seed));
   int checked = 0;
   for (const auto& file : tessera::testing::manifest()) {
     if (file.name != "bp_1200" && file.name != "bcsstk02") continue;  // general and symmetric storage
@@ -155,7 +117,6 @@ TEST(ParallelMatrixMarket, RealFilesAndTheFallbacks) {
     ++checked;
   }
   // Ranges that do not tile the rows (every rank asks for all of them): read whole.
-  std::mt19937_64 rng(seed);
   const std::string path = dir.write("all.mtx", random_file(rng, 40, 300, "real", "general"));
   const RowBlock all = read_matrix_market_rows(comm, path, 0, 40), whole = io::read_matrix_market_rows(path, 0, 40);
   EXPECT_EQ(std::vector<std::int64_t>(all.col.begin(), all.col.end()),
@@ -179,12 +140,8 @@ std::string random_array(std::mt19937_64& rng, std::int64_t n, int k) {
 // Dense files (a right-hand side, near-null vectors): a general array by ranges, a symmetric one
 // and a gzip'd one whole, each rank's rows as the whole-file reader's; a malformed one refused
 // with its message, a coordinate file too.
-TEST(ParallelMatrixMarket, DenseRowsAsTheWholeFileReaderReadsThem) {
-  const Communicator comm;
-  const std::uint64_t seed = testing::shared_seed(comm);
+TEST_F(ParallelMatrixMarket, DenseRowsAsTheWholeFileReaderReadsThem) {
   SCOPED_TRACE("seed " + std::to_string(seed));
-  std::mt19937_64 rng(seed);
-  const SharedDirectory dir(comm);
   const std::int64_t n = 301;
   const RowPartition uneven = testing::uneven_partition(comm, n, seed);
   const std::int64_t begin = uneven.begin(comm.rank()), end = uneven.end(comm.rank());
@@ -213,20 +170,19 @@ TEST(ParallelMatrixMarket, DenseRowsAsTheWholeFileReaderReadsThem) {
                                            random_file(rng, n, 10, "real", "general")};    // not an array
   for (std::size_t c = 0; c < malformed.size(); ++c) {
     const std::string path = dir.write("malformed_" + std::to_string(c) + ".mtx", malformed[c]);
-    const std::string expected = input_error([&] { io::read_matrix_market_dense(path); });
+    const std::string expected = input_error_on_every_rank(comm, [&] { io::read_matrix_market_dense(path); });
     ASSERT_FALSE(expected.empty()) << "case " << c;
-    EXPECT_EQ(input_error([&] { read_matrix_market_dense_rows(comm, path, begin, end); }), expected) << "case " << c;
+    EXPECT_EQ(input_error_on_every_rank(comm, [&] { read_matrix_market_dense_rows(comm, path, begin, end); }),
+              expected)
+        << "case " << c;
   }
 }
 
 // Which read each case takes: byte ranges for a plain coordinate file on several ranks, the
 // whole file on one rank, for a gzip'd file and when TESSERA_MATRIX_MARKET_READ=whole asks;
 // another value of it is refused on every rank.
-TEST(ParallelMatrixMarket, TheRouteTakenAndItsSwitch) {
-  const Communicator comm;
-  const std::uint64_t seed = testing::shared_seed(comm);
-  std::mt19937_64 rng(seed);
-  const SharedDirectory dir(comm);
+TEST_F(ParallelMatrixMarket, TheRouteTakenAndItsSwitch) {
+  SCOPED_TRACE("seed " + std::to_string(seed));
   const std::int64_t n = 57;
   const std::string plain = dir.write("plain.mtx", random_file(rng, n, 400, "real", "general"));
   const RowPartition p = RowPartition::balanced_rows(n, comm.size());
@@ -240,7 +196,7 @@ TEST(ParallelMatrixMarket, TheRouteTakenAndItsSwitch) {
   EXPECT_EQ(std::vector<double>(whole.values.begin(), whole.values.end()),
             std::vector<double>(by_default.values.begin(), by_default.values.end()));
   ASSERT_EQ(setenv("TESSERA_MATRIX_MARKET_READ", "fast", 1), 0);
-  EXPECT_EQ(input_error([&] { read_matrix_market_rows(comm, plain, begin, end); }),
+  EXPECT_EQ(input_error_on_every_rank(comm, [&] { read_matrix_market_rows(comm, plain, begin, end); }),
             "TESSERA_MATRIX_MARKET_READ=fast: expected auto or whole");
   ASSERT_EQ(unsetenv("TESSERA_MATRIX_MARKET_READ"), 0);
   for (const auto& file : tessera::testing::manifest()) {
@@ -267,9 +223,8 @@ std::string file_with(const std::string& symmetry, int entries, int declared, in
 
 // The whole-file reader's message, whichever rank's range holds the problem: early, in the
 // middle, at the very end.
-TEST(ParallelMatrixMarket, MalformedFilesAreRefusedWithTheWholeFileReadersMessage) {
-  const Communicator comm;
-  const SharedDirectory dir(comm);
+TEST_F(ParallelMatrixMarket, MalformedFilesAreRefusedWithTheWholeFileReadersMessage) {
+  SCOPED_TRACE("seed " + std::to_string(seed));
   struct Case {
     std::string name, text;
   };
@@ -300,11 +255,11 @@ TEST(ParallelMatrixMarket, MalformedFilesAreRefusedWithTheWholeFileReadersMessag
   for (const Case& c : cases) {
     SCOPED_TRACE(c.name);
     const std::string path = dir.write(c.name + ".mtx", c.text);
-    const std::string expected = input_error([&] { io::read_matrix_market(path); });
+    const std::string expected = input_error_on_every_rank(comm, [&] { io::read_matrix_market(path); });
     ASSERT_FALSE(expected.empty()) << "the case is not malformed";
     const RowPartition p = RowPartition::balanced_rows(100, comm.size());
-    const std::string got =
-        input_error([&] { read_matrix_market_rows(comm, path, p.begin(comm.rank()), p.end(comm.rank())); });
+    const std::int64_t begin = p.begin(comm.rank()), end = p.end(comm.rank());
+    const std::string got = input_error_on_every_rank(comm, [&] { read_matrix_market_rows(comm, path, begin, end); });
     EXPECT_EQ(got, expected);
   }
 }

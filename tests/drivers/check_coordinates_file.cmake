@@ -23,18 +23,7 @@ if(NOT status EQUAL 0)
   message(FATAL_ERROR "write_grid_problem exited with ${status}")
 endif()
 
-# Runs the driver on RANKS ranks with `args`, leaves its JSON in the variable `out_var`.
-function(solve out_var name)
-  execute_process(COMMAND ${MPIEXEC} -np ${RANKS} --oversubscribe ${DRIVER} --backend host --tol 1e-8
-                          --json ${DIR}/${name}.json ${ARGN}
-                  RESULT_VARIABLE status OUTPUT_VARIABLE output ERROR_VARIABLE errors)
-  message("${name}:\n${output}${errors}")
-  if(NOT status EQUAL 0)
-    message(FATAL_ERROR "tessera-amg ${ARGN} exited with ${status}")
-  endif()
-  file(READ ${DIR}/${name}.json json)
-  set(${out_var} "${json}" PARENT_SCOPE)
-endfunction()
+include(${CMAKE_CURRENT_LIST_DIR}/solve_with_driver.cmake)
 
 function(require condition_text)
   if(NOT (${ARGN}))

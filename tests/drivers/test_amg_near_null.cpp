@@ -1,29 +1,26 @@
 // tessera-amg's near-null space on 1-4 ranks, partitions uneven and with an empty rank: the
 // --near-null vectors are each rank's rows of the file (each vector scaled to a largest
-// magnitude of 1), and GAMG's copy is
-// orthonormal over all ranks and spans the same space; a vector that is (to 1e-5 of its norm) a
-// combination of those before it is refused on every rank; the rigid-body modes a rank makes
-// are its rows of the whole grid's (one global centroid, whatever the partition).
+// magnitude of 1), and GAMG's copy is orthonormal over all ranks and spans the same space, for
+// vectors of any finite size; a vector that is (to 1e-5 of its norm) a combination of those
+// before it is refused on every rank; the rigid-body modes a rank makes are its rows of the
+// whole grid's (one global centroid, whatever the partition).
 #include <gtest/gtest.h>
-#include <mpi.h>
-#include <unistd.h>
 
 #include <algorithm>
 #include <cmath>
-#include <filesystem>
 #include <random>
 #include <string>
 
+#include "dist/dist_test_util.hpp"
 #include "drivers/amg_near_null.hpp"
 #include "local/core/error.hpp"
 #include "local/gen/generators.hpp"
 #include "local/io/matrix_market.hpp"
 #include "support/random_matrix.hpp"
+#include "support/shared_directory.hpp"
 
 namespace tessera::driver {
 namespace {
-
-namespace fs = std::filesystem;
 
 /// Rows [begin, end) of this rank: uneven shares, and on 3 or more ranks the last owns none.
 std::pair<std::int64_t, std::int64_t> my_rows(const dist::Communicator& comm, std::int64_t n) {
@@ -32,26 +29,27 @@ std::pair<std::int64_t, std::int64_t> my_rows(const dist::Communicator& comm, st
   return {cut(comm.rank()), cut(comm.rank() + 1)};
 }
 
-/// One scratch directory for all ranks (rank 0's pid), removed at the end.
-class SharedDirectory {
- public:
-  explicit SharedDirectory(const dist::Communicator& comm) : comm_(comm) {
-    long pid = static_cast<long>(getpid());
-    MPI_Bcast(&pid, 1, MPI_LONG, 0, comm.mpi());
-    path_ = fs::temp_directory_path() / ("tessera_near_null_" + std::to_string(pid));
-    if (comm.rank() == 0) fs::create_directories(path_);
-    MPI_Barrier(comm.mpi());
-  }
-  ~SharedDirectory() {
-    MPI_Barrier(comm_.mpi());
-    if (comm_.rank() == 0) fs::remove_all(path_);
-  }
-  std::string file(const std::string& name) const { return (path_ / name).string(); }
+using testing::SharedDirectory;
 
- private:
-  const dist::Communicator& comm_;
-  fs::path path_;
+/// Every test's communicator, seed (rank 0's, shared) and scratch directory.
+class AmgNearNull : public ::testing::Test {
+ protected:
+  const dist::Communicator comm;
+  const std::uint64_t seed = dist::testing::shared_seed(comm);
+  const SharedDirectory dir{comm, "near_null"};
 };
+
+/// Q^T Q = I, summed over the ranks.
+void expect_orthonormal(const dist::Communicator& comm, const DenseMatrix& q) {
+  const std::int64_t k = q.cols;
+  std::vector<double> qtq(static_cast<std::size_t>(k * k), 0.0);
+  for (std::int64_t i = 0; i < q.rows; ++i)
+    for (std::int64_t a = 0; a < k; ++a)
+      for (std::int64_t b = 0; b < k; ++b) qtq[a * k + b] += q.at(i, a) * q.at(i, b);
+  comm.allreduce_in_place(qtq, dist::ReduceOp::sum);
+  for (std::int64_t a = 0; a < k; ++a)
+    for (std::int64_t b = 0; b < k; ++b) EXPECT_NEAR(qtq[a * k + b], a == b ? 1.0 : 0.0, 1e-12) << a << ", " << b;
+}
 
 /// `k` random vectors of `n` rows, the same on every rank (rank 0's seed), written by rank 0.
 DenseMatrix shared_random_vectors(const dist::Communicator& comm, std::int64_t n, int k, std::uint64_t seed,
@@ -60,15 +58,10 @@ DenseMatrix shared_random_vectors(const dist::Communicator& comm, std::int64_t n
   DenseMatrix v(n, k, Layout::row_major);
   for (double& x : v.data) x = std::uniform_real_distribution<double>(-1, 1)(rng);
   if (comm.rank() == 0) io::write_matrix_market(path, v);
-  MPI_Barrier(comm.mpi());
+  comm.barrier();
   return v;
 }
 
-std::uint64_t shared_seed(const dist::Communicator& comm) {
-  std::uint64_t seed = testing::fresh_seed();
-  MPI_Bcast(&seed, 1, MPI_UINT64_T, 0, comm.mpi());
-  return seed;
-}
 
 NearNullChoice vectors_file(const std::string& path) {
   NearNullChoice choice;
@@ -76,11 +69,8 @@ NearNullChoice vectors_file(const std::string& path) {
   return choice;
 }
 
-TEST(AmgNearNull, VectorsAreTheRanksRowsAndOrthonormalForGamg) {
-  const dist::Communicator comm;
-  const std::uint64_t seed = shared_seed(comm);
+TEST_F(AmgNearNull, VectorsAreTheRanksRowsAndOrthonormalForGamg) {
   SCOPED_TRACE("seed " + std::to_string(seed));
-  const SharedDirectory dir(comm);
   const std::int64_t n = 203;
   const int k = 4;
   const DenseMatrix whole = shared_random_vectors(comm, n, k, seed, dir.file("v.mtx"));
@@ -103,24 +93,20 @@ TEST(AmgNearNull, VectorsAreTheRanksRowsAndOrthonormalForGamg) {
       ASSERT_EQ(owned.space.vectors.at(i - begin, j), whole.at(i, j) / largest[j]) << i << ", " << j;
   EXPECT_TRUE(owned.coordinates.empty());
 
-  // GAMG's: Q^T Q = I and Q Q^T B = B, both summed over the ranks.
+  // GAMG's: Q^T Q = I and Q (Q^T B) = B, the products summed over the ranks.
   const DenseMatrix& q = owned.orthonormal;
   ASSERT_EQ(q.rows, end - begin);
   ASSERT_EQ(q.cols, k);
-  std::vector<double> sums(2 * k * k, 0.0);  // Q^T Q, then Q^T B
+  expect_orthonormal(comm, q);
+  std::vector<double> qtb(k * k, 0.0);
   for (std::int64_t i = 0; i < q.rows; ++i)
     for (int a = 0; a < k; ++a)
-      for (int b = 0; b < k; ++b) {
-        sums[a * k + b] += q.at(i, a) * q.at(i, b);
-        sums[k * k + a * k + b] += q.at(i, a) * owned.space.vectors.at(i, b);
-      }
-  comm.allreduce_in_place(sums, dist::ReduceOp::sum);
-  for (int a = 0; a < k; ++a)
-    for (int b = 0; b < k; ++b) EXPECT_NEAR(sums[a * k + b], a == b ? 1.0 : 0.0, 1e-12) << a << ", " << b;
+      for (int b = 0; b < k; ++b) qtb[a * k + b] += q.at(i, a) * owned.space.vectors.at(i, b);
+  comm.allreduce_in_place(qtb, dist::ReduceOp::sum);
   for (std::int64_t i = 0; i < q.rows; ++i)
     for (int b = 0; b < k; ++b) {
       double projected = 0;
-      for (int a = 0; a < k; ++a) projected += q.at(i, a) * sums[k * k + a * k + b];
+      for (int a = 0; a < k; ++a) projected += q.at(i, a) * qtb[a * k + b];
       ASSERT_NEAR(projected, owned.space.vectors.at(i, b), 1e-12) << "row " << begin + i << ", vector " << b;
     }
 }
@@ -128,11 +114,8 @@ TEST(AmgNearNull, VectorsAreTheRanksRowsAndOrthonormalForGamg) {
 // Vectors of any finite size: Tessera's copy is scaled to a largest magnitude of 1, GAMG's stays
 // finite and orthonormal, when one vector's values are near the largest double and another's
 // near the smallest normal one.
-TEST(AmgNearNull, OrthonormalCopyOfHugeAndTinyVectors) {
-  const dist::Communicator comm;
-  const std::uint64_t seed = shared_seed(comm);
+TEST_F(AmgNearNull, OrthonormalCopyOfHugeAndTinyVectors) {
   SCOPED_TRACE("seed " + std::to_string(seed));
-  const SharedDirectory dir(comm);
   const std::int64_t n = 90;
   DenseMatrix v = shared_random_vectors(comm, n, 3, seed, dir.file("unscaled.mtx"));
   for (std::int64_t i = 0; i < n; ++i) v.at(i, 0) *= 1e300, v.at(i, 2) *= 1e-300;
@@ -146,22 +129,13 @@ TEST(AmgNearNull, OrthonormalCopyOfHugeAndTinyVectors) {
     for (int j = 0; j < 3; ++j) largest[j] = std::max(largest[j], std::abs(owned.space.vectors.at(i, j)));
   comm.allreduce_in_place(largest, dist::ReduceOp::max);
   EXPECT_EQ(largest, std::vector<double>(3, 1.0));
-  std::vector<double> qtq(9, 0.0);
-  for (std::int64_t i = 0; i < owned.orthonormal.rows; ++i)
-    for (int a = 0; a < 3; ++a)
-      for (int b = 0; b < 3; ++b) qtq[a * 3 + b] += owned.orthonormal.at(i, a) * owned.orthonormal.at(i, b);
-  comm.allreduce_in_place(qtq, dist::ReduceOp::sum);
-  for (int a = 0; a < 3; ++a)
-    for (int b = 0; b < 3; ++b) EXPECT_NEAR(qtq[a * 3 + b], a == b ? 1.0 : 0.0, 1e-12) << a << ", " << b;
+  expect_orthonormal(comm, owned.orthonormal);
 }
 
 // Vector 2 = 0.5 v0 - 2 v1 + eps w: refused on every rank for eps = 1e-7 (its part outside the
 // span of v0 and v1 is about 1e-7 of its norm, under the 1e-5 bound), accepted for eps = 1e-3.
-TEST(AmgNearNull, DependentVectorIsRefusedOnEveryRank) {
-  const dist::Communicator comm;
-  const std::uint64_t seed = shared_seed(comm);
+TEST_F(AmgNearNull, DependentVectorIsRefusedOnEveryRank) {
   SCOPED_TRACE("seed " + std::to_string(seed));
-  const SharedDirectory dir(comm);
   const std::int64_t n = 150;
   DenseMatrix v = shared_random_vectors(comm, n, 4, seed, dir.file("random.mtx"));
   const auto [begin, end] = my_rows(comm, n);
@@ -175,7 +149,7 @@ TEST(AmgNearNull, DependentVectorIsRefusedOnEveryRank) {
       three.at(i, 2) = 0.5 * v.at(i, 0) - 2.0 * v.at(i, 1) + eps * v.at(i, 3);
     }
     if (comm.rank() == 0) io::write_matrix_market(path, three);
-    MPI_Barrier(comm.mpi());
+    comm.barrier();
     const NearNullSource source(MatrixSource{"A.mtx", ""}, vectors_file(path), n);
     std::string error;
     try {
@@ -190,8 +164,7 @@ TEST(AmgNearNull, DependentVectorIsRefusedOnEveryRank) {
   }
 }
 
-TEST(AmgNearNull, RigidBodyModesAreTheWholeGridsRows) {
-  const dist::Communicator comm;
+TEST_F(AmgNearNull, RigidBodyModesAreTheWholeGridsRows) {
   const gen::ProblemSpec spec = gen::parse_spec("elasticity3d:5");
   const std::int64_t n = gen::generate(spec).rows;  // 375 rows, 125 nodes
   const NearNullSource source(MatrixSource{"", "elasticity3d:5"}, NearNullChoice{}, n);
