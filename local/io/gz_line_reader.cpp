@@ -24,7 +24,7 @@ GzLineReader::GzLineReader(const std::string& path, std::int64_t begin, std::int
     throw InputError(detail::concat(path, ": a gzip'd file is read whole, not by byte ranges"));
   }
   TESSERA_ASSERT(0 <= begin && begin <= end, "byte range [", begin, ", ", end, ") of ", path);
-  if (begin > 0) {  // the rest of the line holding byte begin - 1 is the range before's ('\n' alone if one starts here)
+  if (begin > 0) {  // the rest of the line holding byte begin - 1 is the range before's ('\n' if one starts here)
     if (gzseek(file_, begin - 1, SEEK_SET) != begin - 1) fail_zlib();
     consumed_ = begin - 1;
     std::string_view earlier;

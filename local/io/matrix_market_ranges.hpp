@@ -3,9 +3,9 @@
 // over MPI: a plain (not gzip'd) coordinate or general array file is cut into byte ranges, one
 // a rank; each rank counts its range's lines, then parses its entries with the line and entry
 // numbers the counts give (an array's data line d is entry (d % rows, d / rows)), and sends each
-// entry to the rank that owns its row. Every check of the whole-file reader holds,
-// with its message and line: a bad line, a data line past the declared count, too few entries,
-// a symmetric file storing both triangles (which only the ranges together can see).
+// entry to the rank that owns its row. Every check of the whole-file reader holds, with its
+// message and line: a bad line, a data line past the declared count, too few entries, a
+// symmetric file storing both triangles (which only the ranges together can see).
 #include <cstdint>
 #include <string>
 #include <vector>
