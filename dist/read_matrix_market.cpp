@@ -42,8 +42,9 @@ bool ranges_tile(const Communicator& comm, std::int64_t rows, std::int64_t begin
 
 /// Rank r's byte range of the data section, and where its lines stand among the file's: every
 /// rank counts its lines and data lines, and the counts of the ranks before it number its own.
-io::MatrixMarketRange my_range(const Communicator& comm, const std::string& path, const io::MatrixMarketLayout& l,
-                               std::int64_t& total_lines, std::int64_t& total_data_lines) {
+io::MatrixMarketRange my_byte_range(const Communicator& comm, const std::string& path,
+                                    const io::MatrixMarketLayout& l, std::int64_t& total_lines,
+                                    std::int64_t& total_data_lines) {
   const std::int64_t data = l.bytes - l.data_begin, p = comm.size(), r = comm.rank();
   io::MatrixMarketRange range;
   range.begin = l.data_begin + data * r / p;
@@ -56,6 +57,26 @@ io::MatrixMarketRange my_range(const Communicator& comm, const std::string& path
   total_data_lines = 0;
   for (int q = 0; q < comm.size(); ++q) total_lines += lines[q], total_data_lines += data_lines[q];
   return range;
+}
+
+/// This rank's range's entries (or its first problem), and the file's count of lines and data
+/// lines. By bytes where the file allows it; otherwise by data lines, rank r's share of the
+/// declared entries, the last rank's range running on to the end of the file (whose counts it
+/// then knows; where it stopped early, at a problem, that problem is reported before the counts).
+io::RangeEntries my_range_entries(const Communicator& comm, const std::string& path,
+                                  const io::MatrixMarketLayout& layout, std::int64_t& total_lines,
+                                  std::int64_t& total_data_lines) {
+  if (layout.by_bytes)
+    return io::read_matrix_market_range(path, layout.header,
+                                        my_byte_range(comm, path, layout, total_lines, total_data_lines));
+  const std::int64_t d = layout.header.entries, p = comm.size(), r = comm.rank();
+  const io::DataLineRange range{d * r / p, r + 1 == p ? INT64_MAX : d * (r + 1) / p};
+  io::RangeEntries got = io::read_matrix_market_range(path, range);
+  std::vector<std::int64_t> counts{r + 1 == p ? got.last_line : 0, r + 1 == p ? got.data_lines : 0};
+  comm.allreduce_in_place(counts, ReduceOp::max);  // the last rank's
+  total_lines = counts[0];
+  total_data_lines = counts[1];
+  return got;
 }
 
 /// The file's first problem over all ranges, as the whole-file reader reports it, thrown on
@@ -96,17 +117,18 @@ bool whole_read_forced(const Communicator& comm) {
   return comm.allreduce(std::int64_t{value == "whole"}, ReduceOp::max) != 0;
 }
 
-/// Whether to read by byte ranges (then `starts` holds every rank's first row), and why not.
-/// One rank gains nothing from ranges and would pay for the line count and the copies.
+/// Whether to read by ranges (then `starts` holds every rank's first row), and why not. One rank
+/// gains nothing from ranges and would pay for the line count and the copies.
 bool read_by_ranges(const Communicator& comm, const io::MatrixMarketLayout& layout, std::int64_t begin,
                     std::int64_t end, std::vector<std::int64_t>& starts, std::string* route) {
   const bool forced = whole_read_forced(comm);
-  if (forced || comm.size() == 1 || !layout.by_ranges || !ranges_tile(comm, layout.header.rows, begin, end, starts)) {
+  if (forced || comm.size() == 1 || !ranges_tile(comm, layout.header.rows, begin, end, starts)) {
     if (route)
       *route = forced ? "whole file on every rank (TESSERA_MATRIX_MARKET_READ=whole)" : "whole file on every rank";
     return false;
   }
-  if (route) *route = "byte ranges, one a rank";
+  if (route)
+    *route = layout.by_bytes ? "byte ranges, one a rank" : "data-line ranges, one a rank, each read from the start";
   return true;
 }
 
@@ -117,8 +139,7 @@ std::vector<io::MatrixMarketEntry> owned_entries(const Communicator& comm, const
                                                  const io::MatrixMarketLayout& layout,
                                                  const std::vector<std::int64_t>& starts) {
   std::int64_t total_lines = 0, total_data_lines = 0;
-  const io::MatrixMarketRange range = my_range(comm, path, layout, total_lines, total_data_lines);
-  io::RangeEntries got = io::read_matrix_market_range(path, layout.header, range);
+  io::RangeEntries got = my_range_entries(comm, path, layout, total_lines, total_data_lines);
   throw_first_problem(comm, path, layout.header, got, total_lines, total_data_lines);
   const int p = comm.size();
   const auto owner = [&](std::int64_t row) {

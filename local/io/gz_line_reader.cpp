@@ -21,7 +21,7 @@ GzLineReader::GzLineReader(const std::string& path, std::int64_t begin, std::int
   open();
   if (compressed()) {
     gzclose_r(file_);
-    throw InputError(detail::concat(path, ": a gzip'd file is read whole, not by byte ranges"));
+    throw InputError(detail::concat(path, ": a gzip'd file cannot be sought: it is cut by data lines, not bytes"));
   }
   TESSERA_ASSERT(0 <= begin && begin <= end, "byte range [", begin, ", ", end, ") of ", path);
   if (begin > 0) {  // the rest of the line holding byte begin - 1 is the range before's ('\n' if one starts here)

@@ -18,8 +18,8 @@ MatrixMarketLayout read_matrix_market_layout(const std::string& path) {
   layout.header = stream.header();
   layout.data_begin = stream.offset();
   layout.data_first_line = stream.line_number() + 1;
-  layout.by_ranges = (stream.is_coordinate() || layout.header.symmetry == "general") && !stream.compressed();
-  if (layout.by_ranges) layout.bytes = static_cast<std::int64_t>(std::filesystem::file_size(path));
+  layout.by_bytes = (stream.is_coordinate() || layout.header.symmetry == "general") && !stream.compressed();
+  if (layout.by_bytes) layout.bytes = static_cast<std::int64_t>(std::filesystem::file_size(path));
   return layout;
 }
 
@@ -34,12 +34,14 @@ LineCounts count_lines(const std::string& path, std::int64_t begin, std::int64_t
   return counts;
 }
 
-RangeEntries read_matrix_market_range(const std::string& path, const MatrixMarketHeader& header,
-                                      const MatrixMarketRange& range) {
+namespace {
+
+/// The entries of the range that open() makes of `stream`, or its first problem.
+template <class Open>
+RangeEntries read_range(std::optional<MatrixMarketStream>& stream, Open&& open, std::int64_t first_line) {
   RangeEntries out;
-  std::optional<MatrixMarketStream> stream;
   try {  // every failure is returned, never thrown: the caller agrees on it with the other ranks
-    stream.emplace(path, header, range);
+    open();
     const double mirror_sign = stream->skew() ? -1.0 : 1.0;
     MatrixMarketEntry e;
     while (stream->next(e)) {  // as for_each_expanded_entry
@@ -48,12 +50,33 @@ RangeEntries read_matrix_market_range(const std::string& path, const MatrixMarke
     }
   } catch (const InputError& e) {
     out.error = e.what();
-    out.error_line = stream ? stream->line_number() : range.first_line;
+    out.error_line = stream ? stream->line_number() : first_line;
   }
   if (!stream) return out;
   out.first_lower = stream->first_in_triangle(+1);
   out.first_upper = stream->first_in_triangle(-1);
+  out.last_line = stream->line_number();
+  out.data_lines = stream->data_lines_read();
   return out;
+}
+
+}  // namespace
+
+RangeEntries read_matrix_market_range(const std::string& path, const MatrixMarketHeader& header,
+                                      const MatrixMarketRange& range) {
+  std::optional<MatrixMarketStream> stream;
+  return read_range(stream, [&] { stream.emplace(path, header, range); }, range.first_line);
+}
+
+RangeEntries read_matrix_market_range(const std::string& path, const DataLineRange& range) {
+  std::optional<MatrixMarketStream> stream;
+  return read_range(
+      stream,
+      [&] {
+        stream.emplace(path);  // the banner and size line again: the data lines are counted from the file's start
+        stream->start_range(range);
+      },
+      1);
 }
 
 std::string triangle_conflict(const std::string& path, const std::string& symmetry, const TriangleEntry& entry,

@@ -70,6 +70,18 @@ MatrixMarketStream::MatrixMarketStream(const std::string& path, const MatrixMark
   }
 }
 
+void MatrixMarketStream::start_range(const DataLineRange& range) {
+  TESSERA_ASSERT(read_ == 0 && 0 <= range.first && range.first <= range.end, lines_.path(), ": data lines [",
+                 range.first, ", ", range.end, ")");
+  range_ = true;
+  range_end_ = range.end;
+  std::string_view line;
+  while (read_ < range.first && next_data_line(line)) {
+    if (!is_coordinate()) advance_array_position();
+    ++read_;
+  }
+}
+
 void MatrixMarketStream::read_banner() {
   std::string_view line;
   if (!lines_.next(line))  // said to be on line 1, where the banner should be
@@ -133,6 +145,7 @@ void MatrixMarketStream::read_size_line() {
 
 bool MatrixMarketStream::next(MatrixMarketEntry& entry) {
   std::string_view line;
+  if (read_ >= range_end_) return false;  // the next range's first data line
   if (read_ >= header_.entries) {  // a range may start past the declared count
     if (next_data_line(line)) fail("more entries than the ", header_.entries, " declared in the size line");
     return false;
@@ -173,6 +186,10 @@ void MatrixMarketStream::parse_array(std::string_view line, MatrixMarketEntry& e
   entry.row = array_row_;
   entry.col = array_col_;
   entry.value = parse_value(t[0]);
+  advance_array_position();
+}
+
+void MatrixMarketStream::advance_array_position() {
   // Column-major; symmetric files store the lower triangle, skew-symmetric the strict one.
   if (++array_row_ == header_.rows) {
     ++array_col_;

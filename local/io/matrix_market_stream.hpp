@@ -26,6 +26,11 @@ class MatrixMarketStream {
   /// (first_in_triangle) rather than refused: only all ranges together know the file's first.
   MatrixMarketStream(const std::string& path, const MatrixMarketHeader& header, const MatrixMarketRange& range);
 
+  /// Makes the rest of this stream (opened on the whole file) one range of a parallel read, as
+  /// the constructor above does: the data lines before `range.first` are passed over (counted,
+  /// not parsed), and next() stops before data line `range.end`.
+  void start_range(const DataLineRange& range);
+
   const MatrixMarketHeader& header() const { return header_; }
   bool is_coordinate() const { return header_.format == "coordinate"; }
   /// Symmetric or skew-symmetric: only one triangle is stored.
@@ -44,6 +49,8 @@ class MatrixMarketStream {
   const TriangleEntry& first_in_triangle(int triangle) const { return triangle > 0 ? lower_ : upper_; }
   /// 1-based number of the line last read.
   std::int64_t line_number() const { return lines_.line_number(); }
+  /// Data lines (entries as stored) before the next one, counted from the file's first.
+  std::int64_t data_lines_read() const { return read_; }
 
   /// Throws InputError "<file>:<current line>: <problem>".
   template <class... Parts>
@@ -57,6 +64,7 @@ class MatrixMarketStream {
   bool next_data_line(std::string_view& line);
   void parse_coordinate(std::string_view line, MatrixMarketEntry& entry);
   void parse_array(std::string_view line, MatrixMarketEntry& entry);
+  void advance_array_position();
   double parse_value(std::string_view token);
   std::int64_t parse_index(std::string_view token, const char* which, std::int64_t bound);
   void check_triangle(const MatrixMarketEntry& entry);
@@ -65,6 +73,7 @@ class MatrixMarketStream {
   MatrixMarketHeader header_;
   std::int64_t read_ = 0;              // data lines before the next one (from the range's first)
   bool range_ = false;                 // one range of a parallel read
+  std::int64_t range_end_ = INT64_MAX;  // data line at which the range stops
   std::int64_t array_row_ = 0, array_col_ = 0;  // position of the next array entry
   TriangleEntry lower_, upper_;        // each triangle's first off-diagonal entry (mirrored files)
 };

@@ -1,15 +1,19 @@
 // dist::read_matrix_market_rows on 1-4 ranks against the whole-file reader: the same rows,
 // bit for bit (duplicates summed in the file's order), for general, symmetric, skew-symmetric,
 // pattern and integer files written with comments, blank lines, CRLF and ragged spacing in the
-// data section, over balanced and uneven partitions with an empty rank; real SuiteSparse files;
-// the fallbacks (a gzip'd file, ranges that do not tile the rows), the route each case takes and
-// the switch that forces the whole-file read. And every malformed file is
-// refused on every rank with exactly the whole-file reader's message: its first bad line,
-// wherever in the file (and so in whichever rank's range) it lies.
+// data section, plain (cut by bytes) and gzip'd (cut by data lines), over balanced and uneven
+// partitions with an empty rank; real SuiteSparse files; dense arrays, symmetric ones too; the
+// fallback (ranges that do not tile the rows), the route each case takes and the switch that
+// forces the whole-file read. And every malformed file, plain or gzip'd, a corrupt or truncated
+// gzip stream too, is refused on every rank with exactly the whole-file reader's message: its
+// first bad line, wherever in the file (and so in whichever rank's range) it lies.
 #include <gtest/gtest.h>
+#include <zlib.h>
 
 #include <cstdio>
 #include <cstdlib>
+#include <fstream>
+#include <iterator>
 #include <random>
 #include <string>
 #include <tuple>
@@ -39,6 +43,28 @@ class ParallelMatrixMarket : public ::testing::Test {
   const SharedDirectory dir{comm, "read_matrix_market"};
 };
 
+/// `text` gzip'd into `name` by rank 0, through zlib directly (not the library's writer);
+/// collective, as SharedDirectory::write.
+std::string write_gz(const Communicator& comm, const SharedDirectory& dir, const std::string& name,
+                     const std::string& text) {
+  const std::string path = dir.file(name);
+  if (comm.rank() == 0) {
+    gzFile f = gzopen(path.c_str(), "wb");
+    EXPECT_NE(f, nullptr);
+    EXPECT_EQ(gzwrite(f, text.data(), static_cast<unsigned>(text.size())), static_cast<int>(text.size()));
+    EXPECT_EQ(gzclose(f), Z_OK);
+  }
+  comm.barrier();
+  return path;
+}
+
+/// The route a file on `comm` is read by.
+std::string route_of(const Communicator& comm, const std::string& by_ranges) {
+  return comm.size() > 1 ? by_ranges : "whole file on every rank";
+}
+const std::string kByBytes = "byte ranges, one a rank";
+const std::string kByDataLines = "data-line ranges, one a rank, each read from the start";
+
 /// A coordinate file of `entries` random entries (duplicates among them) of an n x n matrix,
 /// in the given field and symmetry (mirrored files: the lower triangle, the diagonal too unless
 /// skew), its data section salted with comments, blank lines, CRLF ends, tabs and '+' signs.
@@ -62,14 +88,18 @@ std::string random_file(std::mt19937_64& rng, std::int64_t n, int entries, const
   return text;
 }
 
-/// Each partition's rows read in parallel equal the whole-file reader's rows, bit for bit.
-void expect_same_rows(const Communicator& comm, const std::string& path, std::int64_t n, std::uint64_t seed) {
+/// Each partition's rows read in parallel equal the whole-file reader's rows, bit for bit, read
+/// by `route`.
+void expect_same_rows(const Communicator& comm, const std::string& path, std::int64_t n, std::uint64_t seed,
+                      const std::string& route) {
   const RowPartition balanced = RowPartition::balanced_rows(n, comm.size());
   const RowPartition uneven = testing::uneven_partition(comm, n, seed);
   for (const RowPartition* p : {&balanced, &uneven}) {
     const std::int64_t begin = p->begin(comm.rank()), end = p->end(comm.rank());
     const RowBlock expected = io::read_matrix_market_rows(path, begin, end);
-    const RowBlock got = read_matrix_market_rows(comm, path, begin, end);
+    std::string taken;
+    const RowBlock got = read_matrix_market_rows(comm, path, begin, end, &taken);
+    EXPECT_EQ(taken, route);
     EXPECT_EQ(got.global_rows, expected.global_rows);
     EXPECT_EQ(got.global_cols, expected.global_cols);
     EXPECT_EQ(got.row_begin, begin);
@@ -90,15 +120,18 @@ TEST_F(ParallelMatrixMarket, EveryFormatReadsAsTheWholeFileReaderReadsIt) {
            {"real", "general"}, {"real", "symmetric"}, {"real", "skew-symmetric"}, {"pattern", "general"},
            {"integer", "symmetric"}, {"pattern", "symmetric"}}) {
     SCOPED_TRACE(field + " " + symmetry);
-    const std::string path = dir.write(field + "_" + symmetry + ".mtx", random_file(rng, n, 3001, field, symmetry));
-    expect_same_rows(comm, path, n, seed);
+    const std::string text = random_file(rng, n, 3001, field, symmetry), name = field + "_" + symmetry + ".mtx";
+    expect_same_rows(comm, dir.write(name, text), n, seed, route_of(comm, kByBytes));
+    expect_same_rows(comm, write_gz(comm, dir, name + ".gz", text), n, seed, route_of(comm, kByDataLines));
   }
-  // No final newline, and more ranks than data lines.
-  const std::string short_file =
-      dir.write("short.mtx", "%%MatrixMarket matrix coordinate real general\n3 3 2\n1 1 1.5\n3 2 -2");
-  expect_same_rows(comm, short_file, 3, seed);
-  const std::string empty = dir.write("empty.mtx", "%%MatrixMarket matrix coordinate real general\n0 0 0\n");
-  expect_same_rows(comm, empty, 0, seed);
+  // No final newline, and more ranks than data lines; no entries.
+  for (const auto& [name, text, n] : std::vector<std::tuple<std::string, std::string, std::int64_t>>{
+           {"short.mtx", "%%MatrixMarket matrix coordinate real general\n3 3 2\n1 1 1.5\n3 2 -2", 3},
+           {"empty.mtx", "%%MatrixMarket matrix coordinate real general\n0 0 0\n", 0}}) {
+    SCOPED_TRACE(name);
+    expect_same_rows(comm, dir.write(name, text), n, seed, route_of(comm, kByBytes));
+    expect_same_rows(comm, write_gz(comm, dir, name + ".gz", text), n, seed, route_of(comm, kByDataLines));
+  }
 }
 
 TEST_F(ParallelMatrixMarket, RealFilesAndTheFallbacks) {
@@ -112,13 +145,16 @@ TEST_F(ParallelMatrixMarket, RealFilesAndTheFallbacks) {
     for (std::string_view line; lines.next(line);) text.append(line).push_back('\n');
     const std::string plain = dir.write(file.name + ".mtx", text);
     const std::int64_t n = io::read_matrix_market_header(plain).rows;
-    expect_same_rows(comm, plain, n, seed);
-    expect_same_rows(comm, file.path, n, seed);  // gzip'd: read whole by every rank
+    expect_same_rows(comm, plain, n, seed, route_of(comm, kByBytes));
+    expect_same_rows(comm, file.path, n, seed, route_of(comm, kByDataLines));  // gzip'd
     ++checked;
   }
   // Ranges that do not tile the rows (every rank asks for all of them): read whole.
   const std::string path = dir.write("all.mtx", random_file(rng, 40, 300, "real", "general"));
-  const RowBlock all = read_matrix_market_rows(comm, path, 0, 40), whole = io::read_matrix_market_rows(path, 0, 40);
+  std::string route;
+  const RowBlock all = read_matrix_market_rows(comm, path, 0, 40, &route);
+  const RowBlock whole = io::read_matrix_market_rows(path, 0, 40);
+  EXPECT_EQ(route, "whole file on every rank");
   EXPECT_EQ(std::vector<std::int64_t>(all.col.begin(), all.col.end()),
             std::vector<std::int64_t>(whole.col.begin(), whole.col.end()));
   EXPECT_EQ(std::vector<double>(all.values.begin(), all.values.end()),
@@ -126,32 +162,37 @@ TEST_F(ParallelMatrixMarket, RealFilesAndTheFallbacks) {
   if (checked == 0) GTEST_SKIP() << "matrices bp_1200/bcsstk02 not found in " << tessera::testing::matrix_dir();
 }
 
-/// An n x k general array of random values, salted like random_file.
-std::string random_array(std::mt19937_64& rng, std::int64_t n, int k) {
-  std::string text = "%%MatrixMarket matrix array real general\n% vectors\n" + std::to_string(n) + " " +
+/// An n x k array of random values, salted like random_file: general, or (k = n) symmetric
+/// (the lower triangle stored) or skew-symmetric (the strict lower triangle).
+std::string random_array(std::mt19937_64& rng, std::int64_t n, int k, const std::string& symmetry = "general") {
+  std::string text = "%%MatrixMarket matrix array real " + symmetry + "\n% vectors\n" + std::to_string(n) + " " +
                      std::to_string(k) + "\n";
-  for (std::int64_t e = 0; e < n * k; ++e) {
+  const std::int64_t stored = symmetry == "general" ? n * k : symmetry == "symmetric" ? n * (n + 1) / 2 : n * (n - 1) / 2;
+  for (std::int64_t e = 0; e < stored; ++e) {
     if (rng() % 13 == 0) text += "% between values\n\n";
     text += std::to_string(std::uniform_real_distribution<double>(-1, 1)(rng)) + (rng() % 4 == 0 ? "\r\n" : "\n");
   }
   return text;
 }
 
-// Dense files (a right-hand side, near-null vectors): a general array by ranges, a symmetric one
-// and a gzip'd one whole, each rank's rows as the whole-file reader's; a malformed one refused
-// with its message, a coordinate file too.
+// Dense files (a right-hand side, near-null vectors): a general array by bytes, a gzip'd one and
+// symmetric and skew-symmetric ones by data lines (where each entry sits follows from all before
+// it), each rank's rows as the whole-file reader's; a malformed one refused with its message, a
+// coordinate file too.
 TEST_F(ParallelMatrixMarket, DenseRowsAsTheWholeFileReaderReadsThem) {
   SCOPED_TRACE("seed " + std::to_string(seed));
-  const std::int64_t n = 301;
+  const std::int64_t n = 301, m = 47;
   const RowPartition uneven = testing::uneven_partition(comm, n, seed);
   const std::int64_t begin = uneven.begin(comm.rank()), end = uneven.end(comm.rank());
-  const std::string general = dir.write("v.mtx", random_array(rng, n, 3));
-  const std::string symmetric =
-      dir.write("s.mtx", "%%MatrixMarket matrix array real symmetric\n3 3\n1\n2\n3\n4\n5\n6\n");
+  const std::string general = random_array(rng, n, 3);
   std::string route;
   for (const auto& [path, rows, expected_route] : std::vector<std::tuple<std::string, std::int64_t, std::string>>{
-           {general, n, comm.size() > 1 ? "byte ranges, one a rank" : "whole file on every rank"},
-           {symmetric, 3, "whole file on every rank"}}) {
+           {dir.write("v.mtx", general), n, route_of(comm, kByBytes)},
+           {write_gz(comm, dir, "v.mtx.gz", general), n, route_of(comm, kByDataLines)},
+           {dir.write("s.mtx", random_array(rng, m, m, "symmetric")), m, route_of(comm, kByDataLines)},
+           {dir.write("k.mtx", random_array(rng, m, m, "skew-symmetric")), m, route_of(comm, kByDataLines)},
+           {dir.write("s3.mtx", "%%MatrixMarket matrix array real symmetric\n3 3\n1\n2\n3\n4\n5\n6\n"), 3,
+            route_of(comm, kByDataLines)}}) {
     SCOPED_TRACE(path);
     const RowPartition p = rows == n ? uneven : RowPartition::balanced_rows(rows, comm.size());
     const std::int64_t b = p.begin(comm.rank()), e = p.end(comm.rank());
@@ -169,18 +210,20 @@ TEST_F(ParallelMatrixMarket, DenseRowsAsTheWholeFileReaderReadsThem) {
                                            random_array(rng, n, 2) + "7\n",               // one too many
                                            random_file(rng, n, 10, "real", "general")};    // not an array
   for (std::size_t c = 0; c < malformed.size(); ++c) {
-    const std::string path = dir.write("malformed_" + std::to_string(c) + ".mtx", malformed[c]);
-    const std::string expected = input_error_on_every_rank(comm, [&] { io::read_matrix_market_dense(path); });
-    ASSERT_FALSE(expected.empty()) << "case " << c;
-    EXPECT_EQ(input_error_on_every_rank(comm, [&] { read_matrix_market_dense_rows(comm, path, begin, end); }),
-              expected)
-        << "case " << c;
+    const std::string name = "malformed_" + std::to_string(c) + ".mtx";
+    for (const std::string& path : {dir.write(name, malformed[c]), write_gz(comm, dir, name + ".gz", malformed[c])}) {
+      const std::string expected = input_error_on_every_rank(comm, [&] { io::read_matrix_market_dense(path); });
+      ASSERT_FALSE(expected.empty()) << path;
+      EXPECT_EQ(input_error_on_every_rank(comm, [&] { read_matrix_market_dense_rows(comm, path, begin, end); }),
+                expected)
+          << path;
+    }
   }
 }
 
-// Which read each case takes: byte ranges for a plain coordinate file on several ranks, the
-// whole file on one rank, for a gzip'd file and when TESSERA_MATRIX_MARKET_READ=whole asks;
-// another value of it is refused on every rank.
+// Which read each case takes: byte ranges for a plain coordinate file on several ranks, data-line
+// ranges for a gzip'd one, the whole file on one rank and when TESSERA_MATRIX_MARKET_READ=whole
+// asks; another value of it is refused on every rank.
 TEST_F(ParallelMatrixMarket, TheRouteTakenAndItsSwitch) {
   SCOPED_TRACE("seed " + std::to_string(seed));
   const std::int64_t n = 57;
@@ -189,7 +232,7 @@ TEST_F(ParallelMatrixMarket, TheRouteTakenAndItsSwitch) {
   const std::int64_t begin = p.begin(comm.rank()), end = p.end(comm.rank());
   std::string route;
   const RowBlock by_default = read_matrix_market_rows(comm, plain, begin, end, &route);
-  EXPECT_EQ(route, comm.size() > 1 ? "byte ranges, one a rank" : "whole file on every rank");
+  EXPECT_EQ(route, route_of(comm, kByBytes));
   ASSERT_EQ(setenv("TESSERA_MATRIX_MARKET_READ", "whole", 1), 0);
   const RowBlock whole = read_matrix_market_rows(comm, plain, begin, end, &route);
   EXPECT_EQ(route, "whole file on every rank (TESSERA_MATRIX_MARKET_READ=whole)");
@@ -203,7 +246,7 @@ TEST_F(ParallelMatrixMarket, TheRouteTakenAndItsSwitch) {
     if (file.name != "bcsstk02") continue;
     const RowPartition q = RowPartition::balanced_rows(io::read_matrix_market_header(file.path).rows, comm.size());
     read_matrix_market_rows(comm, file.path, q.begin(comm.rank()), q.end(comm.rank()), &route);
-    EXPECT_EQ(route, "whole file on every rank") << "a gzip'd file";
+    EXPECT_EQ(route, route_of(comm, kByDataLines)) << "a gzip'd file";
   }
 }
 
@@ -252,16 +295,29 @@ TEST_F(ParallelMatrixMarket, MalformedFilesAreRefusedWithTheWholeFileReadersMess
   cases.push_back({"too_many_then_comments", file_with("general", m, m - 5, 0, "") + "% tail\n\n"});
   cases.push_back({"too_few", file_with("general", m, m + 3, 0, "")});
   cases.push_back({"too_few_trailing_comment", file_with("general", m, m + 1, 0, "") + "% the end\n"});
+  const RowPartition p = RowPartition::balanced_rows(100, comm.size());
+  const std::int64_t begin = p.begin(comm.rank()), end = p.end(comm.rank());
+  const auto expect_whole_readers_message = [&](const std::string& path) {
+    const std::string expected = input_error_on_every_rank(comm, [&] { io::read_matrix_market(path); });
+    ASSERT_FALSE(expected.empty()) << path << ": the case is not malformed";
+    EXPECT_EQ(input_error_on_every_rank(comm, [&] { read_matrix_market_rows(comm, path, begin, end); }), expected)
+        << path;
+  };
   for (const Case& c : cases) {
     SCOPED_TRACE(c.name);
-    const std::string path = dir.write(c.name + ".mtx", c.text);
-    const std::string expected = input_error_on_every_rank(comm, [&] { io::read_matrix_market(path); });
-    ASSERT_FALSE(expected.empty()) << "the case is not malformed";
-    const RowPartition p = RowPartition::balanced_rows(100, comm.size());
-    const std::int64_t begin = p.begin(comm.rank()), end = p.end(comm.rank());
-    const std::string got = input_error_on_every_rank(comm, [&] { read_matrix_market_rows(comm, path, begin, end); });
-    EXPECT_EQ(got, expected);
+    expect_whole_readers_message(dir.write(c.name + ".mtx", c.text));
+    expect_whole_readers_message(write_gz(comm, dir, c.name + ".mtx.gz", c.text));  // by data lines
   }
+  // A gzip stream cut short, and one with a byte flipped: zlib's complaint (or a bad line, or the
+  // checksum's) at the line where the whole-file reader meets it.
+  std::ifstream in(write_gz(comm, dir, "clean.mtx.gz", random_file(rng, 100, 20000, "real", "general")),
+                   std::ios::binary);
+  const std::string gz((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  ASSERT_GT(gz.size(), 100000u);  // random values: zlib's 32 KiB window cannot shrink it much
+  std::string flipped = gz;
+  flipped[gz.size() / 2] = static_cast<char>(flipped[gz.size() / 2] ^ 0x5a);
+  expect_whole_readers_message(dir.write("truncated.mtx.gz", gz.substr(0, gz.size() / 2)));
+  expect_whole_readers_message(dir.write("flipped.mtx.gz", flipped));
 }
 
 }  // namespace

@@ -2,7 +2,7 @@
 # a rank stuck in a collective fails the test instead of hanging CI.
 tessera_add_mpi_test(test_dist_partition SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_partition.cpp LIBS tessera_dist)
 tessera_add_mpi_test(test_dist_read_matrix_market SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_read_matrix_market.cpp
-                     LIBS tessera_dist)
+                     LIBS tessera_dist ZLIB::ZLIB)
 tessera_add_mpi_test(test_dist_spmv SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_spmv.cpp LIBS tessera_dist)
 tessera_add_mpi_test(test_dist_spgemm SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_spgemm.cpp LIBS tessera_dist)
 tessera_add_mpi_test(test_dist_summed_rows SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_summed_rows.cpp LIBS tessera_dist)
