@@ -167,7 +167,9 @@ TEST_F(ParallelMatrixMarket, RealFilesAndTheFallbacks) {
 std::string random_array(std::mt19937_64& rng, std::int64_t n, int k, const std::string& symmetry = "general") {
   std::string text = "%%MatrixMarket matrix array real " + symmetry + "\n% vectors\n" + std::to_string(n) + " " +
                      std::to_string(k) + "\n";
-  const std::int64_t stored = symmetry == "general" ? n * k : symmetry == "symmetric" ? n * (n + 1) / 2 : n * (n - 1) / 2;
+  const std::int64_t stored = symmetry == "general"     ? n * k
+                              : symmetry == "symmetric" ? n * (n + 1) / 2
+                                                        : n * (n - 1) / 2;
   for (std::int64_t e = 0; e < stored; ++e) {
     if (rng() % 13 == 0) text += "% between values\n\n";
     text += std::to_string(std::uniform_real_distribution<double>(-1, 1)(rng)) + (rng() % 4 == 0 ? "\r\n" : "\n");
