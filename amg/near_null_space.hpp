@@ -1,7 +1,8 @@
 #pragma once
 // The near-null space B (rows x k, row-major) the tentative prolongator interpolates exactly:
 // the constant vector for scalar problems, one constant per component for block systems
-// (GAMG's default), the rigid-body modes of elasticity (3 in 2D, 6 in 3D).
+// (GAMG's default), the rigid-body modes of elasticity (3 in 2D, 6 in 3D; of solids, and of
+// frames and shells, whose nodes also rotate).
 #include <array>
 #include <cstdint>
 #include <string>
@@ -30,22 +31,36 @@ std::string near_null_space_problem(const NearNullSpace& b, std::int64_t rows, s
 /// k = block_size vectors: vector c is 1 on the dofs of component c, 0 elsewhere.
 NearNullSpace constant_near_null_space(std::int64_t rows, int block_size = 1);
 
+/// What a node's dofs are: its displacements (a solid: dim a node), or its displacements and then
+/// its rotations (frames, plates and shells: ux uy uz rx ry rz in 3D, ux uy rz in 2D, the small
+/// rotations about the global axes; what GAMG's PCSetCoordinates takes for a block size of
+/// rigid_body_mode_count(dim)).
+enum class NodeDofs { displacements, with_rotations };
+
+/// How many rigid-body modes `dim` dimensions have: 3 in 2D, 6 in 3D.
+inline int rigid_body_mode_count(int dim) { return dim * (dim + 1) / 2; }
+
+/// Dofs a node: dim, or rigid_body_mode_count(dim) with the rotations.
+inline int node_dof_count(int dim, NodeDofs dofs) {
+  return dofs == NodeDofs::displacements ? dim : rigid_body_mode_count(dim);
+}
+
 /// The rigid-body modes of elasticity in `dim` = 2 or 3 dimensions (as PETSc's
 /// MatNullSpaceCreateRigidBody) from the node coordinates: in 3D 3 translations and 3 rotations,
-/// in 2D 2 translations and the rotation in the plane. `coords` holds 3 doubles per row (dof =
-/// dim*node + component, every dof of a node carrying the node's x y z, as gen::coordinates gives
-/// them; z is not read in 2D). Coordinates are shifted to their centroid first, which leaves the
-/// span unchanged and keeps the rotations well scaled against the translations. InputError
-/// unless dim is 2 or 3, coords has 3*rows entries and rows % dim == 0.
-NearNullSpace rigid_body_modes(const std::vector<double>& coords, std::int64_t rows, int dim);
+/// in 2D 2 translations and the rotation in the plane. A rotation w moves a node at x by w x x;
+/// with rotation dofs it also turns them by w (1 on the rotation about its axis). `coords` holds
+/// 3 doubles per row (dof = node_dof_count * node + component, every dof of a node carrying the
+/// node's x y z, as gen::coordinates gives them; z is not read in 2D). Coordinates are shifted to
+/// their centroid first, which leaves the span unchanged and keeps the rotations well scaled
+/// against the translations. InputError unless dim is 2 or 3, coords has 3*rows entries and rows
+/// are whole nodes.
+NearNullSpace rigid_body_modes(const std::vector<double>& coords, std::int64_t rows, int dim,
+                               NodeDofs dofs = NodeDofs::displacements);
 
 /// The same, shifted to a given centre. A distributed caller passes the GLOBAL centroid, so
 /// every rank's rows belong to the same global vectors (a per-rank centroid would shift each
 /// rank's rotations by a different translation and break aggregates spanning ranks).
 NearNullSpace rigid_body_modes(const std::vector<double>& coords, std::int64_t rows, int dim,
-                               const std::array<double, 3>& centre);
-
-/// How many rigid-body modes `dim` dimensions have: 3 in 2D, 6 in 3D.
-inline int rigid_body_mode_count(int dim) { return dim * (dim + 1) / 2; }
+                               const std::array<double, 3>& centre, NodeDofs dofs = NodeDofs::displacements);
 
 }  // namespace tessera::amg

@@ -33,16 +33,17 @@ void check_vectors_file(const std::string& path, std::int64_t rows) {
                         ", expected A's ", rows, " rows and at least one vector");
 }
 
-/// R of the Cholesky factorisation G = R^T R of the k x k Gram matrix (row-major); InputError
-/// naming the first vector whose part outside the span of those before it is under 1e-5 of
-/// its norm (a pivot under 1e-10 of its diagonal entry), a zero vector first of all.
-std::vector<double> gram_cholesky(const std::vector<double>& gram, int k, const std::string& path) {
+/// R of the Cholesky factorisation G = R^T R of the k x k Gram matrix (row-major); InputError,
+/// naming `source` (where the vectors came from) and the first vector whose part outside the
+/// span of those before it is under 1e-5 of its norm (a pivot under 1e-10 of its diagonal
+/// entry), a zero vector first of all.
+std::vector<double> gram_cholesky(const std::vector<double>& gram, int k, const std::string& source) {
   std::vector<double> r(static_cast<std::size_t>(k) * k, 0.0);
   for (int j = 0; j < k; ++j) {
     double pivot = gram[j * k + j];
     for (int i = 0; i < j; ++i) pivot -= r[i * k + j] * r[i * k + j];
-    TESSERA_REQUIRE_INPUT(gram[j * k + j] > 0, "--near-null ", path, ": vector ", j, " is zero");
-    TESSERA_REQUIRE_INPUT(pivot > 1e-10 * gram[j * k + j], "--near-null ", path, ": vector ", j,
+    TESSERA_REQUIRE_INPUT(gram[j * k + j] > 0, source, ": vector ", j, " is zero");
+    TESSERA_REQUIRE_INPUT(pivot > 1e-10 * gram[j * k + j], source, ": vector ", j,
                           " is a combination of vectors 0..", j - 1, " (its part outside their span is ",
                           std::sqrt(std::max(pivot, 0.0) / gram[j * k + j]),
                           " of its norm): drop it, it adds coarse unknowns that interpolate nothing");
@@ -86,14 +87,14 @@ DenseMatrix scaled_by_largest(const dist::Communicator& comm, const DenseMatrix&
 
 /// The rank's rows of B's columns made orthonormal over all ranks, their independence checked
 /// on the way (every rank factors the same summed Gram matrix, so they agree on a refusal).
-DenseMatrix orthonormal_over_ranks(const dist::Communicator& comm, const DenseMatrix& b, const std::string& path) {
+DenseMatrix orthonormal_over_ranks(const dist::Communicator& comm, const DenseMatrix& b, const std::string& source) {
   const int k = static_cast<int>(b.cols);
   std::vector<double> gram(static_cast<std::size_t>(k) * k, 0.0);
   for (std::int64_t i = 0; i < b.rows; ++i)
     for (int p = 0; p < k; ++p)
       for (int q = 0; q < k; ++q) gram[p * k + q] += b.at(i, p) * b.at(i, q);
   comm.allreduce_in_place(gram, dist::ReduceOp::sum);
-  return orthonormalised(b, gram_cholesky(gram, k, path));
+  return orthonormalised(b, gram_cholesky(gram, k, source));
 }
 
 }  // namespace
@@ -134,9 +135,14 @@ NearNullSource::NearNullSource(const MatrixSource& a, const NearNullChoice& choi
   kind_ = Kind::rigid_body;
   dimension_ = from_file ? static_cast<int>(nodes_.cols) : (generated ? gen::dimension(gen::parse_spec(a.spec)) : 0);
   TESSERA_REQUIRE_INPUT(has_coordinates, "--null-space rigid-body needs node coordinates: --coordinates FILE with --A, "
-                        "or --gen elasticity2d:N or elasticity3d:N");
-  TESSERA_REQUIRE_INPUT(block_size_ == dimension_, "rigid-body modes in ", dimension_, "D need ", dimension_,
-                        " dofs a node (the displacements), the block size is ", block_size_);
+                        "or --gen elasticity2d:N, elasticity3d:N, frame2d:N or frame3d:N");
+  // A solid's nodes carry their displacements; a frame's or shell's their rotations too (GAMG's
+  // rule for PCSetCoordinates: the block size says which).
+  const bool rotations = block_size_ == amg::rigid_body_mode_count(dimension_) && block_size_ != dimension_;
+  TESSERA_REQUIRE_INPUT(block_size_ == dimension_ || rotations, "rigid-body modes in ", dimension_, "D need ",
+                        dimension_, " dofs a node (the displacements) or ", amg::rigid_body_mode_count(dimension_),
+                        " (the displacements and rotations), the block size is ", block_size_);
+  node_dofs_ = rotations ? amg::NodeDofs::with_rotations : amg::NodeDofs::displacements;
 }
 
 std::vector<double> NearNullSource::dof_coordinates(std::int64_t begin, std::int64_t end) const {
@@ -176,12 +182,16 @@ OwnedNearNull owned_near_null(const dist::Communicator& comm, const NearNullSour
       comm.allreduce_in_place(sums, dist::ReduceOp::sum);
       const double n = std::max(1.0, sums[3]);
       out.space = amg::rigid_body_modes(out.coordinates, owned, source.dimension(),
-                                        {sums[0] / n, sums[1] / n, sums[2] / n});
+                                        {sums[0] / n, sums[1] / n, sums[2] / n}, source.node_dofs());
+      if (source.node_dofs() == amg::NodeDofs::with_rotations) {  // GAMG's rigid-body modes have no rotation dofs:
+        out.orthonormal = orthonormal_over_ranks(comm, out.space.vectors, "the rigid-body modes");  // hand it ours
+        out.coordinates.clear();
+      }
       break;
     }
     case NearNullSource::Kind::vectors:
       out.space = amg::NearNullSpace{scaled_by_largest(comm, source.vectors(comm, begin, end)), source.block_size()};
-      out.orthonormal = orthonormal_over_ranks(comm, out.space.vectors, source.vectors_file());
+      out.orthonormal = orthonormal_over_ranks(comm, out.space.vectors, "--near-null " + source.vectors_file());
       break;
   }
   return out;

@@ -2,10 +2,12 @@
 // tessera-amg's near-null space, from its options checked against A and each other. Three kinds:
 //  - one constant a component (GAMG's default), for block size 1 the constant vector;
 //  - the rigid-body modes of elasticity (3 in 2D, 6 in 3D), built from node coordinates: a grid
-//    generator's (--gen elasticity2d:N or elasticity3d:N) or, for a matrix read from a file,
-//    --coordinates FILE, a Matrix Market array with one row a node and two columns x y or three
-//    x y z (the layout of SuiteSparse's *_coord.mtx files and of PETSc's PCSetCoordinates, which
-//    GAMG builds the same modes from);
+//    generator's (--gen elasticity2d:N, elasticity3d:N, frame2d:N or frame3d:N) or, for a matrix
+//    read from a file, --coordinates FILE, a Matrix Market array with one row a node and two
+//    columns x y or three x y z (the layout of SuiteSparse's *_coord.mtx files and of PETSc's
+//    PCSetCoordinates, which GAMG builds the same modes from). A node's dofs are its
+//    displacements, or (block size 3 in 2D, 6 in 3D: frames, shells) its displacements and then
+//    its rotations, which the rotation modes also turn;
 //  - any k vectors given whole, --near-null FILE: a Matrix Market array with A's rows and k
 //    columns (what MatSetNearNullSpace hands GAMG: shells' six modes, a multiphysics block's,
 //    modes of a non-standard dof ordering). Each rank reads its own rows of it.
@@ -39,14 +41,18 @@ class NearNullSource {
   /// contradict each other or A (`rows` rows): coordinates for a generated A, a file that is not
   /// n x 2 or n x 3, rows not a whole number of its nodes, a --block-size other than rows /
   /// nodes, --null-space constant beside coordinates, rigid-body modes without coordinates or
-  /// with other than one dof a dimension a node; --near-null beside --coordinates or a
+  /// with other than one dof a dimension a node (or, nodes that rotate, 3 in 2D and 6 in 3D);
+  /// --near-null beside --coordinates or a
   /// --null-space other than auto, or not an array of A's rows.
   NearNullSource(const MatrixSource& a, const NearNullChoice& choice, std::int64_t rows);
 
   Kind kind() const { return kind_; }
   int block_size() const { return block_size_; }
-  /// The nodes' spatial dimension (2 or 3; the block size) with rigid-body modes, else 0.
+  /// The nodes' spatial dimension (2 or 3) with rigid-body modes, else 0.
   int dimension() const { return dimension_; }
+  /// With rigid-body modes: whether a node's dofs are its displacements (block size = dimension)
+  /// or its displacements and rotations (block size 3 in 2D, 6 in 3D: frames, shells).
+  amg::NodeDofs node_dofs() const { return node_dofs_; }
 
   /// x y z of each dof's node for dofs [begin, end), 3 a dof as gen::coordinates gives them,
   /// z = 0 in 2D (the input of amg::rigid_body_modes and of GAMG's coordinates). Only for
@@ -65,6 +71,7 @@ class NearNullSource {
   int block_size_ = 1;
   Kind kind_ = Kind::constant;
   int dimension_ = 0;
+  amg::NodeDofs node_dofs_ = amg::NodeDofs::displacements;
   DenseMatrix nodes_;  // --coordinates: nodes x 2 or 3, as read (column-major)
 };
 
@@ -73,7 +80,9 @@ class NearNullSource {
 struct OwnedNearNull {
   amg::NearNullSpace space;
   std::vector<double> coordinates;  // rigid-body modes: the rows' x y z, 3 a row (GAMG's coordinates)
-  DenseMatrix orthonormal;          // --near-null: the vectors orthonormalised over all ranks (GAMG's)
+  /// --near-null, and rigid-body modes with rotation dofs (which GAMG's MatNullSpaceCreateRigidBody
+  /// does not make): the vectors orthonormalised over all ranks, for GAMG (coordinates then empty).
+  DenseMatrix orthonormal;
 };
 
 /// Collective. The rigid-body modes are centred on the global centroid (one set of global

@@ -1,6 +1,7 @@
 // tessera-amg: smoothed-aggregation AMG as the preconditioner of CG (SPD) or FGMRES.
 //   tessera-amg --gen poisson3d:64 --tol 1e-8 --json out.json
 //   tessera-amg --gen elasticity3d:16                      (rigid-body modes from the grid; 2D: elasticity2d:N)
+//   tessera-amg --gen frame3d:16                           (a frame of beams: nodes that rotate, 6 dofs)
 //   tessera-amg --A elastic.mtx --coordinates xyz.mtx      (rigid-body modes from node coordinates)
 //   tessera-amg --A shell.mtx --near-null modes.mtx --block-size 6   (any near-null vectors)
 //   tessera-amg --A matrix.mtx.gz [--b rhs.mtx] --smoother l1-jacobi --cycle W --history
@@ -89,7 +90,7 @@ amg::Vector right_hand_side(const Options& opt, const Csr<double>& a) {
 
 void add_options(CLI::App& app, Options& opt) {
   app.add_option("--gen", opt.a.spec,
-                 "generate A: poisson3d:N poisson3d27:N elasticity3d:N poisson2d:N elasticity2d:N");
+                 "generate A: poisson3d:N poisson3d27:N elasticity3d:N poisson2d:N elasticity2d:N frame3d:N frame2d:N");
   app.add_option("--A", opt.a.file, "Matrix Market file for A (.mtx or .mtx.gz)");
   app.add_option("--b", opt.b_file, "right-hand side (Matrix Market array); default all ones");
   app.add_option("--tol", opt.krylov.rtol, "relative residual tolerance")->check(CLI::PositiveNumber);
@@ -112,11 +113,12 @@ void add_options(CLI::App& app, Options& opt) {
   app.add_option("--coarse-size", opt.amg.coarse_size, "rows of the coarsest level (default 2000)");
   app.add_option("--max-levels", opt.amg.max_levels, "maximum number of levels");
   app.add_option("--null-space", opt.near_null.null_space,
-                 "auto (rigid-body for generated elasticity and with --coordinates), constant, rigid-body")
+                 "auto (rigid-body for generated elasticity and frames, and with --coordinates), constant, rigid-body")
       ->check(CLI::IsMember({"auto", "constant", "rigid-body"}));
   app.add_option("--coordinates", opt.near_null.coordinates,
                  "node coordinates of an elasticity A read with --A, for its rigid-body modes: a Matrix Market array, "
-                 "one row a node, columns x y (2D) or x y z (3D); A's rows / nodes = one dof a dimension a node");
+                 "one row a node, columns x y (2D) or x y z (3D); A's rows / nodes = one dof a dimension a node, or "
+                 "3 in 2D and 6 in 3D for nodes that rotate (frames, shells: the displacements, then the rotations)");
   app.add_option("--near-null", opt.near_null.vectors,
                  "the near-null vectors themselves (as MatSetNearNullSpace gives them to GAMG): a Matrix Market array "
                  "of A's rows, one column a vector, linearly independent; with --block-size for nodes of several dofs");

@@ -77,27 +77,27 @@ struct PcTessera {
 
 PcTessera& data(PC pc) { return *static_cast<PcTessera*>(pc->data); }
 
-// The rigid-body modes of the rank's rows from PCSetCoordinates' nodes (dim = the block size
-// numbers each, dim dofs a node), about the global centroid (collective: every rank calls it,
-// whatever its `error`).
+// The rigid-body modes of the rank's rows from PCSetCoordinates' nodes (dim numbers each; the
+// block size, dim or with rotations 3 in 2D and 6 in 3D, dofs a node), about the global centroid
+// (collective: every rank calls it, whatever its `error`).
 amg::NearNullSpace rigid_body_modes_of(const dist::Communicator& comm, const PcTessera& d, std::int64_t owned_rows,
-                                       std::string& error) {
-  const int dim = static_cast<int>(d.coordinate_dim);
+                                       amg::NodeDofs dofs, std::string& error) {
+  const int dim = static_cast<int>(d.coordinate_dim), per_node = amg::node_dof_count(dim, dofs);
   const std::int64_t nodes = static_cast<std::int64_t>(d.coordinates.size()) / dim;
-  if (error.empty() && dim * nodes != owned_rows)
+  if (error.empty() && per_node * nodes != owned_rows)
     error = tessera::detail::concat("PCTESSERA: PCSetCoordinates gave ", nodes, " nodes on rank ", PetscGlobalRank,
-                                    ", the operator owns ", owned_rows, " rows there (", dim, " dofs a node)");
+                                    ", the operator owns ", owned_rows, " rows there (", per_node, " dofs a node)");
   std::vector<double> per_dof;  // x y z a row, z = 0 in 2D (amg::rigid_body_modes' layout)
   if (error.empty())
     for (std::int64_t row = 0; row < owned_rows; ++row)
-      for (int c = 0; c < 3; ++c) per_dof.push_back(c < dim ? d.coordinates[dim * (row / dim) + c] : 0.0);
+      for (int c = 0; c < 3; ++c) per_dof.push_back(c < dim ? d.coordinates[dim * (row / per_node) + c] : 0.0);
   std::vector<double> sums(4, 0.0);  // x, y, z over the dofs, and the dofs
   for (std::size_t i = 0; i < per_dof.size(); ++i) sums[i % 3] += per_dof[i];
   sums[3] = static_cast<double>(per_dof.size() / 3);
   comm.allreduce_in_place(sums, dist::ReduceOp::sum);
   if (!error.empty()) return {};
   const double n = std::max(1.0, sums[3]);
-  return amg::rigid_body_modes(per_dof, owned_rows, dim, {sums[0] / n, sums[1] / n, sums[2] / n});
+  return amg::rigid_body_modes(per_dof, owned_rows, dim, {sums[0] / n, sums[1] / n, sums[2] / n}, dofs);
 }
 
 // The operator's near-null space (MatSetNearNullSpace) first, as GAMG; else PCSetCoordinates'
@@ -113,16 +113,22 @@ amg::NearNullSpace near_null_space(Mat a, const dist::Communicator& comm, PcTess
   TESSERA_PETSC_THROW(MatGetBlockSize(a, &block_size));
   d.coordinates_changed = false;
   const bool rigid = !space && d.coordinate_dim > 0 && block_size > 1;
-  if (rigid && !((d.coordinate_dim == 2 || d.coordinate_dim == 3) && block_size == d.coordinate_dim))
+  const int dim = static_cast<int>(d.coordinate_dim);
+  // GAMG's rule: dim dofs a node are displacements; 3 in 2D or 6 in 3D also rotations (shells).
+  const bool solid = (dim == 2 || dim == 3) && block_size == dim;
+  const bool rotating = (dim == 2 || dim == 3) && block_size == amg::rigid_body_mode_count(dim);
+  if (rigid && !solid && !rotating)
     error = tessera::detail::concat("PCTESSERA: PCSetCoordinates makes the rigid-body modes of 2D or 3D elasticity "
-                                    "(2 or 3 coordinates a node, the block size as many); got ", d.coordinate_dim,
+                                    "(2 or 3 coordinates a node, the block size as many, or 3 in 2D and 6 in 3D "
+                                    "with the rotations); got ", d.coordinate_dim,
                                     " coordinates a node with block size ", block_size,
                                     ": attach the near-null space with MatSetNearNullSpace");
   if (rigid) {
+    const amg::NodeDofs dofs = solid ? amg::NodeDofs::displacements : amg::NodeDofs::with_rotations;
     if (error.empty())
-      d.near_null = tessera::detail::concat(amg::rigid_body_mode_count(static_cast<int>(d.coordinate_dim)),
-                                            " rigid-body modes from PCSetCoordinates");
-    return rigid_body_modes_of(comm, d, owned_rows, error);
+      d.near_null = tessera::detail::concat(amg::rigid_body_mode_count(dim), " rigid-body modes from PCSetCoordinates",
+                                            solid ? "" : " (the nodes' rotations too)");
+    return rigid_body_modes_of(comm, d, owned_rows, dofs, error);
   }
   if (!space) {
     d.near_null =

@@ -7,13 +7,17 @@
 //                     kConvdiffConvection: non-symmetric (the FGMRES problem)  (N^3 rows)
 //   elasticity2d:N    Q1 plane-strain linear elasticity, N^2 nodes, 2 dofs each (2 N^2 rows)
 //   elasticity3d:N    Q1 hexahedral linear elasticity, N^3 nodes, 3 dofs each (3 N^3 rows)
+//   frame2d:N         plane frame of beams along the grid edges, N^2 nodes, 3 dofs each (ux uy
+//                     rz: 3 N^2 rows)
+//   frame3d:N         space frame of beams along the grid edges, N^3 nodes, 6 dofs each (ux uy
+//                     uz rx ry rz, as a shell's: 6 N^3 rows)
 //   rmat:S:E          R-MAT power-law graph, 2^S vertices, E*2^S edges, seeded
 //   random:N:D        Erdos-Renyi N x N, D entries per row on average, seeded
 // Optional trailing ":seed=K" for the random kinds. Every generator is row-range based: any
 // rank can generate just rows [begin, end) and gets exactly those rows of the global matrix.
 // Grids use unit spacing and lexicographic node order (x fastest); the Laplacians drop
-// neighbours outside the grid (Dirichlet). The elasticity kinds (E = 1, nu = 0.3) clamp the
-// x = 0 edge or face by identity rows/columns, so they are SPD. rmat draws every edge to find a
+// neighbours outside the grid (Dirichlet). The elasticity and frame kinds (E = 1, nu = 0.3) clamp
+// the x = 0 edge or face by identity rows/columns, so they are SPD. rmat draws every edge to find a
 // range's rows (cost O(E 2^S S) per call); it sums duplicate edges and keeps self-loops.
 #include <cstdint>
 #include <string>
@@ -53,13 +57,14 @@ Csr<double> generate(const ProblemSpec& spec);
 /// InputError for graph problems, which have no geometry.
 std::vector<double> coordinates(const ProblemSpec& spec, std::int64_t begin, std::int64_t end);
 
-/// Unknowns per grid node (2 for elasticity2d, 3 for elasticity3d, else 1).
+/// Unknowns per grid node (2 for elasticity2d, 3 for elasticity3d and frame2d, 6 for frame3d,
+/// else 1).
 int block_size(const ProblemSpec& spec);
 
 /// The grid's spatial dimension (2 or 3); 0 for the graph problems.
 int dimension(const ProblemSpec& spec);
 
-/// Whether the kind's matrices are symmetric (the Laplacians and the elasticity kinds are, exactly;
+/// Whether the kind's matrices are symmetric (the Laplacians, elasticity and frames are, exactly;
 /// convdiff3d, rmat and random are not): a solver choice without a pass over the matrix.
 bool is_symmetric(const ProblemSpec& spec);
 

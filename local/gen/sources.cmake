@@ -6,5 +6,6 @@ target_sources(tessera_local PRIVATE
   ${CMAKE_CURRENT_LIST_DIR}/generators.cpp
   ${CMAKE_CURRENT_LIST_DIR}/stencil.cpp
   ${CMAKE_CURRENT_LIST_DIR}/elasticity.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/frame.cpp
   ${CMAKE_CURRENT_LIST_DIR}/rmat.cpp
   ${CMAKE_CURRENT_LIST_DIR}/random_graph.cpp)

@@ -16,12 +16,14 @@ struct KindInfo {
 
 constexpr KindInfo kKinds[] = {
     {"poisson2d", 1, false},    {"poisson3d", 1, false}, {"poisson3d27", 1, false}, {"convdiff3d", 1, false},
-    {"elasticity2d", 1, false}, {"elasticity3d", 1, false}, {"rmat", 2, true}, {"random", 2, true},
+    {"elasticity2d", 1, false}, {"elasticity3d", 1, false}, {"frame2d", 1, false},        {"frame3d", 1, false},
+    {"rmat", 2, true},          {"random", 2, true},
 };
 
 constexpr const char* kAcceptedForms =
     "accepted forms: poisson2d:N, poisson3d:N, poisson3d27:N, convdiff3d:N, elasticity2d:N, elasticity3d:N, "
-    "rmat:S:E[:seed=K], random:N:D[:seed=K] (N, S, E, D positive integers, K a non-negative integer)";
+    "frame2d:N, frame3d:N, rmat:S:E[:seed=K], random:N:D[:seed=K] (N, S, E, D positive integers, K a non-negative "
+    "integer)";
 
 constexpr std::int64_t kMaxRows = std::numeric_limits<std::int64_t>::max();
 
@@ -87,6 +89,8 @@ void check_sizes(const ProblemSpec& spec) {
     too_big("the row count N^3");
   if (spec.kind == "elasticity2d" && checked_power(n, 2, kMaxRows / 2) < 0) too_big("the row count 2 N^2");
   if (spec.kind == "elasticity3d" && checked_power(n, 3, kMaxRows / 3) < 0) too_big("the row count 3 N^3");
+  if (spec.kind == "frame2d" && checked_power(n, 2, kMaxRows / 3) < 0) too_big("the row count 3 N^2");
+  if (spec.kind == "frame3d" && checked_power(n, 3, kMaxRows / 6) < 0) too_big("the row count 6 N^3");
   if (spec.kind == "rmat") {
     if (n > 62) too_big("the row count 2^S");
     if (spec.params[1] > (kMaxRows >> n)) too_big("the edge count E * 2^S");
@@ -128,6 +132,8 @@ std::int64_t num_rows(const ProblemSpec& spec) {
   if (scalar_cube(spec.kind)) return n * n * n;
   if (spec.kind == "elasticity2d") return 2 * n * n;
   if (spec.kind == "elasticity3d") return 3 * n * n * n;
+  if (spec.kind == "frame2d") return 3 * n * n;
+  if (spec.kind == "frame3d") return 6 * n * n * n;
   if (spec.kind == "rmat") return std::int64_t{1} << n;
   return n;  // random
 }
@@ -136,17 +142,19 @@ std::int64_t num_cols(const ProblemSpec& spec) { return num_rows(spec); }
 
 int block_size(const ProblemSpec& spec) {
   if (spec.kind == "elasticity2d") return 2;
-  return spec.kind == "elasticity3d" ? 3 : 1;
+  if (spec.kind == "elasticity3d" || spec.kind == "frame2d") return 3;
+  return spec.kind == "frame3d" ? 6 : 1;
 }
 
 int dimension(const ProblemSpec& spec) {
   if (spec.kind == "rmat" || spec.kind == "random") return 0;
-  return spec.kind == "poisson2d" || spec.kind == "elasticity2d" ? 2 : 3;
+  return spec.kind == "poisson2d" || spec.kind == "elasticity2d" || spec.kind == "frame2d" ? 2 : 3;
 }
 
 bool is_symmetric(const ProblemSpec& spec) {
   return spec.kind == "poisson2d" || spec.kind == "poisson3d" || spec.kind == "poisson3d27" ||
-         spec.kind == "elasticity2d" || spec.kind == "elasticity3d";
+         spec.kind == "elasticity2d" || spec.kind == "elasticity3d" || spec.kind == "frame2d" ||
+         spec.kind == "frame3d";
 }
 
 }  // namespace tessera::gen

@@ -104,25 +104,25 @@ TEST(TentativeProlongator, AggregateSmallerThanNearNullSpaceGetsFewerCoarseDofs)
 }
 
 TEST(RigidBodyModes, AreInTheKernelOfTheUnclampedOperator) {
-  // Interior rows of elasticity (away from the clamped edge or face) annihilate the rigid-body
-  // modes: 3 in 2D, 6 in 3D.
-  for (const char* text : {"elasticity2d:7", "elasticity3d:5"}) {
+  // Interior rows of elasticity and of frames (away from the clamped edge or face) annihilate
+  // the rigid-body modes: 3 in 2D, 6 in 3D; a frame's nodes rotate with them.
+  for (const char* text : {"elasticity2d:7", "elasticity3d:5", "frame2d:7", "frame3d:5"}) {
     const gen::ProblemSpec spec = gen::parse_spec(text);
     const Csr<double> a = gen::generate(spec);
-    const int dim = gen::dimension(spec);
+    const int dim = gen::dimension(spec), dofs = gen::block_size(spec);
     const NearNullSpace rbm = tessera::testing::generated_near_null_space(spec);
     ASSERT_EQ(rbm.vectors.cols, rigid_body_mode_count(dim)) << text;
-    ASSERT_EQ(rbm.block_size, dim) << text;
+    ASSERT_EQ(rbm.block_size, dofs) << text;
     for (int j = 0; j < rigid_body_mode_count(dim); ++j) {
       std::vector<double> v(static_cast<std::size_t>(a.rows)), av(v.size());
       for (std::int64_t i = 0; i < a.rows; ++i) v[i] = rbm.vectors.at(i, j);
       ref::spmv(1.0, a, v, 0.0, av);
       double largest = 0;  // the mode is not itself zero on the interior
-      for (std::int64_t node = 0; node < a.rows / dim; ++node) {
+      for (std::int64_t node = 0; node < a.rows / dofs; ++node) {
         if (node % spec.params[0] < 2) continue;  // clamped x = 0 and its neighbours feel the boundary
-        for (int c = 0; c < dim; ++c) {
-          EXPECT_NEAR(av[dim * node + c], 0.0, 1e-12) << text << " mode " << j << " node " << node;
-          largest = std::max(largest, std::abs(v[dim * node + c]));
+        for (int c = 0; c < dofs; ++c) {
+          EXPECT_NEAR(av[dofs * node + c], 0.0, 1e-12) << text << " mode " << j << " node " << node;
+          largest = std::max(largest, std::abs(v[dofs * node + c]));
         }
       }
       EXPECT_GT(largest, 0.5) << text << " mode " << j;
@@ -142,6 +142,28 @@ TEST(RigidBodyModes, PlanarModesAreTheTranslationsAndTheRotation) {
   EXPECT_THROW(rigid_body_modes(std::vector<double>(9, 0.0), 3, 2), InputError);   // 3 rows, 2 dofs a node
   EXPECT_THROW(rigid_body_modes(std::vector<double>(12, 0.0), 4, 4), InputError);  // no 4D modes
   EXPECT_THROW(rigid_body_modes(std::vector<double>(9, 0.0), 4, 2), InputError);   // 3 numbers a row needed
+}
+
+TEST(RigidBodyModes, NodesThatRotateTurnTheirRotationDofs) {
+  // The same two nodes with a rotation dof each (ux uy rz): the rotation mode is 1 there.
+  const std::vector<double> xyz = {0, 0, 7, 0, 0, 7, 0, 0, 7, 2, 1, -7, 2, 1, -7, 2, 1, -7};
+  const NearNullSpace plane = rigid_body_modes(xyz, 6, 2, NodeDofs::with_rotations);
+  EXPECT_EQ(plane.block_size, 3);
+  EXPECT_EQ(plane.vectors.data,
+            (std::vector<double>{1, 0, 0.5, 0, 1, -1, 0, 0, 1, 1, 0, -0.5, 0, 1, 1, 0, 0, 1}));  // row-major
+  // One node in 3D (ux uy uz rx ry rz), at the centroid: no displacement from a rotation; the
+  // columns are the translations, then the rotations about z, x, y.
+  const NearNullSpace space = rigid_body_modes(std::vector<double>(18, 0.0), 6, 3, NodeDofs::with_rotations);
+  EXPECT_EQ(space.block_size, 6);
+  std::vector<double> expect(36, 0.0);
+  for (const auto& [row, column] : std::vector<std::pair<int, int>>{{0, 0}, {1, 1}, {2, 2}, {3, 4}, {4, 5}, {5, 3}})
+    expect[6 * row + column] = 1;
+  EXPECT_EQ(space.vectors.data, expect);
+  EXPECT_EQ(node_dof_count(3, NodeDofs::with_rotations), 6);
+  EXPECT_EQ(node_dof_count(2, NodeDofs::displacements), 2);
+  EXPECT_THROW(rigid_body_modes(std::vector<double>(27, 0.0), 9, 3, NodeDofs::with_rotations),
+               InputError);  // 1.5 nodes
+  EXPECT_THROW(rigid_body_modes(std::vector<double>(12, 0.0), 4, 2, NodeDofs::with_rotations), InputError);
 }
 
 TEST(EigenEstimate, TridiagonalMaxEigenvalueIsExact) {

@@ -1,12 +1,14 @@
-# An elasticity matrix read from a file with its node coordinates (--A A.mtx --coordinates
-# XYZ.mtx) is solved as the generator's own problem is: the same rigid-body modes (MODES of them:
-# 6 in 3D, 3 in 2D), so the same iterations and residual. The same modes given as vectors
+# An elasticity (or frame) matrix read from a file with its node coordinates (--A A.mtx
+# --coordinates XYZ.mtx) is solved as the generator's own problem is: the same rigid-body modes
+# (MODES of them: 6 in 3D, 3 in 2D; with the rotation dofs where DOFS says the nodes rotate), so
+# the same iterations and residual. The same modes given as vectors
 # (--near-null MODES.mtx --block-size DOFS, written from the whole grid's centroid rather than
 # summed over the ranks, so equal to rounding) take the same iterations and coarsen alike. Without
 # either the file gets one constant a component (DOFS of them), and takes more iterations: the
 # rotations are what the coordinates or the vectors add.
 # With -DGAMG=1, PETSc GAMG given the vectors (--compare gamg: orthonormalised, MatNullSpaceCreate)
-# takes the iterations it takes given the coordinates (MatNullSpaceCreateRigidBody).
+# takes the iterations it takes given the coordinates (MatNullSpaceCreateRigidBody; for nodes that
+# rotate, which it does not know, the driver hands it the modes as vectors).
 # Usage: cmake -DMPIEXEC=... -DRANKS=N -DDRIVER=.../tessera-amg -DWRITER=.../write_grid_problem
 #              -DSPEC=elasticity3d:12 -DDOFS=3 -DMODES=6 -DDIR=scratch-dir [-DGAMG=1]
 #              -P check_coordinates_file.cmake

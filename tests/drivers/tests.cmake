@@ -185,13 +185,15 @@ tessera_driver_test(driver.amg.setups_need_distributed RANKS 1 EXPECT_EXIT 2
                     COMMAND $<TARGET_FILE:tessera-amg> --gen poisson3d:8 --setups 2
                     EXPECT_OUTPUT "--setups, --resetups, --solves, --timeline, --trace, --tentative, --merge, --transpose-p, --galerkin-operands and --solve-operands apply to the distributed AMG")
 # --coordinates: an elasticity matrix read from a file gets its rigid-body modes from its nodes'
-# coordinates (x y z, or x y in 2D), and solves as the generator's own problem does; so does
+# coordinates (x y z, or x y in 2D; a frame's, 6 dofs a node, with its rotations), and solves as
+# the generator's own problem does; so does
 # --near-null with the modes written as vectors, for Tessera and for GAMG
 # (check_coordinates_file.cmake); 1 rank is the serial driver's path, 2-4 the distributed one's.
 add_executable(write_grid_problem ${PROJECT_SOURCE_DIR}/tests/support/write_grid_problem.cpp)
 target_link_libraries(write_grid_problem PRIVATE tessera_amg)
 foreach(n 1 2 3 4)
-  foreach(case "coordinates_file;elasticity3d:12;3;6" "coordinates_file_2d;elasticity2d:48;2;3")
+  foreach(case "coordinates_file;elasticity3d:12;3;6" "coordinates_file_2d;elasticity2d:48;2;3"
+               "coordinates_file_frame;frame3d:10;6;6")
     list(GET case 0 name)
     list(GET case 1 spec)
     list(GET case 2 dofs)
@@ -229,9 +231,9 @@ string(REPEAT "0\n" 1074 _zeros_1074)
 file(WRITE ${_xyz}/four_columns.mtx "${_array}2 4\n0\n1\n0\n1\n0\n1\n0\n1\n")
 file(WRITE ${_xyz}/nan.mtx "${_array}1 3\n0\nnan\n0\n")
 file(WRITE ${_xyz}/5_nodes.mtx "${_array}5 3\n${_zeros_15}")
-file(WRITE ${_xyz}/179_nodes.mtx "${_array}179 3\n${_zeros_537}")
 file(WRITE ${_xyz}/358_nodes.mtx "${_array}358 3\n${_zeros_1074}")
-file(WRITE ${_xyz}/358_planar_nodes.mtx "${_array}358 2\n${_zeros_537}${_zeros_179}")
+file(WRITE ${_xyz}/179_planar_nodes.mtx "${_array}179 2\n${_zeros_179}${_zeros_179}")
+file(WRITE ${_xyz}/537_nodes.mtx "${_array}537 3\n${_zeros_1074}${_zeros_537}")
 set(_amg $<TARGET_FILE:tessera-amg> --backend host)
 set(_bcsstk08 --A ${_mat}/bcsstk08.mtx.gz)
 tessera_driver_test(driver.amg.coordinates_with_gen.np2 RANKS 2 EXPECT_EXIT 2
@@ -240,18 +242,18 @@ tessera_driver_test(driver.amg.coordinates_with_gen.np2 RANKS 2 EXPECT_EXIT 2
 tessera_driver_test(driver.amg.coordinates_four_columns.np1 RANKS 1 EXPECT_EXIT 2
                     COMMAND ${_amg} ${_bcsstk08} --coordinates ${_xyz}/four_columns.mtx
                     EXPECT_OUTPUT "expected one row a node with 2 \\(x y\\) or 3 \\(x y z\\) columns, got 2 x 4")
-tessera_driver_test(driver.amg.coordinates_planar_three_dofs.np2 RANKS 2 EXPECT_EXIT 2
-                    COMMAND ${_amg} ${_bcsstk08} --coordinates ${_xyz}/358_planar_nodes.mtx
-                    EXPECT_OUTPUT "rigid-body modes in 2D need 2 dofs a node \\(the displacements\\), the block size is 3")
+tessera_driver_test(driver.amg.coordinates_planar_six_dofs.np2 RANKS 2 EXPECT_EXIT 2
+                    COMMAND ${_amg} ${_bcsstk08} --coordinates ${_xyz}/179_planar_nodes.mtx
+                    EXPECT_OUTPUT "rigid-body modes in 2D need 2 dofs a node \\(the displacements\\) or 3 \\(the displacements and rotations\\), the block size is 6")
 tessera_driver_test(driver.amg.coordinates_nan.np2 RANKS 2 EXPECT_EXIT 2
                     COMMAND ${_amg} ${_bcsstk08} --coordinates ${_xyz}/nan.mtx
                     EXPECT_OUTPUT "is not finite")
 tessera_driver_test(driver.amg.coordinates_not_whole_nodes.np2 RANKS 2 EXPECT_EXIT 2
                     COMMAND ${_amg} ${_bcsstk08} --coordinates ${_xyz}/5_nodes.mtx
                     EXPECT_OUTPUT "5 nodes, but A's 1074 rows are not a whole number of dofs a node")
-tessera_driver_test(driver.amg.coordinates_six_dofs.np1 RANKS 1 EXPECT_EXIT 2
-                    COMMAND ${_amg} ${_bcsstk08} --coordinates ${_xyz}/179_nodes.mtx
-                    EXPECT_OUTPUT "rigid-body modes in 3D need 3 dofs a node \\(the displacements\\), the block size is 6")
+tessera_driver_test(driver.amg.coordinates_two_dofs.np1 RANKS 1 EXPECT_EXIT 2
+                    COMMAND ${_amg} ${_bcsstk08} --coordinates ${_xyz}/537_nodes.mtx
+                    EXPECT_OUTPUT "rigid-body modes in 3D need 3 dofs a node \\(the displacements\\) or 6 \\(the displacements and rotations\\), the block size is 2")
 tessera_driver_test(driver.amg.coordinates_block_size.np2 RANKS 2 EXPECT_EXIT 2
                     COMMAND ${_amg} ${_bcsstk08} --coordinates ${_xyz}/358_nodes.mtx --block-size 6
                     EXPECT_OUTPUT "--block-size 6 disagrees with --coordinates: 1074 rows over 358 nodes are 3 dofs a node")

@@ -34,12 +34,13 @@ using tessera::cuda::OffloadSpgemm;
 using testing_problems::generated;
 using testing_problems::Problem;
 
-/// Odd sizes (3375, 375 with 6 rigid-body modes, 722 with 3, 729, 27 rows), a real SPD matrix,
-/// and the l1-Jacobi / unsmoothed / smoothed-coarsest variants of the options.
+/// Odd sizes (3375, 375 with 6 rigid-body modes, 722 with 3, 729, 27 rows; a frame's 750, nodes
+/// of 6 dofs), a real SPD matrix, and the l1-Jacobi / unsmoothed / smoothed-coarsest variants of
+/// the options.
 std::vector<Problem> problems() {
   std::vector<Problem> out = {generated("poisson3d:15", 40), generated("elasticity3d:5", 30),
                               generated("elasticity2d:19", 30), generated("poisson3d27:9", 20),
-                              generated("poisson3d:3", 4)};
+                              generated("poisson3d:3", 4),      generated("frame3d:5", 30)};
   Problem jacobi = generated("poisson3d:11", 30);
   jacobi.name += " l1-jacobi, coarsest smoothed";
   jacobi.options.smoother = SmootherKind::l1_jacobi;

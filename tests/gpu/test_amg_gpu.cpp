@@ -193,7 +193,8 @@ struct SolveCase {
 
 TEST(AmgGpuPcg, ConvergesLikeHostPcg) {
   for (const SolveCase& c :
-       {SolveCase{"poisson3d:16", 200}, SolveCase{"elasticity3d:8", 200}, SolveCase{"elasticity2d:40", 200}}) {
+       {SolveCase{"poisson3d:16", 200}, SolveCase{"elasticity3d:8", 200}, SolveCase{"elasticity2d:40", 200},
+        SolveCase{"frame3d:8", 200}}) {
     SCOPED_TRACE(c.spec);
     const Problem problem = generated(c.spec, c.coarse_size);
     const Hierarchy host_h = setup(problem.a, problem.nns, problem.options);

@@ -1,5 +1,5 @@
-// Generated problems: hand-written small matrices, symmetry, elasticity rigid-body modes and
-// definiteness, row-range consistency for every kind, seeded reproducibility, R-MAT skew,
+// Generated problems: hand-written small matrices, symmetry, elasticity and frame rigid-body
+// modes and definiteness, row-range consistency for every kind, seeded reproducibility, R-MAT skew,
 // and spec parsing errors.
 #include <gtest/gtest.h>
 
@@ -116,7 +116,8 @@ TEST(Generators, StencilCountsAndRowSums) {
 
 TEST(Generators, GridProblemsAreSymmetricAndPositiveDefinite) {
   for (const char* spec : {"poisson2d:7", "poisson3d:5", "poisson3d27:4", "elasticity2d:1", "elasticity2d:2",
-                           "elasticity2d:6", "elasticity3d:1", "elasticity3d:2", "elasticity3d:4"}) {
+                           "elasticity2d:6", "elasticity3d:1", "elasticity3d:2", "elasticity3d:4", "frame2d:1",
+                           "frame2d:2", "frame2d:6", "frame3d:1", "frame3d:2", "frame3d:4"}) {
     SCOPED_TRACE(spec);
     const Csr<double> a = generate(spec);
     validate(a);
@@ -124,7 +125,7 @@ TEST(Generators, GridProblemsAreSymmetricAndPositiveDefinite) {
     const std::vector<double> dense = testing::to_dense(a);
     for (std::int64_t r = 0; r < a.rows; ++r) EXPECT_GT(dense[r * a.rows + r], 0.0) << "row " << r;
   }
-  for (const char* spec : {"poisson3d27:3", "elasticity2d:5", "elasticity3d:3"}) {
+  for (const char* spec : {"poisson3d27:3", "elasticity2d:5", "elasticity3d:3", "frame2d:5", "frame3d:3"}) {
     SCOPED_TRACE(spec);
     const Csr<double> a = generate(spec);
     EXPECT_TRUE(cholesky_succeeds(testing::to_dense(a), a.rows));
@@ -168,7 +169,8 @@ TEST(Generators, IsSymmetricSaysWhatTheMatrixIs) {
   const std::string s = ":seed=" + std::to_string(seed);
   for (const std::string& text : {std::string("poisson2d:6"), std::string("poisson3d:5"), std::string("poisson3d27:4"),
                                   std::string("elasticity2d:4"), std::string("elasticity3d:3"),
-                                  std::string("convdiff3d:5"), "rmat:8:4" + s,
+                                  std::string("frame2d:4"), std::string("frame3d:3"), std::string("convdiff3d:5"),
+                                  "rmat:8:4" + s,
                                   "random:60:6" + s}) {
     SCOPED_TRACE(text);
     const gen::ProblemSpec spec = parse_spec(text);
@@ -257,6 +259,89 @@ TEST_P(ElasticityGenerator, RigidBodyModesAreInTheKernelAwayFromTheClamp) {
 INSTANTIATE_TEST_SUITE_P(ThreeAndTwoDimensions, ElasticityGenerator,
                          ::testing::Values("elasticity3d:5", "elasticity2d:6"));
 
+// The frame generators: beams along the grid edges, nodes that carry rotations (frame3d:5: ux uy
+// uz rx ry rz; frame2d:6: ux uy rz). The clamp, closed-form diagonals, and the rigid-body modes
+// with their rotation dofs in the kernel (without them, the rotations are not).
+struct FrameGenerator : ElasticityGenerator {
+  int dofs = gen::block_size(spec);
+  /// The 3D component of a row's dof: 0-2 the displacements, 3-5 the rotations about x y z.
+  int component(std::int64_t row) const {
+    const int c = static_cast<int>(row % dofs);
+    return dim == 3 ? c : (c == 2 ? 5 : c);
+  }
+};
+
+TEST_P(FrameGenerator, ClampedBoundaryIsIdentityAndDecoupled) {
+  ASSERT_EQ(a.rows, dofs * power(dim));
+  ASSERT_EQ(dofs, dim == 3 ? 6 : 3);
+  for (std::int64_t r = 0; r < a.rows; ++r) {
+    if (node_x(r) == 0) {
+      ASSERT_EQ(a.row_length(r), 1) << "row " << r;
+      EXPECT_EQ(a.col_idx[a.row_ptr[r]], r);
+      EXPECT_EQ(a.values[a.row_ptr[r]], 1.0);
+      continue;
+    }
+    for (std::int64_t k = a.row_ptr[r]; k < a.row_ptr[r + 1]; ++k)
+      ASSERT_NE(node_x(a.col_idx[k]), 0.0) << "row " << r << " couples with clamped dof " << a.col_idx[k];
+  }
+}
+
+TEST_P(FrameGenerator, DiagonalMatchesClosedForm) {
+  // A beam of length 1 adds EA to its axial displacement, 12 EI to a transverse one, GJ to the
+  // rotation about it and 4 EI to a rotation across it, at each end. An interior node has two
+  // beams along each axis.
+  const double side = 0.1, area = side * side, inertia = area * area / 12;
+  const double torsion = 2.25 * std::pow(side / 2, 4), shear = 1 / (2 * 1.3);
+  const double displacement = 2 * area + 2 * (dim - 1) * 12 * inertia;
+  // A rotation: the four beams across its axis bend it; in 3D the two along it also twist it.
+  const double rotation = 4 * 4 * inertia + (dim == 3 ? 2 * shear * torsion : 0);
+  std::int64_t interior = 0;  // the node (2, 2[, 2])
+  for (int d = 0; d < dim; ++d) interior += 2 * power(d);
+  const std::vector<double> dense = testing::to_dense(a);
+  for (int c = 0; c < dofs; ++c) {
+    const std::int64_t r = dofs * interior + c;
+    const int comp = component(r);
+    const double expect = comp < 3 ? displacement : rotation;
+    EXPECT_NEAR(dense[r * a.rows + r], expect, 1e-15) << "component " << comp;
+  }
+}
+
+TEST_P(FrameGenerator, RigidBodyModesWithRotationsAreInTheKernelAwayFromTheClamp) {
+  // Written out here, apart from amg::rigid_body_modes: a translation moves the displacements; a
+  // rotation w moves a node by w x (x y z) and turns its rotation about w's axis by 1.
+  const int count = dim == 3 ? 6 : 3;
+  std::vector<std::vector<double>> modes(count, std::vector<double>(static_cast<std::size_t>(a.rows), 0.0));
+  std::vector<std::vector<double>> without_rotation_dofs = modes;
+  for (std::int64_t r = 0; r < a.rows; ++r) {
+    const int c = component(r);
+    const double x = xyz[3 * r], y = xyz[3 * r + 1], z = xyz[3 * r + 2];
+    const double about[3][3] = {{0, -z, y}, {z, 0, -x}, {-y, x, 0}};  // w x (x y z) for w = e_x, e_y, e_z
+    for (int m = 0; m < count; ++m) {
+      const int axis = dim == 3 ? m - 3 : 2;  // the rotation modes' axes: x y z in 3D, z in 2D
+      if (m < dim) modes[m][r] = c == m ? 1.0 : 0.0;
+      else if (c < 3) modes[m][r] = without_rotation_dofs[m][r] = about[axis][c];
+      else modes[m][r] = c - 3 == axis ? 1.0 : 0.0;
+    }
+  }
+  for (int m = 0; m < count; ++m) {
+    SCOPED_TRACE("mode " + std::to_string(m));
+    const std::vector<double> y = multiply(a, modes[m]), y_without = multiply(a, without_rotation_dofs[m]);
+    double next_to_clamp = 0, without = 0;
+    for (std::int64_t r = 0; r < a.rows; ++r) {
+      if (node_x(r) >= 2) {
+        EXPECT_NEAR(y[r], 0.0, 1e-15 * n) << "row " << r;
+        without = std::max(without, std::abs(y_without[r]));
+      } else if (node_x(r) == 1) {
+        next_to_clamp = std::max(next_to_clamp, std::abs(y[r]));
+      }
+    }
+    EXPECT_GT(next_to_clamp, 1e-6);  // the dropped clamp couplings must show next to the boundary
+    if (m >= dim) EXPECT_GT(without, 1e-6);  // a rotation that leaves the rotation dofs is not rigid
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(ThreeAndTwoDimensions, FrameGenerator, ::testing::Values("frame3d:5", "frame2d:6"));
+
 /// Rows [0, n) through an uneven split with an empty range, concatenated.
 Csr<double> concatenate_split(const gen::ProblemSpec& spec) {
   const std::int64_t n = gen::num_rows(spec);
@@ -285,7 +370,7 @@ TEST(Generators, UnevenRowRangesConcatenateToTheWholeMatrix) {
   const std::string s = ":seed=" + std::to_string(seed);
   const std::vector<std::string> specs = {
       "poisson2d:1", "poisson2d:7",      "poisson3d:5",  "poisson3d27:4",   "convdiff3d:6",     "elasticity2d:1",
-      "elasticity2d:7", "elasticity3d:1", "elasticity3d:4",
+      "elasticity2d:7", "elasticity3d:1", "elasticity3d:4", "frame2d:1", "frame2d:5", "frame3d:1", "frame3d:3",
       "rmat:1:3" + s, "rmat:8:4" + s, "random:1:1" + s, "random:53:6" + s, "random:40:40" + s, "random:300:90" + s};
   for (const std::string& text : specs) {
     SCOPED_TRACE(text);
@@ -313,6 +398,14 @@ TEST(Generators, CoordinatesFollowTheNodeNumbering) {
   EXPECT_EQ(gen::dimension(el2), 2);
   EXPECT_EQ(gen::dimension(el), 3);
   EXPECT_EQ(gen::dimension(parse_spec("rmat:3:2")), 0);
+  // A frame's node carries its rotations too: 6 rows a node in 3D, 3 in the plane.
+  const gen::ProblemSpec f3 = parse_spec("frame3d:3"), f2 = parse_spec("frame2d:3");
+  EXPECT_EQ(gen::coordinates(f3, 6 * 22 + 5, 6 * 22 + 7), (std::vector<double>{1, 1, 2, 2, 1, 2}));
+  EXPECT_EQ(gen::coordinates(f2, 3 * 4 + 2, 3 * 4 + 4), (std::vector<double>{1, 1, 0, 2, 1, 0}));
+  EXPECT_EQ(gen::block_size(f3), 6);
+  EXPECT_EQ(gen::block_size(f2), 3);
+  EXPECT_EQ(gen::dimension(f3), 3);
+  EXPECT_EQ(gen::dimension(f2), 2);
   EXPECT_THROW(gen::coordinates(parse_spec("rmat:3:2"), 0, 1), InputError);
   EXPECT_THROW(gen::coordinates(p2, 0, 17), InputError);
 }
@@ -376,6 +469,8 @@ TEST(Generators, ParsesSpecs) {
   EXPECT_EQ(parse_spec("random:9:2").seed, 1u);
   EXPECT_EQ(gen::num_rows(parse_spec("elasticity2d:4")), 32);
   EXPECT_EQ(gen::num_rows(parse_spec("elasticity3d:4")), 192);
+  EXPECT_EQ(gen::num_rows(parse_spec("frame2d:4")), 48);
+  EXPECT_EQ(gen::num_rows(parse_spec("frame3d:4")), 384);
   EXPECT_EQ(gen::num_rows(parse_spec("rmat:5:4")), 32);
   EXPECT_EQ(gen::num_rows(parse_spec("poisson3d:2097151")), 2097151LL * 2097151 * 2097151);  // largest N
 }
@@ -397,6 +492,7 @@ TEST(Generators, RejectsBadSpecsWithTheReason) {
       {"poisson3d:2097152", "N^3 overflows int64"},
       {"elasticity2d:2147483648", "2 N^2 overflows int64"},
       {"elasticity3d:1500000", "3 N^3 overflows int64"},
+      {"frame3d:1500000", "6 N^3 overflows int64"},
       {"rmat:63:1", "2^S overflows int64"},
       {"rmat:40:8388608", "E * 2^S overflows int64"},
       {"random:10:11", "D <= N"},

@@ -22,7 +22,8 @@
      near_null_nan  MatSetNearNullSpace with one vector holding a NaN in the middle row (a
                  release build of PETSc does not look inside; a debug one refuses its norm first)
                                                     -> "near-null vector 0 has a non-finite value"
-     coordinates_2d     block size 3, PCSetCoordinates with 2 numbers a node
+     coordinates_1d     block size 3, PCSetCoordinates with 1 number a node (2 would be a plane
+                        frame's nodes: ux uy rz, accepted)
                                                     -> "makes the rigid-body modes of 2D or 3D elasticity"
      coordinates_count  block size 3, PCSetCoordinates with one node too few on rank 0
                                                     -> "PCSetCoordinates gave ... nodes on rank 0"
@@ -38,7 +39,7 @@
 
 static const char help[] =
     "PCTESSERA bad-use cases: -case ok|resetups|nonsquare|dense|baij|pattern|zerorows|hidden|nonfinite|"
-    "coordinates_2d|coordinates_count -n N\n";
+    "coordinates_1d|coordinates_count -n N\n";
 
 /* Rows [rstart, rend) of the tridiagonal 1D Laplacian with a diagonal shift (SPD), into a
    matrix that may have more columns than rows (nonsquare case). */
@@ -269,7 +270,7 @@ int main(int argc, char **argv) {
     PetscCall(one_solve(ksp, a));
   }
   else if (coordinates) {
-    PetscCall(set_coordinates(ksp, a, !strcmp(name, "coordinates_2d") ? 2 : 3, !strcmp(name, "coordinates_count")));
+    PetscCall(set_coordinates(ksp, a, !strcmp(name, "coordinates_1d") ? 1 : 3, !strcmp(name, "coordinates_count")));
     PetscCall(one_solve(ksp, a));
   }
   else if (nonsquare || type != MATAIJ) PetscCall(one_solve(ksp, a));

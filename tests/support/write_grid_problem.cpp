@@ -2,9 +2,10 @@
 // files a user brings to `tessera-amg --A A.mtx --coordinates COORDINATES.mtx`: A as a Matrix
 // Market coordinate file, the nodes' x y (2D grids) or x y z as an array with one row a node (the
 // generator gives them a dof; every dof of a node carries its node's). MODES.mtx, if named: the
-// rigid-body modes of those coordinates as an array of A's rows, one column a mode, what
-// `tessera-amg --near-null MODES.mtx` reads. Values are written with 17 digits, so the files
-// read back to the generator's matrix and coordinates bit for bit.
+// rigid-body modes of those coordinates as an array of A's rows, one column a mode (a frame's
+// turning its nodes' rotations too), what `tessera-amg --near-null MODES.mtx` reads. Values are
+// written with 17 digits, so the files read back to the generator's matrix and coordinates bit
+// for bit.
 #include <cstdio>
 #include <exception>
 
@@ -28,7 +29,8 @@ int main(int argc, char** argv) {
       for (int d = 0; d < dim; ++d) nodes.at(n, d) = per_dof[3 * n * dofs + d];
     io::write_matrix_market(argv[2], a);
     io::write_matrix_market(argv[3], nodes);
-    if (argc == 5) io::write_matrix_market(argv[4], amg::rigid_body_modes(per_dof, a.rows, dim).vectors);
+    const amg::NodeDofs node_dofs = dofs == dim ? amg::NodeDofs::displacements : amg::NodeDofs::with_rotations;
+    if (argc == 5) io::write_matrix_market(argv[4], amg::rigid_body_modes(per_dof, a.rows, dim, node_dofs).vectors);
   } catch (const std::exception& e) {
     std::fprintf(stderr, "write_grid_problem: %s\n", e.what());
     return 2;

@@ -95,5 +95,7 @@ TEST(DistDeviceAmg, Poisson7PointSameHierarchyAsHostProducts) { check_problem("p
 
 TEST(DistDeviceAmg, ElasticitySameHierarchyAsHostProducts) { check_problem("elasticity3d:6"); }
 
+TEST(DistDeviceAmg, FrameSameHierarchyAsHostProducts) { check_problem("frame3d:5"); }  // 6 dofs a node
+
 }  // namespace
 }  // namespace tessera::amg

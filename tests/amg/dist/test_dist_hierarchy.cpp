@@ -297,6 +297,10 @@ TEST(DistAmgHierarchy, PlaneElasticityRigidBodyModesMatchesSerial) {
   check_problem("elasticity2d:13", small_coarse());
 }
 
+// Nodes that rotate: 6 dofs a node, the modes turning the rotations too (750 rows, partitions at
+// multiples of 24).
+TEST(DistAmgHierarchy, FrameRigidBodyModesWithRotationsMatchSerial) { check_problem("frame3d:5", small_coarse()); }
+
 // The hierarchy that takes A over (tessera-amg and PCTESSERA keep no copy of it) is the one a
 // copy builds, and release_fine_operator hands A back as it came: the same blocks and halo, a
 // second setup from it builds the same hierarchy again, and a solve on it converges alike.
