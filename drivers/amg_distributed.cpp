@@ -680,9 +680,10 @@ int run_distributed_amg(const dist::Communicator& comm, const DistributedAmgOpti
   const bool use_cg = uses_cg(comm, o, a);
   const std::string method = krylov_method(use_cg, o.krylov);
   if (root)
-    std::printf("A: %s, %lld rows, %lld nnz on %d rank(s); near-null space %lld vector(s), block size %d; %s + AMG\n",
+    std::printf("A: %s, %lld rows, %lld nnz on %d rank(s); near-null space %lld vector(s) (%s), block size %d; %s + "
+                "AMG\n",
                 o.a.describe().c_str(), (long long)rows, (long long)nnz, comm.size(), (long long)nns.vectors.cols,
-                block_size, method.c_str());
+                near_null.describe().c_str(), block_size, method.c_str());
 
   // The setup's products (A P_tent, P^T A P) on the ranks' GPUs with the gpu backend, and its
   // graph phases (strength, aggregation) and lambda_max estimates too unless --setup host;
@@ -829,7 +830,7 @@ int run_distributed_amg(const dist::Communicator& comm, const DistributedAmgOpti
     std::printf("FOM: setup %.4e nnz/s, solve %.4e nnz*it/s\n", setup_fom, solve_fom);
   }
   out = {{"driver", "tessera-amg"}, {"tol", o.krylov.rtol}, {"matrix", o.a.describe()}, {"rows", rows}, {"nnz", nnz}, {"ranks", comm.size()},
-         {"near_null_vectors", nns.vectors.cols}, {"block_size", block_size},
+         {"near_null_vectors", nns.vectors.cols}, {"near_null", near_null.describe()}, {"block_size", block_size},
          {"backend", to_string(o.backend)}, {"distributed", true}, {"converged", res.converged()},
          {"status", amg::to_string(res.status)}, {"message", res.message}, {"iterations", res.iterations},
          {"relative_residual", res.relative_residual}, {"setup_seconds", setup_s}, {"solve_seconds", solve_s},

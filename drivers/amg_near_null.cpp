@@ -145,6 +145,19 @@ NearNullSource::NearNullSource(const MatrixSource& a, const NearNullChoice& choi
   node_dofs_ = rotations ? amg::NodeDofs::with_rotations : amg::NodeDofs::displacements;
 }
 
+std::string NearNullSource::describe() const {
+  switch (kind_) {
+    case Kind::constant:
+      return block_size_ == 1 ? "the constant vector" : "one constant a component";
+    case Kind::rigid_body:
+      return detail::concat("rigid-body modes of ", nodes_.rows == 0 ? "the grid's nodes" : "the --coordinates nodes",
+                            node_dofs_ == amg::NodeDofs::with_rotations ? ", their rotations too" : "");
+    case Kind::vectors:
+      return "the vectors of --near-null " + vectors_file_;
+  }
+  return "";
+}
+
 std::vector<double> NearNullSource::dof_coordinates(std::int64_t begin, std::int64_t end) const {
   TESSERA_ASSERT(kind_ == Kind::rigid_body && 0 <= begin && begin <= end && end <= rows_, "dof_coordinates(", begin,
                  ", ", end, ") of ", rows_, " rows");

@@ -53,6 +53,9 @@ class NearNullSource {
   /// With rigid-body modes: whether a node's dofs are its displacements (block size = dimension)
   /// or its displacements and rotations (block size 3 in 2D, 6 in 3D: frames, shells).
   amg::NodeDofs node_dofs() const { return node_dofs_; }
+  /// What the space is, for the drivers' output: "one constant a component", "rigid-body modes of
+  /// the grid's nodes, their rotations too", "the vectors of --near-null FILE", ...
+  std::string describe() const;
 
   /// x y z of each dof's node for dofs [begin, end), 3 a dof as gen::coordinates gives them,
   /// z = 0 in 2D (the input of amg::rigid_body_modes and of GAMG's coordinates). Only for

@@ -230,6 +230,7 @@ baselines::BaselineResult tessera_row(const Options& opt, Backend backend, bool 
 struct Problem {
   Csr<double> a;
   amg::NearNullSpace nns;
+  std::string nns_description;      // NearNullSource::describe()
   std::vector<double> coordinates;  // 3 a row where nns holds the rigid-body modes, else empty
   DenseMatrix orthonormal_nns;      // --near-null: nns orthonormalised, for GAMG
   amg::Vector b;
@@ -303,8 +304,10 @@ Problem load_problem(const dist::Communicator& comm, const Options& opt) {
   p.a = load_matrix(opt.a, "A (--A or --gen)");
   TESSERA_REQUIRE_INPUT(p.a.rows == p.a.cols, "A must be square, it is ", p.a.rows, "x", p.a.cols);
   // Constant (per component) by default; the rigid-body modes where nodes have coordinates.
-  OwnedNearNull near_null = owned_near_null(comm, NearNullSource(opt.a, opt.near_null, p.a.rows), 0, p.a.rows);
+  const NearNullSource source(opt.a, opt.near_null, p.a.rows);
+  OwnedNearNull near_null = owned_near_null(comm, source, 0, p.a.rows);
   p.nns = std::move(near_null.space);
+  p.nns_description = source.describe();
   p.coordinates = std::move(near_null.coordinates);
   p.orthonormal_nns = std::move(near_null.orthonormal);
   p.b = right_hand_side(opt, p.a);
@@ -325,9 +328,11 @@ Backend choose_backend(const Options& opt) {
 
 void print_problem(const Options& opt, const Problem& p, Backend backend) {
   std::printf("backend %s\n", to_string(backend));
-  std::printf("A: %s, %lld rows, %lld nnz; near-null space %lld vector(s), block size %d; %s + AMG (%s-cycle, %s)\n",
+  std::printf("A: %s, %lld rows, %lld nnz; near-null space %lld vector(s) (%s), block size %d; %s + AMG (%s-cycle, "
+              "%s)\n",
               opt.a.describe().c_str(), (long long)p.a.rows, (long long)p.a.nnz(), (long long)p.nns.vectors.cols,
-              p.nns.block_size, krylov_method(p.use_cg, opt.krylov).c_str(), opt.cycle.c_str(), opt.smoother.c_str());
+              p.nns_description.c_str(), p.nns.block_size, krylov_method(p.use_cg, opt.krylov).c_str(),
+              opt.cycle.c_str(), opt.smoother.c_str());
 }
 
 /// The serial reference: host setup (optionally a re-setup), then CG or FGMRES on the host.
@@ -390,7 +395,7 @@ int report(const Options& opt, const std::vector<baselines::Baseline>& compare, 
   nlohmann::json out = {
       {"driver", "tessera-amg"}, {"tol", opt.krylov.rtol}, {"ranks", 1},
       {"matrix", opt.a.describe()}, {"rows", p.a.rows}, {"nnz", p.a.nnz()},
-      {"near_null_vectors", p.nns.vectors.cols}, {"block_size", p.nns.block_size},
+      {"near_null_vectors", p.nns.vectors.cols}, {"near_null", p.nns_description}, {"block_size", p.nns.block_size},
       {"smoother", opt.smoother}, {"cycle", opt.cycle}, {"backend", to_string(backend)}, {"converged", res.converged()},
       {"status", amg::to_string(res.status)}, {"message", res.message}, {"iterations", res.iterations},
       {"relative_residual", res.relative_residual}, {"setup_seconds", run.setup_s}, {"solve_seconds", run.solve_s},

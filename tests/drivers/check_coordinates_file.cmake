@@ -38,7 +38,7 @@ solve(from_files from_files --A ${DIR}/A.mtx --coordinates ${DIR}/xyz.mtx)
 solve(constant constant --A ${DIR}/A.mtx --block-size ${DOFS})
 solve(from_vectors from_vectors --A ${DIR}/A.mtx --near-null ${DIR}/modes.mtx --block-size ${DOFS})
 foreach(run generated from_files constant from_vectors)
-  foreach(key iterations relative_residual near_null_vectors block_size operator_complexity)
+  foreach(key iterations relative_residual near_null_vectors near_null block_size operator_complexity)
     string(JSON ${run}_${key} GET "${${run}}" ${key})
   endforeach()
 endforeach()
@@ -46,6 +46,15 @@ endforeach()
 require("the files' near-null space has ${MODES} vectors, got ${from_files_near_null_vectors}"
         from_files_near_null_vectors EQUAL MODES)
 require("block size ${DOFS} from the coordinates, got ${from_files_block_size}" from_files_block_size EQUAL DOFS)
+# What each run says it used (nodes with as many dofs as modes rotate: 6 in 3D, 3 in 2D).
+if(MODES EQUAL DOFS)
+  set(turned ", their rotations too")
+endif()
+require("generated: '${generated_near_null}'" generated_near_null STREQUAL "rigid-body modes of the grid's nodes${turned}")
+require("from files: '${from_files_near_null}'"
+        from_files_near_null STREQUAL "rigid-body modes of the --coordinates nodes${turned}")
+require("constant: '${constant_near_null}'" constant_near_null STREQUAL "one constant a component")
+require("vectors: '${from_vectors_near_null}'" from_vectors_near_null STREQUAL "the vectors of --near-null ${DIR}/modes.mtx")
 require("the files take the generator's ${generated_iterations} iterations, got ${from_files_iterations}"
         from_files_iterations EQUAL generated_iterations)
 require("the files give the generator's residual ${generated_relative_residual}, got ${from_files_relative_residual}"
