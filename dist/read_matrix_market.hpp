@@ -22,9 +22,9 @@ namespace tessera::dist {
 /// This rank's rows [row_begin, row_end). Collective; a malformed file is the same InputError
 /// on every rank, naming the file's first bad line as the whole-file reader does. `route`, if
 /// given, says how it was read ("byte ranges, one a rank", "data-line ranges, one a rank, each
-/// read from the start" or "whole file on every rank"). The
-/// environment variable TESSERA_MATRIX_MARKET_READ=whole forces the whole-file read (the
-/// ablation the drivers' load times compare with).
+/// read from the start" or "whole file on every rank"). The environment variable
+/// TESSERA_MATRIX_MARKET_READ=whole forces the whole-file read (the ablation the drivers' load
+/// times compare with).
 RowBlock read_matrix_market_rows(const Communicator& comm, const std::string& path, std::int64_t row_begin,
                                  std::int64_t row_end, std::string* route = nullptr);
 

@@ -196,8 +196,10 @@ OwnedNearNull owned_near_null(const dist::Communicator& comm, const NearNullSour
       const double n = std::max(1.0, sums[3]);
       out.space = amg::rigid_body_modes(out.coordinates, owned, source.dimension(),
                                         {sums[0] / n, sums[1] / n, sums[2] / n}, source.node_dofs());
-      if (source.node_dofs() == amg::NodeDofs::with_rotations) {  // GAMG's rigid-body modes have no rotation dofs:
-        out.orthonormal = orthonormal_over_ranks(comm, out.space.vectors, "the rigid-body modes");  // hand it ours
+      // MatNullSpaceCreateRigidBody, which the GAMG baseline makes its modes with from coordinates,
+      // knows no rotation dofs: GAMG gets these modes as vectors instead.
+      if (source.node_dofs() == amg::NodeDofs::with_rotations) {
+        out.orthonormal = orthonormal_over_ranks(comm, out.space.vectors, "the rigid-body modes");
         out.coordinates.clear();
       }
       break;

@@ -42,8 +42,8 @@ class NearNullSource {
   /// n x 2 or n x 3, rows not a whole number of its nodes, a --block-size other than rows /
   /// nodes, --null-space constant beside coordinates, rigid-body modes without coordinates or
   /// with other than one dof a dimension a node (or, nodes that rotate, 3 in 2D and 6 in 3D);
-  /// --near-null beside --coordinates or a
-  /// --null-space other than auto, or not an array of A's rows.
+  /// --near-null beside --coordinates or a --null-space other than auto, or not an array of A's
+  /// rows.
   NearNullSource(const MatrixSource& a, const NearNullChoice& choice, std::int64_t rows);
 
   Kind kind() const { return kind_; }

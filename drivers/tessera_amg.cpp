@@ -232,7 +232,7 @@ struct Problem {
   amg::NearNullSpace nns;
   std::string nns_description;      // NearNullSource::describe()
   std::vector<double> coordinates;  // 3 a row where nns holds the rigid-body modes, else empty
-  DenseMatrix orthonormal_nns;      // --near-null: nns orthonormalised, for GAMG
+  DenseMatrix orthonormal_nns;      // --near-null, modes with rotations: nns orthonormalised, for GAMG
   amg::Vector b;
   bool use_cg = true;
 };
