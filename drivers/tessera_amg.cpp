@@ -244,7 +244,7 @@ nlohmann::json compare_with_baselines(const Options& opt, const std::vector<base
   match_krylov(bo, p.use_cg, opt.krylov);
   bo.block_size = p.nns.block_size;
   bo.coordinates = p.coordinates;     // rigid-body modes: GAMG gets the same geometry
-  bo.near_null = p.orthonormal_nns;  // --near-null: and the same vectors
+  bo.near_null = p.orthonormal_nns;  // --near-null, modes with rotations: the same vectors
   const std::vector<baselines::BaselineResult> results = baselines::run_baselines(MPI_COMM_WORLD, which, p.a, p.b, bo);
   int rank = 0;
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
