@@ -1,12 +1,12 @@
-// dist::read_matrix_market_rows on 1-4 ranks against the whole-file reader: the same rows,
-// bit for bit (duplicates summed in the file's order), for general, symmetric, skew-symmetric,
-// pattern and integer files written with comments, blank lines, CRLF and ragged spacing in the
-// data section, plain (cut by bytes) and gzip'd (cut by data lines), over balanced and uneven
-// partitions with an empty rank; real SuiteSparse files; dense arrays, symmetric ones too; the
-// fallback (ranges that do not tile the rows), the route each case takes and the switch that
+// dist::read_matrix_market_rows on 1-4 ranks against the whole-file reader: the same rows, bit for
+// bit (duplicates summed in the file's order), for general, symmetric, skew-symmetric, pattern and
+// integer files written with comments, blank lines, CRLF and ragged spacing in the data section,
+// plain (cut by bytes) and gzip'd (cut by data lines; one gzip member or two), over balanced and
+// uneven partitions with an empty rank; real SuiteSparse files; dense arrays, symmetric ones too;
+// the fallback (ranges that do not tile the rows), the route each case takes and the switch that
 // forces the whole-file read. And every malformed file, plain or gzip'd, a corrupt or truncated
-// gzip stream too, is refused on every rank with exactly the whole-file reader's message: its
-// first bad line, wherever in the file (and so in whichever rank's range) it lies.
+// gzip stream too, is refused on every rank with exactly the whole-file reader's message: its first
+// bad line, wherever in the file (and so in whichever rank's range) it lies.
 #include <gtest/gtest.h>
 #include <zlib.h>
 
@@ -124,6 +124,17 @@ TEST_F(ParallelMatrixMarket, EveryFormatReadsAsTheWholeFileReaderReadsIt) {
     expect_same_rows(comm, dir.write(name, text), n, seed, route_of(comm, kByBytes));
     expect_same_rows(comm, write_gz(comm, dir, name + ".gz", text), n, seed, route_of(comm, kByDataLines));
   }
+  // Two gzip members one after the other (what `cat a.gz b.gz`, pigz or bgzip write): zlib reads
+  // them as one stream, the ranges too.
+  const std::string text = random_file(rng, n, 2001, "real", "general");
+  const std::string first = write_gz(comm, dir, "first.gz", text.substr(0, text.size() / 2));
+  const std::string second = write_gz(comm, dir, "second.gz", text.substr(text.size() / 2));
+  std::string members;
+  for (const std::string& part : {first, second}) {
+    std::ifstream in(part, std::ios::binary);
+    members.append(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+  }
+  expect_same_rows(comm, dir.write("members.mtx.gz", members), n, seed, route_of(comm, kByDataLines));
   // No final newline, and more ranks than data lines; no entries.
   for (const auto& [name, text, n] : std::vector<std::tuple<std::string, std::string, std::int64_t>>{
            {"short.mtx", "%%MatrixMarket matrix coordinate real general\n3 3 2\n1 1 1.5\n3 2 -2", 3},
