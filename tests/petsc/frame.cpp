@@ -30,8 +30,12 @@ PetscErrorCode assemble(const tessera::gen::ProblemSpec& spec, Mat* a, PetscInt 
   PetscCall(MatSetSizes(*a, range[1] - range[0], range[1] - range[0], PETSC_DETERMINE, PETSC_DETERMINE));
   PetscCall(MatSetBlockSize(*a, bs));
   PetscCall(MatSetFromOptions(*a));
-  PetscCall(MatSetUp(*a));
-  PetscCall(MatSetOption(*a, MAT_NEW_NONZERO_ALLOCATION_ERR, PETSC_FALSE));
+  std::vector<PetscInt> diagonal(rows.local_rows(), 0), off_diagonal(rows.local_rows(), 0);  // preallocation
+  for (PetscInt i = 0; i < rows.local_rows(); ++i)
+    for (std::int64_t k = rows.row_ptr[i]; k < rows.row_ptr[i + 1]; ++k)
+      ++(range[0] <= rows.col[k] && rows.col[k] < range[1] ? diagonal : off_diagonal)[i];
+  PetscCall(MatSeqAIJSetPreallocation(*a, 0, diagonal.data()));  // whichever the type is; the other does nothing
+  PetscCall(MatMPIAIJSetPreallocation(*a, 0, diagonal.data(), 0, off_diagonal.data()));
   for (PetscInt i = 0; i < rows.local_rows(); ++i) {
     const PetscInt row = range[0] + i, first = rows.row_ptr[i], count = rows.row_ptr[i + 1] - first;
     const std::vector<PetscInt> cols(rows.col.begin() + first, rows.col.begin() + first + count);
