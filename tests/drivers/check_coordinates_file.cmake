@@ -50,11 +50,13 @@ require("block size ${DOFS} from the coordinates, got ${from_files_block_size}" 
 if(MODES EQUAL DOFS)
   set(turned ", their rotations too")
 endif()
-require("generated: '${generated_near_null}'" generated_near_null STREQUAL "rigid-body modes of the grid's nodes${turned}")
+require("generated: '${generated_near_null}'"
+        generated_near_null STREQUAL "rigid-body modes of the grid's nodes${turned}")
 require("from files: '${from_files_near_null}'"
         from_files_near_null STREQUAL "rigid-body modes of the --coordinates nodes${turned}")
 require("constant: '${constant_near_null}'" constant_near_null STREQUAL "one constant a component")
-require("vectors: '${from_vectors_near_null}'" from_vectors_near_null STREQUAL "the vectors of --near-null ${DIR}/modes.mtx")
+require("vectors: '${from_vectors_near_null}'"
+        from_vectors_near_null STREQUAL "the vectors of --near-null ${DIR}/modes.mtx")
 require("the files take the generator's ${generated_iterations} iterations, got ${from_files_iterations}"
         from_files_iterations EQUAL generated_iterations)
 require("the files give the generator's residual ${generated_relative_residual}, got ${from_files_relative_residual}"
