@@ -90,7 +90,8 @@ amg::Vector right_hand_side(const Options& opt, const Csr<double>& a) {
 
 void add_options(CLI::App& app, Options& opt) {
   app.add_option("--gen", opt.a.spec,
-                 "generate A: poisson3d:N poisson3d27:N elasticity3d:N poisson2d:N elasticity2d:N frame3d:N frame2d:N");
+                 "generate A: poisson3d:N poisson3d27:N elasticity3d:N poisson2d:N elasticity2d:N "
+                 "frame3d:N[:L] frame2d:N[:L] (L: the beams' slenderness, 10 if left out)");
   app.add_option("--A", opt.a.file, "Matrix Market file for A (.mtx or .mtx.gz)");
   app.add_option("--b", opt.b_file, "right-hand side (Matrix Market array); default all ones");
   app.add_option("--tol", opt.krylov.rtol, "relative residual tolerance")->check(CLI::PositiveNumber);

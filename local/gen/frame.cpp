@@ -1,9 +1,12 @@
 // A frame of Euler-Bernoulli beams on the unit-spaced node grid: every grid edge is a beam of
-// length 1 (E = 1, nu = 0.3, a square section of side 0.1: slender, bending 100 times softer
-// than stretching). Its nodes carry displacements and the small rotations about the global
-// axes: ux uy uz rx ry rz in 3D, ux uy rz in the plane (the dofs of frames, plates and shells, the
-// problems whose rigid-body modes also turn the rotations: amg::NodeDofs::with_rotations).
-// dof = dofs_per_node * node + component, nodes numbered x fastest.
+// length 1 (E = 1, nu = 0.3) with a square section of side 1 / L, L the slenderness (the spec's
+// frame3d:N:L; 10 by default). Stretching a beam costs EA = 1 / L^2 and bending it 12 EI = 1 / L^4
+// per unit of end displacement, so bending is L^2 times softer: a node's ux is stiff along x (its
+// beams stretch) and soft across x (they bend), uy the other way round. That is an anisotropy of
+// L^2 whose direction depends on the dof (L = 1: none). The nodes carry displacements and the
+// small rotations about the global axes: ux uy uz rx ry rz in 3D, ux uy rz in the plane (the dofs
+// of frames, plates and shells, the problems whose rigid-body modes also turn the rotations:
+// amg::NodeDofs::with_rotations). dof = dofs_per_node * node + component, nodes numbered x fastest.
 //
 // Boundary: the x = 0 edge or face is clamped, as in elasticity.cpp: identity rows and columns.
 //
@@ -17,10 +20,19 @@
 namespace tessera::gen::detail {
 namespace {
 
-constexpr double kYoung = 1.0, kPoisson = 0.3, kSide = 0.1;
-constexpr double kArea = kSide * kSide, kInertia = kSide * kSide * kSide * kSide / 12;
-constexpr double kTorsion = 2.25 * (kSide / 2) * (kSide / 2) * (kSide / 2) * (kSide / 2);  // a square's (Roark)
+constexpr double kYoung = 1.0, kPoisson = 0.3;
 constexpr double kShear = kYoung / (2 * (1 + kPoisson));
+
+/// The stiffnesses of a square section of side 1 / slenderness.
+struct Section {
+  double area, inertia, torsion;
+  explicit Section(std::int64_t slenderness) {
+    const double side = 1.0 / static_cast<double>(slenderness), half = side / 2;
+    area = side * side;
+    inertia = area * area / 12;
+    torsion = 2.25 * half * half * half * half;  // a square's (Roark)
+  }
+};
 
 /// 12 x 12 over the 3D dofs of a beam's two nodes (ux uy uz rx ry rz of its lower node, then of
 /// its upper one).
@@ -31,15 +43,15 @@ using BeamMatrix = std::array<std::array<double, 12>, 12>;
 /// twisting GJ on r1, bending EI in plane 1-2 on (u2, r3) and in plane 1-3 on (u3, r2), whose
 /// couplings change sign (r2 turns u3 the other way). Global dof of local dof l: component
 /// (axis + l) % 3 of the displacement (l < 3) or rotation (l >= 3).
-BeamMatrix beam_matrix(int axis) {
+BeamMatrix beam_matrix(int axis, const Section& section) {
   BeamMatrix local{};
   const auto pair = [&](int i, int j, double stiffness) {  // the two nodes' dofs i (i + 6) and j (j + 6)
     local[i][j] += stiffness, local[i + 6][j + 6] += stiffness;
     local[i][j + 6] -= stiffness, local[i + 6][j] -= stiffness;
   };
-  pair(0, 0, kYoung * kArea);   // stretching
-  pair(3, 3, kShear * kTorsion);  // twisting
-  const double ei = kYoung * kInertia;
+  pair(0, 0, kYoung * section.area);     // stretching
+  pair(3, 3, kShear * section.torsion);  // twisting
+  const double ei = kYoung * section.inertia;
   const auto bend = [&](int u, int r, double sign) {  // the bending of displacement u and rotation r
     const int ui = u, ri = r, uj = u + 6, rj = r + 6;
     const double k[4][4] = {{12, 6 * sign, -12, 6 * sign},
@@ -72,14 +84,12 @@ constexpr const auto& frame_dofs() {
 }
 
 template <int Dim>
-RowBlock frame_rows(std::int64_t n, std::int64_t begin, std::int64_t end) {
+RowBlock frame_rows(std::int64_t n, std::int64_t slenderness, std::int64_t begin, std::int64_t end) {
   constexpr int kDofs = static_cast<int>(frame_dofs<Dim>().size());
   constexpr int kSlots = 2 * Dim + 1;  // the node and its neighbours, in increasing node order
-  static const std::array<BeamMatrix, Dim> beams = [] {
-    std::array<BeamMatrix, Dim> m{};
-    for (int axis = 0; axis < Dim; ++axis) m[axis] = beam_matrix(axis);
-    return m;
-  }();
+  const Section section(slenderness);
+  std::array<BeamMatrix, Dim> beams{};
+  for (int axis = 0; axis < Dim; ++axis) beams[axis] = beam_matrix(axis, section);
   std::int64_t nodes = 1;
   std::array<std::int64_t, Dim> stride{};
   for (int d = 0; d < Dim; ++d) stride[d] = nodes, nodes *= n;
@@ -133,8 +143,8 @@ RowBlock frame_rows(std::int64_t n, std::int64_t begin, std::int64_t end) {
 
 }  // namespace
 
-RowBlock frame_rows(int dim, std::int64_t n, std::int64_t begin, std::int64_t end) {
-  return dim == 2 ? frame_rows<2>(n, begin, end) : frame_rows<3>(n, begin, end);
+RowBlock frame_rows(int dim, std::int64_t n, std::int64_t slenderness, std::int64_t begin, std::int64_t end) {
+  return dim == 2 ? frame_rows<2>(n, slenderness, begin, end) : frame_rows<3>(n, slenderness, begin, end);
 }
 
 }  // namespace tessera::gen::detail

@@ -26,8 +26,8 @@ RowBlock generate_rows(const ProblemSpec& spec, std::int64_t begin, std::int64_t
   if (spec.kind == "convdiff3d") return detail::stencil_rows(3, 7, n, begin, end, kConvdiffConvection);
   if (spec.kind == "elasticity2d") return detail::elasticity_rows(2, n, begin, end);
   if (spec.kind == "elasticity3d") return detail::elasticity_rows(3, n, begin, end);
-  if (spec.kind == "frame2d") return detail::frame_rows(2, n, begin, end);
-  if (spec.kind == "frame3d") return detail::frame_rows(3, n, begin, end);
+  if (spec.kind == "frame2d") return detail::frame_rows(2, n, spec.params[1], begin, end);
+  if (spec.kind == "frame3d") return detail::frame_rows(3, n, spec.params[1], begin, end);
   if (spec.kind == "rmat") return detail::rmat_rows(static_cast<int>(n), spec.params[1], spec.seed, begin, end);
   return detail::random_rows(n, spec.params[1], spec.seed, begin, end);  // num_rows rejected other kinds
 }

@@ -7,10 +7,11 @@
 //                     kConvdiffConvection: non-symmetric (the FGMRES problem)  (N^3 rows)
 //   elasticity2d:N    Q1 plane-strain linear elasticity, N^2 nodes, 2 dofs each (2 N^2 rows)
 //   elasticity3d:N    Q1 hexahedral linear elasticity, N^3 nodes, 3 dofs each (3 N^3 rows)
-//   frame2d:N         plane frame of beams along the grid edges, N^2 nodes, 3 dofs each (ux uy
-//                     rz: 3 N^2 rows)
-//   frame3d:N         space frame of beams along the grid edges, N^3 nodes, 6 dofs each (ux uy
-//                     uz rx ry rz, as a shell's: 6 N^3 rows)
+//   frame2d:N[:L]     plane frame of beams along the grid edges, N^2 nodes, 3 dofs each (ux uy
+//                     rz: 3 N^2 rows); L the beams' slenderness (length 1 over the side of their
+//                     square section), 10 if left out: bending is L^2 times softer than stretching
+//   frame3d:N[:L]     space frame of beams along the grid edges, N^3 nodes, 6 dofs each (ux uy
+//                     uz rx ry rz, as a shell's: 6 N^3 rows); L as for frame2d
 //   rmat:S:E          R-MAT power-law graph, 2^S vertices, E*2^S edges, seeded
 //   random:N:D        Erdos-Renyi N x N, D entries per row on average, seeded
 // Optional trailing ":seed=K" for the random kinds. Every generator is row-range based: any
@@ -35,7 +36,7 @@ inline constexpr double kConvdiffConvection = 2.0;
 
 struct ProblemSpec {
   std::string kind;                 // "poisson3d", ...
-  std::vector<std::int64_t> params; // the numbers after the kind
+  std::vector<std::int64_t> params; // the numbers after the kind (a frame's slenderness filled in)
   std::uint64_t seed = 1;
   std::string text;                 // the original spec string
 };

@@ -18,9 +18,10 @@ RowBlock stencil_rows(int dim, int points, std::int64_t n, std::int64_t begin, s
 /// node, the x = 0 edge or face clamped.
 RowBlock elasticity_rows(int dim, std::int64_t n, std::int64_t begin, std::int64_t end);
 
-/// A frame of beams on n^dim nodes, one along every grid edge; 6 dofs a node in 3D (ux uy uz rx
-/// ry rz), 3 in 2D (ux uy rz); the x = 0 edge or face clamped.
-RowBlock frame_rows(int dim, std::int64_t n, std::int64_t begin, std::int64_t end);
+/// A frame of beams on n^dim nodes, one along every grid edge, of length 1 and a square section of
+/// side 1 / slenderness; 6 dofs a node in 3D (ux uy uz rx ry rz), 3 in 2D (ux uy rz); the x = 0
+/// edge or face clamped.
+RowBlock frame_rows(int dim, std::int64_t n, std::int64_t slenderness, std::int64_t begin, std::int64_t end);
 
 /// R-MAT graph with 2^scale vertices and edge_factor * 2^scale edges.
 RowBlock rmat_rows(int scale, std::int64_t edge_factor, std::uint64_t seed, std::int64_t begin, std::int64_t end);

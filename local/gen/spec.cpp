@@ -12,18 +12,23 @@ struct KindInfo {
   const char* name;
   int num_params;
   bool seeded;
+  std::int64_t last_param_default = 0;  // > 0: the last parameter may be left out, and is this
 };
 
+/// The frames' slenderness (beam length over section side) when the spec leaves it out.
+constexpr std::int64_t kDefaultSlenderness = 10;
+
 constexpr KindInfo kKinds[] = {
-    {"poisson2d", 1, false},    {"poisson3d", 1, false}, {"poisson3d27", 1, false}, {"convdiff3d", 1, false},
-    {"elasticity2d", 1, false}, {"elasticity3d", 1, false}, {"frame2d", 1, false},        {"frame3d", 1, false},
+    {"poisson2d", 1, false},    {"poisson3d", 1, false},    {"poisson3d27", 1, false},
+    {"convdiff3d", 1, false},   {"elasticity2d", 1, false}, {"elasticity3d", 1, false},
+    {"frame2d", 2, false, kDefaultSlenderness},             {"frame3d", 2, false, kDefaultSlenderness},
     {"rmat", 2, true},          {"random", 2, true},
 };
 
 constexpr const char* kAcceptedForms =
     "accepted forms: poisson2d:N, poisson3d:N, poisson3d27:N, convdiff3d:N, elasticity2d:N, elasticity3d:N, "
-    "frame2d:N, frame3d:N, rmat:S:E[:seed=K], random:N:D[:seed=K] (N, S, E, D positive integers, K a non-negative "
-    "integer)";
+    "frame2d:N[:L], frame3d:N[:L], rmat:S:E[:seed=K], random:N:D[:seed=K] (N, L, S, E, D positive integers, L the "
+    "beams' slenderness, 10 if left out; K a non-negative integer)";
 
 constexpr std::int64_t kMaxRows = std::numeric_limits<std::int64_t>::max();
 
@@ -114,9 +119,12 @@ ProblemSpec parse_spec(const std::string& text) {
     parts.pop_back();
   }
   const int given = static_cast<int>(parts.size()) - 1;
-  if (given != kind->num_params)
-    reject(text, detail::concat(spec.kind, " takes ", kind->num_params, " size parameter(s), got ", given));
+  const bool last_left_out = kind->last_param_default > 0 && given == kind->num_params - 1;
+  if (given != kind->num_params && !last_left_out)
+    reject(text, detail::concat(spec.kind, " takes ", kind->num_params, " size parameter(s)",
+                                kind->last_param_default > 0 ? " (the last one optional)" : "", ", got ", given));
   for (int i = 1; i <= given; ++i) spec.params.push_back(parse_size(text, parts[i]));
+  if (last_left_out) spec.params.push_back(kind->last_param_default);
   check_sizes(spec);
   return spec;
 }

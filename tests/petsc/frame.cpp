@@ -12,7 +12,7 @@
 
 #include "local/gen/generators.hpp"
 
-static const char help[] = "A generated frame solved by PETSc: -spec frame3d:N|frame2d:N [-use_coordinates]\n";
+static const char help[] = "A generated frame solved by PETSc: -spec frame3d:N[:L]|frame2d:N[:L] [-use_coordinates]\n";
 
 namespace {
 
