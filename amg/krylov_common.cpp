@@ -79,10 +79,14 @@ std::string value_at(int it, const char* what, double value) {
 }
 
 std::string stagnation_message(int window, double smallest) {
-  char text[160];
+  char text[256];
+  // Both causes are met: a singular A with b outside its range, and an SPD A so ill-conditioned
+  // that the preconditioner's coarse levels lose it in double precision (frame2d:32:1000 in
+  // docs/performance.md: the direct solve reaches 8e-8, the AMG never passes the first residual).
   std::snprintf(text, sizeof text,
-                "no new smallest residual in %d iterations (smallest %.3e): singular/inconsistent system?", window,
-                smallest);
+                "no new smallest residual in %d iterations (smallest %.3e): a singular or inconsistent system, "
+                "or one too ill-conditioned for the preconditioner in double precision?",
+                window, smallest);
   return text;
 }
 

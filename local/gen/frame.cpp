@@ -29,7 +29,7 @@ struct Section {
   explicit Section(std::int64_t slenderness) {
     const double side = 1.0 / static_cast<double>(slenderness), half = side / 2;
     area = side * side;
-    inertia = area * area / 12;
+    inertia = side * side * side * side / 12;  // in this order: frame3d:N is bitwise what it was before L
     torsion = 2.25 * half * half * half * half;  // a square's (Roark)
   }
 };
