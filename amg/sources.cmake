@@ -7,6 +7,7 @@ target_sources(tessera_amg PUBLIC FILE_SET HEADERS BASE_DIRS ${PROJECT_SOURCE_DI
   ${CMAKE_CURRENT_LIST_DIR}/node_hashes.hpp
   ${CMAKE_CURRENT_LIST_DIR}/aggregation.hpp
   ${CMAKE_CURRENT_LIST_DIR}/near_null_space.hpp
+  ${CMAKE_CURRENT_LIST_DIR}/separate_kinds.hpp
   ${CMAKE_CURRENT_LIST_DIR}/tentative_prolongator.hpp
   ${CMAKE_CURRENT_LIST_DIR}/lanczos.hpp
   ${CMAKE_CURRENT_LIST_DIR}/eigen_estimate.hpp
@@ -26,6 +27,7 @@ target_sources(tessera_amg PRIVATE
   ${CMAKE_CURRENT_LIST_DIR}/aggregation.cpp
   ${CMAKE_CURRENT_LIST_DIR}/mis2_rules.hpp  # internal: the per-node aggregation rules, shared with amg/dist and amg/cuda
   ${CMAKE_CURRENT_LIST_DIR}/near_null_space.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/separate_kinds.cpp
   ${CMAKE_CURRENT_LIST_DIR}/tentative_prolongator.cpp
   ${CMAKE_CURRENT_LIST_DIR}/eigen_estimate.cpp
   ${CMAKE_CURRENT_LIST_DIR}/prolongator_smoothing.cpp

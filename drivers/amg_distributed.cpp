@@ -12,6 +12,7 @@
 
 #include "amg/dist/dist_amg.hpp"
 #include "amg/near_null_space.hpp"
+#include "amg/separate_kinds.hpp"
 #include "dist/backend_choice.hpp"
 #include "dist/dist_matrix.hpp"
 #include "dist/host_threads.hpp"
@@ -393,7 +394,10 @@ SolvePhase solve_on_devices(dist::gpu::DeviceContext& ctx, amg::gpu::DistDeviceA
   cuda::DeviceMemory::reset_peak();  // the peak of the solve, with the hierarchy resident
   comm.barrier();
   Stopwatch upload_clock;
-  dist::gpu::DeviceDistMatrix& da = pm.fine_operator();  // level 0 is A: no second upload
+  // Level 0 is A (no second upload), unless the hierarchy was built from another matrix (--pmat).
+  std::optional<dist::gpu::DeviceDistMatrix> own_a;
+  if (&a != &m.hierarchy().levels.front().a) own_a.emplace(a, ctx.compute());
+  dist::gpu::DeviceDistMatrix& da = own_a ? *own_a : pm.fine_operator();
   cuda::DeviceBuffer<double> db, dx;
   db.upload(b, ctx.compute());
   dx.upload(x, ctx.compute());
@@ -674,7 +678,6 @@ int run_distributed_amg(const dist::Communicator& comm, const DistributedAmgOpti
   // from then on (`fine` below).
   dist::DistMatrix a = load_distributed(comm, o.a, part, part);
   const OwnedNearNull near_null_rows = owned_near_null(comm, near_null, a.row_begin(), a.row_begin() + a.owned_rows());
-  const amg::NearNullSpace& nns = near_null_rows.space;
   const std::vector<double> b = owned_right_hand_side(comm, o, a);
   const std::int64_t nnz = comm.allreduce(a.nnz(), dist::ReduceOp::sum);
   const bool use_cg = uses_cg(comm, o, a);
@@ -682,8 +685,23 @@ int run_distributed_amg(const dist::Communicator& comm, const DistributedAmgOpti
   if (root)
     std::printf("A: %s, %lld rows, %lld nnz on %d rank(s); near-null space %lld vector(s) (%s), block size %d; %s + "
                 "AMG\n",
-                o.a.describe().c_str(), (long long)rows, (long long)nnz, comm.size(), (long long)nns.vectors.cols,
-                near_null.describe().c_str(), block_size, method.c_str());
+                o.a.describe().c_str(), (long long)rows, (long long)nnz, comm.size(),
+                (long long)near_null_rows.space.vectors.cols, near_null.describe().c_str(), block_size, method.c_str());
+  // --pmat separate-kinds: the hierarchy takes A without its cross-kind couplings (and the
+  // constant); A moves here, where the Krylov method, the residual check and the baselines read it.
+  const bool separate_kinds = o.pmat == "separate-kinds";
+  std::optional<dist::DistMatrix> krylov_a;
+  amg::NearNullSpace scalar_nns;
+  if (separate_kinds) {
+    TESSERA_REQUIRE_INPUT(block_size > 1, "--pmat separate-kinds: A has one kind of dof (block size 1); give "
+                          "--block-size, or generate a problem whose nodes have several dofs");
+    krylov_a.emplace(std::move(a));
+    a = dist::assemble(comm, amg::without_cross_kind_couplings(dist::owned_row_block(*krylov_a), block_size), part);
+    scalar_nns = amg::constant_near_null_space(a.owned_rows(), 1);
+    const std::int64_t pmat_nnz = comm.allreduce(a.nnz(), dist::ReduceOp::sum);
+    if (root) std::printf("%s\n", separate_kinds_line(block_size, pmat_nnz).c_str());
+  }
+  const amg::NearNullSpace& nns = separate_kinds ? scalar_nns : near_null_rows.space;
 
   // The setup's products (A P_tent, P^T A P) on the ranks' GPUs with the gpu backend, and its
   // graph phases (strength, aggregation) and lambda_max estimates too unless --setup host;
@@ -715,7 +733,8 @@ int run_distributed_amg(const dist::Communicator& comm, const DistributedAmgOpti
   const bool tracing = agree_on_tracing(comm, o.trace);
   trace::set_enabled(tracing);  // the setups and re-setups only: the solves run untraced
   amg::DistAmg m = timed_setups(comm, o.setups, std::move(a), build, inspect, setup);
-  const dist::DistMatrix& fine = m.fine_operator();  // A, held by the hierarchy
+  const dist::DistMatrix& fine = m.fine_operator();  // A (or --pmat's matrix), held by the hierarchy
+  const dist::DistMatrix& krylov_operator = krylov_a ? *krylov_a : fine;
   const double setup_s = setup.seconds;
   const amg::HierarchyStats& stats = *first_stats;
   const std::vector<int> active = m.active_ranks();  // collective
@@ -793,7 +812,7 @@ int run_distributed_amg(const dist::Communicator& comm, const DistributedAmgOpti
   const amg::KrylovOptions& ko = o.krylov;
   std::vector<double> x(b.size(), 0.0);
   const bool gpu = o.backend == Backend::gpu;
-  const SolvePhase phase = solve(comm, devices, uploaded, o, m, fine, b, x, ko, use_cg);
+  const SolvePhase phase = solve(comm, devices, uploaded, o, m, krylov_operator, b, x, ko, use_cg);
   const amg::SolveResult& res = phase.res;
   const double solve_s = phase.seconds;
 
@@ -831,6 +850,7 @@ int run_distributed_amg(const dist::Communicator& comm, const DistributedAmgOpti
   }
   out = {{"driver", "tessera-amg"}, {"tol", o.krylov.rtol}, {"matrix", o.a.describe()}, {"rows", rows}, {"nnz", nnz}, {"ranks", comm.size()},
          {"near_null_vectors", nns.vectors.cols}, {"near_null", near_null.describe()}, {"block_size", block_size},
+         {"pmat", o.pmat},
          {"backend", to_string(o.backend)}, {"distributed", true}, {"converged", res.converged()},
          {"status", amg::to_string(res.status)}, {"message", res.message}, {"iterations", res.iterations},
          {"relative_residual", res.relative_residual}, {"setup_seconds", setup_s}, {"solve_seconds", solve_s},
@@ -910,13 +930,15 @@ int run_distributed_amg(const dist::Communicator& comm, const DistributedAmgOpti
     bo.block_size = block_size;
     bo.coordinates = near_null_rows.coordinates;  // rigid-body modes: GAMG gets the same geometry
     bo.near_null = near_null_rows.orthonormal;    // --near-null: and the same vectors
-    const auto results = baselines::run_baselines(comm.mpi(), o.compare, dist::owned_row_block(fine), b, bo);
+    const auto results =
+        baselines::run_baselines(comm.mpi(), o.compare, dist::owned_row_block(krylov_operator), b, bo);
     baselines::BaselineResult mine = amg_result_row(res, stats, setup_s, solve_s);
     mine.solver = "Tessera SA-AMG-" + method;
     mine.runs_on = gpu ? detail::concat("setup on the host, solve on ", comm.size(), " GPU(s), one per MPI rank")
                        : detail::concat("host, ", comm.size(), " MPI rank(s)");
     mine.configuration = detail::concat(method, " + smoothed aggregation, ", stats.levels.size(), " levels, coarsest ",
-                                        phase.coarse_method.empty() ? stats.coarse_method : phase.coarse_method);
+                                        phase.coarse_method.empty() ? stats.coarse_method : phase.coarse_method,
+                                        separate_kinds ? kSeparateKindsConfiguration : "");
     if (root) baselines::print_comparison(stdout, o.krylov.rtol, mine, results);
     out["compare"] = baselines::comparison_json(mine, results);
   }

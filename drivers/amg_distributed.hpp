@@ -26,6 +26,7 @@ struct DistributedAmgOptions {
   std::string b_file;                 // Matrix Market array; default all ones
   NearNullChoice near_null;           // --null-space, --block-size, --coordinates, --near-null
   std::string solver = "auto";       // auto (CG if A is symmetric, else FGMRES) | cg | gmres
+  std::string pmat = "a";            // the hierarchy's matrix: a | separate-kinds (amg/separate_kinds.hpp)
   amg::KrylovOptions krylov;          // tolerance, iteration limit, history; FGMRES's restart and Gram-Schmidt
   int resetups = 0;                   // re-setups with the same pattern (the first records where P's values come from)
   amg::AmgOptions amg;

@@ -28,8 +28,9 @@ struct AmgRun {
 
 /// The problem and the setup choices of a single-GPU run.
 struct SingleGpuProblem {
-  const Csr<double>& a;
-  const amg::NearNullSpace& nns;
+  const Csr<double>& a;     // what CG (FGMRES) iterates on
+  const Csr<double>& pmat;  // what the hierarchy is built from: A, or another matrix (--pmat)
+  const amg::NearNullSpace& nns;  // pmat's
   const amg::Vector& b;
   amg::AmgOptions options;
   std::string spgemm;    // "auto" | "tile" | "cusparse"

@@ -5,6 +5,8 @@
 //   tessera-amg --A elastic.mtx --coordinates xyz.mtx      (rigid-body modes from node coordinates)
 //   tessera-amg --A shell.mtx --near-null modes.mtx --block-size 6   (any near-null vectors)
 //   tessera-amg --A matrix.mtx.gz [--b rhs.mtx] --smoother l1-jacobi --cycle W --history
+//   tessera-amg --gen frame2d:256:30 --pmat separate-kinds   (the hierarchy from A without the
+//                                                             couplings between kinds of dof)
 //   mpirun -np 4 tessera-amg --gen poisson3d:64 --compare hypre,gamg   (baselines side by side)
 // One rank: the serial reference hierarchy (CG or FGMRES). Several ranks (or --distributed):
 // each rank generates/reads its rows and the distributed AMG (amg::DistAmg) preconditions PCG,
@@ -32,6 +34,7 @@
 #include "amg/cycle.hpp"
 #include "amg/hierarchy_stats.hpp"
 #include "amg/krylov.hpp"
+#include "amg/separate_kinds.hpp"
 #include "dist/backend_choice.hpp"
 #include "dist/communicator.hpp"
 #include "drivers/amg_distributed.hpp"
@@ -55,6 +58,7 @@ struct Options {
   std::string b_file, json, compare, smoother = "chebyshev", cycle = "V", solver = "auto";
   NearNullChoice near_null;
   std::string backend = "auto", spgemm = "auto", setup = "auto";
+  std::string pmat = "a";  // the matrix the hierarchy is built from: "a" or "separate-kinds"
   amg::KrylovOptions krylov;
   std::string gram_schmidt = "cgs2";
   int setups = 1, solves = 1, resetups = 0;
@@ -125,6 +129,12 @@ void add_options(CLI::App& app, Options& opt) {
                  "of A's rows, one column a vector, linearly independent; with --block-size for nodes of several dofs");
   app.add_option("--block-size", opt.near_null.block_size,
                  "dofs per node (default: rows / nodes of --coordinates, else from the generator, else 1)");
+  app.add_option("--pmat", opt.pmat,
+                 "the matrix the hierarchy is built from (PETSc's Pmat): a (the default) or separate-kinds (A "
+                 "without the couplings between different kinds of dof, block size 1 and the constant: each kind "
+                 "coarsened by its own couplings, for systems such as slender frames whose kinds are stiff in "
+                 "different directions); CG or FGMRES iterates on A either way, and --compare's baselines get A")
+      ->check(CLI::IsMember({"a", "separate-kinds"}));
   app.add_option("--stagnation-window", opt.krylov.stagnation_window, "stop after this many iterations without a new smallest residual")
       ->check(CLI::PositiveNumber);
   app.add_option("--backend", opt.backend, "auto (GPU when present; several ranks: when each has its own), host, gpu (ranks sharing a GPU exchange through host memory: slower)")
@@ -223,7 +233,8 @@ baselines::BaselineResult tessera_row(const Options& opt, Backend backend, bool 
   r.runs_on = backend == Backend::gpu ? "one GPU (cycle and Krylov solver on the device)" : "host reference, serial";
   r.configuration = detail::concat(krylov_method(use_cg, opt.krylov), " + smoothed aggregation ", opt.cycle, "-cycle, ",
                                    opt.smoother, ", threshold ", opt.amg.strength_threshold, ", ",
-                                   stats.levels.size(), " levels, coarsest ", stats.coarse_method);
+                                   stats.levels.size(), " levels, coarsest ", stats.coarse_method,
+                                   opt.pmat == "separate-kinds" ? kSeparateKindsConfiguration : "");
   return r;
 }
 
@@ -236,6 +247,13 @@ struct Problem {
   DenseMatrix orthonormal_nns;      // --near-null, modes with rotations: nns orthonormalised, for GAMG
   amg::Vector b;
   bool use_cg = true;
+  // --pmat separate-kinds: the matrix the hierarchy is built from, and its near-null space (the
+  // constant); nns above stays the baselines'.
+  std::optional<Csr<double>> pmat;
+  amg::NearNullSpace pmat_nns;
+
+  const Csr<double>& setup_matrix() const { return pmat ? *pmat : a; }
+  const amg::NearNullSpace& setup_nns() const { return pmat ? pmat_nns : nns; }
 };
 
 /// Runs the --compare baselines on the same A and b; rank 0 prints the table.
@@ -269,6 +287,7 @@ nlohmann::json phases_json(const amg::SetupTimes& t) {
 int run_distributed(const dist::Communicator& comm, const Options& opt, const std::vector<baselines::Baseline>& compare) {
   DistributedAmgOptions d;
   d.solver = opt.solver;
+  d.pmat = opt.pmat;
   d.a = opt.a;
   d.b_file = opt.b_file;
   d.near_null = opt.near_null;
@@ -313,6 +332,12 @@ Problem load_problem(const dist::Communicator& comm, const Options& opt) {
   p.orthonormal_nns = std::move(near_null.orthonormal);
   p.b = right_hand_side(opt, p.a);
   p.use_cg = opt.solver == "cg" || (opt.solver == "auto" && is_symmetric(p.a));
+  if (opt.pmat == "separate-kinds") {
+    TESSERA_REQUIRE_INPUT(p.nns.block_size > 1, "--pmat separate-kinds: A has one kind of dof (block size 1); give "
+                          "--block-size, or generate a problem whose nodes have several dofs");
+    p.pmat = amg::without_cross_kind_couplings(p.a, p.nns.block_size);
+    p.pmat_nns = amg::constant_near_null_space(p.a.rows, 1);
+  }
   return p;
 }
 
@@ -334,6 +359,8 @@ void print_problem(const Options& opt, const Problem& p, Backend backend) {
               opt.a.describe().c_str(), (long long)p.a.rows, (long long)p.a.nnz(), (long long)p.nns.vectors.cols,
               p.nns_description.c_str(), p.nns.block_size, krylov_method(p.use_cg, opt.krylov).c_str(),
               opt.cycle.c_str(), opt.smoother.c_str());
+  if (p.pmat)
+    std::printf("%s\n", separate_kinds_line(p.nns.block_size, p.pmat->nnz()).c_str());
 }
 
 /// The serial reference: host setup (optionally a re-setup), then CG or FGMRES on the host.
@@ -341,13 +368,13 @@ AmgRun run_on_host(const Options& opt, const Problem& p, amg::Vector& x, const a
   AmgRun run;
   const amg::LevelOps ops = amg::host_reference_ops();
   Stopwatch setup_clock;
-  amg::Hierarchy h = amg::setup(p.a, p.nns, opt.amg, ops);
+  amg::Hierarchy h = amg::setup(p.setup_matrix(), p.setup_nns(), opt.amg, ops);
   run.setup_s = setup_clock.seconds();
   run.stats = amg::statistics(h);  // of the first setup
   amg::print(stdout, run.stats);
   if (opt.resetup) {
     Stopwatch clock;
-    amg::resetup(h, p.a, ops);
+    amg::resetup(h, p.setup_matrix(), ops);
     run.resetup_s = clock.seconds();
     std::printf("re-setup (same pattern, values only): %.4f s, phases summed %.4f s\n", run.resetup_s,
                 amg::statistics(h).times.total());
@@ -366,7 +393,7 @@ AmgRun setup_and_solve(const Options& opt, const Problem& p, Backend backend, am
   const amg::KrylovOptions& ko = opt.krylov;
   if (backend == Backend::host) return run_on_host(opt, p, x, ko);
 #if TESSERA_HAVE_CUDA
-  const SingleGpuProblem gpu{p.a, p.nns, p.b, opt.amg, opt.spgemm, opt.resetup, p.use_cg};
+  const SingleGpuProblem gpu{p.a, p.setup_matrix(), p.setup_nns(), p.b, opt.amg, opt.spgemm, opt.resetup, p.use_cg};
   return opt.setup == "host" ? run_host_setup_on_gpu(gpu, x, ko) : run_device_setup(gpu, x, ko);
 #else
   TESSERA_REQUIRE_INPUT(false, "--backend gpu: this build has no CUDA backend");
@@ -397,7 +424,8 @@ int report(const Options& opt, const std::vector<baselines::Baseline>& compare, 
       {"driver", "tessera-amg"}, {"tol", opt.krylov.rtol}, {"ranks", 1},
       {"matrix", opt.a.describe()}, {"rows", p.a.rows}, {"nnz", p.a.nnz()},
       {"near_null_vectors", p.nns.vectors.cols}, {"near_null", p.nns_description}, {"block_size", p.nns.block_size},
-      {"smoother", opt.smoother}, {"cycle", opt.cycle}, {"backend", to_string(backend)}, {"converged", res.converged()},
+      {"smoother", opt.smoother}, {"cycle", opt.cycle}, {"pmat", opt.pmat}, {"backend", to_string(backend)},
+      {"converged", res.converged()},
       {"status", amg::to_string(res.status)}, {"message", res.message}, {"iterations", res.iterations},
       {"relative_residual", res.relative_residual}, {"setup_seconds", run.setup_s}, {"solve_seconds", run.solve_s},
       {"operator_complexity", stats.operator_complexity}, {"grid_complexity", stats.grid_complexity},
