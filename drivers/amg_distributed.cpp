@@ -19,6 +19,7 @@
 #include "dist/read_matrix_market.hpp"
 #include "dist/spmv.hpp"
 #include "dist/transpose.hpp"
+#include "drivers/amg_pmat.hpp"
 #include "drivers/amg_result_row.hpp"
 #include "drivers/common/dist_source.hpp"
 #include "drivers/common/driver_main.hpp"
@@ -693,8 +694,7 @@ int run_distributed_amg(const dist::Communicator& comm, const DistributedAmgOpti
   std::optional<dist::DistMatrix> krylov_a;
   amg::NearNullSpace scalar_nns;
   if (separate_kinds) {
-    TESSERA_REQUIRE_INPUT(block_size > 1, "--pmat separate-kinds: A has one kind of dof (block size 1); give "
-                          "--block-size, or generate a problem whose nodes have several dofs");
+    require_kinds_to_separate(block_size);
     krylov_a.emplace(std::move(a));
     a = dist::assemble(comm, amg::without_cross_kind_couplings(dist::owned_row_block(*krylov_a), block_size), part);
     scalar_nns = amg::constant_near_null_space(a.owned_rows(), 1);
@@ -849,8 +849,8 @@ int run_distributed_amg(const dist::Communicator& comm, const DistributedAmgOpti
     std::printf("FOM: setup %.4e nnz/s, solve %.4e nnz*it/s\n", setup_fom, solve_fom);
   }
   out = {{"driver", "tessera-amg"}, {"tol", o.krylov.rtol}, {"matrix", o.a.describe()}, {"rows", rows}, {"nnz", nnz}, {"ranks", comm.size()},
-         {"near_null_vectors", nns.vectors.cols}, {"near_null", near_null.describe()}, {"block_size", block_size},
-         {"pmat", o.pmat},
+         {"near_null_vectors", near_null_rows.space.vectors.cols}, {"near_null", near_null.describe()},
+         {"block_size", block_size}, {"pmat", o.pmat},
          {"backend", to_string(o.backend)}, {"distributed", true}, {"converged", res.converged()},
          {"status", amg::to_string(res.status)}, {"message", res.message}, {"iterations", res.iterations},
          {"relative_residual", res.relative_residual}, {"setup_seconds", setup_s}, {"solve_seconds", solve_s},

@@ -11,14 +11,6 @@
 
 namespace tessera::driver {
 
-/// What the drivers print under "A:" with --pmat separate-kinds, and add to their row's configuration.
-inline std::string separate_kinds_line(int kinds, long long pmat_nnz) {
-  return "preconditioner built from A without the couplings between its " + std::to_string(kinds) +
-         " kinds of dof (" + std::to_string(pmat_nnz) + " nnz; block size 1, the constant); the Krylov method "
-         "iterates on A";
-}
-inline constexpr const char* kSeparateKindsConfiguration = ", built from A without its cross-kind couplings";
-
 /// "CG", or "FGMRES(30, CGS2)" (the restart and the Gram-Schmidt of the Arnoldi step:
 /// CGS2, CGS2 if needed, CGS, MGS).
 inline std::string krylov_method(bool use_cg, const amg::KrylovOptions& ko) {

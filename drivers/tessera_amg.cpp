@@ -39,6 +39,7 @@
 #include "dist/communicator.hpp"
 #include "drivers/amg_distributed.hpp"
 #include "drivers/amg_near_null.hpp"
+#include "drivers/amg_pmat.hpp"
 #include "drivers/amg_result_row.hpp"
 #include "drivers/amg_single_gpu.hpp"
 #include "drivers/baselines/compare.hpp"
@@ -333,8 +334,7 @@ Problem load_problem(const dist::Communicator& comm, const Options& opt) {
   p.b = right_hand_side(opt, p.a);
   p.use_cg = opt.solver == "cg" || (opt.solver == "auto" && is_symmetric(p.a));
   if (opt.pmat == "separate-kinds") {
-    TESSERA_REQUIRE_INPUT(p.nns.block_size > 1, "--pmat separate-kinds: A has one kind of dof (block size 1); give "
-                          "--block-size, or generate a problem whose nodes have several dofs");
+    require_kinds_to_separate(p.nns.block_size);
     p.pmat = amg::without_cross_kind_couplings(p.a, p.nns.block_size);
     p.pmat_nns = amg::constant_near_null_space(p.a.rows, 1);
   }
