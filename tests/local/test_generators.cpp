@@ -380,7 +380,8 @@ TEST(Generators, UnevenRowRangesConcatenateToTheWholeMatrix) {
   const std::vector<std::string> specs = {
       "poisson2d:1", "poisson2d:7",      "poisson3d:5",  "poisson3d27:4",   "convdiff3d:6",     "elasticity2d:1",
       "elasticity2d:7", "elasticity3d:1", "elasticity3d:4", "frame2d:1", "frame2d:5", "frame3d:1", "frame3d:3",
-      "frame2d:5:1", "frame3d:3:30", "rmat:1:3" + s, "rmat:8:4" + s, "random:1:1" + s, "random:53:6" + s, "random:40:40" + s, "random:300:90" + s};
+      "frame2d:5:1", "frame3d:3:30", "rmat:1:3" + s, "rmat:8:4" + s, "random:1:1" + s, "random:53:6" + s,
+      "random:40:40" + s, "random:300:90" + s};
   for (const std::string& text : specs) {
     SCOPED_TRACE(text);
     const gen::ProblemSpec spec = parse_spec(text);
