@@ -4,25 +4,20 @@
 
 namespace tessera::amg {
 
+void require_whole_nodes(std::int64_t rows, std::int64_t cols, int kinds) {
+  TESSERA_REQUIRE_INPUT(kinds >= 1 && rows % kinds == 0 && cols == rows, "separate kinds of dof: ", kinds,
+                        " kinds a node do not divide the ", rows, "x", cols, " matrix into whole nodes");
+}
+
 RowBlock without_cross_kind_couplings(const RowBlock& rows, int kinds) {
-  TESSERA_REQUIRE_INPUT(kinds >= 1 && rows.global_rows % kinds == 0 && rows.global_cols == rows.global_rows,
-                        "separate kinds of dof: ", kinds, " kinds a node do not divide the ", rows.global_rows, "x",
-                        rows.global_cols, " matrix into whole nodes");
+  require_whole_nodes(rows.global_rows, rows.global_cols, kinds);
   RowBlock kept;
   kept.global_rows = rows.global_rows;
   kept.global_cols = rows.global_cols;
   kept.row_begin = rows.row_begin;
   kept.row_end = rows.row_end;
-  kept.row_ptr.reserve(rows.row_ptr.size());
-  for (std::int64_t i = 0; i < rows.local_rows(); ++i) {
-    const std::int64_t kind = (rows.row_begin + i) % kinds;
-    for (std::int64_t k = rows.row_ptr[i]; k < rows.row_ptr[i + 1]; ++k)
-      if (rows.col[k] % kinds == kind) {
-        kept.col.push_back(rows.col[k]);
-        kept.values.push_back(rows.values[k]);
-      }
-    kept.row_ptr.push_back(kept.nnz());
-  }
+  keep_same_kind_entries(rows.local_rows(), rows.row_begin, rows.row_ptr.data(), rows.col.data(), rows.values.data(),
+                         kinds, kept.row_ptr, kept.col, kept.values);
   return kept;
 }
 

@@ -20,6 +20,7 @@
 #include "local/io/matrix_market.hpp"
 #include "local/reference/kernels.hpp"
 #include "support/generated_near_null_space.hpp"
+#include "support/host_threads_scope.hpp"
 #include "support/matrix_files.hpp"
 #include "support/random_matrix.hpp"
 
@@ -117,7 +118,8 @@ TEST(AmgPcg, FrameIterationsFollowSlendernessNotTheGrid) {
 }
 
 // amg::without_cross_kind_couplings keeps entry (i, j) where i and j are the same kind of dof
-// (i % kinds == j % kinds, global indices), row ranges alike; kinds that split a node are refused.
+// (i % kinds == j % kinds, global indices), row ranges and thread counts alike; kinds that split a
+// node are refused.
 TEST(SeparateKinds, KeepsTheCouplingsWithinEachKind) {
   const Csr<double> a = gen::generate(gen::parse_spec("frame2d:4"));  // ux uy rz a node
   const Csr<double> p = without_cross_kind_couplings(a, 3);
@@ -138,6 +140,11 @@ TEST(SeparateKinds, KeepsTheCouplingsWithinEachKind) {
   const RowBlock part = without_cross_kind_couplings(row_block(a, 7, 29), 3);
   EXPECT_EQ(part.col, row_block(p, 7, 29).col);
   EXPECT_EQ(part.values, row_block(p, 7, 29).values);
+  // Counted and filled on several threads in ranges of a few rows: the one-thread result.
+  const Csr<double> threaded = testing::with_host_threads(4, [&] { return without_cross_kind_couplings(a, 3); });
+  EXPECT_EQ(threaded.row_ptr, p.row_ptr);
+  EXPECT_EQ(threaded.col_idx, p.col_idx);
+  EXPECT_EQ(threaded.values, p.values);
   EXPECT_THROW(without_cross_kind_couplings(a, 5), InputError);  // 48 rows are not nodes of 5
   EXPECT_THROW(without_cross_kind_couplings(a, 0), InputError);
 }
