@@ -18,6 +18,7 @@
 #include "amg/petsc/pc_tessera.hpp"
 #include "amg/petsc/petsc_boundary.hpp"
 #include "amg/petsc/petsc_operator.hpp"
+#include "amg/petsc/separate_kinds_operator.hpp"
 #include "amg/petsc/whole_matrix_arrays.hpp"
 #include "dist/backend_choice.hpp"
 #include "dist/host_threads.hpp"
@@ -69,6 +70,11 @@ struct PcTessera {
   std::vector<double> coordinates;
   bool coordinates_changed = false;
   std::string near_null = "none yet";
+  // -pc_tessera_separate_kinds: the hierarchy from the operator without the couplings between
+  // its kinds of dof (separate_kinds_operator.hpp). `separated_kinds`: the block size the last
+  // full setup separated (1: none), which its numeric re-setups separate alike.
+  PetscBool separate_kinds = PETSC_FALSE;
+  int separated_kinds = 1;
 
   ~PcTessera() {
     if (device) device->release();  // then amg, then device: the members' order
@@ -112,6 +118,13 @@ amg::NearNullSpace near_null_space(Mat a, const dist::Communicator& comm, PcTess
   TESSERA_PETSC_THROW(MatGetNearNullSpace(a, &space));
   TESSERA_PETSC_THROW(MatGetBlockSize(a, &block_size));
   d.coordinates_changed = false;
+  if (d.separated_kinds > 1) {  // a scalar AMG of each kind: the constant (amg/separate_kinds.hpp)
+    d.near_null = tessera::detail::concat(
+        "the constant (block size 1) on the operator without the couplings between its ", d.separated_kinds,
+        " kinds of dof (-pc_tessera_separate_kinds)", space ? "; the operator's MatSetNearNullSpace not used" : "",
+        d.coordinate_dim > 0 ? "; PCSetCoordinates' nodes not used" : "");
+    return amg::constant_near_null_space(owned_rows, 1);
+  }
   const bool rigid = !space && d.coordinate_dim > 0 && block_size > 1;
   const int dim = static_cast<int>(d.coordinate_dim);
   // GAMG's rule: dim dofs a node are displacements; 3 in 2D or 6 in 3D also rotations (shells).
@@ -174,7 +187,7 @@ bool one_gpu_hierarchy(const PcTessera& d) {
 // uploaded as they are and the hierarchy built on the device.
 void full_setup_one_gpu(Mat a, PcTessera& d) {
   std::optional<LoggedEvent> event(std::in_place, TESSERA_PCReadA);
-  const WholeMatrixArrays whole(a);
+  const WholeMatrixArrays whole(a, d.separated_kinds);
   std::string error;
   const amg::NearNullSpace near_null = near_null_space(a, *d.comm, d, whole.arrays().rows, error);
   TESSERA_REQUIRE_INPUT(error.empty(), error);
@@ -188,7 +201,7 @@ void full_setup_one_gpu(Mat a, PcTessera& d) {
 // false (the hierarchy untouched) if A's pattern changed.
 bool value_setup_one_gpu(Mat a, PcTessera& d) {
   std::optional<LoggedEvent> event(std::in_place, TESSERA_PCReadA);
-  const WholeMatrixArrays whole(a);
+  const WholeMatrixArrays whole(a, d.separated_kinds);
   event.emplace(TESSERA_PCHierarchy);  // the pattern compared and the values uploaded, then the re-setup
   if (!d.single->resetup_if_same_pattern(whole.arrays())) return false;
   event.emplace(TESSERA_PCUpload);
@@ -213,6 +226,7 @@ void full_setup(PC pc, PcTessera& d) {
   TESSERA_REQUIRE_INPUT(gpu || !transfer_on_device,  // the backend is the same on every rank
                         "PCTESSERA: -pc_tessera_resetup_transfer device recomputes the levels on the GPUs; it needs "
                         "-pc_tessera_backend gpu (this run's backend is host)");
+  d.separated_kinds = d.separate_kinds ? kinds_to_separate(a) : 1;  // the block size: the same on every rank
   if (one_gpu_hierarchy(d)) {
     full_setup_one_gpu(a, d);
     ++d.full_setups;
@@ -220,7 +234,8 @@ void full_setup(PC pc, PcTessera& d) {
   }
   d.single.reset();  // -pc_tessera_hierarchy may have changed since the last full setup
   std::optional<LoggedEvent> event(std::in_place, TESSERA_PCReadA);
-  dist::DistMatrix operator_a = read_dist_matrix(*d.comm, a);
+  dist::DistMatrix operator_a =
+      d.separated_kinds > 1 ? read_separated_dist_matrix(*d.comm, a, d.separated_kinds) : read_dist_matrix(*d.comm, a);
   std::string error;
   const amg::NearNullSpace near_null = near_null_space(a, *d.comm, d, operator_a.owned_rows(), error);
   dist::throw_if_any_rank_failed(*d.comm, error);
@@ -244,7 +259,10 @@ bool value_setup(PC pc, PcTessera& d) {
   if (d.single) return value_setup_one_gpu(pc->pmat, d);  // one rank: nothing to agree on
   std::optional<LoggedEvent> event(std::in_place, TESSERA_PCReadA);
   dist::DistMatrix& fine = d.amg->fine_operator();
-  if (!refresh_values_if_same_pattern(*d.comm, pc->pmat, fine)) return false;
+  const bool same = d.separated_kinds > 1
+                        ? refresh_separated_values_if_same_pattern(*d.comm, pc->pmat, d.separated_kinds, fine)
+                        : refresh_values_if_same_pattern(*d.comm, pc->pmat, fine);
+  if (!same) return false;
   event.emplace(TESSERA_PCHierarchy);
   try {
     d.amg->resetup(fine);  // collective: it fails on every rank alike
@@ -286,7 +304,8 @@ PetscErrorCode PCSetUp_Tessera(PC pc) {
   PetscFunctionBegin;
   PetscCall(check_operator(pc));
   const bool set_up = d.amg || (d.single && d.single->ready());  // a failed re-setup leaves no one-GPU hierarchy
-  if (pc->setupcalled && set_up && pc->flag == SAME_NONZERO_PATTERN && !d.coordinates_changed) {
+  const bool same_kinds = (d.separate_kinds == PETSC_TRUE) == (d.separated_kinds > 1);
+  if (pc->setupcalled && set_up && pc->flag == SAME_NONZERO_PATTERN && !d.coordinates_changed && same_kinds) {
     bool same = true;
     TesseraPetscTry(comm, same = value_setup(pc, d));
     PetscCheck(same, comm, PETSC_ERR_ARG_INCOMP,
@@ -372,6 +391,11 @@ PetscErrorCode PCSetFromOptions_Tessera(PC pc, PetscOptionItems* PetscOptionsObj
                               "step on the device; otherwise distributed), or distributed (always the distributed "
                               "hierarchy, for comparison); read at each full setup",
                               "PCTESSERA", kHierarchyNames, 2, kHierarchyNames[hierarchy], &hierarchy, nullptr));
+  PetscCall(PetscOptionsBool("-pc_tessera_separate_kinds",
+                             "Build the hierarchy from the operator without the couplings between its kinds of dof "
+                             "(the block size; one constant, block size 1): for slender frames and shells; read at "
+                             "each full setup",
+                             "PCTESSERA", d.separate_kinds, &d.separate_kinds, nullptr));
   PetscOptionsHeadEnd();
   o.smoother = static_cast<amg::SmootherKind>(smoother);
   o.cycle = static_cast<amg::CycleKind>(cycle);
@@ -399,6 +423,23 @@ PetscErrorCode view_hierarchy(PetscViewer viewer, const amg::HierarchyStats& s) 
                                    s.operator_complexity));
   PetscCall(PetscViewerASCIIPrintf(viewer, "coarsest level: %s (%s)\n", s.coarse_method.c_str(), s.stop_reason.c_str()));
   PetscCall(PetscViewerASCIIPrintf(viewer, "setup time %.4g s\n", s.times.total()));
+  PetscFunctionReturn(0);
+}
+
+// With -pc_tessera_separate_kinds the operator complexity above counts the separated level 0's
+// entries; this one counts the operator's, what the cycle's memory and work compare with.
+PetscErrorCode view_complexity_over_operator(Mat a, PetscViewer viewer, const amg::HierarchyStats& s) {
+  MatInfo info;
+  long long entries = 0;
+  PetscFunctionBegin;
+  PetscCall(MatGetInfo(a, MAT_GLOBAL_SUM, &info));
+  for (const amg::LevelStats& level : s.levels) entries += static_cast<long long>(level.nnz);
+  const long long operator_entries = static_cast<long long>(info.nz_used);
+  PetscCall(PetscViewerASCIIPrintf(viewer,
+                                   "separated kinds: level 0 keeps %lld of the operator's %lld entries; the hierarchy's "
+                                   "entries over the operator's: %.4f\n",
+                                   static_cast<long long>(s.levels.front().nnz), operator_entries,
+                                   double(entries) / double(std::max(1LL, operator_entries))));
   PetscFunctionReturn(0);
 }
 
@@ -451,6 +492,7 @@ PetscErrorCode PCView_Tessera(PC pc, PetscViewer viewer) {
     TesseraPetscTry(PetscObjectComm(reinterpret_cast<PetscObject>(pc)), stats = d.amg->statistics());
     PetscCall(view_hierarchy(viewer, stats));
   }
+  if (d.separated_kinds > 1 && !stats.levels.empty()) PetscCall(view_complexity_over_operator(pc->pmat, viewer, stats));
   PetscCall(PetscViewerASCIIPopTab(viewer));
   PetscFunctionReturn(0);
 }

@@ -21,7 +21,9 @@ using PetscCsrArrays = CsrArrays<PetscInt, PetscInt>;
 class WholeMatrixArrays {
  public:
   /// `a`: an assembled AIJ matrix whose rows this rank owns, all of them (InputError otherwise).
-  explicit WholeMatrixArrays(Mat a);
+  /// With `separate_kinds` > 1, a copy without the couplings between that many kinds of dof
+  /// (amg::without_cross_kind_couplings: -pc_tessera_separate_kinds) instead.
+  explicit WholeMatrixArrays(Mat a, int separate_kinds = 1);
   WholeMatrixArrays(const WholeMatrixArrays&) = delete;
   WholeMatrixArrays& operator=(const WholeMatrixArrays&) = delete;
 
@@ -31,6 +33,8 @@ class WholeMatrixArrays {
   bool borrowed() const { return borrowed_; }
 
  private:
+  void point_at_copy();
+
   StoredAijRows stored_;
   std::vector<PetscInt> copied_row_ptr_, copied_cols_;  // the copy, where nothing is borrowed
   HostArray<double> copied_values_;

@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """Runs one PETSc application under mpiexec and checks what it printed.
 
-Usage: check_petsc_run.py --np N [--require REGEX ...] [--max-true-residual R] -- program args...
+Usage: check_petsc_run.py --np N [--require REGEX ...] [--max-true-residual R] [--needs-gpu]
+                          -- program args...
 
 Passes when every KSP solve reported CONVERGED_RTOL or CONVERGED_ATOL (-ksp_converged_reason),
 the last line of every -ksp_monitor_true_residual sequence has ||r||/||b|| <= R (the residual
@@ -11,6 +12,9 @@ Each rank's output goes to its own file (Open MPI's --output-filename) and is re
 through one pipe, a line that rank 1 prints (say, with -info) can land in the middle of rank 0's
 residual line, and a checker reading the merged stream would then see a residual it cannot parse.
 The solver's own lines (monitor, converged reason, -ksp_view) come from rank 0.
+
+With --needs-gpu the run is skipped (exit 77, ctest's SKIP_RETURN_CODE) where nvidia-smi lists no
+GPU, as the gpu-labelled tests skip.
 """
 import argparse
 import glob
@@ -55,6 +59,18 @@ def read_rank_outputs(outdir, np):
     return texts
 
 
+SKIP_CODE = 77
+
+
+def gpu_listed():
+    try:
+        listed = subprocess.run(["nvidia-smi", "-L"], stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
+                                text=True, timeout=60).stdout
+    except (OSError, subprocess.TimeoutExpired):
+        return False
+    return any(line.startswith("GPU") for line in listed.splitlines())
+
+
 def main():
     p = argparse.ArgumentParser()
     p.add_argument("--np", type=int, required=True)
@@ -62,9 +78,13 @@ def main():
     p.add_argument("--require", action="append", default=[])
     p.add_argument("--max-true-residual", type=float, default=1e-6)
     p.add_argument("--timeout", type=int, default=500)
+    p.add_argument("--needs-gpu", action="store_true")
     p.add_argument("command", nargs=argparse.REMAINDER)
     a = p.parse_args()
     command = a.command[1:] if a.command and a.command[0] == "--" else a.command
+    if a.needs_gpu and not gpu_listed():
+        print("SKIPPED: no GPU visible (nvidia-smi -L)")
+        return SKIP_CODE
     env = dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1")
     with tempfile.TemporaryDirectory(prefix="petsc-run-") as outdir:
         full = [a.mpiexec, "-n", str(a.np), "--oversubscribe", "--merge-stderr-to-stdout",

@@ -35,18 +35,28 @@ set(ex55_ranks 1 2 4)
 set(ex56_ranks 1 2 8)
 
 # One tutorial run, ctest name petsc.EX.SET.npNP: the plugin's options ${SET}_set, what
-# check_petsc_run.py requires ${SET}_require, the tutorial's own arguments after NP.
+# check_petsc_run.py requires ${SET}_require, the tutorial's own arguments after NP. With
+# ${SET}_gpu true the test is labelled gpu and skipped (exit 77) without the CUDA backend or a
+# visible GPU.
 function(tessera_petsc_tutorial_test ex set np)
   set(name petsc.${ex}.${set}.np${np})
   set(source ${TESSERA_PETSC_TUTORIALS_DIR}/${ex}.c)
-  if(TARGET petsc_tutorial_${ex})
+  set(labels "host;mpi;petsc")
+  set(needs_gpu "")
+  if(${set}_gpu)
+    set(labels "gpu;mpi;petsc")
+    set(needs_gpu --needs-gpu)
+  endif()
+  if(${set}_gpu AND NOT TESSERA_HAVE_CUDA)
+    add_test(NAME ${name} COMMAND sh -c "echo 'SKIPPED: ${name} needs the CUDA backend (built without nvcc)'; exit ${TESSERA_SKIP_CODE}")
+  elseif(TARGET petsc_tutorial_${ex})
     add_test(NAME ${name}
-             COMMAND ${check} --np ${np} --mpiexec ${MPIEXEC_EXECUTABLE} ${${set}_require}
+             COMMAND ${check} ${needs_gpu} --np ${np} --mpiexec ${MPIEXEC_EXECUTABLE} ${${set}_require}
                      -- $<TARGET_FILE:petsc_tutorial_${ex}> ${common} ${${set}_set} ${ARGN})
   else()
     add_test(NAME ${name} COMMAND sh -c "echo 'SKIPPED: ${source} not installed (apt-get install libpetsc3.18-dev-examples)'; exit ${TESSERA_SKIP_CODE}")
   endif()
-  set_tests_properties(${name} PROPERTIES LABELS "host;mpi;petsc" PROCESSORS ${np} TIMEOUT 600
+  set_tests_properties(${name} PROPERTIES LABELS "${labels}" PROCESSORS ${np} TIMEOUT 600
                        SKIP_RETURN_CODE ${TESSERA_SKIP_CODE} ENVIRONMENT "${TESSERA_TEST_ENV}")
 endfunction()
 
@@ -109,14 +119,30 @@ foreach(dim_n_modes IN ITEMS "3;6;6" "2;20;3")
   # Slender beams (L = 30, bending 900 times softer than stretching): PCTESSERA built from a Pmat
   # without the couplings between kinds of dof (block size 1, one constant) took 27 (frame2d:20:30)
   # and 29 (frame3d:6:30) iterations, where the rigid-body modes on A took 133 and 101; the bound of
-  # 40 fails a PCTESSERA that builds from Amat, or one whose Pmat lost the kinds.
+  # 40 fails a PCTESSERA that builds from Amat, or one whose Pmat lost the kinds. -resolve_scaled
+  # then scales A and the Pmat by a diagonal of powers of two: the numeric re-setup must take a
+  # fresh setup's iterations (26 and 29 on one rank; one that kept the old values took 55 and 62).
+  set(separate_require --require "CONVERGED_RTOL iterations ([0-9]|[1-3][0-9]|40)$" --require "setups: 1 full, 1 numeric"
+      --require "scaled A: ([0-9]|[1-3][0-9]|40) iterations after the numeric re-setup")
   set(pc_separate_frame${dim}d_set ${pc_set})
-  set(pc_separate_frame${dim}d_require ${pc_require}
-      --require "near-null space: 1 constant vector\\(s\\), one a component \\(block size 1\\)"
-      --require "CONVERGED_RTOL iterations ([0-9]|[1-3][0-9]|40)$")
+  set(pc_separate_frame${dim}d_require ${pc_require} ${separate_require}
+      --require "near-null space: 1 constant vector\\(s\\), one a component \\(block size 1\\)")
+  # -pc_tessera_separate_kinds: PCTESSERA separates A's kinds itself (the application still hands
+  # it the coordinates, which it then leaves unused), the same hierarchy as from that Pmat; on the
+  # GPUs the one-GPU hierarchy on 1 rank, the distributed one on 2 and 3.
+  set(pc_option_separate_frame${dim}d_set ${pc_set} -pc_tessera_separate_kinds)
+  set(pc_option_separate_frame${dim}d_require ${pc_require} ${separate_require}
+      --require "near-null space: the constant \\(block size 1\\) on the operator without the couplings between its ${modes} kinds of dof \\(-pc_tessera_separate_kinds\\). PCSetCoordinates' nodes not used"
+      --require "separated kinds: level 0 keeps [0-9]+ of the operator's [0-9]+ entries. the hierarchy's entries over the operator's: [0-9.]+")
+  set(pc_option_separate_gpu_frame${dim}d_set ${pc_option_separate_frame${dim}d_set} -pc_tessera_backend gpu)
+  set(pc_option_separate_gpu_frame${dim}d_require ${pc_option_separate_frame${dim}d_require} --require "backend gpu[,:]")
+  set(pc_option_separate_gpu_frame${dim}d_gpu TRUE)
   foreach(np IN ITEMS 1 2 3)
     tessera_petsc_tutorial_test(frame pc_separate_frame${dim}d ${np} -ksp_type cg -ksp_norm_type unpreconditioned
-                                -pmat_separate_kinds -spec frame${dim}d:${n}:30)
+                                -pmat_separate_kinds -resolve_scaled -spec frame${dim}d:${n}:30)
+    foreach(set IN ITEMS pc_option_separate_frame${dim}d pc_option_separate_gpu_frame${dim}d)
+      tessera_petsc_tutorial_test(frame ${set} ${np} ${frame_args} -resolve_scaled -spec frame${dim}d:${n}:30)
+    endforeach()
   endforeach()
 endforeach()
 
@@ -189,6 +215,11 @@ tessera_bad_use_test(coordinates_1d nonzero
                      1 2)
 tessera_bad_use_test(coordinates_count nonzero
                      "PETSC ERROR: Tessera: PCTESSERA: PCSetCoordinates gave [0-9]+ nodes on rank 0, the operator owns [0-9]+ rows there" 1 2)
+# -pc_tessera_separate_kinds on a scalar operator (block size 1: no kinds to separate): refused on
+# every rank at the first setup, naming MatSetBlockSize.
+tessera_bad_use_test(separate_kinds_scalar nonzero
+                     "PETSC ERROR: .*PCTESSERA: -pc_tessera_separate_kinds separates the kinds of dof of a node, the operator's block size of them. its block size is 1: set it with MatSetBlockSize"
+                     1 2 CASE ok ENV "PETSC_OPTIONS=-pc_tessera_separate_kinds")
 # The re-setup transfer on the device asked for with the host backend: refused on every rank
 # at the first setup (the host backend forced, so a GPU machine gives the same answer).
 tessera_bad_use_test(transfer_without_gpu nonzero
