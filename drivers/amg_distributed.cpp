@@ -858,6 +858,7 @@ int run_distributed_amg(const dist::Communicator& comm, const DistributedAmgOpti
          {"nnz_ap", stats.nnz_ap}, {"setup_fom", setup_fom}, {"solve_fom", solve_fom},
          {"levels", static_cast<int>(stats.levels.size())}};
   add_krylov_keys(out, use_cg, o.krylov, res);
+  if (krylov_a && root) out["operator_complexity_over_a"] = operator_complexity_over_a(stats, nnz);
   if (tracing) out["setup_step_trace"] = {{"setup", o.setups}, {"steps", trace_json}};
   if (!upload_trace_json.is_null()) out["upload_step_trace"] = {{"steps", upload_trace_json}};
   out["setup_page_faults"] = {{"max_rank", setup.page_faults_max}, {"all_ranks", setup.page_faults_sum}};

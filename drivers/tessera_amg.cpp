@@ -432,6 +432,7 @@ int report(const Options& opt, const std::vector<baselines::Baseline>& compare, 
       {"nnz_ap", stats.nnz_ap}, {"setup_fom", setup_fom}, {"solve_fom", solve_fom}, {"levels", levels_json(stats)},
       {"setup_phases", phases_json(stats.times)}, {"coarse_solver", stats.coarse_method}};
   add_krylov_keys(out, p.use_cg, opt.krylov, res);
+  if (p.pmat) out["operator_complexity_over_a"] = operator_complexity_over_a(stats, p.a.nnz());
   if (opt.resetup) out["resetup_seconds"] = run.resetup_s;
   out.update(run.extra);
   if (run.resetup_phases) out["resetup_phases"] = phases_json(*run.resetup_phases);
