@@ -32,7 +32,8 @@ void keep_same_kind_entries(std::int64_t rows, std::int64_t row_begin, const Off
     for (std::int64_t i = b; i < e; ++i) {
       const std::int64_t kind = (row_begin + i) % kinds;
       std::int64_t kept = 0;
-      for (std::int64_t k = row_ptr[i]; k < row_ptr[i + 1]; ++k) kept += static_cast<std::int64_t>(cols[k]) % kinds == kind;
+      for (std::int64_t k = row_ptr[i]; k < row_ptr[i + 1]; ++k)
+        kept += static_cast<std::int64_t>(cols[k]) % kinds == kind;
       out_ptr[i + 1] = static_cast<OutOffset>(kept);
     }
   });
@@ -63,7 +64,8 @@ void keep_same_kind_entries(std::int64_t rows, std::int64_t row_begin, const Off
 /// one thread of this project's development machine).
 template <class Offset, class Index, class OutPtr, class OutCols, class OutValues>
 void keep_same_kind_entries(std::int64_t rows, std::int64_t row_begin, const Offset* row_ptr, const Index* cols,
-                            const double* values, int kinds, OutPtr& out_ptr, OutCols& out_cols, OutValues& out_values) {
+                            const double* values, int kinds, OutPtr& out_ptr, OutCols& out_cols,
+                            OutValues& out_values) {
   auto run = [&](auto divisor) {
     detail::keep_same_kind_entries(rows, row_begin, row_ptr, cols, values, divisor, out_ptr, out_cols, out_values);
   };

@@ -435,11 +435,11 @@ PetscErrorCode view_complexity_over_operator(Mat a, PetscViewer viewer, const am
   PetscCall(MatGetInfo(a, MAT_GLOBAL_SUM, &info));
   for (const amg::LevelStats& level : s.levels) entries += static_cast<long long>(level.nnz);
   const long long operator_entries = static_cast<long long>(info.nz_used);
-  PetscCall(PetscViewerASCIIPrintf(viewer,
-                                   "separated kinds: level 0 keeps %lld of the operator's %lld entries; the hierarchy's "
-                                   "entries over the operator's: %.4f\n",
-                                   static_cast<long long>(s.levels.front().nnz), operator_entries,
-                                   double(entries) / double(std::max(1LL, operator_entries))));
+  PetscCall(PetscViewerASCIIPrintf(
+      viewer, "separated kinds: level 0 keeps %lld of the operator's %lld entries; the hierarchy's entries over the "
+              "operator's: %.4f\n",
+      static_cast<long long>(s.levels.front().nnz), operator_entries,
+      double(entries) / double(std::max(1LL, operator_entries))));
   PetscFunctionReturn(0);
 }
 

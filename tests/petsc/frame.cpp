@@ -164,8 +164,8 @@ int main(int argc, char** argv) {
                           " after a fresh setup\n",
                           resetup, fresh));
     PetscCheck(resetup == fresh, PETSC_COMM_WORLD, PETSC_ERR_NOT_CONVERGED,
-               "the numeric re-setup took %" PetscInt_FMT " iterations where a fresh setup took %" PetscInt_FMT, resetup,
-               fresh);
+               "the numeric re-setup took %" PetscInt_FMT " iterations where a fresh setup took %" PetscInt_FMT,
+               resetup, fresh);
   }
   PetscCall(KSPDestroy(&ksp));
   PetscCall(MatDestroy(&p));

@@ -48,7 +48,8 @@ function(tessera_petsc_tutorial_test ex set np)
     set(needs_gpu --needs-gpu)
   endif()
   if(${set}_gpu AND NOT TESSERA_HAVE_CUDA)
-    add_test(NAME ${name} COMMAND sh -c "echo 'SKIPPED: ${name} needs the CUDA backend (built without nvcc)'; exit ${TESSERA_SKIP_CODE}")
+    add_test(NAME ${name}
+             COMMAND sh -c "echo 'SKIPPED: ${name} needs the CUDA backend (built without nvcc)'; exit ${TESSERA_SKIP_CODE}")
   elseif(TARGET petsc_tutorial_${ex})
     add_test(NAME ${name}
              COMMAND ${check} ${needs_gpu} --np ${np} --mpiexec ${MPIEXEC_EXECUTABLE} ${${set}_require}
@@ -122,7 +123,8 @@ foreach(dim_n_modes IN ITEMS "3;6;6" "2;20;3")
   # 40 fails a PCTESSERA that builds from Amat, or one whose Pmat lost the kinds. -resolve_scaled
   # then scales A and the Pmat by a diagonal of powers of two: the numeric re-setup must take a
   # fresh setup's iterations (26 and 29 on one rank; one that kept the old values took 55 and 62).
-  set(separate_require --require "CONVERGED_RTOL iterations ([0-9]|[1-3][0-9]|40)$" --require "setups: 1 full, 1 numeric"
+  set(separate_require --require "CONVERGED_RTOL iterations ([0-9]|[1-3][0-9]|40)$"
+      --require "setups: 1 full, 1 numeric"
       --require "scaled A: ([0-9]|[1-3][0-9]|40) iterations after the numeric re-setup")
   set(pc_separate_frame${dim}d_set ${pc_set})
   set(pc_separate_frame${dim}d_require ${pc_require} ${separate_require}
@@ -135,7 +137,8 @@ foreach(dim_n_modes IN ITEMS "3;6;6" "2;20;3")
       --require "near-null space: the constant \\(block size 1\\) on the operator without the couplings between its ${modes} kinds of dof \\(-pc_tessera_separate_kinds\\). PCSetCoordinates' nodes not used"
       --require "separated kinds: level 0 keeps [0-9]+ of the operator's [0-9]+ entries. the hierarchy's entries over the operator's: [0-9.]+")
   set(pc_option_separate_gpu_frame${dim}d_set ${pc_option_separate_frame${dim}d_set} -pc_tessera_backend gpu)
-  set(pc_option_separate_gpu_frame${dim}d_require ${pc_option_separate_frame${dim}d_require} --require "backend gpu[,:]")
+  set(pc_option_separate_gpu_frame${dim}d_require ${pc_option_separate_frame${dim}d_require}
+      --require "backend gpu[,:]")
   set(pc_option_separate_gpu_frame${dim}d_gpu TRUE)
   foreach(np IN ITEMS 1 2 3)
     tessera_petsc_tutorial_test(frame pc_separate_frame${dim}d ${np} -ksp_type cg -ksp_norm_type unpreconditioned
