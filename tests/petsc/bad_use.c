@@ -17,6 +17,12 @@
                  as a matrix implementation that forgets to bump it would leave it: PCSetUp
                  says SAME_NONZERO_PATTERN, and PCTESSERA must notice the pattern change on
                  every rank -> "nonzero pattern changed but PCSetUp was told SAME_NONZERO_PATTERN"
+     hidden_separate    the same with block size 3 and -pc_tessera_separate_kinds, the entry
+                        coupling row 0 within its kind (column n - 3), so that the separated
+                        operator changes pattern too -> the same error
+     hidden_cross_kind  the same with the entry between two kinds (column n - 1): the separated
+                        operator keeps its pattern, so the numeric re-setup is right and the
+                        second solution must be too
      nonfinite   an off-diagonal entry of the middle row set to NaN between two solves (same
                  pattern, so a numeric re-setup)              -> "non-finite"
      near_null_nan  MatSetNearNullSpace with one vector holding a NaN in the middle row (a
@@ -38,8 +44,8 @@
 #include "amg/petsc/tessera_petsc.h"
 
 static const char help[] =
-    "PCTESSERA bad-use cases: -case ok|resetups|nonsquare|dense|baij|pattern|zerorows|hidden|nonfinite|"
-    "coordinates_1d|coordinates_count -n N\n";
+    "PCTESSERA bad-use cases: -case ok|resetups|nonsquare|dense|baij|pattern|zerorows|hidden|hidden_separate|"
+    "hidden_cross_kind|nonfinite|coordinates_1d|coordinates_count -n N\n";
 
 /* Rows [rstart, rend) of the tridiagonal 1D Laplacian with a diagonal shift (SPD), into a
    matrix that may have more columns than rows (nonsquare case). */
@@ -114,20 +120,26 @@ static PetscErrorCode add_wraparound(Mat a, PetscInt n) {
   PetscFunctionReturn(0);
 }
 
-/* Row 0 gains a coupling to the last column, but A's nonzero state is restored afterwards. */
-static PetscErrorCode add_hidden_nonzero(Mat a, PetscInt n) {
+/* Row 0 gains a coupling to column `col`, but A's nonzero state is restored afterwards. */
+static PetscErrorCode add_hidden_nonzero_at(Mat a, PetscInt col) {
   PetscObjectState before;
   PetscInt rstart, rend;
   PetscFunctionBeginUser;
   PetscCall(MatGetNonzeroState(a, &before));
   PetscCall(MatSetOption(a, MAT_NEW_NONZERO_ALLOCATION_ERR, PETSC_FALSE));
   PetscCall(MatGetOwnershipRange(a, &rstart, &rend));
-  if (rstart == 0 && rend > 0) PetscCall(MatSetValue(a, 0, n - 1, -0.5, INSERT_VALUES));
+  if (rstart == 0 && rend > 0) PetscCall(MatSetValue(a, 0, col, -0.5, INSERT_VALUES));
   PetscCall(MatAssemblyBegin(a, MAT_FINAL_ASSEMBLY));
   PetscCall(MatAssemblyEnd(a, MAT_FINAL_ASSEMBLY));
   a->nonzerostate = before;
   PetscFunctionReturn(0);
 }
+
+/* At the last column: with 3 kinds of dof a node (n a multiple of 3), a coupling between kinds. */
+static PetscErrorCode add_hidden_nonzero(Mat a, PetscInt n) { return add_hidden_nonzero_at(a, n - 1); }
+
+/* At column n - 3: with 3 kinds a node, a coupling within row 0's kind. */
+static PetscErrorCode add_hidden_same_kind_nonzero(Mat a, PetscInt n) { return add_hidden_nonzero_at(a, n - 3); }
 
 /* Two solves with a change of `a` in between (applied by `change`, NULL = MatScale by 2). */
 static PetscErrorCode two_solves(KSP ksp, Mat a, PetscInt n, PetscErrorCode (*change)(Mat, PetscInt)) {
@@ -245,9 +257,10 @@ int main(int argc, char **argv) {
 
   const int nonsquare = !strcmp(name, "nonsquare");
   const int coordinates = !strncmp(name, "coordinates", 11);
+  const int kinds = !strcmp(name, "hidden_separate") || !strcmp(name, "hidden_cross_kind");
   const MatType type = !strcmp(name, "dense") ? MATDENSE : !strcmp(name, "baij") ? MATBAIJ : MATAIJ;
-  if (coordinates) n = 3 * (n / 3); /* whole nodes of 3 dofs */
-  PetscCall(create_operator(type, n, nonsquare ? n + 3 : n, coordinates ? 3 : 1, &a));
+  if (coordinates || kinds) n = 3 * (n / 3); /* whole nodes of 3 dofs */
+  PetscCall(create_operator(type, n, nonsquare ? n + 3 : n, coordinates || kinds ? 3 : 1, &a));
   PetscCall(KSPCreate(PETSC_COMM_WORLD, &ksp));
   PetscCall(KSPSetOperators(ksp, a, a));
   PetscCall(KSPSetType(ksp, KSPGMRES));
@@ -262,7 +275,9 @@ int main(int argc, char **argv) {
   if (!strcmp(name, "ok")) PetscCall(two_solves(ksp, a, n, NULL));
   else if (!strcmp(name, "resetups")) PetscCall(four_solves(ksp, a));
   else if (!strcmp(name, "pattern")) PetscCall(two_solves(ksp, a, n, add_wraparound));
-  else if (!strcmp(name, "hidden")) PetscCall(two_solves(ksp, a, n, add_hidden_nonzero));
+  else if (!strcmp(name, "hidden") || !strcmp(name, "hidden_cross_kind"))
+    PetscCall(two_solves(ksp, a, n, add_hidden_nonzero));
+  else if (!strcmp(name, "hidden_separate")) PetscCall(two_solves(ksp, a, n, add_hidden_same_kind_nonzero));
   else if (!strcmp(name, "zerorows")) PetscCall(two_solves(ksp, a, n, zero_middle_rows));
   else if (!strcmp(name, "nonfinite")) PetscCall(two_solves(ksp, a, n, set_nan_entry));
   else if (!strcmp(name, "near_null_nan")) {

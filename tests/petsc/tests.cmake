@@ -207,6 +207,13 @@ tessera_bad_use_test(baij nonzero "${_not_aij} seqbaij" 1)
 tessera_bad_use_test(pattern 0 "setups: 1 full, 0 numeric.*first solve: .*setups: 2 full, 0 numeric.*second solve: " 1 2)
 tessera_bad_use_test(zerorows 0 "first solve: .*setups: 2 full, 0 numeric.*second solve: " 1 2)
 tessera_bad_use_test(hidden nonzero "PETSC ERROR: PCTESSERA: the operator's nonzero pattern changed but PCSetUp was told SAME_NONZERO_PATTERN" 1 2)
+# With -pc_tessera_separate_kinds (block size 3) the pattern that counts is the separated one: a
+# hidden coupling within a kind must be caught, one between kinds (dropped) takes a numeric
+# re-setup and the second solution is checked.
+set(_separate "PETSC_OPTIONS=-pc_tessera_separate_kinds")
+tessera_bad_use_test(hidden_separate nonzero "PETSC ERROR: PCTESSERA: the operator's nonzero pattern changed but PCSetUp was told SAME_NONZERO_PATTERN" 1 2
+                     ENV "${_separate}")
+tessera_bad_use_test(hidden_cross_kind 0 "setups: 1 full, 1 numeric.*second solve: " 1 2 ENV "${_separate}")
 tessera_bad_use_test(nonfinite nonzero "first solve: .*PETSC ERROR: .*non-finite" 1 2)
 tessera_bad_use_test(near_null_nan nonzero "PETSC ERROR: .*near-null vector 0 has a non-finite value nan at row 101"
                      1 2)
@@ -247,6 +254,10 @@ tessera_bad_use_test(near_null_nan_gpu nonzero "PETSC ERROR: .*near-null vector 
                      1 2 GPU CASE near_null_nan ENV "PETSC_OPTIONS=${_gpu_pc}")
 tessera_bad_use_test(hidden_gpu nonzero "PETSC ERROR: PCTESSERA: the operator's nonzero pattern changed but PCSetUp was told SAME_NONZERO_PATTERN" 1
                      GPU CASE hidden ENV "PETSC_OPTIONS=${_gpu_pc}")
+tessera_bad_use_test(hidden_separate_gpu nonzero "PETSC ERROR: PCTESSERA: the operator's nonzero pattern changed but PCSetUp was told SAME_NONZERO_PATTERN" 1 2
+                     GPU CASE hidden_separate ENV "${_separate} ${_gpu_pc}")
+tessera_bad_use_test(hidden_cross_kind_gpu 0 "setups: 1 full, 1 numeric.*second solve: " 1 2 GPU CASE hidden_cross_kind
+                     ENV "${_separate} ${_gpu_pc}")
 endif()
 
 # PCTESSERA's readers of the operator (amg/petsc/petsc_operator.hpp: in place from seqaij/mpiaij
