@@ -180,6 +180,15 @@ foreach(n 1 2 3 4)
                       COMMAND $<TARGET_FILE:tessera-amg> --gen frame2d:48:30 --backend host --pmat separate-kinds
                       EXPECT_OUTPUT "\npreconditioner built from A without the couplings between its 3 kinds of dof \\([0-9]+ nnz. block size 1, the constant\\)[^\n]*\n.*converged after ([0-9]|[1-3][0-9]|40) iterations.*\noperator complexity over A's 60106 entries: 0\\.93[0-9]+ ")
 endforeach()
+# The JSON's side of it (check_pmat_json.cmake): pmat, and operator_complexity_over_a only there.
+foreach(n 1 2)
+  add_test(NAME driver.amg.pmat_json.np${n}
+           COMMAND ${CMAKE_COMMAND} -DMPIEXEC=${MPIEXEC_EXECUTABLE} -DRANKS=${n} -DDRIVER=$<TARGET_FILE:tessera-amg>
+                   -DDIR=${CMAKE_CURRENT_BINARY_DIR}/pmat_json.np${n}
+                   -P ${PROJECT_SOURCE_DIR}/tests/drivers/check_pmat_json.cmake)
+  set_tests_properties(driver.amg.pmat_json.np${n} PROPERTIES LABELS "host;mpi;driver" PROCESSORS ${n}
+                       TIMEOUT 300 ENVIRONMENT "${TESSERA_TEST_ENV}" PASS_REGULAR_EXPRESSION "check_pmat_json: PASS")
+endforeach()
 tessera_driver_test(driver.amg.separate_kinds_one_kind.np2 RANKS 2 EXPECT_EXIT 2
                     COMMAND $<TARGET_FILE:tessera-amg> --gen poisson3d:8 --backend host --pmat separate-kinds
                     EXPECT_OUTPUT "--pmat separate-kinds: A has one kind of dof")
