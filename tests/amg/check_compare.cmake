@@ -3,11 +3,8 @@
 # iterations > 0, a recomputed relative residual <= 1e-8, positive times, real complexities and
 # speedups (their arithmetic is checked in test_baselines.cpp, CMake has no floating point).
 # Usage: cmake -DMPIEXEC=... -DRANKS=N -DDRIVER=.../tessera-amg -DJSON=out.json -P check_compare.cmake
-foreach(var MPIEXEC RANKS DRIVER JSON)
-  if(NOT DEFINED ${var})
-    message(FATAL_ERROR "check_compare.cmake: -D${var}=... is required")
-  endif()
-endforeach()
+include(${CMAKE_CURRENT_LIST_DIR}/../support/require_definitions.cmake)
+require_definitions(MPIEXEC RANKS DRIVER JSON)
 file(REMOVE ${JSON})
 execute_process(COMMAND ${MPIEXEC} -np ${RANKS} --oversubscribe ${DRIVER} --gen poisson3d:16 --tol 1e-8
                         --compare hypre,gamg --json ${JSON}

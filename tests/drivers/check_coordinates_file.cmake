@@ -12,11 +12,8 @@
 # Usage: cmake -DMPIEXEC=... -DRANKS=N -DDRIVER=.../tessera-amg -DWRITER=.../write_grid_problem
 #              -DSPEC=elasticity3d:12 -DDOFS=3 -DMODES=6 -DDIR=scratch-dir [-DGAMG=1]
 #              -P check_coordinates_file.cmake
-foreach(var MPIEXEC RANKS DRIVER WRITER SPEC DOFS MODES DIR)
-  if(NOT DEFINED ${var})
-    message(FATAL_ERROR "check_coordinates_file.cmake: -D${var}=... is required")
-  endif()
-endforeach()
+include(${CMAKE_CURRENT_LIST_DIR}/../support/require_definitions.cmake)
+require_definitions(MPIEXEC RANKS DRIVER WRITER SPEC DOFS MODES DIR)
 set(spec ${SPEC})
 file(REMOVE_RECURSE ${DIR})
 file(MAKE_DIRECTORY ${DIR})

@@ -4,11 +4,8 @@
 # entries) and above 0; a hierarchy built from A has no such key (its operator complexity is over
 # A already).
 # Usage: cmake -DMPIEXEC=... -DRANKS=N -DDRIVER=.../tessera-amg -DDIR=scratch -P check_pmat_json.cmake
-foreach(var MPIEXEC RANKS DRIVER DIR)
-  if(NOT DEFINED ${var})
-    message(FATAL_ERROR "check_pmat_json.cmake: -D${var}=... is required")
-  endif()
-endforeach()
+include(${CMAKE_CURRENT_LIST_DIR}/../support/require_definitions.cmake)
+require_definitions(MPIEXEC RANKS DRIVER DIR)
 file(REMOVE_RECURSE ${DIR})
 file(MAKE_DIRECTORY ${DIR})
 include(${CMAKE_CURRENT_LIST_DIR}/solve_with_driver.cmake)

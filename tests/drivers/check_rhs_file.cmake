@@ -5,11 +5,8 @@
 # several levels, so that the iterations are a real count.)
 # Usage: cmake -DMPIEXEC=... -DRANKS=N -DDRIVER=.../tessera-amg -DA=matrix.mtx.gz -DROWS=n -DDIR=scratch
 #              -P check_rhs_file.cmake
-foreach(var MPIEXEC RANKS DRIVER A ROWS DIR)
-  if(NOT DEFINED ${var})
-    message(FATAL_ERROR "check_rhs_file.cmake: -D${var}=... is required")
-  endif()
-endforeach()
+include(${CMAKE_CURRENT_LIST_DIR}/../support/require_definitions.cmake)
+require_definitions(MPIEXEC RANKS DRIVER A ROWS DIR)
 file(REMOVE_RECURSE ${DIR})
 file(MAKE_DIRECTORY ${DIR})
 set(header "%%MatrixMarket matrix array real general\n% a comment\n${ROWS} 1\n")
