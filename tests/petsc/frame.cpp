@@ -100,8 +100,8 @@ PetscErrorCode solve(KSP ksp, Mat a, PetscInt* iterations) {
 
 /// m = D m D with d_i = 2^(i % 3): still SPD, the same pattern, other values and, the tentative
 /// prolongator staying the constant's or the modes', another hierarchy. Powers of two scale
-/// exactly, so every strength-of-connection test |a_ij| >= theta sqrt(|a_ii a_jj|) decides as
-/// before: the re-setup's kept aggregates are the ones a fresh setup finds.
+/// exactly, so every scalar strength-of-connection test |a_ij| >= theta sqrt(|a_ii a_jj|) decides
+/// as before: a scalar hierarchy's kept aggregates are the ones a fresh setup finds.
 PetscErrorCode scale_symmetrically(Mat m) {
   Vec d;
   PetscInt begin, end;
