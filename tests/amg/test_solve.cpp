@@ -150,9 +150,10 @@ TEST(SeparateKinds, KeepsTheCouplingsWithinEachKind) {
 }
 
 // The hierarchy from A without its cross-kind couplings (block size 1, the constant), CG on A: on
-// slender beams (L = 30) it takes a fraction of the iterations of the rigid-body modes on A (over 3
-// right-hand sides: 14-15 against 66-70 on frame2d:32:30, 12-15 against 45-51 on frame3d:8:30); on
-// stubby ones (L = 1) the rigid-body modes stay better.
+// slender beams (L = 30) it takes a fraction of the iterations of the rigid-body modes on A. Over
+// 200 fresh right-hand sides: 13-15 against 61-78 on frame2d:32:30 (4.1x at least), 11-17 against
+// 45-51 on frame3d:8:30 (2.65x at least; a bound of 3x failed 37 of them). On stubby beams (L = 1)
+// the rigid-body modes stay better.
 TEST(AmgPcg, SeparateKindsPreconditionSlenderFrames) {
   AmgOptions o;
   o.coarse_size = 100;
@@ -175,7 +176,8 @@ TEST(AmgPcg, SeparateKindsPreconditionSlenderFrames) {
     const SolveResult modes = solve(a, testing::generated_near_null_space(spec), o, false, 300, seed);
     EXPECT_TRUE(separate.converged()) << text << ": " << separate.message;
     EXPECT_LE(separate.relative_residual, 1e-8) << text;
-    EXPECT_LE(3 * separate.iterations, modes.iterations) << text;
+    EXPECT_LE(separate.iterations, 20) << text;
+    EXPECT_LE(2 * separate.iterations, modes.iterations) << text;
     std::printf("%s: separate kinds %d iterations, rigid-body modes on A %d\n", text, separate.iterations,
                 modes.iterations);
   }
