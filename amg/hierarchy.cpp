@@ -44,12 +44,26 @@ void setup_smoother(Level& level, const AmgOptions& o, const LevelOps& ops) {
   });
 }
 
+/// P = (I - omega D^-1 A_F) P_tent with A_F's values refreshed from A and omega from A_F's own
+/// lambda_max (filtered_operator.hpp).
+Csr<double> smooth_with_filtered_operator(Level& level, const AmgOptions& o, const LevelOps& ops) {
+  FilteredOperator& f = *level.filtered;
+  refresh_filtered_values(level.a, f);
+  const EigenEstimate filtered_eigen = estimate_lambda_max(f.a, level.inv_diag, o.eigen_iterations, o.eigen_safety, ops);
+  level.omega = prolongator_damping(filtered_eigen.safe);
+  return smooth_prolongator(f.a, level.inv_diag, level.p_tent, level.omega, ops);
+}
+
 /// P from P_tent, R = P^T, and the next operator. Values only: the patterns follow from A's.
 Csr<double> build_transfer(Level& level, const AmgOptions& o, const LevelOps& ops) {
   timed(level.times.smoothing, [&] {
     level.omega = o.smooth_prolongator ? prolongator_damping(level.eigen.safe) : 0.0;
-    level.p = o.smooth_prolongator ? smooth_prolongator(level.a, level.inv_diag, level.p_tent, level.omega, ops)
-                                   : level.p_tent;
+    if (!o.smooth_prolongator)
+      level.p = level.p_tent;
+    else if (level.filtered)
+      level.p = smooth_with_filtered_operator(level, o, ops);
+    else
+      level.p = smooth_prolongator(level.a, level.inv_diag, level.p_tent, level.omega, ops);
     level.r = ops.transpose(level.p);
     return 0;
   });
@@ -114,6 +128,8 @@ Hierarchy setup(const Csr<double>& a, const NearNullSpace& near_null, const AmgO
     }
     fine.aggregates = std::move(agg);
     fine.p_tent = std::move(t.p);
+    if (options.filtered_smoothing && options.smooth_prolongator)
+      fine.filtered = timed(fine.times.smoothing, [&] { return filtered_operator(fine.a, fine.nodes, graph); });
     setup_smoother(fine, options, ops);
     Level coarse;
     coarse.a = build_transfer(fine, options, ops);

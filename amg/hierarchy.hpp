@@ -4,16 +4,20 @@
 //
 // Per level l, while rows > coarse_size and l + 1 < max_levels:
 //   strength graph -> aggregates -> P_tent, B_{l+1} -> lambda_max(D^-1 A_l) -> smoother of l
-//   -> P = (I - omega D^-1 A_l) P_tent -> R = P^T -> A_{l+1} = P^T A_l P.
+//   -> P = (I - omega D^-1 A_l) P_tent -> R = P^T -> A_{l+1} = P^T A_l P
+// (with AmgOptions::filtered_smoothing, A_l's filtered operator in P's smoothing:
+// filtered_operator.hpp).
 // Coarsening also stops when no aggregate forms (no strong connections left) or a level does
 // not get smaller. The coarsest level is factored densely (coarse_solver.hpp) or, beyond
 // max_dense_rows, smoothed.
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "amg/aggregation.hpp"
 #include "amg/coarse_solver.hpp"
 #include "amg/eigen_estimate.hpp"
+#include "amg/filtered_operator.hpp"
 #include "amg/level_ops.hpp"
 #include "amg/near_null_space.hpp"
 #include "amg/options.hpp"
@@ -39,7 +43,10 @@ struct Level {
   // Transfer to the next coarser level; empty on the coarsest.
   Aggregates aggregates;
   Csr<double> p_tent, p, r;  // r = p^T
-  double omega = 0;          // prolongator damping
+  // A_F, where AmgOptions::filtered_smoothing is set and the strength graph dropped entries of A
+  // (P is then smoothed with A_F, its pattern kept by re-setups); empty otherwise.
+  std::optional<FilteredOperator> filtered;
+  double omega = 0;          // prolongator damping (from lambda_max(D^-1 A_F) where filtered)
   SetupTimes times;
 };
 

@@ -22,6 +22,11 @@ struct AmgOptions {
   int max_levels = 25;
   /// Smooth the tentative prolongator (false: plain aggregation, P = P_tent).
   bool smooth_prolongator = true;
+  /// Smooth P_tent with A's filtered operator (A's strong couplings, the others lumped into the
+  /// diagonal: amg/filtered_operator.hpp) instead of A. Pays where the strength graph drops
+  /// many entries (anisotropy; a frame with its kinds of dof separated); changes nothing where
+  /// it drops none. The serial and one-GPU setups only (the distributed one refuses it).
+  bool filtered_smoothing = false;
   /// Lanczos steps of the lambda_max(D^-1 A) estimate (GAMG's CG-based estimate uses 10).
   int eigen_iterations = 10;
   /// The estimate is a lower bound (Ritz value); it is multiplied by this (GAMG: 1.1).

@@ -11,6 +11,7 @@ target_sources(tessera_amg PUBLIC FILE_SET HEADERS BASE_DIRS ${PROJECT_SOURCE_DI
   ${CMAKE_CURRENT_LIST_DIR}/tentative_prolongator.hpp
   ${CMAKE_CURRENT_LIST_DIR}/lanczos.hpp
   ${CMAKE_CURRENT_LIST_DIR}/eigen_estimate.hpp
+  ${CMAKE_CURRENT_LIST_DIR}/filtered_operator.hpp
   ${CMAKE_CURRENT_LIST_DIR}/prolongator_smoothing.hpp
   ${CMAKE_CURRENT_LIST_DIR}/smoother.hpp
   ${CMAKE_CURRENT_LIST_DIR}/coarse_solver.hpp
@@ -30,6 +31,7 @@ target_sources(tessera_amg PRIVATE
   ${CMAKE_CURRENT_LIST_DIR}/separate_kinds.cpp
   ${CMAKE_CURRENT_LIST_DIR}/tentative_prolongator.cpp
   ${CMAKE_CURRENT_LIST_DIR}/eigen_estimate.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/filtered_operator.cpp
   ${CMAKE_CURRENT_LIST_DIR}/prolongator_smoothing.cpp
   ${CMAKE_CURRENT_LIST_DIR}/smoother.cpp
   ${CMAKE_CURRENT_LIST_DIR}/coarse_solver.cpp
@@ -130,12 +132,14 @@ if(TESSERA_HAVE_CUDA)
   target_sources(tessera_amg PUBLIC FILE_SET HEADERS BASE_DIRS ${PROJECT_SOURCE_DIR} FILES
     ${CMAKE_CURRENT_LIST_DIR}/cuda/device_row_kernels.hpp
     ${CMAKE_CURRENT_LIST_DIR}/cuda/device_eigen_estimate.hpp
+    ${CMAKE_CURRENT_LIST_DIR}/cuda/device_filtered_operator.hpp
     ${CMAKE_CURRENT_LIST_DIR}/cuda/device_prolongator.hpp
     ${CMAKE_CURRENT_LIST_DIR}/cuda/device_coarse_solver.hpp
     ${CMAKE_CURRENT_LIST_DIR}/cuda/device_hierarchy.hpp)
   target_sources(tessera_amg PRIVATE
     ${CMAKE_CURRENT_LIST_DIR}/cuda/device_row_kernels.cu
     ${CMAKE_CURRENT_LIST_DIR}/cuda/device_eigen_estimate.cpp
+    ${CMAKE_CURRENT_LIST_DIR}/cuda/device_filtered_operator.cu
     ${CMAKE_CURRENT_LIST_DIR}/cuda/device_prolongator.cu
     ${CMAKE_CURRENT_LIST_DIR}/cuda/device_coarse_solver.cu
     ${CMAKE_CURRENT_LIST_DIR}/cuda/device_hierarchy.cpp)

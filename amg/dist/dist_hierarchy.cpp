@@ -62,6 +62,9 @@ DistHierarchy::DistHierarchy(const dist::Communicator& comm, dist::DistMatrix&& 
                  "DistHierarchy: a setup backend without graph phases, tentative prolongator, smoothing or eigenvalue "
                  "estimates");
   validate(options);  // options are the same on every rank: every rank throws alike
+  TESSERA_REQUIRE_INPUT(!options.filtered_smoothing,
+                        "AMG: filtered prolongator smoothing is implemented in the serial and one-GPU setups only, "
+                        "not in the distributed one (run on one rank, or without it)");
   levels.reserve(static_cast<std::size_t>(options.max_levels));  // the loop below stops at max_levels
   levels.emplace_back().a = std::move(a);  // in place first: a device check leaves its copy in the level
   // A's check is a step of its own: at level 0's size it is not free, and the phases below do
