@@ -4,6 +4,7 @@
 #include <chrono>
 
 #include "amg/cuda/device_eigen_estimate.hpp"
+#include "amg/cuda/device_filtered_operator.hpp"
 #include "amg/cuda/device_operator.hpp"
 #include "amg/cuda/device_row_kernels.hpp"
 #include "amg/cuda/device_setup_phases.hpp"
@@ -84,12 +85,28 @@ void setup_smoother(DeviceLevel& level, std::size_t l, const AmgOptions& o, cons
   });
 }
 
+/// P = (I - omega D^-1 A_F) P_tent with A_F's values refreshed from A and omega from A_F's own
+/// lambda_max: hierarchy.cpp's smooth_with_filtered_operator.
+void smooth_with_filtered_operator(DeviceLevel& level, const AmgOptions& o, cudaStream_t s) {
+  DeviceFilteredOperator& f = *level.filtered;
+  device_refresh_filtered_values(level.a, f, s);
+  const tessera::cuda::SpmvPlan plan = tessera::cuda::make_spmv_plan(f.a, {}, s);
+  CsrDeviceOperator op(f.a, plan, s);
+  const EigenEstimate filtered_eigen =
+      device_estimate_lambda_max(f.a, op, level.inv_diag.data(), o.eigen_iterations, o.eigen_safety);
+  level.omega = prolongator_damping(filtered_eigen.safe);
+  device_smooth_prolongator(f.a, level.inv_diag.data(), level.p_tent, level.omega, *level.plan, level.p, s,
+                            SmoothingOperator::filtered);
+}
+
 /// P from P_tent, R = P^T, and the next operator into `coarse_a` (patterns built once, values
 /// every call: on re-setup `coarse_a` is the next level's operator, rewritten in place).
 void build_transfer(DeviceLevel& level, const AmgOptions& o, cudaStream_t s, DeviceCsr<double>& coarse_a) {
   timed(level.times.smoothing, s, [&] {
     level.omega = o.smooth_prolongator ? prolongator_damping(level.eigen.safe) : 0.0;
-    if (o.smooth_prolongator) {
+    if (o.smooth_prolongator && level.filtered) {
+      smooth_with_filtered_operator(level, o, s);
+    } else if (o.smooth_prolongator) {
       device_smooth_prolongator(level.a, level.inv_diag.data(), level.p_tent, level.omega, *level.plan, level.p, s);
     } else if (!level.plan->have_p_pattern) {
       level.p = copy_csr(level.p_tent, s);
@@ -135,6 +152,10 @@ bool coarsen(DeviceHierarchy& h) {
   if (t.p.cols >= fine.a.rows) return stop(h, "aggregation did not reduce the level");
   fine.aggregates = agg.count;
   fine.p_tent = std::move(t.p);
+  if (o.filtered_smoothing && o.smooth_prolongator)
+    fine.filtered = timed(fine.times.smoothing, s, [&] {
+      return device_filtered_operator(fine.a, fine.node_ptr.data(), fine.num_nodes(), graph, s);
+    });
   // An automatic hierarchy picks its engine once, on the finest level (the estimate reads the
   // level's operators and synchronises), and the coarse levels inherit it: their operators come
   // from the same stencil or blocks (docs/performance.md: 7- and 27-point hierarchies hash,
@@ -148,6 +169,7 @@ bool coarsen(DeviceHierarchy& h) {
   fine.engines = fine.plan->engines();
   if (!o.keep_setup_plans) {  // free now, not at the end: the next level's products reuse the memory
     fine.plan.reset();
+    fine.filtered.reset();  // a re-setup without plans filters again
     if (h.levels.size() > 1) fine.near_null.release();  // read by this coarsening only; level 0's rebuilds on re-setup
   }
   coarse.node_ptr = std::move(t.coarse_nodes);
@@ -240,7 +262,8 @@ std::int64_t device_bytes(const DeviceHierarchy& h) {
   std::int64_t bytes = 0;
   for (const DeviceLevel& v : h.levels)
     bytes += v.a.bytes() + v.p_tent.bytes() + v.p.bytes() + v.r.bytes() + std::int64_t(v.node_ptr.bytes() + v.near_null.bytes() +
-             v.inv_diag.bytes() + v.l1_inv_diag.bytes() + (v.plan ? v.plan->bytes() : 0));
+             v.inv_diag.bytes() + v.l1_inv_diag.bytes() + (v.plan ? v.plan->bytes() : 0) +
+             (v.filtered ? v.filtered->bytes() : 0));
   return bytes + h.coarse.device_bytes();
 }
 

@@ -4,7 +4,8 @@
 // construction -- with every phase on the device:
 //   strength graph, aggregation, P_tent      (device_setup_phases.hpp)
 //   1/a_ii, lambda_max(D^-1 A), smoother     (device_row_kernels.hpp, device_eigen_estimate.hpp)
-//   P, R = P^T, A_c = R (A P)                (device_prolongator.hpp: tile, hash or cuSPARSE SpGEMM)
+//   P, R = P^T, A_c = R (A P)                (device_prolongator.hpp: tile, hash or cuSPARSE SpGEMM;
+//                                             A_F for P: device_filtered_operator.hpp)
 // The coarsest operator is factored on the device too (device_coarse_solver.hpp). Each
 // phase is timed with a device synchronisation on both sides (SetupTimes as the host setup).
 // device_resetup keeps aggregates, P_tent and every symbolic product and recomputes values.
@@ -15,10 +16,12 @@
 #include <cuda_runtime_api.h>
 
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "amg/cuda/device_coarse_solver.hpp"
+#include "amg/cuda/device_filtered_operator.hpp"
 #include "amg/cuda/device_prolongator.hpp"
 #include "amg/hierarchy.hpp"
 #include "amg/hierarchy_stats.hpp"
@@ -42,6 +45,9 @@ struct DeviceLevel {
   std::int64_t aggregates = 0;
   tessera::cuda::DeviceCsr<double> p_tent, p, r;
   double omega = 0;
+  // A_F of the prolongator smoothing (AmgOptions::filtered_smoothing, where the strength graph
+  // dropped entries); kept for re-setup with the plan.
+  std::optional<DeviceFilteredOperator> filtered;
   std::unique_ptr<DeviceTransferPlan> plan;  // symbolic products kept for re-setup (null without keep_setup_plans)
   ProductEngines engines;                     // what each product ran on (kept when the plan is freed)
   SetupTimes times;

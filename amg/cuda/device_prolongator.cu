@@ -143,10 +143,12 @@ tessera::cuda::OffloadSpgemm level_engine(const DeviceCsr<double>& a, const Devi
 }  // namespace
 
 void device_smooth_prolongator(const DeviceCsr<double>& a, const double* inv_diag, const DeviceCsr<double>& p_tent,
-                               double omega, DeviceTransferPlan& plan, DeviceCsr<double>& p, cudaStream_t s) {
+                               double omega, DeviceTransferPlan& plan, DeviceCsr<double>& p, cudaStream_t s,
+                               SmoothingOperator which) {
   const tessera::cuda::OffloadSpgemm engine = level_engine(a, p_tent, plan);
-  const OperandView a_view = plan.a_op.bind(a, engine, s);
-  plan.a_op_current = true;  // the Galerkin product of this round reuses these values (same engine)
+  const bool level_a = which == SmoothingOperator::level_a;
+  const OperandView a_view = (level_a ? plan.a_op : plan.filtered_op).bind(a, engine, s);
+  plan.a_op_current = level_a;  // the Galerkin product of this round reuses A's values (same engine)
   // P_tent is fixed for the life of the level (re-setup keeps it): converted once, never refreshed.
   // Written straight into plan.ap_tent (hash, cuSPARSE): the product keeps no second copy of C.
   plan.a_p_tent.multiply_into(a_view, plan.p_tent_op.bind(p_tent, engine, s, /*values_changed=*/false),
@@ -209,8 +211,8 @@ std::string to_string(const ProductEngines& e) {
 
 std::int64_t DeviceTransferPlan::bytes() const {
   auto csr = [](const DeviceCsr<double>& m) { return std::int64_t(m.row_ptr.bytes() + m.col_idx.bytes() + m.values.bytes()); };
-  return a_p_tent.bytes() + a_p.bytes() + r_a_p.bytes() + a_op.bytes() + p_tent_op.bytes() + p_op.bytes() +
-         r_op.bytes() + ap_op.bytes() + csr(ap_tent) + csr(ap) + std::int64_t(r_source.bytes());
+  return a_p_tent.bytes() + a_p.bytes() + r_a_p.bytes() + a_op.bytes() + filtered_op.bytes() + p_tent_op.bytes() +
+         p_op.bytes() + r_op.bytes() + ap_op.bytes() + csr(ap_tent) + csr(ap) + std::int64_t(r_source.bytes());
 }
 
 }  // namespace tessera::amg::gpu

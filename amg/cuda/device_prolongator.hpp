@@ -50,6 +50,7 @@ struct DeviceTransferPlan {
   cudaStream_t stream;
   tessera::cuda::DeviceProduct a_p_tent, a_p, r_a_p;                 // A P_tent, A P, R (A P)
   tessera::cuda::ProductOperand a_op, p_tent_op, p_op, r_op, ap_op;  // ap_op: cuSPARSE/hash (tiles stay in a_p)
+  tessera::cuda::ProductOperand filtered_op;  // A_F, where the smoothing multiplies it (SmoothingOperator)
   tessera::cuda::DeviceCsr<double> ap_tent;  // A P_tent in CSR (P's merge reads it): its product's only CSR copy
   tessera::cuda::DeviceCsr<double> ap;       // A P in CSR, cuSPARSE/hash paths only: its product's only copy
   bool a_op_current = false;  // a_op holds A's current values (smoothing refreshed them for Galerkin)
@@ -61,11 +62,18 @@ struct DeviceTransferPlan {
   ProductEngines engines() const;
 };
 
+/// Which operator the smoothing multiplies P_tent by.
+enum class SmoothingOperator {
+  level_a,   // the level's A: its operand form is kept for the Galerkin product of the round
+  filtered,  // its filtered operator A_F (device_filtered_operator.hpp): an operand of its own
+};
+
 /// Fills `p` (pattern built on the first call, values only afterwards) with
-/// P = P_tent - omega * diag(inv_diag) * (A P_tent).
+/// P = P_tent - omega * diag(inv_diag) * (A P_tent), `a` being A or A_F as `which` says.
 void device_smooth_prolongator(const tessera::cuda::DeviceCsr<double>& a, const double* inv_diag,
                                const tessera::cuda::DeviceCsr<double>& p_tent, double omega, DeviceTransferPlan& plan,
-                               tessera::cuda::DeviceCsr<double>& p, cudaStream_t stream = nullptr);
+                               tessera::cuda::DeviceCsr<double>& p, cudaStream_t stream = nullptr,
+                               SmoothingOperator which = SmoothingOperator::level_a);
 
 /// Fills `r` = P^T (rows sorted; pattern and permutation built on the first call, a gather of
 /// P's values afterwards).

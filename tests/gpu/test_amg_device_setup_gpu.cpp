@@ -2,8 +2,9 @@
 // level by level: the same level count and stopping reason, equal patterns of A, P_tent, P and
 // R, values to ~1e-12 of the largest entry, close eigenvalue estimates and damping; the same
 // PCG iteration count (+-1) with DeviceAmgPreconditioner built from each hierarchy; device
-// re-setup with new values against host resetup; the same without kept plans
-// (AmgOptions::keep_setup_plans false: less device memory, re-setup = full setup); bad input.
+// re-setup with new values against host resetup (filtered smoothing's A_F included); the same
+// without kept plans (AmgOptions::keep_setup_plans false: less device memory, re-setup = full
+// setup); bad input.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -17,6 +18,7 @@
 #include "amg/cuda/device_row_kernels.hpp"
 #include "amg/hierarchy.hpp"
 #include "amg/krylov.hpp"
+#include "amg/separate_kinds.hpp"
 #include "local/core/error.hpp"
 #include "local/cuda/device_matrix.hpp"
 #include "local/cuda/spmv_plan.hpp"
@@ -50,6 +52,19 @@ std::vector<Problem> problems() {
   plain.name += " unsmoothed P";
   plain.options.smooth_prolongator = false;
   out.push_back(plain);
+  // Filtered prolongator smoothing: scalar nodes (a frame's kinds of dof separated) and nodes of
+  // 3 dofs with 6 vectors (elasticity at a threshold that drops couplings).
+  Problem frame = generated("frame3d:6:30", 30);
+  frame.name += " kinds separated, filtered smoothing";
+  frame.a = without_cross_kind_couplings(frame.a, 6);
+  frame.nns = constant_near_null_space(frame.a.rows, 1);
+  frame.options.filtered_smoothing = true;
+  out.push_back(frame);
+  Problem blocks = generated("elasticity3d:5", 30);
+  blocks.name += " threshold 0.2, filtered smoothing";
+  blocks.options.strength_threshold = 0.2;
+  blocks.options.filtered_smoothing = true;
+  out.push_back(blocks);
   for (const testing::MatrixFile& f : testing::manifest())
     if (f.name == "bcsstk21" || f.name == "bcsstk06") {
       Problem p{f.name, io::read_matrix_market(f.path), {}, {}};
@@ -116,6 +131,11 @@ void expect_same_hierarchy(const gpu::DeviceHierarchy& device, const Hierarchy& 
     }
     if (l + 1 == host.levels.size()) break;
     EXPECT_EQ(d.aggregates, h.aggregates.count);
+    if (device.options.keep_setup_plans)
+      ASSERT_EQ(d.filtered.has_value(), h.filtered.has_value());
+    else
+      EXPECT_FALSE(d.filtered.has_value());  // freed with the plans: a re-setup filters again
+    if (d.filtered) expect_same_matrix(d.filtered->a, h.filtered->a, 1e-12, "A_F");
     expect_same_matrix(d.p_tent, h.p_tent, 1e-13, "P_tent");
     expect_close(d.omega, h.omega, 1e-8, "omega");
     // omega differs from the host's by the Ritz rounding, which P's values inherit.
@@ -154,6 +174,8 @@ TEST_P(AmgDeviceSetup, MatchesHostSetupLevelByLevel) {
     const tessera::cuda::DeviceCsr<double> da = tessera::cuda::upload(problem.a);
     const gpu::DeviceHierarchy device = gpu::device_setup(da, problem.nns, problem.options, GetParam());
     expect_same_hierarchy(device, host);
+    if (problem.options.filtered_smoothing)  // else the case would not test the filter
+      EXPECT_TRUE(std::any_of(host.levels.begin(), host.levels.end(), [](const Level& l) { return l.filtered; }));
     const HierarchyStats stats = statistics(device);
     ASSERT_EQ(stats.levels.size(), host.levels.size());
     EXPECT_GT(stats.times.total(), 0.0);

@@ -7,19 +7,23 @@
 // (scalar and 3-dof nodes) the sorted union. Patterns, aggregates and coarse layouts must be
 // identical; the device code repeats the host's floating-point operations in the same order
 // without FMA contraction, so values are required to match to kUlps units in the last place (in
-// practice they match bit for bit; the count is printed).
+// practice they match bit for bit; the count is printed). The filtered operator of prolongator
+// smoothing on the same problems and thresholds, and on a coarse level: bit for bit.
 #include <gtest/gtest.h>
 
 #include <algorithm>
 #include <cmath>
 #include <limits>
 #include <cstdio>
+#include <optional>
 #include <random>
 #include <string>
 #include <vector>
 
 #include "amg/aggregation.hpp"
+#include "amg/cuda/device_filtered_operator.hpp"
 #include "amg/cuda/device_setup_phases.hpp"
+#include "amg/filtered_operator.hpp"
 #include "amg/near_null_space.hpp"
 #include "amg/strength.hpp"
 #include "amg/tentative_prolongator.hpp"
@@ -330,6 +334,48 @@ TEST(DeviceTentativeProlongator, MatchesHostOnEveryProblemAndTheta) {
       SCOPED_TRACE(p.name + ", theta " + std::to_string(theta));
       expect_same_tentative(p, aggregate(strength_graph(p.a, p.nodes, theta)));
     }
+}
+
+/// device_filtered_operator against filtered_operator on the host graph: the same answer to
+/// "anything dropped?", the same pattern and map, and the same values bit for bit after a
+/// refresh into poisoned (NaN) values. Returns whether anything was dropped.
+bool expect_same_filtered_operator(const Problem& p, const Csr<double>& graph) {
+  const std::optional<FilteredOperator> host = [&] {
+    std::optional<FilteredOperator> f = filtered_operator(p.a, p.nodes, graph);
+    if (f) refresh_filtered_values(p.a, *f);
+    return f;
+  }();
+  const cuda::DeviceCsr<double> da = cuda::upload(p.a);
+  const auto nodes = upload_nodes(p.nodes);
+  std::optional<gpu::DeviceFilteredOperator> device =
+      gpu::device_filtered_operator(da, nodes.data(), num_nodes(p.nodes), cuda::upload(graph));
+  EXPECT_EQ(device.has_value(), host.has_value());
+  if (!device || !host) return false;
+  EXPECT_EQ(device->target.download(), host->target);
+  device->a.values.upload(std::vector<double>(host->a.values.size(), std::numeric_limits<double>::quiet_NaN()));
+  gpu::device_refresh_filtered_values(da, *device);
+  EXPECT_EQ(expect_same_csr(cuda::download(device->a), host->a, "A_F"), 0);
+  return true;
+}
+
+TEST(DeviceFilteredOperator, MatchesHostOnEveryProblemAndTheta) {
+  int filtered = 0;
+  for (const Problem& p : problems())
+    for (const double theta : kThetas) {
+      SCOPED_TRACE(p.name + ", theta " + std::to_string(theta));
+      filtered += expect_same_filtered_operator(p, strength_graph(p.a, p.nodes, theta));
+    }
+  // The coarse level of elasticity: nodes of up to 6 dofs, fewer on small aggregates.
+  const Problem fine = generated("elasticity3d:6");
+  const TentativeProlongator t =
+      tentative_prolongator(aggregate(strength_graph(fine.a, fine.nodes, 0.02)), fine.nodes, fine.b);
+  const Problem coarse{"elasticity3d:6 level 1", ref::ptap(fine.a, t.p), t.coarse_nodes, t.coarse_vectors};
+  for (const double theta : kThetas) {
+    SCOPED_TRACE("elasticity3d:6 level 1, theta " + std::to_string(theta));
+    filtered += expect_same_filtered_operator(coarse, strength_graph(coarse.a, coarse.nodes, theta));
+  }
+  EXPECT_GE(filtered, 8) << "too few cases dropped an entry to test the filter";
+  std::printf("%d problem/threshold pairs dropped entries\n", filtered);
 }
 
 TEST(DeviceSetupPhases, CoarseLevelWithNonUniformNodes) {
