@@ -116,6 +116,10 @@ void add_options(CLI::App& app, Options& opt) {
   app.add_option("--sweeps", opt.amg.jacobi_sweeps, "l1-Jacobi sweeps")->check(CLI::PositiveNumber);
   app.add_option("--cycle", opt.cycle, "V | W")->check(CLI::IsMember({"V", "W", "v", "w"}));
   app.add_option("--threshold", opt.amg.strength_threshold, "strength threshold (default 0.02)");
+  app.add_flag("--filtered-smoothing", opt.amg.filtered_smoothing,
+               "smooth the tentative prolongator with A's filtered operator (its strong couplings, the others "
+               "added to the diagonal) instead of A: sparser P and coarse operators where the strength graph drops "
+               "many entries (anisotropy, --pmat separate-kinds); one rank only");
   app.add_option("--coarse-size", opt.amg.coarse_size, "rows of the coarsest level (default 2000)");
   app.add_option("--max-levels", opt.amg.max_levels, "maximum number of levels");
   app.add_option("--null-space", opt.near_null.null_space,
@@ -233,7 +237,8 @@ baselines::BaselineResult tessera_row(const Options& opt, Backend backend, bool 
   r.solver = "Tessera SA-AMG-" + krylov_method(use_cg, opt.krylov);
   r.runs_on = backend == Backend::gpu ? "one GPU (cycle and Krylov solver on the device)" : "host reference, serial";
   r.configuration = detail::concat(krylov_method(use_cg, opt.krylov), " + smoothed aggregation ", opt.cycle, "-cycle, ",
-                                   opt.smoother, ", threshold ", opt.amg.strength_threshold, ", ",
+                                   opt.smoother, ", threshold ", opt.amg.strength_threshold,
+                                   opt.amg.filtered_smoothing ? ", filtered prolongator smoothing" : "", ", ",
                                    stats.levels.size(), " levels, coarsest ", stats.coarse_method,
                                    opt.pmat == "separate-kinds" ? kSeparateKindsConfiguration : "");
   return r;
@@ -432,6 +437,7 @@ int report(const Options& opt, const std::vector<baselines::Baseline>& compare, 
       {"nnz_ap", stats.nnz_ap}, {"setup_fom", setup_fom}, {"solve_fom", solve_fom}, {"levels", levels_json(stats)},
       {"setup_phases", phases_json(stats.times)}, {"coarse_solver", stats.coarse_method}};
   add_krylov_keys(out, p.use_cg, opt.krylov, res);
+  out["filtered_smoothing"] = opt.amg.filtered_smoothing;
   if (p.pmat) out["operator_complexity_over_a"] = operator_complexity_over_a(stats, p.a.nnz());
   if (opt.resetup) out["resetup_seconds"] = run.resetup_s;
   out.update(run.extra);

@@ -227,6 +227,9 @@ void full_setup(PC pc, PcTessera& d) {
                         "PCTESSERA: -pc_tessera_resetup_transfer device recomputes the levels on the GPUs; it needs "
                         "-pc_tessera_backend gpu (this run's backend is host)");
   d.separated_kinds = d.separate_kinds ? kinds_to_separate(a) : 1;  // the block size: the same on every rank
+  TESSERA_REQUIRE_INPUT(!d.options.filtered_smoothing || one_gpu_hierarchy(d),  // the same answer on every rank
+                        "PCTESSERA: -pc_tessera_filtered_smoothing is implemented in the one-GPU hierarchy only (one "
+                        "rank, -pc_tessera_backend gpu), not yet in the distributed one");
   if (one_gpu_hierarchy(d)) {
     full_setup_one_gpu(a, d);
     ++d.full_setups;
@@ -396,7 +399,15 @@ PetscErrorCode PCSetFromOptions_Tessera(PC pc, PetscOptionItems* PetscOptionsObj
                              "(the block size; one constant, block size 1): for slender frames and shells; read at "
                              "each full setup",
                              "PCTESSERA", d.separate_kinds, &d.separate_kinds, nullptr));
+  PetscBool filtered = o.filtered_smoothing ? PETSC_TRUE : PETSC_FALSE;
+  PetscCall(PetscOptionsBool("-pc_tessera_filtered_smoothing",
+                             "Smooth the tentative prolongator with the operator's strong couplings only (the others "
+                             "added to the diagonal): sparser coarse levels where the strength threshold drops many "
+                             "couplings, as with -pc_tessera_separate_kinds; the one-GPU hierarchy only; read at "
+                             "each full setup",
+                             "PCTESSERA", filtered, &filtered, nullptr));
   PetscOptionsHeadEnd();
+  o.filtered_smoothing = filtered == PETSC_TRUE;
   o.smoother = static_cast<amg::SmootherKind>(smoother);
   o.cycle = static_cast<amg::CycleKind>(cycle);
   o.jacobi_sweeps = static_cast<int>(sweeps);
@@ -456,9 +467,10 @@ PetscErrorCode PCView_Tessera(PC pc, PetscViewer viewer) {
                                    amg::to_string(o.cycle), amg::to_string(o.smoother),
                                    o.smoother == amg::SmootherKind::chebyshev ? "degree" : "sweeps",
                                    o.smoother == amg::SmootherKind::chebyshev ? o.chebyshev_degree : o.jacobi_sweeps));
-  PetscCall(PetscViewerASCIIPrintf(viewer, "strength threshold %g, coarse size %lld, max levels %d, spgemm %s\n",
+  PetscCall(PetscViewerASCIIPrintf(viewer, "strength threshold %g, coarse size %lld, max levels %d, spgemm %s%s\n",
                                    o.strength_threshold, static_cast<long long>(o.coarse_size), o.max_levels,
-                                   kSpgemmNames[d.spgemm]));
+                                   kSpgemmNames[d.spgemm],
+                                   o.filtered_smoothing ? ", filtered prolongator smoothing" : ""));
   if (d.single)
     PetscCall(PetscViewerASCIIPrintf(viewer,
                                      "backend gpu, one rank: the one-GPU hierarchy on the device (%.1f MiB), every setup "
