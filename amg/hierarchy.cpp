@@ -49,7 +49,8 @@ void setup_smoother(Level& level, const AmgOptions& o, const LevelOps& ops) {
 Csr<double> smooth_with_filtered_operator(Level& level, const AmgOptions& o, const LevelOps& ops) {
   FilteredOperator& f = *level.filtered;
   refresh_filtered_values(level.a, f);
-  const EigenEstimate filtered_eigen = estimate_lambda_max(f.a, level.inv_diag, o.eigen_iterations, o.eigen_safety, ops);
+  const EigenEstimate filtered_eigen =
+      estimate_lambda_max(f.a, level.inv_diag, o.eigen_iterations, o.eigen_safety, ops);
   level.omega = prolongator_damping(filtered_eigen.safe);
   return smooth_prolongator(f.a, level.inv_diag, level.p_tent, level.omega, ops);
 }

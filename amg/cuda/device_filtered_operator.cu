@@ -76,7 +76,7 @@ __global__ void fill_kept_kernel(FilterInputs in, const std::int64_t* f_ptr, std
     f_col[k++] = col;
   }
   for (std::int64_t p = in.a_ptr[i]; p < in.a_ptr[i + 1]; ++p)
-    if (target[p] < 0) target[p] = diagonal;  // the setup's operators hold every diagonal (checked)
+    if (target[p] < 0) target[p] = diagonal;  // present: device_inverse_diagonal checks it before a refresh
 }
 
 __global__ void refresh_values_kernel(std::int64_t rows, const std::int64_t* a_ptr, const double* a_val,
