@@ -329,12 +329,30 @@ DistAggregates dist_device_aggregate(const dist::Communicator& comm, const DistD
   return agg;
 }
 
+dist::DistMatrix download_strength_graph(const dist::Communicator& comm, const DistDeviceGraph& graph,
+                                         cudaStream_t s) {
+  dist::DistMatrix host;
+  host.row_partition = host.col_partition = graph.partition;
+  host.rank = comm.rank();
+  dist::call_collectively(comm, "download of the strong node graph", [&] {
+    host.local = tessera::cuda::download(graph.local, s);
+    host.nonlocal = tessera::cuda::download(graph.nonlocal, s);
+    TESSERA_CUDA_CHECK(cudaStreamSynchronize(s));
+  });
+  host.ghost_cols = graph.ghost_nodes;
+  host.halo = graph.halo;
+  return host;
+}
+
 DistGraphPhases device_graph_phases(cudaStream_t s) {
   return [s](const dist::Communicator& comm, const dist::DistMatrix& a, const DistNodes& nodes, double theta,
-             SetupTimes& times, DeviceOperatorSlot& device_a) {
+             SetupTimes& times, DeviceOperatorSlot& device_a, dist::DistMatrix* strong_graph) {
     return timed_graph_phases(
         times, [&] { return dist_device_strength_graph(comm, a, nodes, theta, device_a, s); },
-        [&](const DistDeviceGraph& graph) { return dist_device_aggregate(comm, graph, s); });
+        [&](const DistDeviceGraph& graph) { return dist_device_aggregate(comm, graph, s); },
+        [&](const DistDeviceGraph& graph) {
+          if (strong_graph) *strong_graph = download_strength_graph(comm, graph, s);
+        });
   };
 }
 

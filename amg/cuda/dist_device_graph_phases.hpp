@@ -53,6 +53,11 @@ DistDeviceGraph dist_device_strength_graph(const dist::Communicator& comm, const
 DistAggregates dist_device_aggregate(const dist::Communicator& comm, const DistDeviceGraph& graph,
                                      cudaStream_t stream = nullptr);
 
+/// Collective. The graph in dist_strength_graph's host form (the same blocks, ghosts and halo
+/// plan), for a caller that reads it there (the filtered operator, dist_filtered_operator.hpp).
+dist::DistMatrix download_strength_graph(const dist::Communicator& comm, const DistDeviceGraph& graph,
+                                         cudaStream_t stream = nullptr);
+
 /// Both, timed: the DistGraphPhases of the GPU backend, on the rank's current device and
 /// `stream`, which must outlive the levels' copies of A it makes (a DeviceContext's compute
 /// stream, which the device solve that shares them uses too; or the legacy default stream).

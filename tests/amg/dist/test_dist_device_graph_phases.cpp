@@ -7,8 +7,9 @@
 //     bitwise values;
 //   - dist_device_aggregate of it is dist_aggregate of the host graph: count, partition,
 //     of_node, roots and MIS-2 rounds;
-//   - device_graph_phases gives the same aggregates, fills its times and leaves the level's A
-//     on the device for the later phases (the slot's local block is A's, bitwise);
+//   - device_graph_phases gives the same aggregates, fills its times, leaves the level's A
+//     on the device for the later phases (the slot's local block is A's, bitwise) and hands
+//     the graph over in dist_strength_graph's host form where asked (bitwise);
 //   - DistAmg with device_graph_phases is the host DistAmg: with host products every level is
 //     bitwise the same, also with the device tentative prolongator (device_tentative); with
 //     device products too, the same sizes and aggregates per level, and with A held on the
@@ -109,7 +110,13 @@ void check(const testing::GraphCaseBuilder& build) {
     SetupTimes times;
     SCOPED_TRACE("device_graph_phases");
     DeviceOperatorSlot device_a;
-    expect_same_aggregates(gpu::device_graph_phases(stream.s)(comm, c.a, c.nodes, theta, times, device_a), want);
+    dist::DistMatrix handed_over;  // the graph, as the filtered operator asks for it
+    expect_same_aggregates(
+        gpu::device_graph_phases(stream.s)(comm, c.a, c.nodes, theta, times, device_a, &handed_over), want);
+    EXPECT_TRUE(handed_over.row_partition == graph.row_partition) << "the handed-over graph's partition differs";
+    EXPECT_EQ(handed_over.local, graph.local);
+    EXPECT_EQ(handed_over.nonlocal, graph.nonlocal);
+    EXPECT_EQ(handed_over.ghost_cols, graph.ghost_cols);
     // The level's A stays on the device for the phases after it (eigenvalue estimate, solve).
     ASSERT_TRUE(device_a.matrix) << "the strength phase left no device copy of A";
     EXPECT_FALSE(device_a.stale);
@@ -155,14 +162,14 @@ TEST(DistDeviceGraphPhases, BadInputIsTheSameErrorOnEveryRank) {
   SetupTimes times;
   DeviceOperatorSlot device_a;
   const std::string negative = dist::testing::input_error_on_every_rank(
-      comm, [&] { gpu::device_graph_phases()(comm, c.a, c.nodes, -0.5, times, device_a); });
+      comm, [&] { gpu::device_graph_phases()(comm, c.a, c.nodes, -0.5, times, device_a, nullptr); });
   EXPECT_NE(negative.find("theta must be non-negative"), std::string::npos) << negative;
   // Rank 0's nodes lose their last dof (every rank owns rows on this balanced partition): they
   // no longer cover its rows.
   DistNodes short_nodes = c.nodes;
   if (comm.rank() == 0) short_nodes.ptr.back() -= 1;
   const std::string uncovered = dist::testing::input_error_on_every_rank(
-      comm, [&] { gpu::device_graph_phases()(comm, c.a, short_nodes, 0.02, times, device_a); });
+      comm, [&] { gpu::device_graph_phases()(comm, c.a, short_nodes, 0.02, times, device_a, nullptr); });
   EXPECT_NE(uncovered.find("nodes cover"), std::string::npos) << uncovered;
 }
 
