@@ -52,6 +52,7 @@ target_sources(tessera_amg PUBLIC FILE_SET HEADERS BASE_DIRS ${PROJECT_SOURCE_DI
   ${CMAKE_CURRENT_LIST_DIR}/dist/dist_tentative.hpp
   ${CMAKE_CURRENT_LIST_DIR}/dist/dist_tentative_steps.hpp
   ${CMAKE_CURRENT_LIST_DIR}/dist/dist_smoothing.hpp
+  ${CMAKE_CURRENT_LIST_DIR}/dist/dist_filtered_operator.hpp
   ${CMAKE_CURRENT_LIST_DIR}/dist/dist_eigen_estimate.hpp
   ${CMAKE_CURRENT_LIST_DIR}/dist/dist_setup_backend.hpp
   ${CMAKE_CURRENT_LIST_DIR}/dist/dist_hierarchy.hpp
@@ -65,6 +66,7 @@ target_sources(tessera_amg PRIVATE
   ${CMAKE_CURRENT_LIST_DIR}/dist/dist_tentative.cpp
   ${CMAKE_CURRENT_LIST_DIR}/dist/dist_tentative_steps.cpp
   ${CMAKE_CURRENT_LIST_DIR}/dist/dist_smoothing.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/dist/dist_filtered_operator.cpp
   ${CMAKE_CURRENT_LIST_DIR}/dist/dist_eigen_estimate.cpp
   ${CMAKE_CURRENT_LIST_DIR}/dist/dist_hierarchy.cpp
   ${CMAKE_CURRENT_LIST_DIR}/dist/dist_cycle.cpp

@@ -62,9 +62,10 @@ DistHierarchy::DistHierarchy(const dist::Communicator& comm, dist::DistMatrix&& 
                  "DistHierarchy: a setup backend without graph phases, tentative prolongator, smoothing or eigenvalue "
                  "estimates");
   validate(options);  // options are the same on every rank: every rank throws alike
-  TESSERA_REQUIRE_INPUT(!options.filtered_smoothing,
-                        "AMG: filtered prolongator smoothing is implemented in the serial and one-GPU setups only, "
-                        "not in the distributed one (run on one rank, or without it)");
+  const bool filtered = options.filtered_smoothing && options.smooth_prolongator;
+  TESSERA_REQUIRE_INPUT(!filtered || !backend_.transfer_on_device,
+                        "AMG: the re-setup's transfer on the device does not refresh the filtered operator of "
+                        "filtered prolongator smoothing; run one of them without the other");
   levels.reserve(static_cast<std::size_t>(options.max_levels));  // the loop below stops at max_levels
   levels.emplace_back().a = std::move(a);  // in place first: a device check leaves its copy in the level
   // A's check is a step of its own: at level 0's size it is not free, and the phases below do
@@ -88,8 +89,10 @@ DistHierarchy::DistHierarchy(const dist::Communicator& comm, dist::DistMatrix&& 
       stop_reason = "max levels reached";
       break;
     }
-    DistAggregates agg =
-        backend_.graph_phases(comm, fine.a, fine.nodes, options.strength_threshold, fine.times, fine.device_a);
+    std::optional<dist::DistMatrix> graph;  // wanted by the filtered operator only
+    if (filtered) graph.emplace();
+    DistAggregates agg = backend_.graph_phases(comm, fine.a, fine.nodes, options.strength_threshold, fine.times,
+                                               fine.device_a, graph ? &*graph : nullptr);
     if (agg.count == 0) {
       stop_reason = "no strong connections left to aggregate";
       break;
@@ -107,6 +110,11 @@ DistHierarchy::DistHierarchy(const dist::Communicator& comm, dist::DistMatrix&& 
     }
     fine.aggregates = std::move(agg);
     fine.p_tent = std::move(t.p);
+    if (graph)
+      fine.filtered = timed("filtered_operator", fine.times.smoothing, [&] {
+        return dist_filtered_operator(comm, fine.a, fine.nodes, *graph);
+      });
+    graph.reset();
     setup_level_numeric(comm, fine);
     TESSERA_ASSERT(levels.size() < levels.capacity(), "a level beyond max_levels would move the others");
     DistLevel& coarse = levels.emplace_back();  // `fine` stays in place (reserved above)
@@ -197,16 +205,17 @@ void DistHierarchy::build_transfer(const dist::Communicator& comm, DistLevel& le
   std::shared_ptr<dist::HeldOperand> held_p;  // P and P^T where that backend made them
   decltype(SmoothedProlongator::keep_for_solve) keep_for_solve;  // and its copies for the solve
   timed("prolongator_smoothing", level.times.smoothing, [&] {
-    level.omega = options.smooth_prolongator ? prolongator_damping(level.eigen.safe) : 0.0;
+    level.omega = 0.0;
     if (!options.smooth_prolongator) {
       level.p = level.p_tent;
     } else if (first_time) {
+      const dist::DistMatrix& a = smoothing_operator(comm, level);
       // Where the tentative prolongator left P_tent's blocks on the GPU, the smoothing's product
       // assembles its B_ext there: the host's waits for a re-setup.
-      level.a_times_p_tent = std::make_unique<dist::CompactSpgemm>(comm, level.a, level.p_tent, backend_.products,
-                                                                   held_extended_a(level),
-                                                                   dist::HostBExtended::at_symbolic,
-                                                                   std::move(held_p_tent));
+      level.a_times_p_tent = std::make_unique<dist::CompactSpgemm>(
+          comm, a, level.p_tent, backend_.products,
+          held_extended_a(a, level.filtered ? level.device_filtered : level.device_a),
+          dist::HostBExtended::at_symbolic, std::move(held_p_tent));
       SmoothedProlongator smoothed =
           backend_.smoothing(comm, *level.a_times_p_tent, level.p_tent, level.inv_diag, level.omega);
       smoothed.p.halo = dist::HaloPlan::build(comm, smoothed.p.col_partition, smoothed.p.ghost_cols);
@@ -215,7 +224,7 @@ void DistHierarchy::build_transfer(const dist::Communicator& comm, DistLevel& le
       held_p = std::move(smoothed.held);
       keep_for_solve = std::move(smoothed.keep_for_solve);
     } else {
-      level.a_times_p_tent->refresh(comm, level.a, level.p_tent);
+      level.a_times_p_tent->refresh(comm, smoothing_operator(comm, level), level.p_tent);
       const Csr<double> ap = level.a_times_p_tent->multiply(comm);
       const std::vector<std::int64_t>& global_of = level.a_times_p_tent->compact_to_global();
       if (level.p_sources) {
@@ -237,10 +246,12 @@ void DistHierarchy::build_transfer(const dist::Communicator& comm, DistLevel& le
   });
   timed("galerkin", level.times.galerkin, [&] {
     if (first_time) {
-      // A*P_tent's A in [owned | ghost] form (a host copy or the backend's) serves A*P too.
+      // A*P_tent's A in [owned | ghost] form (a host copy or the backend's) serves A*P too
+      // (unless it is A_F).
+      const bool shares_a = level.a_times_p_tent && !level.filtered;
       level.galerkin = std::make_unique<dist::DistPtap>(
           comm, level.a, level.p, backend_.products,
-          level.a_times_p_tent ? level.a_times_p_tent->shared_a_extended() : held_extended_a(level),
+          shares_a ? level.a_times_p_tent->shared_a_extended() : held_extended_a(level.a, level.device_a),
           std::move(p_transposed), std::move(held_p));
       coarse.a = level.galerkin->take_result();  // no copy (21M entries at poisson3d:192's level 1)
       // Where the product left its outer product on the GPU, the coarse level's device copy is
@@ -277,9 +288,29 @@ void DistHierarchy::check_coarse_operator(const dist::Communicator& comm, DistLe
   backend_.check_operator(comm, coarse.a, level_name(l), coarse.device_a);
 }
 
-dist::ExtendedA DistHierarchy::held_extended_a(DistLevel& level) const {
+dist::ExtendedA DistHierarchy::held_extended_a(const dist::DistMatrix& a, DeviceOperatorSlot& slot) const {
   if (!backend_.held_extended_a) return {};
-  return {nullptr, backend_.held_extended_a(level.a, level.device_a)};
+  return {nullptr, backend_.held_extended_a(a, slot)};
+}
+
+// A_F's own lambda_max, as the serial setup's smooth_with_filtered_operator: omega damps D^-1 A_F,
+// whose spectrum the filter moves. D stays diag(A) (level.inv_diag).
+const dist::DistMatrix& DistHierarchy::smoothing_operator(const dist::Communicator& comm, DistLevel& level) const {
+  if (!level.filtered) {
+    level.omega = prolongator_damping(level.eigen.safe);
+    return level.a;
+  }
+  {
+    TESSERA_TRACE_STEP("filtered_operator_values");
+    refresh_dist_filtered_values(level.a, *level.filtered);
+  }
+  level.device_filtered.values_changed();
+  TESSERA_TRACE_STEP("filtered_lambda_max");
+  const EigenEstimate eigen = backend_.eigen_estimator(comm, level.filtered->a, level.inv_diag,
+                                                       options.eigen_iterations, options.eigen_safety,
+                                                       level.device_filtered);
+  level.omega = prolongator_damping(eigen.safe);
+  return level.filtered->a;
 }
 
 void DistHierarchy::setup_coarsest(const dist::Communicator& comm) {

@@ -3,7 +3,9 @@
 // by phase on dist::DistMatrix operators. Per level, while global rows > coarse_size:
 //   strength (dist_strength) -> aggregates (dist_aggregation) -> P_tent, B_c (dist_tentative)
 //   -> lambda_max (distributed Lanczos) -> smoother (the serial make_smoother on the rank's
-//   rows) -> P = (I - omega D^-1 A) P_tent (CompactSpgemm A*P_tent + a row merge) -> A_c = P^T A P
+//   rows) -> P = (I - omega D^-1 A) P_tent (CompactSpgemm A*P_tent + a row merge; with
+//   AmgOptions::filtered_smoothing, A's filtered operator A_F and its own lambda_max in place of
+//   A's: dist_filtered_operator.hpp) -> A_c = P^T A P
 //   (DistPtap) -> R = P^T (dist::transpose, its local block taken from DistPtap's transpose of
 //   P: P is transposed once a level; both are timed as the Galerkin phase).
 // The CompactSpgemm (A*P_tent) and DistPtap objects are kept: resetup() runs their numeric
@@ -12,7 +14,8 @@
 // without merging P's rows again. A backend with a transfer on the device (the GPU backend with
 // dist_device_transfer added, opt-in) plans each level's transfer in the first re-setup, and the
 // later ones recompute P, A_c and R there, from the level's device copy of A, copying the values
-// back into the levels.
+// back into the levels (not with filtered smoothing, which that transfer does not refresh: the
+// pair is refused).
 // Where the rank-local products, the graph phases (strength, aggregation), the lambda_max
 // estimates and the products' reads of A run is the DistSetupBackend's choice (the host by
 // default; dist_setup_backend.hpp). On the GPUs, the graph phases leave the level's A on the
@@ -32,6 +35,7 @@
 
 #include "amg/coarse_solver.hpp"
 #include "amg/dist/device_operator_slot.hpp"
+#include "amg/dist/dist_filtered_operator.hpp"
 #include "amg/dist/dist_setup_backend.hpp"
 #include "amg/dist/dist_smoothing.hpp"
 #include "amg/hierarchy.hpp"
@@ -60,14 +64,21 @@ struct DistLevel {
   // Transfer to the next coarser level; empty on the coarsest.
   DistAggregates aggregates;
   dist::DistMatrix p_tent, p, r;
+  // A_F, where AmgOptions::filtered_smoothing is set and the strength graph dropped entries of A
+  // on some rank: the operand of P's smoothing (and of its lambda_max) in place of A. Its values
+  // are refreshed from A at each setup of the level's transfer. Its device copy (the GPU backend:
+  // the eigenvalue estimate's and the products' A_F) stays for the re-setups, as A's does, and is
+  // destroyed first, as it points at it.
+  std::optional<DistFilteredOperator> filtered;
+  DeviceOperatorSlot device_filtered;
   // P's and R's copies on the rank's GPU where the GPU setup kept the blocks it made (the merge's
   // P, R's owned block from its P^T), for the device solve, which shares them instead of
   // uploading P and R; empty otherwise. Marked stale when a re-setup changes the host values.
   DeviceOperatorSlot device_p, device_r;
   // A*P_tent's symbolic phase, kept for resetup. Its product is merged into P straight from
   // compact columns (never assembled); its A in [owned | ghost] form (a host copy, or the one
-  // the backend holds) serves galerkin too. galerkin handed its result over to the next
-  // level's A, which its recomputes write into.
+  // the backend holds) serves galerkin too, unless it is A_F's. galerkin handed its result over
+  // to the next level's A, which its recomputes write into.
   std::unique_ptr<dist::CompactSpgemm> a_times_p_tent;
   std::unique_ptr<dist::DistPtap> galerkin;
   // Made by the first re-setup, replayed by the later ones: where each value of P comes from
@@ -124,9 +135,12 @@ class DistHierarchy {
                       std::shared_ptr<dist::HeldOperand> held_p_tent = nullptr) const;
   /// The backend's check of level `l`'s operator (coarse.a), which may leave its copy in the slot.
   void check_coarse_operator(const dist::Communicator& comm, DistLevel& coarse, std::size_t l) const;
-  /// Where a level's first products read A from: the backend's hold on the level's copy, or
-  /// nothing (they copy A on the host).
-  dist::ExtendedA held_extended_a(DistLevel& level) const;
+  /// Where a level's first products read `a` (the level's A or A_F) from: the backend's hold on
+  /// its copy in `slot`, or nothing (they copy it on the host).
+  dist::ExtendedA held_extended_a(const dist::DistMatrix& a, DeviceOperatorSlot& slot) const;
+  /// The operator P's smoothing multiplies (A_F where the level has one, else A), its values
+  /// current (A_F refreshed from A), and omega from its lambda_max. Collective.
+  const dist::DistMatrix& smoothing_operator(const dist::Communicator& comm, DistLevel& level) const;
   void setup_coarsest(const dist::Communicator& comm);
 
   DistSetupBackend backend_;

@@ -22,6 +22,8 @@ endif()
 # Distributed AMG on the host MPI backend, 1-4 ranks (oversubscribed).
 tessera_add_mpi_test(test_dist_amg_hierarchy SOURCES ${CMAKE_CURRENT_LIST_DIR}/dist/test_dist_hierarchy.cpp LIBS tessera_amg)
 tessera_add_mpi_test(test_dist_amg_resetup SOURCES ${CMAKE_CURRENT_LIST_DIR}/dist/test_dist_resetup.cpp LIBS tessera_amg)
+tessera_add_mpi_test(test_dist_amg_filtered_smoothing
+                     SOURCES ${CMAKE_CURRENT_LIST_DIR}/dist/test_dist_filtered_smoothing.cpp LIBS tessera_amg)
 # The setup's host loops on several threads a rank give the one-thread hierarchy bit for bit.
 if(OpenMP_CXX_FOUND)
   tessera_add_mpi_test(test_dist_amg_host_threads SOURCES ${CMAKE_CURRENT_LIST_DIR}/dist/test_dist_host_threads.cpp
@@ -47,6 +49,11 @@ tessera_add_mpi_test_variant(test_dist_device_solve staged GPU ENV TESSERA_DEVIC
 tessera_add_mpi_test(test_dist_device_resetup SOURCES ${CMAKE_CURRENT_LIST_DIR}/dist/test_dist_device_resetup.cpp
                      LIBS tessera_amg GPU RANKS 1 2 3 4)
 tessera_add_mpi_test_variant(test_dist_device_resetup nccl GPU ENV TESSERA_HALO_ROUTE=nccl RANKS 2 4)
+# Filtered prolongator smoothing on the GPU backend (graph downloaded, A_F's estimate and product
+# on the GPU) against the host backend, setup and re-setups.
+tessera_add_mpi_test(test_dist_device_filtered_smoothing
+                     SOURCES ${CMAKE_CURRENT_LIST_DIR}/dist/test_dist_device_filtered_smoothing.cpp
+                     LIBS tessera_amg GPU RANKS 1 2 3 4)
 # cross_rank_strength (the boundary edges the device graph phases take from the host) against
 # dist_strength_graph and the serial strength_graph, 1-4 ranks.
 tessera_add_mpi_test(test_dist_cross_rank_strength SOURCES ${CMAKE_CURRENT_LIST_DIR}/dist/test_dist_cross_rank_strength.cpp

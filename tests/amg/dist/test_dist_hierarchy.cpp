@@ -1,13 +1,14 @@
 // The distributed hierarchy against the serial one on the gathered problem, 1-4 ranks, on a
 // balanced and an uneven partition with a rank owning no rows: same aggregates (a global map
-// gathered on rank 0), same level sizes and patterns, operators, prolongators and smoother
-// coefficients equal to rounding; PCG (FGMRES on the non-symmetric problem) iteration counts
-// equal to serial (+-1).
+// gathered on rank 0), same level sizes and patterns, operators, prolongators, filtered operators
+// and smoother coefficients equal to rounding; PCG (FGMRES on the non-symmetric problem)
+// iteration counts equal to serial (+-1).
 #include "amg/cycle.hpp"
 #include "amg/dist/dist_amg.hpp"
 #include "amg/dist/dist_hierarchy.hpp"
 #include "amg/dist/dist_level_ops.hpp"
 #include "amg/hierarchy.hpp"
+#include "amg/separate_kinds.hpp"
 #include "amg/smoother.hpp"
 #include "dist/dist_matrix.hpp"
 #include "dist_amg_test_util.hpp"
@@ -62,6 +63,10 @@ void expect_same_hierarchy(const dist::Communicator& comm, const Hierarchy& seri
     const Csr<double> r = last ? Csr<double>{} : dist::gather(comm, level.r);
     const std::vector<std::int64_t> aggregates = comm.gatherv(level.aggregates.of_node, 0);
     const std::vector<double> smoother = comm.gatherv(level.smoother.inv_diag, 0);
+    // Filtered smoothing's A_F (where the level has one: the same answer on every rank).
+    EXPECT_EQ(level.filtered.has_value(), s.filtered.has_value());
+    const Csr<double> a_f = level.filtered && s.filtered ? dist::gather(comm, level.filtered->a) : Csr<double>{};
+    if (comm.rank() == 0 && level.filtered && s.filtered) testing::expect_equal_to_rounding(a_f, s.filtered->a, "A_F");
     if (comm.rank() == 0) expect_same_level(s, level, last, a, p, r, aggregates, smoother);
   }
 }
@@ -300,6 +305,19 @@ TEST(DistAmgHierarchy, PlaneElasticityRigidBodyModesMatchesSerial) {
 // Nodes that rotate: 6 dofs a node, the modes turning the rotations too (750 rows, partitions at
 // multiples of 24).
 TEST(DistAmgHierarchy, FrameRigidBodyModesWithRotationsMatchSerial) { check_problem("frame3d:5", small_coarse()); }
+
+// Filtered prolongator smoothing (amg/dist/dist_filtered_operator.hpp) on a frame with its kinds
+// of dof separated, where the strength graph drops the weak couplings: every level's A_F, P and
+// operator are the serial setup's to rounding, and PCG takes the serial iteration count.
+TEST(DistAmgHierarchy, FilteredSmoothingOnASeparatedFrameMatchesSerial) {
+  const gen::ProblemSpec spec = gen::parse_spec("frame2d:16:30");
+  const Csr<double> a = without_cross_kind_couplings(gen::generate(spec), gen::block_size(spec));
+  AmgOptions o = small_coarse();
+  o.filtered_smoothing = true;
+  const Problem pb{"frame2d:16:30 separated", a, constant_near_null_space(a.rows, 1)};
+  ASSERT_TRUE(setup(pb.a, pb.near_null, o).levels[0].filtered) << "the graph dropped nothing: no test of the filter";
+  check_problem(pb, o);
+}
 
 // The hierarchy that takes A over (tessera-amg and PCTESSERA keep no copy of it) is the one a
 // copy builds, and release_fine_operator hands A back as it came: the same blocks and halo, a
