@@ -227,9 +227,6 @@ void full_setup(PC pc, PcTessera& d) {
                         "PCTESSERA: -pc_tessera_resetup_transfer device recomputes the levels on the GPUs; it needs "
                         "-pc_tessera_backend gpu (this run's backend is host)");
   d.separated_kinds = d.separate_kinds ? kinds_to_separate(a) : 1;  // the block size: the same on every rank
-  TESSERA_REQUIRE_INPUT(!d.options.filtered_smoothing || one_gpu_hierarchy(d),  // the same answer on every rank
-                        "PCTESSERA: -pc_tessera_filtered_smoothing is implemented in the one-GPU hierarchy only (one "
-                        "rank, -pc_tessera_backend gpu), not yet in the distributed one");
   if (one_gpu_hierarchy(d)) {
     full_setup_one_gpu(a, d);
     ++d.full_setups;
@@ -403,8 +400,8 @@ PetscErrorCode PCSetFromOptions_Tessera(PC pc, PetscOptionItems* PetscOptionsObj
   PetscCall(PetscOptionsBool("-pc_tessera_filtered_smoothing",
                              "Smooth the tentative prolongator with the operator's strong couplings only (the others "
                              "added to the diagonal): sparser coarse levels where the strength threshold drops many "
-                             "couplings, as with -pc_tessera_separate_kinds; the one-GPU hierarchy only; read at "
-                             "each full setup",
+                             "couplings, as with -pc_tessera_separate_kinds; not with -pc_tessera_resetup_transfer "
+                             "device; read at each full setup",
                              "PCTESSERA", filtered, &filtered, nullptr));
   PetscOptionsHeadEnd();
   o.filtered_smoothing = filtered == PETSC_TRUE;

@@ -140,21 +140,25 @@ foreach(dim_n_modes IN ITEMS "3;6;6" "2;20;3")
   set(pc_option_separate_gpu_frame${dim}d_require ${pc_option_separate_frame${dim}d_require}
       --require "backend gpu[,:]")
   set(pc_option_separate_gpu_frame${dim}d_gpu TRUE)
-  # -pc_tessera_filtered_smoothing on the one-GPU hierarchy (coarse size 100, so that it has levels
-  # to filter): frame3d:6:30 separated, operator complexity 2.28 -> 1.43 at 29 iterations either
-  # way; frame2d:20:30 2.03 -> 1.48 at 27 (the serial hierarchy, which the one-GPU one equals).
+  # -pc_tessera_filtered_smoothing (coarse size 100, so that the hierarchy has levels to filter):
+  # frame3d:6:30 separated, operator complexity 2.28 -> 1.43 at 29 iterations either way;
+  # frame2d:20:30 2.03 -> 1.48 at 27 (the serial hierarchy, which the one-GPU one and the
+  # distributed ones equal). On the GPUs: the one-GPU hierarchy on 1 rank, the distributed one
+  # (A_F from the downloaded strength graph, its lambda_max and product on the GPU) on 2 and 3.
+  set(pc_option_filtered_frame${dim}d_set ${pc_option_separate_frame${dim}d_set} -pc_tessera_filtered_smoothing
+      -pc_tessera_coarse_size 100)
+  set(filtered_require --require "spgemm [a-z]+, filtered prolongator smoothing"
+      --require "the hierarchy's entries over the operator's: 0[.][0-9]+")
+  set(pc_option_filtered_frame${dim}d_require ${pc_option_separate_frame${dim}d_require} ${filtered_require})
   set(pc_option_filtered_gpu_frame${dim}d_set ${pc_option_separate_gpu_frame${dim}d_set} -pc_tessera_filtered_smoothing
       -pc_tessera_coarse_size 100)
-  set(pc_option_filtered_gpu_frame${dim}d_require ${pc_option_separate_gpu_frame${dim}d_require}
-      --require "spgemm [a-z]+, filtered prolongator smoothing"
-      --require "the hierarchy's entries over the operator's: 0[.][0-9]+")
+  set(pc_option_filtered_gpu_frame${dim}d_require ${pc_option_separate_gpu_frame${dim}d_require} ${filtered_require})
   set(pc_option_filtered_gpu_frame${dim}d_gpu TRUE)
-  tessera_petsc_tutorial_test(frame pc_option_filtered_gpu_frame${dim}d 1 ${frame_args} -resolve_scaled
-                              -spec frame${dim}d:${n}:30)
   foreach(np IN ITEMS 1 2 3)
     tessera_petsc_tutorial_test(frame pc_separate_frame${dim}d ${np} -ksp_type cg -ksp_norm_type unpreconditioned
                                 -pmat_separate_kinds -resolve_scaled -spec frame${dim}d:${n}:30)
-    foreach(set IN ITEMS pc_option_separate_frame${dim}d pc_option_separate_gpu_frame${dim}d)
+    foreach(set IN ITEMS pc_option_separate_frame${dim}d pc_option_separate_gpu_frame${dim}d
+                         pc_option_filtered_frame${dim}d pc_option_filtered_gpu_frame${dim}d)
       tessera_petsc_tutorial_test(frame ${set} ${np} ${frame_args} -resolve_scaled -spec frame${dim}d:${n}:30)
     endforeach()
   endforeach()
@@ -241,11 +245,13 @@ tessera_bad_use_test(coordinates_count nonzero
 tessera_bad_use_test(separate_kinds_scalar nonzero
                      "PETSC ERROR: .*PCTESSERA: -pc_tessera_separate_kinds separates the kinds of dof of a node, the operator's block size of them. its block size is 1: set it with MatSetBlockSize"
                      1 2 CASE ok ENV "PETSC_OPTIONS=-pc_tessera_separate_kinds")
-# Filtered prolongator smoothing outside the one-GPU hierarchy (here the host backend, forced):
-# refused on every rank at the first setup.
-tessera_bad_use_test(filtered_distributed nonzero
-                     "PETSC ERROR: Tessera: PCTESSERA: -pc_tessera_filtered_smoothing is implemented in the one-GPU hierarchy only"
-                     1 2 CASE ok ENV "PETSC_OPTIONS=-pc_tessera_backend host -pc_tessera_filtered_smoothing")
+# Filtered prolongator smoothing with the re-setup transfer on the device, which would not
+# refresh the filtered operator: refused on every rank at the first setup (the distributed
+# hierarchy on the GPU backend, which that transfer needs; a machine without a GPU skips it).
+tessera_bad_use_test(filtered_transfer_on_device nonzero
+                     "PETSC ERROR: .*AMG: the re-setup's transfer on the device does not refresh the filtered operator"
+                     1 2 GPU CASE ok
+                     ENV "PETSC_OPTIONS=-pc_tessera_backend gpu -pc_tessera_hierarchy distributed -pc_tessera_resetup_transfer device -pc_tessera_filtered_smoothing")
 # The re-setup transfer on the device asked for with the host backend: refused on every rank
 # at the first setup (the host backend forced, so a GPU machine gives the same answer).
 tessera_bad_use_test(transfer_without_gpu nonzero
