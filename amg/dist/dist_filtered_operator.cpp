@@ -29,7 +29,8 @@ std::vector<std::int64_t> ghost_graph_index(const dist::Communicator& comm, cons
 /// ranks' in `ghost` (by the graph's ghost index).
 void flag_neighbours(const dist::DistMatrix& graph, std::int64_t n, char value, std::vector<char>& owned,
                      std::vector<char>& ghost) {
-  for (std::int64_t q = graph.local.row_ptr[n]; q < graph.local.row_ptr[n + 1]; ++q) owned[graph.local.col_idx[q]] = value;
+  for (std::int64_t q = graph.local.row_ptr[n]; q < graph.local.row_ptr[n + 1]; ++q)
+    owned[graph.local.col_idx[q]] = value;
   for (std::int64_t q = graph.nonlocal.row_ptr[n]; q < graph.nonlocal.row_ptr[n + 1]; ++q)
     ghost[graph.nonlocal.col_idx[q]] = value;
 }
@@ -156,7 +157,8 @@ void refresh_dist_filtered_values(const dist::DistMatrix& a, DistFilteredOperato
   };
   // Every target of row i lies in A_F's row i: ranges of rows are independent.
   host::for_ranges(a.owned_rows(), [&](std::int64_t begin, std::int64_t end) {
-    std::fill(f.a.local.values.begin() + f.a.local.row_ptr[begin], f.a.local.values.begin() + f.a.local.row_ptr[end], 0.0);
+    std::fill(f.a.local.values.begin() + f.a.local.row_ptr[begin],
+              f.a.local.values.begin() + f.a.local.row_ptr[end], 0.0);
     std::fill(f.a.nonlocal.values.begin() + f.a.nonlocal.row_ptr[begin],
               f.a.nonlocal.values.begin() + f.a.nonlocal.row_ptr[end], 0.0);
     for (std::int64_t i = begin; i < end; ++i) {
