@@ -28,8 +28,7 @@ struct AmgOptions {
   /// complexity 4.93 -> 1.59, 48 -> 44 iterations on frame3d:40:30); changes nothing where it
   /// drops none. Not for the rigid-body modes: lumping keeps the constants' row sums, not the
   /// rotations' (elasticity3d:48, 17 -> 20 iterations). Every setup, the distributed one on its
-  /// ranks' rows (amg/dist/dist_filtered_operator.hpp), which refuses only the pair with a
-  /// re-setup transfer on the device (DistSetupBackend::transfer_on_device).
+  /// ranks' rows (amg/dist/dist_filtered_operator.hpp), with either re-setup transfer.
   bool filtered_smoothing = false;
   /// Lanczos steps of the lambda_max(D^-1 A) estimate (GAMG's CG-based estimate uses 10).
   int eigen_iterations = 10;

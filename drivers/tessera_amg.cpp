@@ -119,7 +119,7 @@ void add_options(CLI::App& app, Options& opt) {
   app.add_flag("--filtered-smoothing", opt.amg.filtered_smoothing,
                "smooth the tentative prolongator with A's filtered operator (its strong couplings, the others "
                "added to the diagonal) instead of A: sparser P and coarse operators where the strength graph drops "
-               "many entries (anisotropy, --pmat separate-kinds); not with --resetup-transfer device");
+               "many entries (anisotropy, --pmat separate-kinds)");
   app.add_option("--coarse-size", opt.amg.coarse_size, "rows of the coarsest level (default 2000)");
   app.add_option("--max-levels", opt.amg.max_levels, "maximum number of levels");
   app.add_option("--null-space", opt.near_null.null_space,

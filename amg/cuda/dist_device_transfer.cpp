@@ -6,7 +6,6 @@
 
 #include "amg/cuda/device_operator_slot.hpp"
 #include "amg/cuda/device_smoothing_replay.hpp"
-#include "amg/prolongator_smoothing.hpp"
 #include "dist/collective_call.hpp"
 #include "dist/cuda/device_compact_spgemm.hpp"
 #include "dist/cuda/device_dist_matrix.hpp"
@@ -61,9 +60,18 @@ DistDeviceTransfer::DistDeviceTransfer(dist::gpu::DeviceContext& ctx, const dist
     HostArray<double> tent(fine.p_tent.local.values.begin(), fine.p_tent.local.values.end());
     tent.insert(tent.end(), fine.p_tent.nonlocal.values.begin(), fine.p_tent.nonlocal.values.end());
     tent_.upload(tent, s);
+    // The smoothing's operand: A_F, with an A_ext of its own, where the level has one; else A,
+    // whose A_ext the Galerkin product shares.
+    std::optional<dist::gpu::HeldOperand> held_filtered;
+    if (fine.filtered) {
+      device_operator(fine.device_filtered, fine.filtered->a, s);
+      a_filtered_ = fine.device_filtered.matrix;
+      held_filtered.emplace(dist::gpu::HeldOperand{a_filtered_.get(), {}});
+    }
     step.emplace("a_times_p_tent_plan");
-    a_times_p_tent_ =
-        std::make_unique<dist::gpu::DeviceCompactSpgemm>(ctx, *fine.a_times_p_tent, fine.a, fine.p_tent, &held_a);
+    a_times_p_tent_ = std::make_unique<dist::gpu::DeviceCompactSpgemm>(
+        ctx, *fine.a_times_p_tent, fine.filtered ? fine.filtered->a : fine.a, fine.p_tent,
+        held_filtered ? &*held_filtered : &held_a);
     step.emplace("replay_plan");
     const tessera::cuda::DeviceBuffer<std::int64_t> ap_tiles = tessera::cuda::csr_positions(a_times_p_tent_->product(), s);
     replay_ = std::make_unique<DeviceSmoothingReplay>(*fine.p_sources, fine.p, ap_tiles, s);
@@ -81,17 +89,24 @@ DistDeviceTransfer::DistDeviceTransfer(dist::gpu::DeviceContext& ctx, const dist
 
 DistDeviceTransfer::~DistDeviceTransfer() = default;
 
-void DistDeviceTransfer::run(DistLevel& fine, DistLevel& coarse) {
+void DistDeviceTransfer::run(const dist::Communicator& comm, DistLevel& fine, DistLevel& coarse) {
+  TESSERA_ASSERT(&comm == &ctx_.comm(), "DistDeviceTransfer: a communicator other than its context's");
   TESSERA_ASSERT(current_copy(fine.device_a, fine.a) == a_ && coarse.device_a.matrix == c_,
                  "transfer on the device: a level's device copy of A is not current or not the planned one");
   const cudaStream_t s = ctx_.compute();
-  fine.omega = smoothed_ ? prolongator_damping(fine.eigen.safe) : 0.0;
   {
     TESSERA_TRACE_STEP("smoothing");
     AddSeconds add{fine.times.smoothing};
     if (smoothed_) {
+      // A_F's values as the hierarchy refreshed them (its device eigenvalue estimate has sent
+      // them; another estimator may not have).
+      const dist::gpu::DeviceDistMatrix& smoothing_operand =
+          a_filtered_ ? device_operator(fine.device_filtered, fine.filtered->a, s) : *a_;
+      TESSERA_ASSERT(!a_filtered_ || &smoothing_operand == a_filtered_.get(),
+                     "transfer on the device: the level's device copy of A_F is not the planned one");
       fill_inverse_diagonal(fine.device_a, fine.a, fine.inv_diag, inv_diag_, s);  // where the GPU divided it
-      a_times_p_tent_->recompute(dist::gpu::matrix_values(*a_), dist::gpu::ValueSources().add(tent_.data(), tent_.size()));
+      a_times_p_tent_->recompute(dist::gpu::matrix_values(smoothing_operand),
+                                 dist::gpu::ValueSources().add(tent_.data(), tent_.size()));
       replay_->run(tent_.data(), a_times_p_tent_->product().values.data(), inv_diag_.data(), fine.omega, p_->local,
                    p_->nonlocal, s);
       download_values(p_->local, p_->nonlocal, fine.p, s);
@@ -110,18 +125,14 @@ void DistDeviceTransfer::run(DistLevel& fine, DistLevel& coarse) {
 }
 
 DistTransferOnDevice dist_device_transfer(dist::gpu::DeviceContext& ctx) {
-  DistTransferOnDevice transfer;
-  transfer.plan = [&ctx](const dist::Communicator& comm, DistLevel& fine, DistLevel& coarse) {
+  return [&ctx](const dist::Communicator& comm, DistLevel& fine,
+                DistLevel& coarse) -> std::shared_ptr<DistLevelTransfer> {
     TESSERA_ASSERT(&comm == &ctx.comm(), "dist_device_transfer: a communicator other than its context's");
     const dist::TransposeValueMap r_map = dist::transpose_value_map(comm, fine.p, fine.r);  // collective, host
-    fine.transfer_plan = dist::call_collectively(comm, "planning the re-setup's transfer on the GPUs", [&] {
+    return dist::call_collectively(comm, "planning the re-setup's transfer on the GPUs", [&] {
       return std::make_shared<DistDeviceTransfer>(ctx, r_map, fine, coarse);
     });
   };
-  transfer.run = [](const dist::Communicator&, DistLevel& fine, DistLevel& coarse) {
-    fine.transfer_plan->run(fine, coarse);
-  };
-  return transfer;
 }
 
 }  // namespace tessera::amg::gpu

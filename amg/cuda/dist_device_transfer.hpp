@@ -3,7 +3,10 @@
 // transfer_on_device): from the level's device copy of A (DistLevel::device_a, which the
 // eigenvalue estimate has just made current), with every pattern, plan and map fixed by the
 // host setup and its first re-setup,
-//   A P_tent   dist::gpu::DeviceCompactSpgemm (values-only NCCL exchange of P_tent's remote rows)
+//   A P_tent   dist::gpu::DeviceCompactSpgemm (values-only NCCL exchange of P_tent's remote rows);
+//              A_F P_tent where the level smooths with its filtered operator, from A_F's device
+//              copy (DistLevel::device_filtered), which the hierarchy's refresh of A_F and its
+//              eigenvalue estimate have just made current
 //   P          replay of P's merge record on the device (device_smoothing_replay.hpp)
 //   A_c        dist::gpu::DeviceDistPtap into the coarse level's device copy of A
 //   R = P^T    dist::gpu::DeviceTransposeValues (gathers, one exchange of values)
@@ -43,7 +46,7 @@ namespace tessera::amg::gpu {
 
 class DeviceSmoothingReplay;
 
-class DistDeviceTransfer {
+class DistDeviceTransfer final : public DistLevelTransfer {
  public:
   /// Not collective (device plans and uploads; build it under dist::call_collectively). `fine`
   /// has been re-set up on the host once (P's record made, when P is smoothed); `r_map` is
@@ -51,17 +54,18 @@ class DistDeviceTransfer {
   /// to `ctx` and to the levels' matrices, which must outlive it.
   DistDeviceTransfer(dist::gpu::DeviceContext& ctx, const dist::TransposeValueMap& r_map, DistLevel& fine,
                      DistLevel& coarse);
-  ~DistDeviceTransfer();
+  ~DistDeviceTransfer() override;
 
-  /// Collective. fine's inverse diagonal, eigenvalue estimate and device A current: sets
-  /// fine.omega, recomputes P, R and A_c on the GPU, copies them into fine.p, fine.r and
-  /// coarse.a, and leaves coarse's device copy current. Adds its times to fine.times.
-  void run(DistLevel& fine, DistLevel& coarse);
+  /// Collective, as DistLevelTransfer::run (`comm` is the context's): recomputes P, R and A_c on
+  /// the GPU, copies them into fine.p, fine.r and coarse.a, and leaves coarse's device copy
+  /// current. Adds its times to fine.times.
+  void run(const dist::Communicator& comm, DistLevel& fine, DistLevel& coarse) override;
 
  private:
   dist::gpu::DeviceContext& ctx_;
   bool smoothed_;
   std::shared_ptr<dist::gpu::DeviceDistMatrix> a_, c_;  // fine's and coarse's slot copies of A
+  std::shared_ptr<dist::gpu::DeviceDistMatrix> a_filtered_;  // fine's slot copy of A_F; null without one
   std::unique_ptr<dist::gpu::DeviceDistMatrix> p_;
   tessera::cuda::DeviceBuffer<double> tent_;      // P_tent's values [local | non-local]: a re-setup keeps them
   tessera::cuda::DeviceBuffer<double> inv_diag_;  // fine's, uploaded each run

@@ -63,9 +63,6 @@ DistHierarchy::DistHierarchy(const dist::Communicator& comm, dist::DistMatrix&& 
                  "estimates");
   validate(options);  // options are the same on every rank: every rank throws alike
   const bool filtered = options.filtered_smoothing && options.smooth_prolongator;
-  TESSERA_REQUIRE_INPUT(!filtered || !backend_.transfer_on_device,
-                        "AMG: the re-setup's transfer on the device does not refresh the filtered operator of "
-                        "filtered prolongator smoothing; run one of them without the other");
   levels.reserve(static_cast<std::size_t>(options.max_levels));  // the loop below stops at max_levels
   levels.emplace_back().a = std::move(a);  // in place first: a device check leaves its copy in the level
   // A's check is a step of its own: at level 0's size it is not free, and the phases below do
@@ -152,16 +149,21 @@ void DistHierarchy::resetup(const dist::Communicator& comm, const dist::DistMatr
     fine.times = {};
     setup_level_numeric(comm, fine);
     if (fine.transfer_plan) {
-      // P, R and A_c where A is (the values copied back into the levels; coarse's slot current).
+      // P, R and A_c where A is (the values copied back into the levels; coarse's slot current),
+      // after omega from the smoothing operator (A_F refreshed from A, on the host: its map is
+      // the host's, and A_F's values then reach the GPU as the eigenvalue estimate reads them).
       TESSERA_TRACE_STEP("transfer_on_device");
-      backend_.transfer_on_device.run(comm, fine, coarse);
+      fine.omega = 0.0;
+      if (options.smooth_prolongator)
+        timed("prolongator_smoothing", fine.times.smoothing, [&] { return &smoothing_operator(comm, fine); });
+      fine.transfer_plan->run(comm, fine, coarse);
     } else {
       build_transfer(comm, fine, coarse, false);
       coarse.device_a.values_changed();
       const bool recorded = fine.p_sources || !options.smooth_prolongator;
       if (backend_.transfer_on_device && recorded) {
         TESSERA_TRACE_STEP("plan_transfer_on_device");
-        backend_.transfer_on_device.plan(comm, fine, coarse);
+        fine.transfer_plan = backend_.transfer_on_device(comm, fine, coarse);
       }
     }
     make_level_smoother(fine);

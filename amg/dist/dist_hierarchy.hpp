@@ -44,10 +44,6 @@
 
 namespace tessera::amg {
 
-namespace gpu {
-class DistDeviceTransfer;  // amg/cuda/dist_device_transfer.hpp (built with CUDA)
-}
-
 struct DistLevel {
   dist::DistMatrix a;
   // A's copy on the rank's GPU, made by the first device phase of the level (the GPU backend's
@@ -89,7 +85,7 @@ struct DistLevel {
   // The re-setup's transfer planned where the products run (DistSetupBackend::transfer_on_device),
   // by the first re-setup that could, and run by the later ones; empty on the host. Last, so it
   // is destroyed first: its device copies point at this level's matrices.
-  std::shared_ptr<gpu::DistDeviceTransfer> transfer_plan;
+  std::shared_ptr<DistLevelTransfer> transfer_plan;
 };
 
 /// Collective: every rank's rows of `a` on every rank, rows in rank order, global columns (a

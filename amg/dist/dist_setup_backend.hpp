@@ -68,17 +68,24 @@ enum class CoarseFactor { at_setup, on_first_use };
 
 struct DistLevel;  // amg/dist/dist_hierarchy.hpp
 
-/// A re-setup's transfer (fine's P and R, coarse's A) recomputed where the products run. Both
-/// calls are collective; `plan` runs once a level, after a re-setup on the host left P's record
-/// (DistLevel::p_sources, when P is smoothed) and every pattern in place, and stores its state
-/// in fine.transfer_plan; `run` then replaces the host's transfer in each later re-setup,
-/// with fine's inverse diagonal and eigenvalue estimate current and fine's A current in its
-/// device slot, and leaves fine.p, fine.r and coarse.a (and coarse's slot) holding the new values.
-struct DistTransferOnDevice {
-  std::function<void(const dist::Communicator&, DistLevel& fine, DistLevel& coarse)> plan;
-  std::function<void(const dist::Communicator&, DistLevel& fine, DistLevel& coarse)> run;
-  explicit operator bool() const { return plan && run; }
+/// A level's re-setup transfer (fine's P and R, coarse's A) recomputed where the products run,
+/// planned by DistTransferOnDevice and kept in fine.transfer_plan.
+class DistLevelTransfer {
+ public:
+  virtual ~DistLevelTransfer() = default;
+  /// Collective. Replaces the host's transfer in each re-setup after the one that planned it,
+  /// with fine's inverse diagonal and eigenvalue estimate current, fine's A current in its device
+  /// slot, and fine.omega set from the smoothing operator's lambda_max (fine's A_F, where it has
+  /// one, refreshed from A on the host); leaves fine.p, fine.r and coarse.a (and coarse's slot)
+  /// holding the new values.
+  virtual void run(const dist::Communicator& comm, DistLevel& fine, DistLevel& coarse) = 0;
 };
+
+/// Collective: plans a level's transfer where the products run, once a level, after a re-setup
+/// on the host left P's record (DistLevel::p_sources, when P is smoothed) and every pattern in
+/// place. Empty: every re-setup's transfer on the host.
+using DistTransferOnDevice =
+    std::function<std::shared_ptr<DistLevelTransfer>(const dist::Communicator& comm, DistLevel& fine, DistLevel& coarse)>;
 
 struct DistSetupBackend {
   dist::LocalSpgemm products = dist::host_local_spgemm;

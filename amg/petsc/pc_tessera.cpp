@@ -400,8 +400,7 @@ PetscErrorCode PCSetFromOptions_Tessera(PC pc, PetscOptionItems* PetscOptionsObj
   PetscCall(PetscOptionsBool("-pc_tessera_filtered_smoothing",
                              "Smooth the tentative prolongator with the operator's strong couplings only (the others "
                              "added to the diagonal): sparser coarse levels where the strength threshold drops many "
-                             "couplings, as with -pc_tessera_separate_kinds; not with -pc_tessera_resetup_transfer "
-                             "device; read at each full setup",
+                             "couplings, as with -pc_tessera_separate_kinds; read at each full setup",
                              "PCTESSERA", filtered, &filtered, nullptr));
   PetscOptionsHeadEnd();
   o.filtered_smoothing = filtered == PETSC_TRUE;

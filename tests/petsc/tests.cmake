@@ -245,13 +245,6 @@ tessera_bad_use_test(coordinates_count nonzero
 tessera_bad_use_test(separate_kinds_scalar nonzero
                      "PETSC ERROR: .*PCTESSERA: -pc_tessera_separate_kinds separates the kinds of dof of a node, the operator's block size of them. its block size is 1: set it with MatSetBlockSize"
                      1 2 CASE ok ENV "PETSC_OPTIONS=-pc_tessera_separate_kinds")
-# Filtered prolongator smoothing with the re-setup transfer on the device, which would not
-# refresh the filtered operator: refused on every rank at the first setup (the distributed
-# hierarchy on the GPU backend, which that transfer needs; a machine without a GPU skips it).
-tessera_bad_use_test(filtered_transfer_on_device nonzero
-                     "PETSC ERROR: .*AMG: the re-setup's transfer on the device does not refresh the filtered operator"
-                     1 2 GPU CASE ok
-                     ENV "PETSC_OPTIONS=-pc_tessera_backend gpu -pc_tessera_hierarchy distributed -pc_tessera_resetup_transfer device -pc_tessera_filtered_smoothing")
 # The re-setup transfer on the device asked for with the host backend: refused on every rank
 # at the first setup (the host backend forced, so a GPU machine gives the same answer).
 tessera_bad_use_test(transfer_without_gpu nonzero

@@ -8,7 +8,9 @@
 // the tile products sum in another order than the host-driven ones, and the differences pass
 // from level to level (A_c -> lambda_max -> omega -> P of the next level).
 // Poisson 7-point with Chebyshev, 27-point with l1-Jacobi, elasticity with rigid-body modes (6
-// near-null vectors), and an unsmoothed P (P = P_tent: no A P_tent and no record).
+// near-null vectors), an unsmoothed P (P = P_tent: no A P_tent and no record), and filtered
+// smoothing on a frame with its kinds of dof separated (A_F P_tent from A_F's device copy, which
+// the hierarchy refreshed; A_F compared too).
 #include <cmath>
 #include <memory>
 #include <string>
@@ -17,6 +19,7 @@
 #include "amg/cuda/dist_device_transfer.hpp"
 #include "amg/dist/dist_amg.hpp"
 #include "amg/dist/dist_hierarchy.hpp"
+#include "amg/separate_kinds.hpp"
 #include "dist/cuda/device_context.hpp"
 #include "dist_amg_test_util.hpp"
 
@@ -56,6 +59,8 @@ void expect_same_levels(const dist::Communicator& comm, const DistHierarchy& got
     SCOPED_TRACE(when + ", level " + std::to_string(l));
     EXPECT_EQ(entries_off(comm, g.a, w.a), 0) << "A";
     if (l + 1 == want.levels.size()) break;
+    ASSERT_EQ(g.filtered.has_value(), w.filtered.has_value());  // the same on every rank
+    if (w.filtered) EXPECT_EQ(entries_off(comm, g.filtered->a, w.filtered->a), 0) << "A_F";
     EXPECT_EQ(entries_off(comm, g.p, w.p), 0) << "P";
     EXPECT_EQ(entries_off(comm, g.r, w.r), 0) << "R";
     EXPECT_NEAR(g.eigen.safe, w.eigen.safe, 1e-11 * w.eigen.safe) << "lambda_max";
@@ -63,11 +68,10 @@ void expect_same_levels(const dist::Communicator& comm, const DistHierarchy& got
   }
 }
 
-void check_problem(const std::string& spec, const AmgOptions& options) {
+void check_problem(const testing::Problem& pb, const AmgOptions& options) {
   const dist::Communicator comm;
   const std::uint64_t seed = dist::testing::shared_seed(comm);
-  SCOPED_TRACE(spec + ", uneven partition with an empty rank, seed " + std::to_string(seed));
-  const testing::Problem pb = testing::make_problem(spec);
+  SCOPED_TRACE(pb.spec + ", uneven partition with an empty rank, seed " + std::to_string(seed));
   const dist::RowPartition rows = testing::aligned_partition(comm, pb.a.rows, pb.near_null.block_size, true, seed);
   const dist::DistMatrix a = dist::testing::distribute(comm, pb.a, rows, rows);
   const dist::DistMatrix a2 = dist::testing::distribute(comm, testing::off_diagonal_scaled(pb.a, 0.6), rows, rows);
@@ -81,6 +85,7 @@ void check_problem(const std::string& spec, const AmgOptions& options) {
   DistAmg on_host(comm, a, near_null, options, host_transfer);
   const DistHierarchy& h = on_device.hierarchy();
   ASSERT_GE(h.levels.size(), 3u) << "the test wants a real hierarchy";
+  if (options.filtered_smoothing) ASSERT_TRUE(h.levels[0].filtered) << "the graph dropped nothing: no test of A_F";
 
   const auto planned_levels = [&] {
     std::int64_t n = 0;
@@ -107,18 +112,30 @@ AmgOptions small_coarse(SmootherKind smoother = SmootherKind::chebyshev) {
   return o;
 }
 
-TEST(DistDeviceReSetup, Poisson7PointTransferOnTheGpusEqualsTheHosts) { check_problem("poisson3d:13", small_coarse()); }
-
-TEST(DistDeviceReSetup, Poisson27PointL1JacobiTransferOnTheGpusEqualsTheHosts) {
-  check_problem("poisson3d27:11", small_coarse(SmootherKind::l1_jacobi));
+TEST(DistDeviceReSetup, Poisson7PointTransferOnTheGpusEqualsTheHosts) {
+  check_problem(testing::make_problem("poisson3d:13"), small_coarse());
 }
 
-TEST(DistDeviceReSetup, ElasticityTransferOnTheGpusEqualsTheHosts) { check_problem("elasticity3d:6", small_coarse()); }
+TEST(DistDeviceReSetup, Poisson27PointL1JacobiTransferOnTheGpusEqualsTheHosts) {
+  check_problem(testing::make_problem("poisson3d27:11"), small_coarse(SmootherKind::l1_jacobi));
+}
+
+TEST(DistDeviceReSetup, ElasticityTransferOnTheGpusEqualsTheHosts) {
+  check_problem(testing::make_problem("elasticity3d:6"), small_coarse());
+}
 
 TEST(DistDeviceReSetup, UnsmoothedProlongatorTransferOnTheGpusEqualsTheHosts) {
   AmgOptions o = small_coarse();
   o.smooth_prolongator = false;
-  check_problem("poisson3d:13", o);
+  check_problem(testing::make_problem("poisson3d:13"), o);
+}
+
+TEST(DistDeviceReSetup, FilteredSmoothingTransferOnTheGpusEqualsTheHosts) {
+  const gen::ProblemSpec spec = gen::parse_spec("frame3d:5:30");
+  const Csr<double> a = without_cross_kind_couplings(gen::generate(spec), gen::block_size(spec));
+  AmgOptions o = small_coarse();
+  o.filtered_smoothing = true;
+  check_problem(testing::Problem{"frame3d:5:30 separated", a, constant_near_null_space(a.rows, 1)}, o);
 }
 
 }  // namespace

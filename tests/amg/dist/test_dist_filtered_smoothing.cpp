@@ -6,9 +6,10 @@
 //     of dof separated; where no rank drops an entry, every rank says so (nullopt);
 //   - A_F keeps only the ghosts its entries use, and its halo plan brings them;
 //   - a re-setup refreshes A_F: on D A D (exact powers of two) it equals a fresh setup;
-//   - the re-setup's transfer on the device, which would not refresh A_F, is refused with it.
+//   - a re-setup's transfer where the products run (on the GPUs) gets A_F refreshed and its omega.
 // (The hierarchy against the serial one: test_dist_hierarchy.cpp.)
 #include <algorithm>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -17,10 +18,11 @@
 #include "amg/dist/dist_filtered_operator.hpp"
 #include "amg/dist/dist_hierarchy.hpp"
 #include "amg/dist/dist_level_ops.hpp"
+#include "amg/dist/dist_setup_backend.hpp"
 #include "amg/filtered_operator.hpp"
+#include "amg/prolongator_smoothing.hpp"
 #include "amg/separate_kinds.hpp"
 #include "dist_amg_test_util.hpp"
-#include "local/core/error.hpp"
 #include "support/random_matrix.hpp"
 
 namespace tessera::amg {
@@ -165,22 +167,65 @@ TEST(DistFilteredSmoothing, ResetupRefreshesTheFilteredOperator) {
   }
 }
 
-// DistSetupBackend::transfer_on_device recomputes a re-setup's P from the level's device copy of
-// A, not of A_F: the pair is refused on every rank at the setup, before any level is built.
-TEST(DistFilteredSmoothing, TransferOnTheDeviceIsRefused) {
+// A re-setup's transfer where the products run (DistSetupBackend::transfer_on_device) recomputes
+// P from the level's smoothing operator on the device: from the second re-setup on, the hierarchy
+// must hand it A_F refreshed from the new A and omega from A_F's own lambda_max. A stand-in
+// transfer, planned on every level, records level 0's A_F values and omega as it runs; they must
+// equal a host re-setup's on the same values bit for bit (the same host steps). The values go
+// A -> D A D -> A: an A_F left from the re-setup before is off by factors of 2 to 16, and omega
+// from A's own lambda_max is another number.
+class RecordingTransfer final : public DistLevelTransfer {
+ public:
+  struct Seen {
+    HostArray<double> local, nonlocal;  // A_F's values
+    double omega = 0;
+    int runs = 0;
+  };
+  explicit RecordingTransfer(Seen* seen) : seen_(seen) {}
+  void run(const dist::Communicator&, DistLevel& fine, DistLevel&) override {
+    if (!seen_) return;  // a coarser level: its P, R and A_c keep the values they had
+    seen_->local = fine.filtered->a.local.values;
+    seen_->nonlocal = fine.filtered->a.nonlocal.values;
+    seen_->omega = fine.omega;
+    ++seen_->runs;
+  }
+
+ private:
+  Seen* seen_;
+};
+
+TEST(DistFilteredSmoothing, TransferWhereTheProductsRunGetsTheRefreshedFilteredOperator) {
   const dist::Communicator comm;
-  const Problem pb = separated_frame("frame2d:8:30");
-  const dist::RowPartition rows = dist::RowPartition::balanced_rows(pb.a.rows, comm.size());
-  const dist::DistMatrix a = dist::testing::distribute(comm, pb.a, rows, rows);
+  const std::uint64_t seed = dist::testing::shared_seed(comm);
+  SCOPED_TRACE("seed " + std::to_string(seed));
+  const Problem pb = separated_frame("frame2d:16:30");
+  const dist::RowPartition rows = testing::aligned_partition(comm, pb.a.rows, 1, true, seed);
+  const dist::DistMatrix first = dist::testing::distribute(comm, pb.a, rows, rows);
+  const dist::DistMatrix second = dist::testing::distribute(comm, two_sided_scaled(pb.a), rows, rows);
   const NearNullSpace nns = testing::owned_rows(pb.near_null, rows.begin(comm.rank()), rows.end(comm.rank()));
+  RecordingTransfer::Seen seen;
+  int plans = 0;
   DistSetupBackend backend;
-  int transfers = 0;  // never planned nor run
-  backend.transfer_on_device.plan = [&](const dist::Communicator&, DistLevel&, DistLevel&) { ++transfers; };
-  backend.transfer_on_device.run = [&](const dist::Communicator&, DistLevel&, DistLevel&) { ++transfers; };
-  const std::string message = dist::testing::input_error_on_every_rank(
-      comm, [&] { const DistAmg amg(comm, a, nns, filtered_options(), backend); });
-  EXPECT_NE(message.find("does not refresh the filtered operator"), std::string::npos) << message;
-  EXPECT_EQ(transfers, 0);
+  backend.transfer_on_device = [&](const dist::Communicator&, DistLevel&, DistLevel&) {
+    return std::make_shared<RecordingTransfer>(plans++ == 0 ? &seen : nullptr);  // level 0 plans first
+  };
+  DistAmg stand_in(comm, first, nns, filtered_options(), backend);
+  DistAmg reference(comm, first, nns, filtered_options());
+  const std::size_t transfers = stand_in.hierarchy().levels.size() - 1;
+  ASSERT_GE(transfers, 2u);
+  ASSERT_TRUE(stand_in.hierarchy().levels[0].filtered) << "the separated frame's graph dropped nothing";
+  EXPECT_EQ(plans, 0) << "a setup plans nothing";
+  for (const dist::DistMatrix* a : {&second, &first}) {
+    stand_in.resetup(*a);
+    reference.resetup(*a);
+  }
+  EXPECT_EQ(plans, static_cast<int>(transfers)) << "the first re-setup plans every level";
+  ASSERT_EQ(seen.runs, 1) << "the second re-setup runs level 0's transfer";
+  const DistLevel& want = reference.hierarchy().levels[0];
+  EXPECT_EQ(seen.local, want.filtered->a.local.values) << "rank " << comm.rank() << ": A_F not refreshed";
+  EXPECT_EQ(seen.nonlocal, want.filtered->a.nonlocal.values) << "rank " << comm.rank() << ": A_F not refreshed";
+  EXPECT_EQ(seen.omega, want.omega) << "omega not from A_F's lambda_max";
+  EXPECT_NE(want.omega, prolongator_damping(want.eigen.safe)) << "A_F's and A's lambda_max agree: no test of omega";
 }
 
 }  // namespace
