@@ -1,11 +1,14 @@
 #include "amg/dist/dist_filtered_operator.hpp"
 
 #include <algorithm>
+#include <optional>
 #include <string>
 
 #include "amg/dist/dist_exchange.hpp"
 #include "local/core/error.hpp"
+#include "local/core/host_array.hpp"
 #include "local/core/host_ranges.hpp"
+#include "local/core/step_trace.hpp"
 
 namespace tessera::amg {
 namespace {
@@ -38,14 +41,14 @@ void flag_neighbours(const dist::DistMatrix& graph, std::int64_t n, char value, 
 /// Which entries of A (numbered [local | non-local]) A_F keeps, and each row's kept count in
 /// both blocks (A_F's row lengths). Ranges of nodes in parallel, each with its own flags.
 struct KeptEntries {
-  std::vector<char> entry;
+  HostArray<char> entry;  // every one written by kept_entries
   Csr<double> local, nonlocal;  // row_ptr only, so far
 };
 
 KeptEntries kept_entries(const dist::DistMatrix& a, const DistNodes& nodes, const dist::DistMatrix& graph,
                          const std::vector<std::int64_t>& ghost_in_graph) {
   const std::int64_t rows = a.owned_rows(), local_entries = a.local.nnz();
-  KeptEntries k{std::vector<char>(static_cast<std::size_t>(a.nnz())), Csr<double>::empty(rows, a.local.cols),
+  KeptEntries k{HostArray<char>(static_cast<std::size_t>(a.nnz())), Csr<double>::empty(rows, a.local.cols),
                 Csr<double>::empty(rows, a.nonlocal.cols)};
   host::for_ranges(nodes.count(), [&](std::int64_t first, std::int64_t last) {
     std::vector<char> owned_strong(static_cast<std::size_t>(nodes.count()), 0);
@@ -77,7 +80,7 @@ KeptEntries kept_entries(const dist::DistMatrix& a, const DistNodes& nodes, cons
 /// A_F's columns and the map (target) from the kept flags, ranges of rows in parallel: a kept
 /// entry goes to its place in A_F, a dropped one to its row's diagonal. The first owned row
 /// without a diagonal (-1 if none).
-std::int64_t fill_pattern(const dist::DistMatrix& a, KeptEntries& k, std::vector<std::int64_t>& target) {
+std::int64_t fill_pattern(const dist::DistMatrix& a, KeptEntries& k, HostArray<std::int64_t>& target) {
   const std::int64_t rows = a.owned_rows(), local_entries = a.local.nnz(), f_local = k.local.row_ptr[rows];
   k.local.col_idx.resize(static_cast<std::size_t>(f_local));
   k.nonlocal.col_idx.resize(static_cast<std::size_t>(k.nonlocal.row_ptr[rows]));
@@ -122,19 +125,24 @@ std::optional<DistFilteredOperator> dist_filtered_operator(const dist::Communica
                                                            const DistNodes& nodes, const dist::DistMatrix& graph) {
   TESSERA_ASSERT(graph.local.rows == nodes.count() && nodes.ptr.back() == a.owned_rows(),
                  "filtered operator: A's rows, its nodes and the strength graph disagree");
-  KeptEntries k = kept_entries(a, nodes, graph, ghost_graph_index(comm, a, nodes, graph));
+  std::optional<trace::Step> step(std::in_place, "ghost_nodes");
+  const std::vector<std::int64_t> ghost_in_graph = ghost_graph_index(comm, a, nodes, graph);
+  step.emplace("kept_entries");
+  KeptEntries k = kept_entries(a, nodes, graph, ghost_in_graph);
   const std::int64_t rows = a.owned_rows();
   const std::int64_t dropped =
       comm.allreduce(a.nnz() - k.local.row_ptr[rows] - k.nonlocal.row_ptr[rows], dist::ReduceOp::sum);
   if (dropped == 0) return std::nullopt;
-  std::vector<std::int64_t> target;
+  step.emplace("fill_pattern");
+  HostArray<std::int64_t> target;  // every entry written by fill_pattern (or the rank throws)
   const std::int64_t missing = fill_pattern(a, k, target);
   dist::throw_if_any_rank_failed(comm, missing < 0 ? ""
                                                    : tessera::detail::concat("filtered operator: rank ", comm.rank(),
                                                                              ": owned row ", missing,
                                                                              " of A holds no diagonal entry"));
-  k.local.values.assign(k.local.col_idx.size(), 0.0);
-  k.nonlocal.values.assign(k.nonlocal.col_idx.size(), 0.0);
+  k.local.values = filled_on_threads(k.local.col_idx.size(), 0.0);  // A_F's size, at level 0 A's
+  k.nonlocal.values = filled_on_threads(k.nonlocal.col_idx.size(), 0.0);
+  step.reset();
   // Drops the ghosts no kept entry uses (renumbering the non-local columns keeps every entry's
   // place, so `target` holds) and builds A_F's halo plan.
   return DistFilteredOperator{dist::assemble_blocks(comm, std::move(k.local), std::move(k.nonlocal), a.ghost_cols,

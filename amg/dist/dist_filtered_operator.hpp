@@ -20,6 +20,7 @@
 #include "amg/dist/dist_strength.hpp"
 #include "dist/communicator.hpp"
 #include "dist/dist_matrix.hpp"
+#include "local/core/host_array.hpp"
 
 namespace tessera::amg {
 
@@ -27,7 +28,7 @@ struct DistFilteredOperator {
   dist::DistMatrix a;  // A_F (values as of the last refresh_dist_filtered_values)
   // A's entries numbered [local block | non-local block]; entry p is added into entry target[p]
   // of A_F's values numbered the same way: itself where kept, its row's diagonal where dropped.
-  std::vector<std::int64_t> target;
+  HostArray<std::int64_t> target;
 };
 
 /// Collective. A_F's pattern, map and halo plan (values zero) for the level's `a`, its `nodes`
