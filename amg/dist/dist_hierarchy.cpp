@@ -155,7 +155,10 @@ void DistHierarchy::resetup(const dist::Communicator& comm, const dist::DistMatr
       TESSERA_TRACE_STEP("transfer_on_device");
       fine.omega = 0.0;
       if (options.smooth_prolongator)
-        timed("prolongator_smoothing", fine.times.smoothing, [&] { return &smoothing_operator(comm, fine); });
+        timed("prolongator_smoothing", fine.times.smoothing, [&] {
+          smoothing_operator(comm, fine);  // sets fine.omega
+          return 0;
+        });
       fine.transfer_plan->run(comm, fine, coarse);
     } else {
       build_transfer(comm, fine, coarse, false);

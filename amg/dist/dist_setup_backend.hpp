@@ -84,8 +84,8 @@ class DistLevelTransfer {
 /// Collective: plans a level's transfer where the products run, once a level, after a re-setup
 /// on the host left P's record (DistLevel::p_sources, when P is smoothed) and every pattern in
 /// place. Empty: every re-setup's transfer on the host.
-using DistTransferOnDevice =
-    std::function<std::shared_ptr<DistLevelTransfer>(const dist::Communicator& comm, DistLevel& fine, DistLevel& coarse)>;
+using DistTransferOnDevice = std::function<std::shared_ptr<DistLevelTransfer>(const dist::Communicator& comm,
+                                                                             DistLevel& fine, DistLevel& coarse)>;
 
 struct DistSetupBackend {
   dist::LocalSpgemm products = dist::host_local_spgemm;

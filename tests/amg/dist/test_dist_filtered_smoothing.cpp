@@ -133,6 +133,21 @@ AmgOptions filtered_options() {
   return o;
 }
 
+/// The separated frame2d:16:30 on an uneven partition with an empty rank: A, D A D
+/// (two_sided_scaled) and the rank's rows of the near-null space.
+struct FrameOnRanks {
+  dist::DistMatrix a, scaled;
+  NearNullSpace near_null;
+};
+
+FrameOnRanks separated_frame_on_ranks(const dist::Communicator& comm, std::uint64_t seed) {
+  const Problem pb = separated_frame("frame2d:16:30");
+  const dist::RowPartition rows = testing::aligned_partition(comm, pb.a.rows, 1, true, seed);
+  return {dist::testing::distribute(comm, pb.a, rows, rows),
+          dist::testing::distribute(comm, two_sided_scaled(pb.a), rows, rows),
+          testing::owned_rows(pb.near_null, rows.begin(comm.rank()), rows.end(comm.rank()))};
+}
+
 // A re-setup on D A D refreshes each level's A_F from the new values (a stale A_F would be off by
 // factors of 2 to 16) and gives the fresh setup's hierarchy: level 0's A_F bit for bit, the rest
 // to rounding.
@@ -140,11 +155,9 @@ TEST(DistFilteredSmoothing, ResetupRefreshesTheFilteredOperator) {
   const dist::Communicator comm;
   const std::uint64_t seed = dist::testing::shared_seed(comm);
   SCOPED_TRACE("seed " + std::to_string(seed));
-  const Problem pb = separated_frame("frame2d:16:30");
-  const dist::RowPartition rows = testing::aligned_partition(comm, pb.a.rows, 1, true, seed);
-  const dist::DistMatrix first = dist::testing::distribute(comm, pb.a, rows, rows);
-  const dist::DistMatrix second = dist::testing::distribute(comm, two_sided_scaled(pb.a), rows, rows);
-  const NearNullSpace nns = testing::owned_rows(pb.near_null, rows.begin(comm.rank()), rows.end(comm.rank()));
+  const FrameOnRanks frame = separated_frame_on_ranks(comm, seed);
+  const dist::DistMatrix &first = frame.a, &second = frame.scaled;
+  const NearNullSpace& nns = frame.near_null;
   DistAmg reused(comm, first, nns, filtered_options());
   reused.resetup(second);
   const DistAmg fresh(comm, second, nns, filtered_options());
@@ -198,11 +211,9 @@ TEST(DistFilteredSmoothing, TransferWhereTheProductsRunGetsTheRefreshedFilteredO
   const dist::Communicator comm;
   const std::uint64_t seed = dist::testing::shared_seed(comm);
   SCOPED_TRACE("seed " + std::to_string(seed));
-  const Problem pb = separated_frame("frame2d:16:30");
-  const dist::RowPartition rows = testing::aligned_partition(comm, pb.a.rows, 1, true, seed);
-  const dist::DistMatrix first = dist::testing::distribute(comm, pb.a, rows, rows);
-  const dist::DistMatrix second = dist::testing::distribute(comm, two_sided_scaled(pb.a), rows, rows);
-  const NearNullSpace nns = testing::owned_rows(pb.near_null, rows.begin(comm.rank()), rows.end(comm.rank()));
+  const FrameOnRanks frame = separated_frame_on_ranks(comm, seed);
+  const dist::DistMatrix &first = frame.a, &second = frame.scaled;
+  const NearNullSpace& nns = frame.near_null;
   RecordingTransfer::Seen seen;
   int plans = 0;
   DistSetupBackend backend;
