@@ -156,11 +156,9 @@ TEST(DistFilteredSmoothing, ResetupRefreshesTheFilteredOperator) {
   const std::uint64_t seed = dist::testing::shared_seed(comm);
   SCOPED_TRACE("seed " + std::to_string(seed));
   const FrameOnRanks frame = separated_frame_on_ranks(comm, seed);
-  const dist::DistMatrix &first = frame.a, &second = frame.scaled;
-  const NearNullSpace& nns = frame.near_null;
-  DistAmg reused(comm, first, nns, filtered_options());
-  reused.resetup(second);
-  const DistAmg fresh(comm, second, nns, filtered_options());
+  DistAmg reused(comm, frame.a, frame.near_null, filtered_options());
+  reused.resetup(frame.scaled);
+  const DistAmg fresh(comm, frame.scaled, frame.near_null, filtered_options());
   const DistHierarchy &r = reused.hierarchy(), &f = fresh.hierarchy();
   ASSERT_EQ(r.levels.size(), f.levels.size());
   ASSERT_GE(r.levels.size(), 3u);
@@ -212,21 +210,19 @@ TEST(DistFilteredSmoothing, TransferWhereTheProductsRunGetsTheRefreshedFilteredO
   const std::uint64_t seed = dist::testing::shared_seed(comm);
   SCOPED_TRACE("seed " + std::to_string(seed));
   const FrameOnRanks frame = separated_frame_on_ranks(comm, seed);
-  const dist::DistMatrix &first = frame.a, &second = frame.scaled;
-  const NearNullSpace& nns = frame.near_null;
   RecordingTransfer::Seen seen;
   int plans = 0;
   DistSetupBackend backend;
   backend.transfer_on_device = [&](const dist::Communicator&, DistLevel&, DistLevel&) {
     return std::make_shared<RecordingTransfer>(plans++ == 0 ? &seen : nullptr);  // level 0 plans first
   };
-  DistAmg stand_in(comm, first, nns, filtered_options(), backend);
-  DistAmg reference(comm, first, nns, filtered_options());
+  DistAmg stand_in(comm, frame.a, frame.near_null, filtered_options(), backend);
+  DistAmg reference(comm, frame.a, frame.near_null, filtered_options());
   const std::size_t transfers = stand_in.hierarchy().levels.size() - 1;
   ASSERT_GE(transfers, 2u);
   ASSERT_TRUE(stand_in.hierarchy().levels[0].filtered) << "the separated frame's graph dropped nothing";
   EXPECT_EQ(plans, 0) << "a setup plans nothing";
-  for (const dist::DistMatrix* a : {&second, &first}) {
+  for (const dist::DistMatrix* a : {&frame.scaled, &frame.a}) {
     stand_in.resetup(*a);
     reference.resetup(*a);
   }
