@@ -2,10 +2,13 @@
 // The distributed mode of tessera-amg (several ranks, or --distributed): each rank generates or
 // reads only its rows, the hierarchy is amg::DistAmg (the serial reference's phases on
 // dist::DistMatrix), the solve dist_pcg (or dist_fgmres for a non-symmetric A); --compare hands
-// hypre and GAMG the same rows. Backend::gpu (one GPU per rank): the same host setup, then the
-// hierarchy is uploaded and the solve runs on the devices (amg::gpu::DistDeviceAmgPreconditioner
-// + dist_device_pcg or dist_device_fgmres, NCCL halo exchanges); the reported residual is
-// recomputed on the host from the device solution.
+// hypre and GAMG the same rows. Backend::gpu (one GPU per rank): the setup's numeric steps run on
+// the GPUs (products, strength and aggregation, eigenvalue estimates, QR, merges, transposes;
+// --setup host and the switches beside it move steps back to the host), its symbolic steps on the
+// host; the hierarchy is kept on the GPUs and the solve runs there
+// (amg::gpu::DistDeviceAmgPreconditioner + dist_device_pcg or dist_device_fgmres, NCCL halo
+// exchanges: amg_distributed_solve.hpp); the reported residual is recomputed on the host from the
+// device solution.
 #include <string>
 #include <vector>
 
@@ -30,9 +33,9 @@ struct DistributedAmgOptions {
   amg::KrylovOptions krylov;          // tolerance, iteration limit, history; FGMRES's restart and Gram-Schmidt
   int resetups = 0;                   // re-setups with the same pattern (the first records where P's values come from)
   amg::AmgOptions amg;
-  Backend backend = Backend::host;    // gpu: setup products and the solve on the ranks' GPUs
-  std::string spgemm = "tile";        // the GPU setup products: tile | cusparse
-  std::string setup = "auto";         // GPU: the graph phases (strength, aggregation) on auto|device | host
+  Backend backend = Backend::host;    // gpu: the setup's numeric steps and the solve on the ranks' GPUs
+  std::string spgemm = "tile";        // the GPU setup products: auto | tile | hash | cusparse
+  std::string setup = "auto";         // GPU: the setup's numeric steps on auto|device | host (products only)
   std::int64_t replicate_nnz = -1;    // GPU solve: replicate coarse levels of up to this many nonzeros (-1: default, 0: off)
   bool cuda_graph = true;             // GPU solve: replay the cycle as a CUDA graph
   int setups = 1;                     // whole setups from scratch (the first is kept and reported, then repeats)
