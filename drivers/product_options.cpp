@@ -6,9 +6,7 @@ namespace tessera::driver {
 
 void add_product_options(CLI::App& app, ProductOptions& o) {
   app.add_option("--A", o.a.file, "Matrix Market file (.mtx or .mtx.gz)");
-  app.add_option("--gen", o.a.spec,
-                 "generate A: poisson2d:N poisson3d:N poisson3d27:N elasticity2d:N elasticity3d:N "
-                 "frame2d:N[:L] frame3d:N[:L] (L: the beams' slenderness, 10 if left out) rmat:S:E random:N:D");
+  app.add_option("--gen", o.a.spec, kGeneratorHelp);
   app.add_option("--precision", o.precision, "fp64 (default) or fp32")->check(CLI::IsMember({"fp64", "fp32"}));
   app.add_option("--backend", o.backend, "auto (GPU when present), host, gpu")->check(CLI::IsMember({"auto", "host", "gpu"}));
   app.add_option("--compare", o.compare, "also time a baseline on the same data: cusparse")->check(CLI::IsMember({"cusparse"}));

@@ -15,13 +15,13 @@
 // (--setup device, the default: amg::gpu::device_setup, the hierarchy stays on the GPU) or the
 // host setup with its products offloaded (--setup host); the SpGEMM engine picked from a
 // work estimate (--spgemm auto, the default: tile SpGEMM where tiles are well filled, the
-// row-wise hash SpGEMM elsewhere, cuSPARSE for power-law rows; per level on the device setup,
-// per product on the offloaded host setup; --spgemm tile|hash|cusparse force one, the
-// ablation); the cycle and CG (or FGMRES) on the device. Several
-// ranks with --backend gpu (auto: when every rank has a GPU of its own): the distributed setup
-// with its graph phases and products on the GPUs (--setup host: graph phases on the host) and
-// its other phases on the host, then the cycle and CG (or FGMRES) on the GPUs (NCCL or peer halo
-// exchanges). Prints the level table, the setup phases, iterations, the true final
+// row-wise hash SpGEMM elsewhere, cuSPARSE for power-law rows; once for the hierarchy, from
+// the finest level, on the device setup, per product on the offloaded host setup; --spgemm
+// tile|hash|cusparse force one, the ablation); the cycle and CG (or FGMRES) on the device.
+// Several ranks with --backend gpu (auto: when every rank has a GPU of its own): the distributed
+// setup with its numeric steps on the GPUs (products, graph phases, eigenvalue estimates, QR,
+// merges, transposes; --setup host keeps only the products there) and its symbolic steps on the
+// host, then the cycle and CG (or FGMRES) on the GPUs (NCCL or peer halo exchanges). Prints the level table, the setup phases, iterations, the true final
 // relative residual, setup and solve times, complexities and AMG2023's figures of merit.
 // Exit codes: 0 converged, 1 not converged, 2 bad input.
 #include <CLI/CLI.hpp>
@@ -96,7 +96,8 @@ amg::Vector right_hand_side(const Options& opt, const Csr<double>& a) {
 void add_options(CLI::App& app, Options& opt) {
   app.add_option("--gen", opt.a.spec,
                  "generate A: poisson3d:N poisson3d27:N elasticity3d:N poisson2d:N elasticity2d:N "
-                 "frame3d:N[:L] frame2d:N[:L] (L: the beams' slenderness, 10 if left out)");
+                 "frame3d:N[:L] frame2d:N[:L] (L: the beams' slenderness, 10 if left out) convdiff3d:N "
+                 "(non-symmetric: FGMRES)");
   app.add_option("--A", opt.a.file, "Matrix Market file for A (.mtx or .mtx.gz)");
   app.add_option("--b", opt.b_file, "right-hand side (Matrix Market array); default all ones");
   app.add_option("--tol", opt.krylov.rtol, "relative residual tolerance")->check(CLI::PositiveNumber);
@@ -145,14 +146,14 @@ void add_options(CLI::App& app, Options& opt) {
   app.add_option("--backend", opt.backend, "auto (GPU when present; several ranks: when each has its own), host, gpu (ranks sharing a GPU exchange through host memory: slower)")
       ->check(CLI::IsMember({"auto", "host", "gpu"}));
   app.add_option("--spgemm", opt.spgemm,
-                 "GPU setup products: auto (from a work estimate: per level on the device setup, per product "
-                 "with --setup host), tile (tensor-core tile SpGEMM), hash (row-wise hash SpGEMM) or cusparse (ablation)")
+                 "GPU setup products: auto (from a work estimate: once for the hierarchy, from the finest level, "
+                 "on the one-GPU device setup; per product on the distributed setup and with --setup host), tile (tensor-core tile SpGEMM), hash (row-wise hash SpGEMM) or cusparse (ablation)")
       ->check(CLI::IsMember({"auto", "tile", "hash", "cusparse"}));
   app.add_option("--setup", opt.setup,
                  "where one GPU builds the hierarchy: device (the whole setup on the GPU, the hierarchy stays "
                  "there; the default with --backend gpu) or host (host phases, products offloaded); "
-                 "--distributed on GPUs: where the graph phases (strength, aggregation) and the lambda_max "
-                 "estimates run, device (the default) or host")
+                 "--distributed on GPUs: where the setup's numeric steps run (graph phases, lambda_max "
+                 "estimates, QR, merge, P^T), device (the default) or host (only the products stay on the GPUs)")
       ->check(CLI::IsMember({"auto", "device", "host"}));
   app.add_flag("--resetup", opt.resetup, "also time a re-setup with the same pattern (the repeated setup); the device setup keeps its "
                  "re-setup plans (device memory) only with this flag; distributed: --resetups 1");
@@ -454,7 +455,8 @@ int report(const Options& opt, const std::vector<baselines::Baseline>& compare, 
 
 /// Parses the command line into `opt`; an exit code when the run ends here (--help, a bad option).
 std::optional<int> parse_options(int argc, char** argv, Options& opt) {
-  CLI::App app{"Tessera AMG: smoothed-aggregation AMG preconditioned CG / FGMRES (host reference backend)"};
+  CLI::App app{"Tessera AMG: smoothed-aggregation AMG preconditioned CG / FGMRES (host, one GPU, or MPI ranks with a "
+                "GPU each)"};
   add_options(app, opt);
   try {
     app.parse(argc, argv);

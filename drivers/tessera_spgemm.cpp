@@ -125,9 +125,7 @@ int run(int argc, char** argv) {
   Options opt;
   CLI::App app{"Tessera SpGEMM: C = A*B on the 8x8 bitmap tile format"};
   app.add_option("--A", opt.a.file, "Matrix Market file for A (.mtx or .mtx.gz)");
-  app.add_option("--gen", opt.a.spec,
-                 "generate A: poisson2d:N poisson3d:N poisson3d27:N elasticity2d:N elasticity3d:N "
-                 "frame2d:N[:L] frame3d:N[:L] (L: the beams' slenderness, 10 if left out) rmat:S:E random:N:D");
+  app.add_option("--gen", opt.a.spec, kGeneratorHelp);
   app.add_option("--B", opt.b.file, "Matrix Market file for B (--op AB)");
   app.add_option("--gen-B", opt.b.spec, "generate B (--op AB)");
   app.add_option("--op", opt.op, "product: AA (A*A), AB (A*B), AAT (A*A^T), PtAP (Galerkin P^T A P)")

@@ -87,7 +87,7 @@ int run_distributed(const dist::Communicator& comm, const Options& opt) {
 
 int run(int argc, char** argv) {
   Options opt;
-  CLI::App app{"Tessera SpMV: y = A*x on one GPU (or the host reference)"};
+  CLI::App app{"Tessera SpMV: y = A*x on one GPU or the host reference; several ranks or --distributed: distributed"};
   add_product_options(app, opt);
   try {
     app.parse(argc, argv);

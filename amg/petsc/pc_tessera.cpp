@@ -219,8 +219,9 @@ void full_setup(PC pc, PcTessera& d) {
     d.backend = dist::resolve_distributed_backend(*d.comm, kBackendNames[d.backend_option]);
     dist::share_node_cpus(*d.comm);  // the setup's host loops: this rank's share of its node's CPUs
   }
-  // gpu: the setup's products, graph phases and eigenvalue estimates on the rank's GPU, then
-  // the hierarchy uploaded for the cycles.
+  // gpu: the setup's numeric steps on the rank's GPU (products, graph phases, eigenvalue
+  // estimates, QR, merges, transposes; the symbolic ones on the host), the hierarchy kept there
+  // for the cycles.
   const bool gpu = d.backend == Backend::gpu;
   const bool transfer_on_device = d.resetup_transfer == 1;
   TESSERA_REQUIRE_INPUT(gpu || !transfer_on_device,  // the backend is the same on every rank
@@ -375,16 +376,18 @@ PetscErrorCode PCSetFromOptions_Tessera(PC pc, PetscOptionItems* PetscOptionsObj
                             "PCTESSERA", coarse, &coarse, nullptr));
   PetscCall(PetscOptionsInt("-pc_tessera_max_levels", "Maximum number of levels", "PCTESSERA", levels, &levels, nullptr));
   PetscCall(PetscOptionsEList("-pc_tessera_spgemm",
-                              "SpGEMM of the GPU backend's setup products: tile, cusparse, hash, or auto (per product, "
-                              "from its work estimate)",
+                              "SpGEMM of the GPU backend's setup products: tile, cusparse, hash, or auto (from a work "
+                              "estimate: per product on the distributed hierarchy, once from the finest level on "
+                              "the one-GPU hierarchy)",
                               "PCTESSERA", kSpgemmNames, 4, kSpgemmNames[spgemm], &spgemm, nullptr));
   PetscCall(PetscOptionsEList("-pc_tessera_backend",
                               "auto (the GPUs when every rank has its own), host, gpu (ranks sharing a GPU exchange through host memory: slower); fixed at the first setup",
                               "PCTESSERA", kBackendNames, 3, kBackendNames[backend], &backend, nullptr));
   PetscCall(PetscOptionsEList("-pc_tessera_resetup_transfer",
-                              "Where SAME_NONZERO_PATTERN re-setups recompute P, R and the coarse operators: host, or "
-                              "device (gpu backend; from the second re-setup on, planned in the first; faster, several "
-                              "times the device memory); fixed at the first setup",
+                              "Where SAME_NONZERO_PATTERN re-setups of the distributed hierarchy recompute P, R and the "
+                              "coarse operators: host, or device (gpu backend; from the second re-setup on, planned in "
+                              "the first; faster, several times the device memory); fixed at the first setup (the "
+                              "one-GPU hierarchy re-sets up on the device always)",
                               "PCTESSERA", kTransferNames, 2, kTransferNames[transfer], &transfer, nullptr));
   PetscCall(PetscOptionsEList("-pc_tessera_hierarchy",
                               "auto (on one rank with the gpu backend, the one-GPU hierarchy: every setup and re-setup "
@@ -475,8 +478,8 @@ PetscErrorCode PCView_Tessera(PC pc, PetscViewer viewer) {
                                      double(d.single->device_bytes()) / (1 << 20)));
   else if (d.device)
     PetscCall(PetscViewerASCIIPrintf(viewer,
-                                     "backend gpu: hierarchy on the device (%.1f MiB on this rank), the setup's products, "
-                                     "graph phases and eigenvalue estimates on the GPU, re-setup transfer on the %s; "
+                                     "backend gpu: hierarchy on the device (%.1f MiB on this rank), the setup's numeric "
+                                     "steps on the GPU (symbolic ones on the host), re-setup transfer on the %s; "
                                      "vectors: host PETSc Vecs staged through the device once per apply\n",
                                      double(d.device->device_bytes()) / (1 << 20), kTransferNames[d.resetup_transfer]));
   else

@@ -7,6 +7,11 @@
 
 namespace tessera::driver {
 
+/// The --gen help of the product drivers: every generator (local/gen/spec.hpp).
+inline constexpr const char* kGeneratorHelp =
+    "generate A: poisson2d:N poisson3d:N poisson3d27:N elasticity2d:N elasticity3d:N frame2d:N[:L] frame3d:N[:L] "
+    "(L: the beams' slenderness, 10 if left out) convdiff3d:N (non-symmetric) rmat:S:E random:N:D";
+
 struct MatrixSource {
   std::string file;  // Matrix Market path (.mtx or .mtx.gz)
   std::string spec;  // generator spec, e.g. poisson3d:64
