@@ -80,11 +80,16 @@ function(tessera_add_mpi_test name)
   endforeach()
 endfunction()
 
-# tessera_add_mpi_test_variant(NAME VARIANT ENV VAR=value... [RANKS ...] [GPU]): more ctest
-# entries, NAME.VARIANT.npN, of the executable tessera_add_mpi_test(NAME ...) made, run with an
-# extra environment (e.g. the NCCL halo route where the default would be the peer route).
+# tessera_add_mpi_test_variant(NAME VARIANT ENV VAR=value... [RANKS ...] [GPU [OWN_GPU]]): more
+# ctest entries, NAME.VARIANT.npN, of the executable tessera_add_mpi_test(NAME ...) made, run with
+# an extra environment (e.g. the NCCL halo route where the default would be the peer route).
+# OWN_GPU: the variant needs a GPU per rank (where ranks share one it would repeat the default
+# entries) and is skipped without (TESSERA_TEST_OWN_GPU, tests/support/mpi_test_main.cpp).
 function(tessera_add_mpi_test_variant name variant)
-  cmake_parse_arguments(T "GPU" "" "ENV;RANKS" ${ARGN})
+  cmake_parse_arguments(T "GPU;OWN_GPU" "" "ENV;RANKS" ${ARGN})
+  if(T_OWN_GPU)
+    list(APPEND T_ENV TESSERA_TEST_OWN_GPU=1)
+  endif()
   if(NOT T_RANKS)
     set(T_RANKS 1 2 3 4)
   endif()

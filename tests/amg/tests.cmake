@@ -33,7 +33,7 @@ tessera_add_mpi_test(test_dist_amg_device GPU RANKS 1 2 3 4 SOURCES ${CMAKE_CURR
 # The lambda_max estimate on the ranks' GPUs against the host's, and a setup that uses it.
 tessera_add_mpi_test(test_dist_device_eigen_estimate GPU RANKS 1 2 3 4
                      SOURCES ${CMAKE_CURRENT_LIST_DIR}/dist/test_dist_device_eigen_estimate.cpp LIBS tessera_amg)
-tessera_add_mpi_test_variant(test_dist_device_eigen_estimate nccl GPU ENV TESSERA_HALO_ROUTE=nccl RANKS 2 4)
+tessera_add_mpi_test_variant(test_dist_device_eigen_estimate nccl GPU OWN_GPU ENV TESSERA_HALO_ROUTE=nccl RANKS 2 4)
 # The check of each level's operator on the ranks' GPUs against the host check.
 tessera_add_mpi_test(test_dist_device_operator_check GPU RANKS 1 2 3 4
                      SOURCES ${CMAKE_CURRENT_LIST_DIR}/dist/test_dist_device_operator_check.cpp LIBS tessera_amg)
@@ -41,14 +41,14 @@ tessera_add_mpi_test(test_dist_device_operator_check GPU RANKS 1 2 3 4
 tessera_add_mpi_test(test_dist_device_solve SOURCES ${CMAKE_CURRENT_LIST_DIR}/dist/test_dist_device_solve.cpp
                      LIBS tessera_amg GPU RANKS 1 2 3 4)
 # The same solves through the NCCL halo route (within one node the default is the peer route).
-tessera_add_mpi_test_variant(test_dist_device_solve nccl GPU ENV TESSERA_HALO_ROUTE=nccl RANKS 2 4)
+tessera_add_mpi_test_variant(test_dist_device_solve nccl GPU OWN_GPU ENV TESSERA_HALO_ROUTE=nccl RANKS 2 4)
 # And through the host-staged transport where each rank has a GPU of its own (where ranks share
 # one, every multi-rank gpu test runs on it already).
-tessera_add_mpi_test_variant(test_dist_device_solve staged GPU ENV TESSERA_DEVICE_TRANSPORT=staged RANKS 2)
+tessera_add_mpi_test_variant(test_dist_device_solve staged GPU OWN_GPU ENV TESSERA_DEVICE_TRANSPORT=staged RANKS 2)
 # A re-setup's level transfer on the GPUs (P, R and A_c recomputed there) against the host's.
 tessera_add_mpi_test(test_dist_device_resetup SOURCES ${CMAKE_CURRENT_LIST_DIR}/dist/test_dist_device_resetup.cpp
                      LIBS tessera_amg GPU RANKS 1 2 3 4)
-tessera_add_mpi_test_variant(test_dist_device_resetup nccl GPU ENV TESSERA_HALO_ROUTE=nccl RANKS 2 4)
+tessera_add_mpi_test_variant(test_dist_device_resetup nccl GPU OWN_GPU ENV TESSERA_HALO_ROUTE=nccl RANKS 2 4)
 # Filtered prolongator smoothing on the GPU backend (graph downloaded, A_F's estimate and product
 # on the GPU) against the host backend, setup and re-setups.
 tessera_add_mpi_test(test_dist_device_filtered_smoothing

@@ -222,8 +222,8 @@ TEST(DeviceDistSpmv, BlockDiagonalNeedsNoExchange) {
   const RowPartition p = testing::uneven_partition(comm, n, seed);
   const Csr<double> full = random_csr(RandomSpec{n, n, 0.3, 0.1, 0, false}, seed + 1);
   const DistMatrix da = testing::distribute(comm, testing::block_diagonal_part(full, p), p, p);
-  ASSERT_EQ(da.halo.num_ghosts(), 0);
-  ASSERT_EQ(da.halo.num_sent(), 0);
+  EXPECT_EQ(da.halo.num_ghosts(), 0);  // not ASSERTs: the products are collective
+  EXPECT_EQ(da.halo.num_sent(), 0);
   check_all_products(comm, ctx, da, seed + 2, true);
 }
 

@@ -170,7 +170,7 @@ TEST_F(ParallelMatrixMarket, RealFilesAndTheFallbacks) {
             std::vector<std::int64_t>(whole.col.begin(), whole.col.end()));
   EXPECT_EQ(std::vector<double>(all.values.begin(), all.values.end()),
             std::vector<double>(whole.values.begin(), whole.values.end()));
-  if (checked == 0) GTEST_SKIP() << "matrices bp_1200/bcsstk02 not found in " << tessera::testing::matrix_dir();
+  EXPECT_EQ(checked, 2) << "matrices bp_1200/bcsstk02 missing from " << tessera::testing::matrix_dir();
 }
 
 /// An n x k array of random values, salted like random_file: general, or (k = n) symmetric

@@ -238,7 +238,7 @@ TEST(SummedRows, OwnRowsAreHandedOverAndRanksMayMixBothWays) {
   const int me = comm.rank();
   const std::int64_t rows = partition.size(me);
   PartialRows in = own_rows_only(partition, me, seed);
-  ASSERT_TRUE(sum_is_own_rows(in.own, in.global_of, in.view(), partition, me));
+  EXPECT_TRUE(sum_is_own_rows(in.own, in.global_of, in.view(), partition, me));  // not ASSERT: collectives follow
 
   // Odd ranks build the same sum's pattern; even ranks hand their rows over (the collectives match).
   Csr<double> own = in.own;

@@ -117,9 +117,9 @@ TEST(UnalignedPartition, SpmvMatchesReference) {
     DistVector dx{std::vector<double>(x.begin() + cols.begin(me), x.begin() + cols.end(me)), {}};
     std::vector<double> y;
     spmv(comm, da, dx, y);
-    ASSERT_EQ(static_cast<std::int64_t>(y.size()), rows.size(me));
+    EXPECT_EQ(static_cast<std::int64_t>(y.size()), rows.size(me));  // not ASSERT: the gather is collective
     const std::vector<double> got = comm.gatherv(y, 0);
-    if (me != 0) continue;
+    if (me != 0 || static_cast<std::int64_t>(got.size()) != a.rows) continue;  // a wrong size failed above
     std::vector<double> want(static_cast<std::size_t>(a.rows), 0.0);
     ref::spmv(1.0, a, x, 0.0, want);
     // |y - y_ref| <= 2 gamma_{len+2} (|A||x|)_i: two summation orders of one row.
@@ -128,7 +128,10 @@ TEST(UnalignedPartition, SpmvMatchesReference) {
       double magnitude = 0;
       for (std::int64_t k = a.row_ptr[r]; k < a.row_ptr[r + 1]; ++k) magnitude += std::fabs(a.values[k] * x[a.col_idx[k]]);
       const double m = static_cast<double>(a.row_length(r) + 2), gamma = m * eps / (1 - m * eps);
-      ASSERT_LE(std::fabs(got[r] - want[r]), 2 * gamma * magnitude) << "row " << r;
+      if (!(std::fabs(got[r] - want[r]) <= 2 * gamma * magnitude)) {  // not ASSERT: the next shape is collective
+        EXPECT_LE(std::fabs(got[r] - want[r]), 2 * gamma * magnitude) << "row " << r;
+        break;
+      }
     }
   }
 }

@@ -81,8 +81,11 @@ TEST_F(AmgNearNull, VectorsAreTheRanksRowsAndOrthonormalForGamg) {
 
   // Tessera's space: the file's rows (17 digits read back exactly), each vector divided by its
   // largest magnitude over all rows; block size 1.
-  ASSERT_EQ(owned.space.vectors.rows, end - begin);
-  ASSERT_EQ(owned.space.vectors.cols, k);
+  // Shapes agreed over the ranks (the reads and sums below rely on them): a wrong one fails every rank at once.
+  EXPECT_EQ(owned.space.vectors.rows, end - begin);
+  EXPECT_EQ(owned.space.vectors.cols, k);
+  const bool space_shaped = owned.space.vectors.rows == end - begin && owned.space.vectors.cols == k;
+  ASSERT_EQ(comm.allreduce(std::int64_t(space_shaped), dist::ReduceOp::min), 1) << "a rank's vectors are misshapen";
   EXPECT_EQ(owned.space.block_size, 1);
   EXPECT_FALSE(owned.space.constant);
   std::vector<double> largest(k, 0.0);
@@ -90,13 +93,15 @@ TEST_F(AmgNearNull, VectorsAreTheRanksRowsAndOrthonormalForGamg) {
     for (int j = 0; j < k; ++j) largest[j] = std::max(largest[j], std::abs(whole.at(i, j)));
   for (std::int64_t i = begin; i < end; ++i)
     for (int j = 0; j < k; ++j)
-      ASSERT_EQ(owned.space.vectors.at(i - begin, j), whole.at(i, j) / largest[j]) << i << ", " << j;
+      EXPECT_EQ(owned.space.vectors.at(i - begin, j), whole.at(i, j) / largest[j]) << i << ", " << j;
   EXPECT_TRUE(owned.coordinates.empty());
 
   // GAMG's: Q^T Q = I and Q (Q^T B) = B, the products summed over the ranks.
   const DenseMatrix& q = owned.orthonormal;
-  ASSERT_EQ(q.rows, end - begin);
-  ASSERT_EQ(q.cols, k);
+  EXPECT_EQ(q.rows, end - begin);
+  EXPECT_EQ(q.cols, k);
+  const bool q_shaped = q.rows == end - begin && q.cols == k;
+  ASSERT_EQ(comm.allreduce(std::int64_t(q_shaped), dist::ReduceOp::min), 1) << "a rank's orthonormal copy is misshapen";
   expect_orthonormal(comm, q);
   std::vector<double> qtb(k * k, 0.0);
   for (std::int64_t i = 0; i < q.rows; ++i)

@@ -84,7 +84,6 @@ TEST(TileSpgemmGpu, EveryRealMatrixOfTheManifest) {
       expect_matches_reference(a, b, gpu_product(a, b, TileSpgemmOptions{p}).c);
     ++seen;
   }
-  if (seen == 0) GTEST_SKIP() << "no matrices in " << testing::matrix_dir();
   EXPECT_GE(seen, 140) << "matrices missing from " << testing::matrix_dir();
 }
 

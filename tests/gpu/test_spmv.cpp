@@ -95,7 +95,6 @@ TEST(GpuSpmv, EveryRealMatrixOfTheManifest) {
     check_spmv<double>(m, Path::tiles, {}, -1.0, 0.5, seed);
     ++seen;
   }
-  if (seen == 0) GTEST_SKIP() << "no matrices in " << matrix_dir();
   EXPECT_GE(seen, 140) << "matrices missing from " << matrix_dir();
 }
 

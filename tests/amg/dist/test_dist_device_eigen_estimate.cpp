@@ -120,7 +120,8 @@ TEST(DistDeviceEigenEstimate, ReadsTheSlotsDeviceInverseDiagonal) {
   const dist::DistMatrix a = dist::testing::distribute(comm, pb.a, rows, rows);
   const Vector inv_diag = inverse_diagonal(a);
   DeviceOperatorSlot device_a;
-  ASSERT_EQ(gpu::dist_device_inverse_diagonal(comm, a, device_a, ctx.compute()), inv_diag);
+  // Not ASSERT: the estimates below are collective.
+  EXPECT_EQ(gpu::dist_device_inverse_diagonal(comm, a, device_a, ctx.compute()), inv_diag);
   const Vector nan(inv_diag.size(), std::numeric_limits<double>::quiet_NaN());
   const EigenEstimate got = gpu::dist_device_estimate_lambda_max(ctx, a, nan, 10, 1.1, device_a);
   expect_same_estimate(got, dist_estimate_lambda_max(comm, a, inv_diag, 10, 1.1));

@@ -150,8 +150,7 @@ TEST(DistAmgHierarchy, SuiteSparseSpdMatricesMatchSerial) {
                                        "lap2D_5pt_n100", "lap3D_7pt_n20", "bcsstk08", "bcsstk21", "bcsstm07",
                                        "bcsstk01", "LFAT5", "bcsstm05"};
   const std::vector<Problem> problems = testing::file_problems(names);
-  if (problems.empty()) GTEST_SKIP() << "none of the matrices in " << ::tessera::testing::matrix_dir();
-  ASSERT_EQ(problems.size(), names.size()) << "some of the matrices are missing";
+  ASSERT_EQ(problems.size(), names.size()) << "matrices missing from " << ::tessera::testing::matrix_dir();
   for (const Problem& pb : problems) check_problem(pb, small_coarse(), Krylov::cg, 1);
 }
 
@@ -257,10 +256,15 @@ TEST(DistAmgHierarchy, L1SumsOverTheBlocksEqualThoseOfTheExtendedCopy) {
     const std::vector<double> got = owned_l1_inverse_diagonal(a);
     EXPECT_EQ(got, l1_inverse_diagonal(dist::extended_block(a)));
     const Vector serial = l1_inverse_diagonal(pb.a);
-    ASSERT_EQ(got.size(), static_cast<std::size_t>(a.owned_rows()));
-    for (std::size_t i = 0; i < got.size(); ++i) {
+    // Not ASSERTs: the next partition is collective.
+    const std::size_t owned = static_cast<std::size_t>(a.owned_rows());
+    EXPECT_EQ(got.size(), owned);
+    for (std::size_t i = 0; i < std::min(got.size(), owned); ++i) {
       const double want = serial[static_cast<std::size_t>(a.row_begin()) + i];
-      ASSERT_NEAR(got[i], want, 1e-14 * std::fabs(want)) << "owned row " << i << " on rank " << comm.rank();
+      if (!(std::fabs(got[i] - want) <= 1e-14 * std::fabs(want))) {
+        EXPECT_NEAR(got[i], want, 1e-14 * std::fabs(want)) << "owned row " << i << " on rank " << comm.rank();
+        break;
+      }
     }
   }
 }
@@ -283,8 +287,9 @@ TEST(DistAmgHierarchy, OwnedDiagonalIsTheSerialDiagonal) {
     SCOPED_TRACE(uneven ? "uneven partition with an empty rank" : "balanced partition");
     const dist::RowPartition rows = testing::aligned_partition(comm, a.rows, 1, uneven, seed);
     const std::vector<double> got = owned_diagonal(dist::testing::distribute(comm, a, rows, rows));
-    ASSERT_EQ(got.size(), static_cast<std::size_t>(rows.size(comm.rank())));
-    for (std::size_t k = 0; k < got.size(); ++k) {
+    const std::size_t owned = static_cast<std::size_t>(rows.size(comm.rank()));
+    EXPECT_EQ(got.size(), owned);  // not ASSERT: the next partition is collective
+    for (std::size_t k = 0; k < std::min(got.size(), owned); ++k) {
       const std::int64_t i = rows.begin(comm.rank()) + static_cast<std::int64_t>(k);
       double want = 0.0;  // by a scan of the serial row
       for (std::int64_t p = a.row_ptr[i]; p < a.row_ptr[i + 1]; ++p)
