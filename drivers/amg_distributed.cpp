@@ -331,7 +331,8 @@ void report_setup(const dist::Communicator& comm, const DistributedAmgOptions& o
     if (!s.repeated_seconds.empty())
       std::printf("repeated setups (%zu, each from scratch after the previous hierarchy is freed, same hierarchy): "
                   "median %.4f s, all %s s; host page faults on the largest rank %s\n",
-                  s.repeated_seconds.size(), median(s.repeated_seconds), nlohmann::json(s.repeated_seconds).dump().c_str(),
+                  s.repeated_seconds.size(), median(s.repeated_seconds),
+                  nlohmann::json(s.repeated_seconds).dump().c_str(),
                   nlohmann::json(s.repeated_page_faults_max).dump().c_str());
   }
   if (tracing)
@@ -535,8 +536,8 @@ nlohmann::json compare_with_baselines(const dist::Communicator& comm, const Dist
   mine.solver = "Tessera SA-AMG-" + p.method;
   mine.runs_on = dist_amg::where_tessera_ran(o, placement, comm.size());
   const std::string& coarse = run.solve.coarse_method.empty() ? run.stats.coarse_method : run.solve.coarse_method;
-  mine.configuration = detail::concat(p.method, " + smoothed aggregation, ", run.stats.levels.size(), " levels, coarsest ",
-                                      coarse, p.krylov_a ? kSeparateKindsConfiguration : "");
+  mine.configuration = detail::concat(p.method, " + smoothed aggregation, ", run.stats.levels.size(),
+                                      " levels, coarsest ", coarse, p.krylov_a ? kSeparateKindsConfiguration : "");
   if (comm.rank() == 0) baselines::print_comparison(stdout, o.krylov.rtol, mine, results);
   return baselines::comparison_json(mine, results);
 }

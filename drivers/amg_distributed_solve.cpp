@@ -168,7 +168,8 @@ nlohmann::json compare_halo_routes(const dist::Communicator& comm, dist::gpu::De
                 solves, graphs[0].c_str(), graphs[1].c_str(), graphs[2].c_str(), graphs[3].c_str(), ms[0], ms[1],
                 ms[0] / ms[1], agree ? "agree" : "DIFFER (FAIL)");
   if (comm.rank() == 0)
-    std::printf("  legs vs the first: max |x - x_first| / max |x_first| = %.1e, %.1e, %.1e, %.1e (bitwise: %d %d %d %d)\n",
+    std::printf("  legs vs the first: max |x - x_first| / max |x_first| = %.1e, %.1e, %.1e, %.1e "
+                "(bitwise: %d %d %d %d)\n",
                 leg_difference[0], leg_difference[1], leg_difference[2], leg_difference[3], int(leg_identical[0]),
                 int(leg_identical[1]), int(leg_identical[2]), int(leg_identical[3]));
   return routes;

@@ -21,8 +21,9 @@
 // Several ranks with --backend gpu (auto: when every rank has a GPU of its own): the distributed
 // setup with its numeric steps on the GPUs (products, graph phases, eigenvalue estimates, QR,
 // merges, transposes; --setup host keeps only the products there) and its symbolic steps on the
-// host, then the cycle and CG (or FGMRES) on the GPUs (NCCL or peer halo exchanges). Prints the level table, the setup phases, iterations, the true final
-// relative residual, setup and solve times, complexities and AMG2023's figures of merit.
+// host, then the cycle and CG (or FGMRES) on the GPUs (NCCL or peer halo exchanges). Prints the
+// level table, the setup phases, iterations, the true final relative residual, setup and solve
+// times, complexities and AMG2023's figures of merit.
 // Exit codes: 0 converged, 1 not converged, 2 bad input.
 #include <CLI/CLI.hpp>
 #include <mpi.h>
@@ -147,7 +148,8 @@ void add_options(CLI::App& app, Options& opt) {
       ->check(CLI::IsMember({"auto", "host", "gpu"}));
   app.add_option("--spgemm", opt.spgemm,
                  "GPU setup products: auto (from a work estimate: once for the hierarchy, from the finest level, "
-                 "on the one-GPU device setup; per product on the distributed setup and with --setup host), tile (tensor-core tile SpGEMM), hash (row-wise hash SpGEMM) or cusparse (ablation)")
+                 "on the one-GPU device setup; per product on the distributed setup and with --setup host), "
+                 "tile (tensor-core tile SpGEMM), hash (row-wise hash SpGEMM) or cusparse (ablation)")
       ->check(CLI::IsMember({"auto", "tile", "hash", "cusparse"}));
   app.add_option("--setup", opt.setup,
                  "where one GPU builds the hierarchy: device (the whole setup on the GPU, the hierarchy stays "

@@ -95,8 +95,8 @@ int run_distributed(const dist::Communicator& comm, const Options& opt) {
 
 int run(int argc, char** argv) {
   Options opt;
-  CLI::App app{"Tessera SpMM: Y = A*X with k dense columns on one GPU or the host reference; several ranks or --distributed: "
-                "distributed"};
+  CLI::App app{"Tessera SpMM: Y = A*X with k dense columns on one GPU or the host reference; several ranks or "
+                "--distributed: distributed"};
   add_product_options(app, opt);
   app.add_option("--k", opt.k, "columns of X and Y (1..128)")->check(CLI::Range(1, 128));
   app.add_option("--layout", opt.layout, "layout of X and Y: row or col")->check(CLI::IsMember({"row", "col"}));

@@ -384,10 +384,10 @@ PetscErrorCode PCSetFromOptions_Tessera(PC pc, PetscOptionItems* PetscOptionsObj
                               "auto (the GPUs when every rank has its own), host, gpu (ranks sharing a GPU exchange through host memory: slower); fixed at the first setup",
                               "PCTESSERA", kBackendNames, 3, kBackendNames[backend], &backend, nullptr));
   PetscCall(PetscOptionsEList("-pc_tessera_resetup_transfer",
-                              "Where SAME_NONZERO_PATTERN re-setups of the distributed hierarchy recompute P, R and the "
-                              "coarse operators: host, or device (gpu backend; from the second re-setup on, planned in "
-                              "the first; faster, several times the device memory); fixed at the first setup (the "
-                              "one-GPU hierarchy re-sets up on the device always)",
+                              "Where SAME_NONZERO_PATTERN re-setups of the distributed hierarchy recompute P, R and "
+                              "the coarse operators: host, or device (gpu backend; from the second re-setup on, "
+                              "planned in the first; faster, several times the device memory); fixed at the first "
+                              "setup (the one-GPU hierarchy re-sets up on the device always)",
                               "PCTESSERA", kTransferNames, 2, kTransferNames[transfer], &transfer, nullptr));
   PetscCall(PetscOptionsEList("-pc_tessera_hierarchy",
                               "auto (on one rank with the gpu backend, the one-GPU hierarchy: every setup and re-setup "
@@ -478,8 +478,9 @@ PetscErrorCode PCView_Tessera(PC pc, PetscViewer viewer) {
                                      double(d.single->device_bytes()) / (1 << 20)));
   else if (d.device)
     PetscCall(PetscViewerASCIIPrintf(viewer,
-                                     "backend gpu: hierarchy on the device (%.1f MiB on this rank), the setup's numeric "
-                                     "steps on the GPU (symbolic ones on the host), re-setup transfer on the %s; "
+                                     "backend gpu: hierarchy on the device (%.1f MiB on this rank), the setup's "
+                                     "numeric steps on the GPU (symbolic ones on the host), re-setup transfer on "
+                                     "the %s; "
                                      "vectors: host PETSc Vecs staged through the device once per apply\n",
                                      double(d.device->device_bytes()) / (1 << 20), kTransferNames[d.resetup_transfer]));
   else

@@ -8,7 +8,8 @@ tessera_add_mpi_test(test_dist_spgemm SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_spg
 tessera_add_mpi_test(test_dist_summed_rows SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_summed_rows.cpp LIBS tessera_dist)
 # One test of both device transports, against HostTransport: NCCL needs a GPU per rank, the
 # host-staged transport runs where ranks share one (and tests the choice between them).
-tessera_add_mpi_test(test_dist_nccl_transport GPU OWN_GPU RANKS 1 2 3 4 SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_device_transport.cpp LIBS tessera_dist)
+tessera_add_mpi_test(test_dist_nccl_transport GPU OWN_GPU RANKS 1 2 3 4
+                     SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_device_transport.cpp LIBS tessera_dist)
 tessera_add_mpi_test(test_dist_staged_transport GPU RANKS 1 2 3 4 SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_device_transport.cpp
                      LIBS tessera_dist DEFINES TESSERA_TEST_STAGED_TRANSPORT=1)
 tessera_add_mpi_test(test_dist_unaligned_partition SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_unaligned_partition.cpp LIBS tessera_dist)
