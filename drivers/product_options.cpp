@@ -1,6 +1,7 @@
 #include "drivers/product_options.hpp"
 
 #include "drivers/spmv_gpu_benchmark.hpp"
+#include "local/core/error.hpp"
 
 namespace tessera::driver {
 
@@ -39,6 +40,11 @@ DistributedSpmvOptions distributed_options(const ProductOptions& o) {
   d.check = o.check;
   d.halo = o.halo;
   return d;
+}
+
+void refuse_distributed_only_options(const ProductOptions& o) {
+  TESSERA_REQUIRE_INPUT(o.halo == "auto", "--halo ", o.halo,
+                        " chooses how GPUs exchange halos in the distributed product (several ranks or --distributed)");
 }
 
 void fill_gpu_bench_options(const ProductOptions& o, Precision precision, GpuBenchOptions& g) {

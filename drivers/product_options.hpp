@@ -31,6 +31,10 @@ void add_product_options(CLI::App& app, ProductOptions& o);
 /// The distributed driver's options with the shared fields filled in.
 DistributedSpmvOptions distributed_options(const ProductOptions& o);
 
+/// Refuses, on the one-rank product, the options that only the distributed product reads (--halo),
+/// instead of ignoring them.
+void refuse_distributed_only_options(const ProductOptions& o);
+
 /// The GPU benchmark's options with the shared fields filled in (k and layout left to SpMM).
 void fill_gpu_bench_options(const ProductOptions& o, Precision precision, GpuBenchOptions& g);
 

@@ -483,6 +483,8 @@ int run(int argc, char** argv) {
                         "--setups, --resetups, --solves, --timeline, --trace, --tentative, --merge, --transpose-p, "
                         "--galerkin-operands and --solve-operands apply to the distributed AMG "
                         "(--distributed or several ranks)");
+  TESSERA_REQUIRE_INPUT(opt.halo == "auto", "--halo ", opt.halo,
+                        " chooses how GPUs exchange halos in the distributed AMG (--distributed or several ranks)");
 
   const Problem p = load_problem(comm, opt);
   const Backend backend = choose_backend(opt);

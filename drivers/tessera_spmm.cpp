@@ -107,6 +107,7 @@ int run(int argc, char** argv) {
   }
   dist::Communicator comm;
   if (comm.size() > 1 || opt.distributed) return run_distributed(comm, opt);
+  refuse_distributed_only_options(opt);
   Stopwatch load_clock;
   const Csr<double> a = load_matrix(opt.a, "A");
   const Precision precision = parse_precision(opt.precision);

@@ -99,6 +99,7 @@ int run(int argc, char** argv) {
   TESSERA_REQUIRE_INPUT(opt.algorithm == "auto" || (comm.size() == 1 && !opt.distributed), "--algorithm ",
                         opt.algorithm, " selects the single-GPU SpMV kernel: not with several ranks or --distributed");
   if (comm.size() > 1 || opt.distributed) return run_distributed(comm, opt);
+  refuse_distributed_only_options(opt);
   Stopwatch load_clock;
   const Csr<double> a = load_matrix(opt.a, "A");
   const Precision precision = parse_precision(opt.precision);

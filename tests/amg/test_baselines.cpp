@@ -136,7 +136,10 @@ TEST(Baselines, FlexibleGmresSolvesConvectionDiffusion) {
 // GAMG's default Chebyshev/Jacobi assumes a real spectrum; for a non-symmetric A the baseline
 // smooths by SOR (on convdiff3d:16, 16 iterations with Chebyshev on 2 ranks; 6-7 with SOR on
 // 1-4 ranks). The level options it sets are removed after the setup: a symmetric solve before
-// and after it is the same solve.
+// and after it is the same solve. Not bit for bit on 3 or more ranks: there GAMG alone is not
+// repeatable (two identical solves in a row differed by up to 8.9e-16 on 4 ranks, by 0 on 1-2),
+// presumably as PETSc's parallel products add other ranks' contributions in arrival order. A solve
+// smoothed otherwise differs at the tolerance's scale, 1e-8, far above the bound of 1e-12.
 TEST(Baselines, GamgSmoothsNonSymmetricBySorAndRestoresOptions) {
   const std::uint64_t seed = shared_seed();
   SCOPED_TRACE("seed " + std::to_string(seed));
@@ -151,7 +154,13 @@ TEST(Baselines, GamgSmoothsNonSymmetricBySorAndRestoresOptions) {
   expect_solved(before, 1e-8, 20);
   EXPECT_NE(before.configuration.find("Chebyshev(2)/Jacobi"), std::string::npos) << before.configuration;
   EXPECT_EQ(after.iterations, before.iterations);
-  EXPECT_EQ(after.x, before.x) << "the non-symmetric solve's level options outlived it";
+  ASSERT_EQ(after.x.size(), before.x.size());
+  double largest = 0, difference = 0;
+  for (std::size_t i = 0; i < before.x.size(); ++i) {
+    largest = std::max(largest, std::abs(before.x[i]));
+    difference = std::max(difference, std::abs(after.x[i] - before.x[i]));
+  }
+  EXPECT_LE(difference, 1e-12 * largest) << "the non-symmetric solve's level options outlived it";
 }
 
 TEST(Baselines, RigidBodyModesReachGamgOnElasticity) {

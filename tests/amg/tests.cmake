@@ -9,8 +9,8 @@ tessera_add_test(test_amg_input SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_input.cpp
 # side-by-side JSON checked by check_compare.cmake; registered only where both libraries exist.
 if(TARGET tessera_baselines AND TESSERA_HAVE_HYPRE AND TESSERA_HAVE_PETSC)
   tessera_add_mpi_test(test_amg_baselines SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_baselines.cpp
-                       LIBS tessera_baselines RANKS 1 2)
-  foreach(n 1 2)
+                       LIBS tessera_baselines)
+  foreach(n 1 2 3 4)
     add_test(NAME amg_driver_compare.np${n}
              COMMAND ${CMAKE_COMMAND} -DMPIEXEC=${MPIEXEC_EXECUTABLE} -DRANKS=${n} -DDRIVER=$<TARGET_FILE:tessera-amg>
                      -DJSON=${CMAKE_CURRENT_BINARY_DIR}/amg_driver_compare.np${n}.json

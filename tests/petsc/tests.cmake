@@ -1,6 +1,6 @@
 # The PETSc plugin proved on PETSc's own KSP tutorials, built unmodified from the sources Debian
 # ships in libpetsc3.18-dev-examples, with libtessera_petsc.so loaded by -dll_append:
-#   tutorial x {-pc_type tessera, -mat_type tessera -pc_type gamg} x {1, 2, 4 (8 for ex56)} ranks.
+#   tutorial x {-pc_type tessera, -mat_type tessera -pc_type gamg} x {1, 2, 3, 4 (1, 2, 8 for ex56)} ranks.
 # check_petsc_run.py checks the converged reason and the true residual of every solve.
 if(TESSERA_HAVE_PETSC)
 enable_language(C)
@@ -29,9 +29,9 @@ set(ex45_args -da_grid_x 17 -da_grid_y 15 -da_grid_z 13 -ksp_type cg)  # 3D 7-po
 set(ex55_args -ne 39 -ksp_type cg)                                  # 2D plane strain, soft inclusion
 set(ex56_args -ne 9 -use_mat_nearnullspace -two_solves -ksp_type cg)   # 3D elasticity, rigid-body modes
 # ex56 needs a perfect-cube rank count beyond 2 (it refuses 4: "npe^{1/3} must be integer").
-set(ex2_ranks 1 2 4)
-set(ex45_ranks 1 2 4)
-set(ex55_ranks 1 2 4)
+set(ex2_ranks 1 2 3 4)
+set(ex45_ranks 1 2 3 4)
+set(ex55_ranks 1 2 3 4)
 set(ex56_ranks 1 2 8)
 
 # One tutorial run, ctest name petsc.EX.SET.npNP: the plugin's options ${SET}_set, what
@@ -113,7 +113,7 @@ foreach(dim_n_modes IN ITEMS "3;6;6" "2;20;3")
       --require "CONVERGED_RTOL iterations ([0-9]|[1-4][0-9]|5[0-8])$")
   set(gamg_frame${dim}d_set ${gamg_set})
   set(gamg_frame${dim}d_require ${gamg_require})
-  foreach(np IN ITEMS 1 2 3)
+  foreach(np IN ITEMS 1 2 3 4)
     tessera_petsc_tutorial_test(frame pc_frame${dim}d ${np} ${frame_args} -spec frame${dim}d:${n})
     tessera_petsc_tutorial_test(frame gamg_frame${dim}d ${np} ${frame_args} -spec frame${dim}d:${n})
   endforeach()
@@ -131,7 +131,7 @@ foreach(dim_n_modes IN ITEMS "3;6;6" "2;20;3")
       --require "near-null space: 1 constant vector\\(s\\), one a component \\(block size 1\\)")
   # -pc_tessera_separate_kinds: PCTESSERA separates A's kinds itself (the application still hands
   # it the coordinates, which it then leaves unused), the same hierarchy as from that Pmat; on the
-  # GPUs the one-GPU hierarchy on 1 rank, the distributed one on 2 and 3.
+  # GPUs the one-GPU hierarchy on 1 rank, the distributed one on 2-4.
   set(pc_option_separate_frame${dim}d_set ${pc_set} -pc_tessera_separate_kinds)
   set(pc_option_separate_frame${dim}d_require ${pc_require} ${separate_require}
       --require "near-null space: the constant \\(block size 1\\) on the operator without the couplings between its ${modes} kinds of dof \\(-pc_tessera_separate_kinds\\). PCSetCoordinates' nodes not used"
@@ -144,7 +144,7 @@ foreach(dim_n_modes IN ITEMS "3;6;6" "2;20;3")
   # frame3d:6:30 separated, operator complexity 2.28 -> 1.43 at 29 iterations either way;
   # frame2d:20:30 2.03 -> 1.48 at 27 (the serial hierarchy, which the one-GPU one and the
   # distributed ones equal). On the GPUs: the one-GPU hierarchy on 1 rank, the distributed one
-  # (A_F from the downloaded strength graph, its lambda_max and product on the GPU) on 2 and 3.
+  # (A_F from the downloaded strength graph, its lambda_max and product on the GPU) on 2-4.
   set(pc_option_filtered_frame${dim}d_set ${pc_option_separate_frame${dim}d_set} -pc_tessera_filtered_smoothing
       -pc_tessera_coarse_size 100)
   set(filtered_require --require "spgemm [a-z]+, filtered prolongator smoothing"
@@ -154,7 +154,7 @@ foreach(dim_n_modes IN ITEMS "3;6;6" "2;20;3")
       -pc_tessera_coarse_size 100)
   set(pc_option_filtered_gpu_frame${dim}d_require ${pc_option_separate_gpu_frame${dim}d_require} ${filtered_require})
   set(pc_option_filtered_gpu_frame${dim}d_gpu TRUE)
-  foreach(np IN ITEMS 1 2 3)
+  foreach(np IN ITEMS 1 2 3 4)
     tessera_petsc_tutorial_test(frame pc_separate_frame${dim}d ${np} -ksp_type cg -ksp_norm_type unpreconditioned
                                 -pmat_separate_kinds -resolve_scaled -spec frame${dim}d:${n}:30)
     foreach(set IN ITEMS pc_option_separate_frame${dim}d pc_option_separate_gpu_frame${dim}d
@@ -213,44 +213,46 @@ function(tessera_bad_use_test name expect_exit regex)
   endforeach()
 endfunction()
 
+set(_hidden "PETSC ERROR: PCTESSERA: the operator's nonzero pattern changed but PCSetUp was told SAME_NONZERO_PATTERN")
 set(_not_aij "PETSC ERROR: PCTESSERA needs an AIJ operator \\(seqaij, mpiaij or a type derived from them\\); got")
-tessera_bad_use_test(ok 0 "setups: 1 full, 0 numeric.*first solve: .*setups: 1 full, 1 numeric.*second solve: " 1 2)
-tessera_bad_use_test(resetups 0 "setups: 1 full, 1 numeric.*second solve: .*setups: 1 full, 3 numeric.*fourth solve: " 1 2)
-tessera_bad_use_test(nonsquare nonzero "PETSC ERROR: PCTESSERA needs a square operator; got 203 x 206" 1 2)
+tessera_bad_use_test(ok 0 "setups: 1 full, 0 numeric.*first solve: .*setups: 1 full, 1 numeric.*second solve: " 1 2 3 4)
+tessera_bad_use_test(resetups 0 "setups: 1 full, 1 numeric.*second solve: .*setups: 1 full, 3 numeric.*fourth solve: "
+                     1 2 3 4)
+tessera_bad_use_test(nonsquare nonzero "PETSC ERROR: PCTESSERA needs a square operator; got 203 x 206" 1 2 3 4)
 tessera_bad_use_test(dense nonzero "${_not_aij} seqdense" 1)
 tessera_bad_use_test(baij nonzero "${_not_aij} seqbaij" 1)
-tessera_bad_use_test(pattern 0 "setups: 1 full, 0 numeric.*first solve: .*setups: 2 full, 0 numeric.*second solve: " 1 2)
-tessera_bad_use_test(zerorows 0 "first solve: .*setups: 2 full, 0 numeric.*second solve: " 1 2)
-tessera_bad_use_test(hidden nonzero "PETSC ERROR: PCTESSERA: the operator's nonzero pattern changed but PCSetUp was told SAME_NONZERO_PATTERN" 1 2)
+tessera_bad_use_test(pattern 0 "setups: 1 full, 0 numeric.*first solve: .*setups: 2 full, 0 numeric.*second solve: "
+                     1 2 3 4)
+tessera_bad_use_test(zerorows 0 "first solve: .*setups: 2 full, 0 numeric.*second solve: " 1 2 3 4)
+tessera_bad_use_test(hidden nonzero "${_hidden}" 1 2 3 4)
 # With -pc_tessera_separate_kinds (block size 3) the pattern that counts is the separated one: a
 # hidden coupling within a kind must be caught, one between kinds (dropped) takes a numeric
 # re-setup and the second solution is checked.
 set(_separate "PETSC_OPTIONS=-pc_tessera_separate_kinds")
-tessera_bad_use_test(hidden_separate nonzero "PETSC ERROR: PCTESSERA: the operator's nonzero pattern changed but PCSetUp was told SAME_NONZERO_PATTERN" 1 2
-                     ENV "${_separate}")
-tessera_bad_use_test(hidden_cross_kind 0 "setups: 1 full, 1 numeric.*second solve: " 1 2 ENV "${_separate}")
-tessera_bad_use_test(nonfinite nonzero "first solve: .*PETSC ERROR: .*non-finite" 1 2)
+tessera_bad_use_test(hidden_separate nonzero "${_hidden}" 1 2 3 4 ENV "${_separate}")
+tessera_bad_use_test(hidden_cross_kind 0 "setups: 1 full, 1 numeric.*second solve: " 1 2 3 4 ENV "${_separate}")
+tessera_bad_use_test(nonfinite nonzero "first solve: .*PETSC ERROR: .*non-finite" 1 2 3 4)
 tessera_bad_use_test(near_null_nan nonzero "PETSC ERROR: .*near-null vector 0 has a non-finite value nan at row 101"
-                     1 2)
+                     1 2 3 4)
 # PCSetCoordinates (GAMG's interface, which PCTESSERA reads for the rigid-body modes) with a
 # dimension that does not fit the block size (1 coordinate a node), or one rank's node count not
 # its rows / 3: refused on every rank.
 tessera_bad_use_test(coordinates_1d nonzero
                      "PETSC ERROR: Tessera: PCTESSERA: PCSetCoordinates makes the rigid-body modes of 2D or 3D elasticity \\(2 or 3 coordinates a node, the block size as many, or 3 in 2D and 6 in 3D with the rotations\\). got 1 coordinates a node with block size 3"
-                     1 2)
+                     1 2 3 4)
 tessera_bad_use_test(coordinates_count nonzero
-                     "PETSC ERROR: Tessera: PCTESSERA: PCSetCoordinates gave [0-9]+ nodes on rank 0, the operator owns [0-9]+ rows there" 1 2)
+                     "PETSC ERROR: Tessera: PCTESSERA: PCSetCoordinates gave [0-9]+ nodes on rank 0, the operator owns [0-9]+ rows there" 1 2 3 4)
 # -pc_tessera_separate_kinds on a scalar operator (block size 1: no kinds to separate): refused on
 # every rank at the first setup, naming MatSetBlockSize.
 tessera_bad_use_test(separate_kinds_scalar nonzero
                      "PETSC ERROR: .*PCTESSERA: -pc_tessera_separate_kinds separates the kinds of dof of a node, the operator's block size of them. its block size is 1: set it with MatSetBlockSize"
-                     1 2 CASE ok ENV "PETSC_OPTIONS=-pc_tessera_separate_kinds")
+                     1 2 3 4 CASE ok ENV "PETSC_OPTIONS=-pc_tessera_separate_kinds")
 # The re-setup transfer on the device asked for with the host backend: refused on every rank
 # at the first setup (the host backend forced, so a GPU machine gives the same answer).
 tessera_bad_use_test(transfer_without_gpu nonzero
                      "PETSC ERROR: Tessera: PCTESSERA: -pc_tessera_resetup_transfer device recomputes the levels on the GPUs. it needs -pc_tessera_backend gpu"
-                     1 2 CASE ok ENV "PETSC_OPTIONS=-pc_tessera_backend host -pc_tessera_resetup_transfer device")
-# The same PC on the GPUs: one rank builds the one-GPU hierarchy (pc_single_gpu.hpp), two ranks
+                     1 2 3 4 CASE ok ENV "PETSC_OPTIONS=-pc_tessera_backend host -pc_tessera_resetup_transfer device")
+# The same PC on the GPUs: one rank builds the one-GPU hierarchy (pc_single_gpu.hpp), 2-4 ranks
 # the distributed one (on one GPU through the host-staged transport); -pc_tessera_hierarchy
 # distributed forces the latter on one rank too. Each must solve to the same checked x*, through
 # its numeric re-setups.
@@ -259,20 +261,19 @@ set(_one_gpu "AMG: one GPU .tessera::amg::gpu::DeviceHierarchy.. setups: 1 full"
 tessera_bad_use_test(resetups_gpu 0 "${_one_gpu}, 1 numeric.*second solve: .*${_one_gpu}, 3 numeric.*fourth solve: " 1
                      GPU CASE resetups ENV "PETSC_OPTIONS=${_gpu_pc}")
 tessera_bad_use_test(resetups_gpu_distributed 0
-                     "distributed .tessera::amg::DistAmg.. setups: 1 full, 3 numeric.*fourth solve: " 1 2
+                     "distributed .tessera::amg::DistAmg.. setups: 1 full, 3 numeric.*fourth solve: " 1 2 3 4
                      GPU CASE resetups ENV "PETSC_OPTIONS=${_gpu_pc} -pc_tessera_hierarchy distributed")
 tessera_bad_use_test(pattern_gpu 0 "${_one_gpu}, 0 numeric.*first solve: .*setups: 2 full, 0 numeric.*second solve: " 1
                      GPU CASE pattern ENV "PETSC_OPTIONS=${_gpu_pc}")
-tessera_bad_use_test(nonfinite_gpu nonzero "first solve: .*PETSC ERROR: .*non-finite" 1 GPU CASE nonfinite
+tessera_bad_use_test(nonfinite_gpu nonzero "first solve: .*PETSC ERROR: .*non-finite" 1 2 3 4 GPU CASE nonfinite
                      ENV "PETSC_OPTIONS=${_gpu_pc}")
 tessera_bad_use_test(near_null_nan_gpu nonzero "PETSC ERROR: .*near-null vector 0 has a non-finite value nan at row 101"
-                     1 2 GPU CASE near_null_nan ENV "PETSC_OPTIONS=${_gpu_pc}")
-tessera_bad_use_test(hidden_gpu nonzero "PETSC ERROR: PCTESSERA: the operator's nonzero pattern changed but PCSetUp was told SAME_NONZERO_PATTERN" 1
-                     GPU CASE hidden ENV "PETSC_OPTIONS=${_gpu_pc}")
-tessera_bad_use_test(hidden_separate_gpu nonzero "PETSC ERROR: PCTESSERA: the operator's nonzero pattern changed but PCSetUp was told SAME_NONZERO_PATTERN" 1 2
-                     GPU CASE hidden_separate ENV "${_separate} ${_gpu_pc}")
-tessera_bad_use_test(hidden_cross_kind_gpu 0 "setups: 1 full, 1 numeric.*second solve: " 1 2 GPU CASE hidden_cross_kind
+                     1 2 3 4 GPU CASE near_null_nan ENV "PETSC_OPTIONS=${_gpu_pc}")
+tessera_bad_use_test(hidden_gpu nonzero "${_hidden}" 1 2 3 4 GPU CASE hidden ENV "PETSC_OPTIONS=${_gpu_pc}")
+tessera_bad_use_test(hidden_separate_gpu nonzero "${_hidden}" 1 2 3 4 GPU CASE hidden_separate
                      ENV "${_separate} ${_gpu_pc}")
+tessera_bad_use_test(hidden_cross_kind_gpu 0 "setups: 1 full, 1 numeric.*second solve: " 1 2 3 4 GPU
+                     CASE hidden_cross_kind ENV "${_separate} ${_gpu_pc}")
 endif()
 
 # PCTESSERA's readers of the operator (amg/petsc/petsc_operator.hpp: in place from seqaij/mpiaij
