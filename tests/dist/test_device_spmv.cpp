@@ -2,7 +2,9 @@
 // local block overlapped) against the host
 // dist::spmv / dist::spmm on the same DistMatrix: random matrices over balanced, uneven (one
 // rank owns no rows) and nnz-balanced partitions, a block-diagonal matrix (no rank has a
-// ghost), a rectangular operator, Poisson; outputs poisoned with NaN before every product.
+// ghost), a rectangular operator, generated Poisson, elasticity (3-dof nodes, wide rows) and an
+// R-MAT power-law graph (unsymmetric, hub rows and empty rows); outputs poisoned with NaN
+// before every product.
 // Label gpu: runs where every rank sees a GPU, maybe shared (exit 77 otherwise).
 #include <algorithm>
 #include <cmath>
@@ -227,12 +229,14 @@ TEST(DeviceDistSpmv, BlockDiagonalNeedsNoExchange) {
   check_all_products(comm, ctx, da, seed + 2, true);
 }
 
-TEST(DeviceDistSpmv, PoissonGeneratedPerRank) {
+// Each rank generates only its rows. rmat:10:8 (1024 rows, unsymmetric: the products need no
+// symmetry) puts hubs of hundreds of entries next to empty rows, unlike the stencils.
+TEST(DeviceDistSpmv, GeneratedProblemsPerRank) {
   const Communicator comm;
   gpu::DeviceContext ctx(comm);
   const std::uint64_t seed = testing::shared_seed(comm);
   SCOPED_TRACE("seed " + std::to_string(seed));
-  for (const char* spec_text : {"poisson3d:9", "poisson2d:13"}) {
+  for (const char* spec_text : {"poisson3d:9", "poisson2d:13", "elasticity3d:5", "rmat:10:8"}) {
     SCOPED_TRACE(spec_text);
     const gen::ProblemSpec spec = gen::parse_spec(spec_text);
     const RowPartition p = RowPartition::balanced_rows(gen::num_rows(spec), comm.size());

@@ -12,9 +12,9 @@
 #include "dist/cuda/device_whole_matrix.hpp"
 #include "dist_test_util.hpp"
 #include "local/core/error.hpp"
-#include "local/cuda/device_buffer.hpp"
 #include "local/cuda/device_matrix.hpp"
 #include "local/gen/generators.hpp"
+#include "support/poison_device_pool.hpp"
 
 namespace tessera::dist {
 namespace {
@@ -22,16 +22,10 @@ namespace {
 using tessera::testing::RandomSpec;
 using tessera::testing::random_csr;
 
-/// Leaves `bytes` of 0xff in the stream's pool: the next allocations on `stream` reuse them.
-void poison_pool(std::size_t bytes, cudaStream_t stream) {
-  tessera::cuda::DeviceBuffer<unsigned char> junk(bytes, stream);
-  junk.fill_bytes(0xff, stream);
-}
-
 /// `da` (cut from `whole`) gathered on the GPUs equals `whole` on every rank.
 void expect_whole(gpu::DeviceContext& ctx, const DistMatrix& da, const Csr<double>& whole) {
   const gpu::DeviceDistMatrix device(da, ctx.compute());
-  poison_pool(std::size_t{1} << 20, ctx.compute());
+  tessera::testing::poison_device_pool(std::size_t{1} << 20, ctx.compute());
   const tessera::cuda::DeviceCsr<double> gathered = gpu::gather_whole(ctx, device);
   EXPECT_EQ(gathered.rows, whole.rows);
   EXPECT_EQ(gathered.cols, whole.cols);

@@ -35,10 +35,11 @@ using tessera::cuda::OffloadSpgemm;
 
 using testing_problems::generated;
 using testing_problems::Problem;
+using testing_problems::with_constant_space;
 
 /// Odd sizes (3375, 375 with 6 rigid-body modes, 722 with 3, 729, 27 rows; a frame's 750, nodes
-/// of 6 dofs), a real SPD matrix, and the l1-Jacobi / unsmoothed / smoothed-coarsest variants of
-/// the options.
+/// of 6 dofs), a real SPD matrix, a random and a power-law SPD matrix on fresh seeds, and the
+/// l1-Jacobi / unsmoothed / smoothed-coarsest variants of the options.
 std::vector<Problem> problems() {
   std::vector<Problem> out = {generated("poisson3d:15", 40), generated("elasticity3d:5", 30),
                               generated("elasticity2d:19", 30), generated("poisson3d27:9", 20),
@@ -65,13 +66,19 @@ std::vector<Problem> problems() {
   blocks.options.strength_threshold = 0.2;
   blocks.options.filtered_smoothing = true;
   out.push_back(blocks);
+  // Coarse size 40 keeps three levels on both random matrices (host setup, 40 seeds each): the
+  // power law's 1024 rows (hubs of ~350 entries) give a dense level of 77-101 rows that coarsens
+  // again to 1-7; the random one's 1001 rows (~8 entries a row) ~100 rows, then ~5. So the hubs'
+  // dense Galerkin operator goes through the products and the smoother setup too, not only the
+  // dense solve; both need ~9 PCG iterations.
+  out.push_back(testing_problems::power_law(testing::fresh_seed(), 40));
+  const std::uint64_t seed = testing::fresh_seed();
+  const Csr<double> pattern = testing::random_csr({1001, 1001, 0.004, 0.1}, seed);
+  out.push_back(with_constant_space("random SPD n=1001 seed=" + std::to_string(seed),
+                                    testing::diagonally_dominant_spd(pattern), 40));
   for (const testing::MatrixFile& f : testing::manifest())
-    if (f.name == "bcsstk21" || f.name == "bcsstk06") {
-      Problem p{f.name, io::read_matrix_market(f.path), {}, {}};
-      p.nns = constant_near_null_space(p.a.rows, 1);
-      p.options.coarse_size = 40;
-      out.push_back(std::move(p));
-    }
+    if (f.name == "bcsstk21" || f.name == "bcsstk06")
+      out.push_back(with_constant_space(f.name, io::read_matrix_market(f.path), 40));
   return out;
 }
 
@@ -165,6 +172,30 @@ Csr<double> rescaled(const Csr<double>& a) {  // S A S: new values, same pattern
   return s;
 }
 
+/// NaN (0xff bytes) into every device value array that device_resetup with kept plans rewrites,
+/// so that a value it forgets fails expect_same_hierarchy: each level's A (level 0's by the copy of
+/// the new values, the others by the Galerkin product into them), R (gathered from P), P where
+/// smoothed (unsmoothed, P is P_tent's copy, kept), A_F (refreshed from A), the plan's CSR products
+/// A P_tent (smoothing only) and A P (cuSPARSE/hash only; empty on tiles), rewritten in place by
+/// multiply_into. inv_diag and l1_inv_diag (where l1-Jacobi set one up) are recomputed into fresh
+/// buffers today; poisoned too, so that an in-place rewrite must write them whole. P_tent, nodes
+/// and near-null vectors are kept by the re-setup: left alone.
+void poison_resetup_values(gpu::DeviceHierarchy& h) {
+  const auto poison = [&](tessera::cuda::DeviceBuffer<double>& v) { v.fill_bytes(0xff, h.stream); };
+  for (std::size_t l = 0; l < h.levels.size(); ++l) {
+    gpu::DeviceLevel& level = h.levels[l];
+    poison(level.a.values);
+    poison(level.inv_diag);
+    poison(level.l1_inv_diag);
+    if (l + 1 == h.levels.size()) break;
+    poison(level.r.values);
+    if (h.options.smooth_prolongator) poison(level.p.values);
+    if (level.filtered) poison(level.filtered->a.values);
+    if (level.plan && h.options.smooth_prolongator) poison(level.plan->ap_tent.values);
+    if (level.plan) poison(level.plan->ap.values);
+  }
+}
+
 class AmgDeviceSetup : public ::testing::TestWithParam<OffloadSpgemm> {};
 
 TEST_P(AmgDeviceSetup, MatchesHostSetupLevelByLevel) {
@@ -206,6 +237,7 @@ TEST_P(AmgDeviceSetup, ResetupMatchesHostResetup) {
     resetup(host, scaled);
     tessera::cuda::DeviceBuffer<double> values;
     values.upload(scaled.values);
+    poison_resetup_values(device);
     gpu::device_resetup(device, values.data());
     expect_same_hierarchy(device, host);
     gpu::DeviceAmgPreconditioner m(device);

@@ -1,14 +1,15 @@
 // The graph phases of the smoothed-aggregation setup on the device (amg/cuda/
 // device_setup_phases.hpp) against their host twins: strength graph, aggregation and tentative
-// prolongator on scalar and block problems, real SPD matrices, Dirichlet rows, random SPD
-// matrices on fresh seeds, 1x1 and 0x0, theta in {0, 0.02, 0.25}. The strength graph's three
-// assembly paths are all checked: symmetric patterns (also with unequal values) must take the
-// mirrored paths (A's entries for scalar nodes, S's rows for blocks), unsymmetric patterns
-// (scalar and 3-dof nodes) the sorted union. Patterns, aggregates and coarse layouts must be
-// identical; the device code repeats the host's floating-point operations in the same order
-// without FMA contraction, so values are required to match to kUlps units in the last place (in
-// practice they match bit for bit; the count is printed). The filtered operator of prolongator
-// smoothing on the same problems and thresholds, and on a coarse level: bit for bit.
+// prolongator on scalar and block problems, real SPD matrices, Dirichlet rows, random and
+// power-law (R-MAT hubs) SPD matrices on fresh seeds, 1x1 and 0x0, theta in {0, 0.02, 0.25}.
+// The strength graph's three assembly paths are all checked: symmetric patterns (also with
+// unequal values) must take the mirrored paths (A's entries for scalar nodes, S's rows for
+// blocks), unsymmetric patterns (scalar and 3-dof nodes) the sorted union. Patterns, aggregates
+// and coarse layouts must be identical; the device code repeats the host's floating-point
+// operations in the same order without FMA contraction, so values are required to match to
+// kUlps units in the last place (in practice they match bit for bit; the count is printed). The
+// filtered operator of prolongator smoothing on the same problems and thresholds, and on a
+// coarse level: bit for bit.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -108,6 +109,12 @@ std::vector<Problem> problems() {
   out.push_back(with_constant_space("1x1", csr_from_triplets<double>(1, 1, {0}, {0}, {4.0}), 1));
   out.push_back(with_constant_space("0x0", Csr<double>::empty(0, 0), 1));
   out.push_back(random_spd(203, testing::fresh_seed()));
+  // rmat:10:8 (1024 rows): hub rows of ~350 entries, longer than any lane group, beside ~220 rows
+  // coupled to nothing; theta 0.02 keeps about half of the couplings, 0.25 a few dozen (a hub's
+  // large diagonal makes its edges weak), so aggregation meets many unaggregated nodes there.
+  const std::uint64_t power_law_seed = testing::fresh_seed();
+  out.push_back(with_constant_space("power-law SPD rmat:10:8:seed=" + std::to_string(power_law_seed),
+                                    testing::power_law_spd(10, 8, power_law_seed), 1));
   const struct { const char* name; int block; } real[] = {{"bcsstk05", 3}, {"bcsstk08", 6}, {"bcsstk22", 1}, {"gr_30_30", 1}};
   for (const testing::MatrixFile& f : testing::manifest())
     for (const auto& r : real)

@@ -11,10 +11,10 @@
 #include <string>
 
 #include "local/core/error.hpp"
-#include "local/cuda/cub_call.cuh"  // retain_pool_memory (host code only)
 #include "local/cuda/csr_arrays_upload.hpp"
 #include "local/gen/generators.hpp"
 #include "support/owned_csr_arrays.hpp"
+#include "support/poison_device_pool.hpp"
 #include "support/random_matrix.hpp"
 
 namespace tessera::cuda {
@@ -22,23 +22,13 @@ namespace {
 
 using testing::OwnedCsrArrays;
 
-// Fills and frees a large block of the stream-ordered pool with 0xff bytes (NaN for doubles,
-// -1 for indices), the pool told to keep freed memory: the upload's fresh buffers then come
-// from poisoned memory.
-void poison_pool(std::size_t bytes, cudaStream_t stream) {
-  retain_pool_memory();
-  DeviceBuffer<unsigned char> block(bytes, stream);
-  block.fill_bytes(0xff, stream);
-  TESSERA_CUDA_CHECK(cudaStreamSynchronize(stream));
-}
-
 template <class Offset, class Index>
 void expect_upload_equals_reference(const Csr<double>& m, const std::string& what) {
   SCOPED_TRACE(what);
   const OwnedCsrArrays<Offset, Index> host(m);
   const Csr<double> want = to_csr(host.view());
   ASSERT_EQ(want, m);  // the reference is a faithful copy
-  poison_pool(std::size_t(m.nnz() + m.rows + 1) * 24 + 4096, nullptr);
+  testing::poison_device_pool(std::size_t(m.nnz() + m.rows + 1) * 24 + 4096);
   const DeviceCsr<double> d = upload(host.view(), "A", nullptr);
   EXPECT_EQ(d.rows, m.rows);
   EXPECT_EQ(d.cols, m.cols);

@@ -96,6 +96,8 @@ TEST_P(DeviceProductTest, StructuredOperators) {
   check_product_and_rerun(poisson, poisson, GetParam(), testing::fresh_seed(), "poisson3d:7 squared");
   const Csr<double> elasticity = gen::generate(gen::parse_spec("elasticity3d:3"));
   check_product_and_rerun(elasticity, elasticity, GetParam(), testing::fresh_seed(), "elasticity3d:3 squared");
+  const Csr<double> power_law = gen::generate(gen::parse_spec("rmat:9:8"));  // dense rows beside near-empty ones
+  check_product_and_rerun(power_law, power_law, GetParam(), testing::fresh_seed(), "rmat:9:8 squared");
 }
 
 TEST_P(DeviceProductTest, TinyAndEmpty) {
@@ -299,26 +301,38 @@ INSTANTIATE_TEST_SUITE_P(Spgemm, DeviceProductTest,
                          ::testing::Values(OffloadSpgemm::tile, OffloadSpgemm::cusparse, OffloadSpgemm::hash),
                          [](const auto& info) { return std::string(tessera::cuda::to_string(info.param)); });
 
-/// The value refreshes equal the full conversions bit for bit (a gather moves values unchanged).
+/// `a`'s tiles and their CSR refreshed with new values (from `seed`) equal the full conversions
+/// bit for bit (a gather moves values unchanged). The targets' values are poisoned (0xff bytes:
+/// NaN) before each refresh, so an entry a refresh skips fails the comparison.
+void expect_refresh_matches(const Csr<double>& a, std::uint64_t seed, const std::string& what) {
+  SCOPED_TRACE(what);
+  DeviceCsr<double> da = tessera::cuda::upload(a);
+  tessera::cuda::DeviceBuffer<std::int64_t> source;
+  auto tiles = tessera::cuda::to_tiles(da, source);
+  DeviceCsr<double> back = tessera::cuda::to_csr(tiles);
+  const Csr<double> a2 = with_new_values(a, seed);
+  da.values.upload(a2.values);
+  tiles.values.fill_bytes(0xff);
+  tessera::cuda::refresh_tile_values(da, source, tiles);
+  EXPECT_EQ(tessera::cuda::download(tiles).values, tessera::cuda::download(tessera::cuda::to_tiles(da)).values);
+  back.values.fill_bytes(0xff);
+  tessera::cuda::refresh_csr_values(tiles, back);
+  const Csr<double> host_back = tessera::cuda::download(back);
+  EXPECT_EQ(host_back.col_idx, a2.col_idx);
+  EXPECT_EQ(host_back.values, a2.values);
+}
+
+/// Random and odd shapes, and structured patterns: 27-point stencil, elasticity's 3x3 blocks,
+/// power-law rows.
 TEST(TileValueRefresh, MatchesFullConversion) {
   const std::uint64_t seed = testing::fresh_seed();
   SCOPED_TRACE("seed " + std::to_string(seed));
-  for (const auto& [rows, cols] : {std::pair{37, 53}, std::pair{1, 1}, std::pair{0, 0}, std::pair{64, 64}}) {
-    const Csr<double> a = rows == 1 ? csr_from_triplets<double>(1, 1, {0}, {0}, {2.0}) : random_matrix(rows, cols, seed);
-    DeviceCsr<double> da = tessera::cuda::upload(a);
-    tessera::cuda::DeviceBuffer<std::int64_t> source;
-    auto tiles = tessera::cuda::to_tiles(da, source);
-    DeviceCsr<double> back = tessera::cuda::to_csr(tiles);
-    const Csr<double> a2 = with_new_values(a, seed + 3);
-    da.values.upload(a2.values);
-    tessera::cuda::refresh_tile_values(da, source, tiles);
-    EXPECT_EQ(tessera::cuda::download(tiles).values, tessera::cuda::download(tessera::cuda::to_tiles(da)).values)
-        << rows << "x" << cols;
-    tessera::cuda::refresh_csr_values(tiles, back);
-    const Csr<double> host_back = tessera::cuda::download(back);
-    EXPECT_EQ(host_back.col_idx, a2.col_idx) << rows << "x" << cols;
-    EXPECT_EQ(host_back.values, a2.values) << rows << "x" << cols;
-  }
+  expect_refresh_matches(random_matrix(37, 53, seed), seed + 3, "random 37x53");
+  expect_refresh_matches(csr_from_triplets<double>(1, 1, {0}, {0}, {2.0}), seed + 3, "1x1");
+  expect_refresh_matches(random_matrix(0, 0, seed), seed + 3, "0x0");
+  expect_refresh_matches(random_matrix(64, 64, seed), seed + 3, "random 64x64");
+  for (const char* spec : {"poisson3d27:5", "elasticity3d:3", "rmat:9:8"})
+    expect_refresh_matches(gen::generate(gen::parse_spec(spec)), seed + 3, spec);
 }
 
 TEST(TileValueRefresh, WrongSizesAreInputError) {

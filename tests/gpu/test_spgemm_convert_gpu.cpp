@@ -1,6 +1,7 @@
 // Device CSR<->tile conversions (also of the transpose, and the CSR-to-tile position map)
 // against the host conversions (exact), and the cuSPARSE SpGEMM baseline (each algorithm)
-// against the host reference.
+// against the host reference. Every call that allocates its outputs runs on a poisoned device
+// pool (0xff bytes), so an entry a conversion fails to write cannot pass as a zero by luck.
 #include <gtest/gtest.h>
 
 #include "local/cuda/cusparse_spgemm.hpp"
@@ -8,6 +9,7 @@
 #include "local/formats/convert.hpp"
 #include "local/gen/generators.hpp"
 #include "local/reference/kernels.hpp"
+#include "support/poison_device_pool.hpp"
 #include "support/random_matrix.hpp"
 
 namespace tessera {
@@ -15,6 +17,9 @@ namespace {
 
 using testing::RandomSpec;
 using testing::random_csr;
+
+// Well above the outputs of any one call here (the largest, cuSPARSE's C, has some 14,000 entries).
+constexpr std::size_t kPoisonBytes = std::size_t{4} << 20;
 
 template <class T>
 bool same_tiles(const TileMatrix<T>& x, const TileMatrix<T>& y) {
@@ -33,15 +38,19 @@ TEST(TileConvertGpu, MatchesHostConversionExactly) {
       const Csr<double> a = random_csr(RandomSpec{s[0], s[1], density, 0.2, 0.2, i % 2 == 0}, seed + i);
       ++i;
       const TileMatrix<double> host = to_tiles(a);
+      testing::poison_device_pool(kPoisonBytes);
       const auto device = cuda::to_tiles(cuda::upload(a));
       EXPECT_EQ(device.num_tiles, host.num_tiles());
       EXPECT_TRUE(same_tiles(cuda::download(device), host));
+      testing::poison_device_pool(kPoisonBytes);
       EXPECT_EQ(cuda::download(cuda::to_csr(cuda::upload(host))), a);
       const auto half = convert_values<Half>(a);
+      testing::poison_device_pool(kPoisonBytes);
       EXPECT_EQ(cuda::download(cuda::to_csr(cuda::to_tiles(cuda::upload(half)))), half);
     }
   }
   const Csr<double> rmat = gen::generate(gen::parse_spec("rmat:10:8"));
+  testing::poison_device_pool(kPoisonBytes);
   EXPECT_TRUE(same_tiles(cuda::download(cuda::to_tiles(cuda::upload(rmat))), to_tiles(rmat)));
 }
 
@@ -70,9 +79,11 @@ TEST(TileConvertGpu, TransposedTilesAndCsrPositionsMatchTheHost) {
     cases.emplace_back(spec, gen::generate(gen::parse_spec(spec)));
   for (const auto& [name, a] : cases) {
     SCOPED_TRACE(name);
+    testing::poison_device_pool(kPoisonBytes);
     const auto device_a = cuda::upload(a);
     EXPECT_TRUE(same_tiles(cuda::download(cuda::to_tiles_transposed(device_a)), to_tiles(ref::transpose(a))));
     const TileMatrix<double> tiles = to_tiles(a);
+    testing::poison_device_pool(kPoisonBytes);
     EXPECT_EQ(cuda::csr_positions(cuda::upload(tiles)).download(), host_csr_positions(tiles));
   }
 }
@@ -83,9 +94,11 @@ TEST(CusparseSpgemmGpu, EveryAlgorithmMatchesReference) {
   const auto a = random_csr(RandomSpec{300, 200, 0.04, 0.1, 0.1}, seed);
   const auto b = random_csr(RandomSpec{200, 250, 0.04, 0.1, 0.1}, seed + 1);
   const Csr<double> ref_c = ref::spgemm(a, b);
+  testing::poison_device_pool(kPoisonBytes);
   const auto da = cuda::to_int32_offsets(cuda::upload(a)), db = cuda::to_int32_offsets(cuda::upload(b));
   for (auto alg : {cuda::CusparseSpgemmAlg::alg1, cuda::CusparseSpgemmAlg::alg2, cuda::CusparseSpgemmAlg::alg3}) {
     SCOPED_TRACE(cuda::to_string(alg));
+    testing::poison_device_pool(kPoisonBytes);
     auto run = cuda::cusparse_spgemm(da, db, cuda::CusparseSpgemmOptions{alg});
     ASSERT_EQ(run.status, cuda::CusparseSpgemmStatus::success) << run.message;
     EXPECT_GT(run.milliseconds, 0);

@@ -38,11 +38,15 @@ Csr<double> long_row_among_short(std::int64_t n, std::int64_t long_row, std::uin
 }
 
 std::vector<NamedMatrix> square_matrices(std::uint64_t seed) {
+  const std::string power_law_spec = "rmat:11:8:seed=" + std::to_string(seed + 6);
   return {{"random 501 + diagonal", with_diagonal(random_csr({501, 501, 0.02, 0.1, 0.0, false, false}, seed), seed + 1)},
           {"poisson3d:9", gen::generate(gen::parse_spec("poisson3d:9"))},
           {"elasticity3d:4", gen::generate(gen::parse_spec("elasticity3d:4"))},
           {"poisson3d27:12", gen::generate(gen::parse_spec("poisson3d27:12"))},
           {"random 3001 + diagonal, one row of 1500", with_diagonal(long_row_among_short(3001, 1500, seed + 4), seed + 5)},
+          // Power law: hub rows of hundreds of entries among rows that hold their diagonal only; R-MAT's
+          // positive self-loops are summed into the diagonal, which stays >= 3.
+          {power_law_spec + " + diagonal", with_diagonal(gen::generate(gen::parse_spec(power_law_spec)), seed + 7)},
           {"1x1", csr_from_triplets<double>(1, 1, {0}, {0}, {-2.5})},
           {"0x0", Csr<double>::empty(0, 0)}};
 }

@@ -6,9 +6,11 @@
 //     order, which the solvers' reproducibility rests on) and the host sum within its rounding
 //     bound, for counts on both sides of the 8 vectors one thread reads together;
 //   - combine(): y + alpha * sum c_i v_i within the rounding of count fused terms, the entries
-//     past n untouched, from 0 to 4100 coefficients.
+//     past n untouched, from 0 to 4100 coefficients;
+//   - axpby() and diagonal_axpby(): the host formula within its rounding, y unread when beta is 0.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <limits>
@@ -91,6 +93,45 @@ TEST(DeviceCombine, AddsTheCombinationInPlace) {
       }
       EXPECT_EQ(got[c.n], y[c.n]) << "wrote past n";
       EXPECT_EQ(got[c.n + 1], y[c.n + 1]) << "wrote past n";
+    }
+  }
+}
+
+// beta == 0 must not read y (the header's BLAS contract; the kernels branch on it), so y is NaN
+// there; two guard entries past n must stay. alpha*x and alpha*(d*x) + beta*y round at most 2
+// and 3 times on each side, hence twice gamma of that count relative to the terms' magnitudes.
+TEST(DeviceAxpby, PlainAndDiagonalMatchTheHostFormula) {
+  const std::uint64_t seed = fresh_seed();
+  SCOPED_TRACE("seed " + std::to_string(seed));
+  const double alpha = -1.25;
+  for (const std::int64_t n : {0, 1, 255, 256, 257, 1000003}) {
+    for (const double beta : {0.0, 0.5}) {
+      SCOPED_TRACE("n " + std::to_string(n) + ", beta " + std::to_string(beta));
+      const std::vector<double> x = random_values(n, seed + std::uint64_t(n));
+      const std::vector<double> d = random_values(n, seed + 3);
+      std::vector<double> y = random_values(n + 2, seed + 9);
+      if (beta == 0) std::fill(y.begin(), y.begin() + n, std::numeric_limits<double>::quiet_NaN());
+      DeviceBuffer<double> dx, dd, dy, dz;
+      dx.upload(x);
+      dd.upload(d);
+      dy.upload(y);
+      dz.upload(y);
+      axpby(n, alpha, dx.data(), beta, dy.data());
+      diagonal_axpby(n, alpha, dd.data(), dx.data(), beta, dz.data());
+      const std::vector<double> got = dy.download(), got_diagonal = dz.download();
+      for (std::int64_t j = 0; j < n; ++j) {
+        const double old = beta == 0 ? 0.0 : y[j];  // the NaN is never read
+        const double want = alpha * x[j] + beta * old, magnitude = std::fabs(alpha * x[j]) + std::fabs(beta * old);
+        ASSERT_LE(std::fabs(got[j] - want), 2 * gamma(2) * magnitude) << "axpby entry " << j << ": " << got[j];
+        const double scaled = alpha * (d[j] * x[j]), want_diagonal = scaled + beta * old;
+        const double bound = 2 * gamma(3) * (std::fabs(scaled) + std::fabs(beta * old));
+        ASSERT_LE(std::fabs(got_diagonal[j] - want_diagonal), bound)
+            << "diagonal_axpby entry " << j << ": " << got_diagonal[j];
+      }
+      for (std::int64_t j = n; j < n + 2; ++j) {
+        EXPECT_EQ(got[j], y[j]) << "axpby wrote past n";
+        EXPECT_EQ(got_diagonal[j], y[j]) << "diagonal_axpby wrote past n";
+      }
     }
   }
 }

@@ -1,9 +1,12 @@
 #include "support/random_matrix.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <cstdlib>
+#include <string>
 
 #include "local/core/half.hpp"
+#include "local/gen/generators.hpp"
 
 namespace tessera::testing {
 
@@ -37,6 +40,31 @@ Csr<double> random_csr(const RandomSpec& s, std::uint64_t seed) {
     m.row_ptr[r + 1] = m.nnz();
   }
   return m;
+}
+
+Csr<double> diagonally_dominant_spd(const Csr<double>& a) {
+  std::vector<std::int64_t> ri, ci;
+  std::vector<double> v;
+  std::vector<double> diag(static_cast<std::size_t>(a.rows), 1.0);
+  for (std::int64_t i = 0; i < a.rows; ++i)
+    for (std::int64_t p = a.row_ptr[i]; p < a.row_ptr[i + 1]; ++p) {
+      const std::int64_t j = a.col_idx[p];
+      if (i == j) continue;
+      // Both triplets of every entry: csr_from_triplets sums a_ij's with a_ji's into one value.
+      const double x = -std::abs(a.values[p]);
+      ri.insert(ri.end(), {i, j});
+      ci.insert(ci.end(), {j, i});
+      v.insert(v.end(), {x, x});
+      diag[i] -= x;
+      diag[j] -= x;
+    }
+  for (std::int64_t i = 0; i < a.rows; ++i) ri.push_back(i), ci.push_back(i), v.push_back(diag[i]);
+  return csr_from_triplets(a.rows, a.cols, ri, ci, v);
+}
+
+Csr<double> power_law_spd(int scale, int edge_factor, std::uint64_t seed) {
+  return diagonally_dominant_spd(gen::generate(gen::parse_spec(
+      "rmat:" + std::to_string(scale) + ":" + std::to_string(edge_factor) + ":seed=" + std::to_string(seed))));
 }
 
 template <class T>

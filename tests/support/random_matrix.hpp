@@ -1,6 +1,7 @@
 #pragma once
 // Builders for test inputs: random sparse matrices with controllable oddities (empty rows and
-// columns, a dense row), dense conversions, and value comparison helpers.
+// columns, a dense row), SPD matrices on random and power-law patterns, dense conversions, and
+// value comparison helpers.
 #include <cstdint>
 #include <random>
 #include <vector>
@@ -20,6 +21,15 @@ struct RandomSpec {
 
 /// Random matrix with values in [-1, 1] (or small integers), reproducible from `seed`.
 Csr<double> random_csr(const RandomSpec& spec, std::uint64_t seed);
+
+/// SPD matrix on the pattern of A + A^T (square `a`, its diagonal ignored): m_ij = m_ji =
+/// -(|a_ij| + |a_ji|) off the diagonal, m_ii = 1 + sum_j |m_ij|. Strictly diagonally dominant with a
+/// positive diagonal, hence SPD (an M-matrix); a row coupled to nothing gets m_ii = 1 alone.
+Csr<double> diagonally_dominant_spd(const Csr<double>& a);
+
+/// diagonally_dominant_spd of the R-MAT graph rmat:scale:edge_factor:seed=S (local/gen): a
+/// power-law matrix, hub rows of hundreds of entries beside rows coupled to nothing.
+Csr<double> power_law_spd(int scale, int edge_factor, std::uint64_t seed);
 
 /// n values uniform in [-1, 1), reproducible from `seed` (mt19937_64): vectors for products.
 std::vector<double> random_values(std::int64_t n, std::uint64_t seed);

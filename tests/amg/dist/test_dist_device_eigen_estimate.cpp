@@ -3,12 +3,14 @@
 // bound bit for bit (each row summed in the host's order, on the device), the same number of
 // Lanczos steps, Ritz values equal to rounding (the dots and the SpMV sum in other orders) and
 // the same on every rank, bit for bit;
-// on balanced and uneven partitions with a rank owning no rows, a matrix with fewer rows than
-// steps (an early stop), and zero steps; the device copy of A is kept in the slot between
-// estimates and refreshed when stale, and the estimate reads 1 / a_ii from the slot where the
-// inverse diagonal step left it there. Then the whole setup with it: a DistAmg whose estimates
-// run on the GPUs builds the host's levels. A GPU on every rank, maybe shared (label gpu; exit 77 without); ctest
-// runs it on both halo routes (peer and, as a variant, NCCL).
+// on balanced and uneven partitions with a rank owning no rows, Poisson, elasticity, a random
+// symmetric positive definite matrix, a matrix with fewer rows than steps (an early stop), 1x1,
+// 0x0 (no rows anywhere: all zeros, the host's), and zero steps; the device copy of A is kept
+// in the slot between estimates and refreshed when stale, and the estimate reads 1 / a_ii from
+// the slot where the inverse diagonal step left it there. Then the whole setup with it: a
+// DistAmg whose estimates run on the GPUs builds the host's levels. A GPU on every rank, maybe
+// shared (label gpu; exit 77 without); ctest runs it on both halo routes (peer and, as a
+// variant, NCCL).
 #include <limits>
 
 #include "amg/cuda/dist_device_eigen_estimate.hpp"
@@ -17,7 +19,9 @@
 #include "amg/dist/dist_hierarchy.hpp"
 #include "amg/dist/dist_level_ops.hpp"
 #include "dist/cuda/device_dist_matrix.hpp"
+#include "support/random_matrix.hpp"
 #include "dist_amg_test_util.hpp"
+#include "graph_phase_cases.hpp"
 
 namespace tessera::amg {
 namespace {
@@ -49,17 +53,19 @@ void expect_same_on_every_rank(const dist::Communicator& comm, const EigenEstima
             comm.allreduce(std::int64_t(e.steps), dist::ReduceOp::max));
 }
 
-/// `most_steps`: the steps an estimate may take at most (fewer: it stopped early).
-void check_estimates(const std::string& spec, std::initializer_list<int> step_counts, int most_steps = INT32_MAX) {
+/// The operator of `build` (graph_phase_cases.hpp: node-aligned, built from the shared seed) on a
+/// balanced and an uneven partition; `most_steps`: the steps an estimate may take at most
+/// (fewer: it stopped early).
+void check_estimates(const testing::GraphCaseBuilder& build, std::initializer_list<int> step_counts,
+                     int most_steps = INT32_MAX) {
   const dist::Communicator comm;
   dist::gpu::DeviceContext ctx(comm);
   const std::uint64_t seed = dist::testing::shared_seed(comm);
-  SCOPED_TRACE(spec + ", seed " + std::to_string(seed));
-  const testing::Problem pb = testing::make_problem(spec);
   for (const bool uneven : {false, true}) {
-    SCOPED_TRACE(uneven ? "uneven partition with an empty rank" : "balanced partition");
-    const dist::RowPartition rows = testing::aligned_partition(comm, pb.a.rows, pb.near_null.block_size, uneven, seed);
-    const dist::DistMatrix a = dist::testing::distribute(comm, pb.a, rows, rows);
+    const testing::GraphCase c = build(comm, uneven, seed);
+    SCOPED_TRACE(c.name + ", seed " + std::to_string(seed) +
+                 (uneven ? ", uneven partition with an empty rank" : ", balanced partition"));
+    const dist::DistMatrix& a = c.a;
     const Vector inv_diag = inverse_diagonal(a);
     DeviceOperatorSlot device_a;  // made by the first estimate, reused by the others
     const dist::gpu::DeviceDistMatrix* first_copy = nullptr;
@@ -77,12 +83,55 @@ void check_estimates(const std::string& spec, std::initializer_list<int> step_co
   }
 }
 
-TEST(DistDeviceEigenEstimate, Poisson7PointMatchesHost) { check_estimates("poisson3d:11", {0, 1, 10, 20}); }
+TEST(DistDeviceEigenEstimate, Poisson7PointMatchesHost) {
+  check_estimates(testing::generated("poisson3d:11"), {0, 1, 10, 20});
+}
 
-TEST(DistDeviceEigenEstimate, ElasticityMatchesHost) { check_estimates("elasticity3d:5", {10}); }
+TEST(DistDeviceEigenEstimate, ElasticityMatchesHost) { check_estimates(testing::generated("elasticity3d:5"), {10}); }
 
 // 4 rows, 10 steps: the recurrence meets an invariant subspace and stops early on every rank.
-TEST(DistDeviceEigenEstimate, FewerRowsThanStepsStopsEarlyAlike) { check_estimates("poisson2d:2", {10}, 4); }
+TEST(DistDeviceEigenEstimate, FewerRowsThanStepsStopsEarlyAlike) {
+  check_estimates(testing::generated("poisson2d:2"), {10}, 4);
+}
+
+// 301 rows (not a multiple of 8), the matrix drawn from the shared seed as well as the partition:
+// SPD on a random pattern (~6 entries a row, 10% of the rows empty), unlike a stencil's.
+TEST(DistDeviceEigenEstimate, RandomSymmetricPositiveDefiniteMatchesHost) {
+  check_estimates(
+      [](const dist::Communicator& comm, bool uneven, std::uint64_t seed) {
+        const Csr<double> pattern = tessera::testing::random_csr({301, 301, 6.0 / 301, 0.1}, seed);
+        return testing::distributed_case(comm, "random SPD n=301", tessera::testing::diagonally_dominant_spd(pattern),
+                                         1, uneven, seed);
+      },
+      {1, 10, 20});
+}
+
+// One row (diagonal 2), on one rank; the others own none. D^-1 A = [1]: one step, then an
+// invariant subspace.
+TEST(DistDeviceEigenEstimate, OneByOneMatchesHost) { check_estimates(testing::tiny(1), {0, 1, 10}, 1); }
+
+// No rows on any rank: both estimates return before any step or copy, every field 0 (the
+// Gershgorin bound of no rows is 0, dist_gershgorin_bound's contract).
+TEST(DistDeviceEigenEstimate, EmptyOperatorEstimatesZero) {
+  const dist::Communicator comm;
+  dist::gpu::DeviceContext ctx(comm);
+  const std::uint64_t seed = dist::testing::shared_seed(comm);
+  for (const bool uneven : {false, true}) {
+    const testing::GraphCase c = testing::tiny(0)(comm, uneven, seed);
+    SCOPED_TRACE(c.name + ", seed " + std::to_string(seed) + (uneven ? ", uneven partition" : ", balanced partition"));
+    const Vector inv_diag = inverse_diagonal(c.a);  // empty
+    DeviceOperatorSlot device_a;
+    for (const int steps : {0, 10}) {
+      SCOPED_TRACE("steps " + std::to_string(steps));
+      const EigenEstimate got = gpu::dist_device_estimate_lambda_max(ctx, c.a, inv_diag, steps, 1.1, device_a);
+      expect_same_estimate(got, dist_estimate_lambda_max(comm, c.a, inv_diag, steps, 1.1));
+      EXPECT_EQ(got.gershgorin, 0.0);
+      EXPECT_EQ(got.ritz, 0.0);
+      EXPECT_EQ(got.safe, 0.0);
+      EXPECT_EQ(got.steps, 0);
+    }
+  }
+}
 
 // A stale copy (the host values changed and the slot was told) is refreshed before the estimate
 // reads it: the estimate is the host one of the new values. Halving the off-diagonal entries
