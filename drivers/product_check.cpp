@@ -88,4 +88,11 @@ template ProductComparison compare_products(const Csr<float>&, const Csr<float>&
 template ProductComparison compare_products(const Csr<Half>&, const Csr<Half>&, const Csr<double>&,
                                             const Csr<double>&, double);
 
+std::string product_formula(const std::string& op) {
+  if (op == "AA") return "C = A*A";
+  if (op == "AAT") return "C = A*A^T";
+  if (op == "PtAP") return "C = P^T A P";
+  return "C = A*B";
+}
+
 }  // namespace tessera::driver

@@ -29,4 +29,7 @@ ProductComparison compare_products(const Csr<T>& a, const Csr<T>& b, const Csr<d
 ProductComparison compare_galerkin(const Csr<double>& a, const Csr<double>& p, const Csr<double>& c_ref,
                                    const Csr<double>& c, double unit_roundoff = 0x1p-53);
 
+/// The product tessera-spgemm's --op names, for messages: "AAT" -> "C = A*A^T".
+std::string product_formula(const std::string& op);
+
 }  // namespace tessera::driver

@@ -18,6 +18,7 @@
 #include "drivers/common/dist_report.hpp"
 #include "drivers/common/dist_source.hpp"
 #include "drivers/common/driver_main.hpp"
+#include "drivers/common/overflow_check.hpp"
 #include "drivers/common/trace_report.hpp"
 #include "drivers/product_check.hpp"
 #include "local/core/error.hpp"
@@ -414,6 +415,7 @@ int run_distributed_spgemm(const dist::Communicator& comm, const DistributedSpge
   runs.push_back(measure(comm, o, a, b, main_backend(comm, o), on_device));
   trace::set_enabled(false);
   const ProductRun& run = runs.front();
+  dist::throw_if_any_rank_failed(comm, overflowed_entry(product_formula(o.op), Precision::fp64, run.c));
   print_shape(comm, "C", run.c);
   const nlohmann::json report = report_run(comm, o, run, on_device);
   if (tracing)

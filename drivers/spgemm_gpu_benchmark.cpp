@@ -1,6 +1,7 @@
 #if defined(TESSERA_HAVE_CUDA)
 #include "drivers/spgemm_gpu_benchmark.hpp"
 
+#include "drivers/common/overflow_check.hpp"
 #include "drivers/spgemm_bench_support.hpp"
 #include "drivers/spgemm_hash_line.hpp"
 #include "drivers/spgemm_row_batches.hpp"
@@ -312,6 +313,7 @@ nlohmann::json run_typed(const Csr<double>& a, const Csr<double>& b, const GpuSp
   const auto gflops = [&](double ms) { return ms > 0 ? flops / (ms * 1e6) : 0.0; };
   std::string tile_failure;
   const std::optional<TesseraTimes> t = try_time_tessera<T>(a, b, opt, tile_failure);
+  if (t) throw_if_overflowed(overflowed_entry(opt.product, PrecisionOf<T>::value, t->c));
   const cuda::SpgemmWorkEstimate estimate = [&] {
     const auto da = cuda::upload(a), db = cuda::upload(b);
     return cuda::estimate_spgemm_work(da, db);

@@ -23,6 +23,7 @@
 #include <nlohmann/json.hpp>
 
 #include <cstdint>
+#include <string>
 
 #include "local/core/precision.hpp"
 #include "local/formats/csr.hpp"
@@ -36,6 +37,7 @@ struct GpuSpgemmBenchOptions {
   bool drop_zeros = false;       // compaction of exact zeros after the numeric phase
   bool check = false;            // compare with the host reference (tessera::ref::spgemm)
   int reps = 10, warmup = 2;
+  std::string product = "C = A*B";  // names C in messages (an overflowed entry)
   std::int64_t row_batch_nnz = -1; // >= 0: hash row batches of at most this many entries of C
                                    // (0: sized from free device memory); < 0: only on OOM
 };

@@ -17,6 +17,7 @@
 #include "drivers/common/dist_report.hpp"
 #include "drivers/common/dist_source.hpp"
 #include "drivers/common/driver_main.hpp"
+#include "drivers/common/overflow_check.hpp"
 #include "local/core/backend.hpp"
 #include "local/core/error.hpp"
 #include "local/gen/counter_rng.hpp"
@@ -427,6 +428,8 @@ int run_distributed_spmv(const dist::Communicator& comm, const DistributedSpmvOp
   }
 #endif
   if (backend == "host") run = run_host(comm, o, a, x_owned);
+  dist::throw_if_any_rank_failed(comm, overflowed_entry(o.multi_vector ? "Y = A X" : "y = A x", Precision::fp64, run.y,
+                                                        k, Layout::row_major, a.row_begin()));
   const Timing& t = run.timing;
 
   const double bytes = model_bytes(n_rows, n_cols, nnz, k);

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "drivers/common/driver_main.hpp"
+#include "drivers/common/overflow_check.hpp"
 #include "local/core/error.hpp"
 #include "local/cuda/bandwidth.hpp"
 #include "local/cuda/cusparse_spmv.hpp"
@@ -231,6 +232,7 @@ nlohmann::json spmv_bench(const Csr<double>& a64, const GpuBenchOptions& opt) {
 
   runs.push_back({std::string("tessera ") + cuda::to_string(plan.algorithm),
                   time([&] { cuda::spmv(plan, T(1), da, dx.data(), T(0), dy.data()); }), model.minimal_bytes()});
+  throw_if_overflowed(overflowed_entry("y = A x", PrecisionOf<T>::value, to_host(dy), 1, Layout::row_major));
   verify("tessera CSR");
   {
     const TileMatrix<T> tiles = to_tiles(a);
@@ -336,6 +338,7 @@ nlohmann::json spmm_bench(const Csr<double>& a64, const GpuBenchOptions& opt) {
   runs.push_back({std::string("tessera ") + cuda::to_string(plan.algorithm),
                   time([&] { cuda::spmm(plan, T(1), da, dx.data(), T(0), dy.data(), opt.layout); }),
                   model.minimal_bytes()});
+  throw_if_overflowed(overflowed_entry("Y = A X", PrecisionOf<T>::value, to_host(dy), k, opt.layout));
   verify("tessera SpMM");
   if (opt.sweep) out["sweep"] = sweep_spmm(da, k, opt.layout, dx.data(), dy.data(), model.minimal_bytes(), copy_bw,
                                            time, verify);

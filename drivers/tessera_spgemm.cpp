@@ -19,6 +19,7 @@
 
 #include "drivers/common/driver_main.hpp"
 #include "drivers/common/matrix_source.hpp"
+#include "drivers/common/overflow_check.hpp"
 #include "drivers/product_check.hpp"
 #include "dist/backend_choice.hpp"
 #include "drivers/spgemm_distributed.hpp"
@@ -68,6 +69,8 @@ int run_host(const Csr<double>& a_in, const Csr<double>& b_in, const Options& op
   Stopwatch csr_clock;
   const Csr<double> c = ref::spgemm(a, b, so);
   const double csr_s = csr_clock.seconds();
+  // The reference sums in double: in fp32 and fp16 an entry past fp32's range overflowed too.
+  throw_if_overflowed(overflowed_entry(product_formula(opt.op), PrecisionOf<T>::value, c));
   Stopwatch tile_clock;
   const TileMatrix<double> ct = ref::spgemm_tiles(at, bt, so);
   const double tile_s = tile_clock.seconds();
@@ -198,6 +201,7 @@ int run(int argc, char** argv) {
     g.reps = opt.reps;
     g.warmup = opt.warmup;
     g.row_batch_nnz = opt.row_batches;
+    g.product = product_formula(opt.op);
     out["gpu"] = run_gpu_spgemm_benchmark(a, b, g);
     status = out["gpu"].value("check_pass", true) ? 0 : kExitCheckFailed;
 #else

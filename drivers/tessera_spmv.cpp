@@ -17,6 +17,7 @@
 
 #include "drivers/common/driver_main.hpp"
 #include "drivers/common/matrix_source.hpp"
+#include "drivers/common/overflow_check.hpp"
 #include "drivers/product_options.hpp"
 #include "drivers/spmv_distributed.hpp"
 #include "dist/communicator.hpp"
@@ -50,6 +51,8 @@ nlohmann::json run_host(const Csr<double>& a64, const Options& opt, int& status)
     ref::spmv(1.0, a, x, 0.0, y);
     if (r >= opt.warmup) seconds.push_back(clock.seconds());
   }
+  // The reference sums in double: with --precision fp32 the limit is fp32's range all the same.
+  throw_if_overflowed(overflowed_entry("y = A x", PrecisionOf<T>::value, y, 1, Layout::row_major));
   std::nth_element(seconds.begin(), seconds.begin() + seconds.size() / 2, seconds.end());
   const double s = seconds[seconds.size() / 2];
   perf::SpmvModelInput mi;

@@ -4,11 +4,12 @@
 # meets a line that another rank's output cut in two.
 set(_mpi ${PROJECT_SOURCE_DIR}/tests/support/mpiexec_per_rank.sh ${MPIEXEC_EXECUTABLE})
 
-# tessera_driver_test(NAME RANKS N... COMMAND ... [EXPECT_EXIT code] [EXPECT_OUTPUT regex])
+# tessera_driver_test(NAME RANKS N... COMMAND ... [EXPECT_EXIT code] [EXPECT_OUTPUT regex] [GPU])
 # One test NAME.npN for each rank count N. In EXPECT_OUTPUT, @RANK_COLUMNS@ stands for one number
-# a rank (the "by rank" columns of a --trace table).
+# a rank (the "by rank" columns of a --trace table). GPU: labelled gpu, and skipped (exit 77) in a
+# build without CUDA or where nvidia-smi lists no GPU.
 function(tessera_driver_test name)
-  cmake_parse_arguments(T "" "EXPECT_EXIT;EXPECT_OUTPUT" "RANKS;COMMAND" ${ARGN})
+  cmake_parse_arguments(T "GPU" "EXPECT_EXIT;EXPECT_OUTPUT" "RANKS;COMMAND" ${ARGN})
   # A misspelt keyword before COMMAND would otherwise be dropped, and the test run without it.
   if(T_UNPARSED_ARGUMENTS OR NOT T_RANKS OR NOT T_COMMAND)
     message(FATAL_ERROR "tessera_driver_test(${name}): needs RANKS and COMMAND; not understood: ${T_UNPARSED_ARGUMENTS}")
@@ -16,12 +17,26 @@ function(tessera_driver_test name)
   if(NOT T_EXPECT_EXIT)
     set(T_EXPECT_EXIT 0)
   endif()
+  set(labels "host;mpi;driver")
+  if(T_GPU)
+    set(labels "gpu;mpi;driver")
+  endif()
   foreach(n IN LISTS T_RANKS)
     set(test ${name}.np${n})
+    if(T_GPU AND NOT TESSERA_HAVE_CUDA)
+      add_test(NAME ${test} COMMAND sh -c "echo 'SKIPPED: ${test} needs the CUDA backend'; exit ${TESSERA_SKIP_CODE}")
+      set_tests_properties(${test} PROPERTIES LABELS "${labels}" SKIP_RETURN_CODE ${TESSERA_SKIP_CODE})
+      continue()
+    endif()
+    set(probe "")
+    if(T_GPU)
+      set(probe "nvidia-smi -L 2>/dev/null | grep -q GPU || { echo 'SKIPPED: ${test} needs a GPU'; ")
+      string(APPEND probe "exit ${TESSERA_SKIP_CODE}; }; ")
+    endif()
     string(JOIN " " cmd ${_mpi} ${n} ${T_COMMAND})
-    add_test(NAME ${test} COMMAND sh -c "${cmd}; test $? -eq ${T_EXPECT_EXIT}")
-    set_tests_properties(${test} PROPERTIES LABELS "host;mpi;driver" PROCESSORS ${n} TIMEOUT 300
-                         ENVIRONMENT "${TESSERA_TEST_ENV}")
+    add_test(NAME ${test} COMMAND sh -c "${probe}${cmd}; test $? -eq ${T_EXPECT_EXIT}")
+    set_tests_properties(${test} PROPERTIES LABELS "${labels}" PROCESSORS ${n} TIMEOUT 300
+                         SKIP_RETURN_CODE ${TESSERA_SKIP_CODE} ENVIRONMENT "${TESSERA_TEST_ENV}")
     if(T_EXPECT_OUTPUT)
       string(REPEAT " [0-9.]+" ${n} rank_columns)
       string(REPLACE "@RANK_COLUMNS@" "${rank_columns}" expected "${T_EXPECT_OUTPUT}")
@@ -96,6 +111,36 @@ tessera_driver_test(driver.spmm.file RANKS 1 2 3 4 EXPECT_OUTPUT "${_dist_pass}"
 # 9 rows on 4 ranks: tile-aligned boundaries leave ranks with no rows at all.
 tessera_driver_test(driver.spmm.empty_ranks RANKS 3 4 EXPECT_OUTPUT "${_dist_pass}"
                     COMMAND ${_spmm} --gen poisson2d:3 --k 3 --check --backend host)
+# A product of operands that fit the precision but whose result does not (rule 4): refused with
+# the first overflowed row named, exit 2, on every path (one rank, distributed, the GPUs').
+set(_data ${CMAKE_CURRENT_LIST_DIR}/data)
+tessera_driver_test(driver.spgemm.overflow RANKS 1 2 3 4 EXPECT_EXIT 2
+                    COMMAND ${_spgemm} --A ${_data}/overflows_products.mtx --op AA --check --backend host
+                    EXPECT_OUTPUT "C = A[*]A overflowed fp64: row 0 holds inf, past the largest fp64 result")
+tessera_driver_test(driver.spgemm.overflow_fp32 RANKS 1 EXPECT_EXIT 2
+                    COMMAND ${_spgemm} --A ${_data}/overflows_products_fp32.mtx --precision fp32 --backend host
+                    EXPECT_OUTPUT "C = A[*]A overflowed fp32: row 0 holds 5e[+]60.*use a wider --precision")
+tessera_driver_test(driver.spgemm.fits_fp64 RANKS 1 2
+                    COMMAND ${_spgemm} --A ${_data}/overflows_products_fp32.mtx --op AA --check --backend host
+                    EXPECT_OUTPUT "check: .* PASS")
+tessera_driver_test(driver.spmv.overflow RANKS 1 2 3 4 EXPECT_EXIT 2
+                    COMMAND ${_spmv} --A ${_data}/overflows_vector_products.mtx --backend host
+                    EXPECT_OUTPUT "y = A x overflowed fp64: row [0-9]+ holds -?inf")
+tessera_driver_test(driver.spmm.overflow RANKS 1 2 3 4 EXPECT_EXIT 2
+                    COMMAND ${_spmm} --A ${_data}/overflows_vector_products.mtx --k 3 --layout col --backend host
+                    EXPECT_OUTPUT "Y = A X overflowed fp64: row [0-9]+ holds -?inf")
+tessera_driver_test(driver.spgemm.overflow_gpu RANKS 1 2 EXPECT_EXIT 2 GPU
+                    COMMAND ${_spgemm} --A ${_data}/overflows_products.mtx --op AA --backend gpu
+                    EXPECT_OUTPUT "C = A[*]A overflowed fp64: row 0 holds inf")
+tessera_driver_test(driver.spgemm.overflow_fp32_gpu RANKS 1 EXPECT_EXIT 2 GPU
+                    COMMAND ${_spgemm} --A ${_data}/overflows_products_fp32.mtx --precision fp32 --backend gpu
+                    EXPECT_OUTPUT "C = A[*]A overflowed fp32: row 0 holds inf")
+tessera_driver_test(driver.spmv.overflow_gpu RANKS 1 2 EXPECT_EXIT 2 GPU
+                    COMMAND ${_spmv} --A ${_data}/overflows_vector_products.mtx --backend gpu
+                    EXPECT_OUTPUT "y = A x overflowed fp64: row [0-9]+ holds -?inf")
+tessera_driver_test(driver.spmm.overflow_gpu RANKS 1 2 EXPECT_EXIT 2 GPU
+                    COMMAND ${_spmm} --A ${_data}/overflows_vector_products.mtx --k 3 --layout col --backend gpu
+                    EXPECT_OUTPUT "Y = A X overflowed fp64: row [0-9]+ holds -?inf")
 # --backend gpu where no rank sees a device (hidden with -x, OpenMPI's mpiexec): refused on every rank
 # (on one rank by the one-GPU path, in CUDA's words).
 tessera_driver_test(driver.spmv.gpu_without_device RANKS 1 2 3 4 EXPECT_EXIT 2
