@@ -17,7 +17,8 @@ struct BlockRowAccumulator {
   explicit BlockRowAccumulator(std::int64_t nodes)
       : sum_sq(static_cast<std::size_t>(nodes), 0.0), mark(static_cast<std::size_t>(nodes), -1) {}
 
-  void gather(const Csr<double>& a, const NodeLayout& nodes, const std::vector<std::int32_t>& node, std::int32_t row_node) {
+  void gather(const Csr<double>& a, const NodeLayout& nodes, const std::vector<std::int32_t>& node,
+              std::int32_t row_node, double scale) {
     columns.clear();
     for (std::int64_t i = nodes[row_node]; i < nodes[row_node + 1]; ++i)
       for (std::int64_t p = a.row_ptr[i]; p < a.row_ptr[i + 1]; ++p) {
@@ -27,7 +28,7 @@ struct BlockRowAccumulator {
           sum_sq[col_node] = 0.0;
           columns.push_back(col_node);
         }
-        sum_sq[col_node] += a.values[p] * a.values[p];
+        sum_sq[col_node] += scaled_square(a.values[p], scale);
       }
     std::sort(columns.begin(), columns.end());
   }
@@ -63,16 +64,17 @@ Csr<double> union_max(const Csr<double>& s, const Csr<double>& t) {
   return u;
 }
 
-/// Frobenius norm of every diagonal block A_II, its squares summed in the order gather() sums
+/// Frobenius norm of every diagonal block s*A_II, its squares summed in the order gather() sums
 /// them (rows of the node, then columns), so the value is the same to the last bit.
-std::vector<double> diagonal_block_norms(const Csr<double>& a, const NodeLayout& nodes, const std::vector<std::int32_t>& node) {
+std::vector<double> diagonal_block_norms(const Csr<double>& a, const NodeLayout& nodes,
+                                         const std::vector<std::int32_t>& node, double scale) {
   const std::int64_t num_nodes = static_cast<std::int64_t>(nodes.size()) - 1;
   std::vector<double> norm(static_cast<std::size_t>(num_nodes), 0.0);
   for (std::int32_t n = 0; n < num_nodes; ++n) {
     double sum_sq = 0.0;
     for (std::int64_t i = nodes[n]; i < nodes[n + 1]; ++i)
       for (std::int64_t p = a.row_ptr[i]; p < a.row_ptr[i + 1]; ++p)
-        if (node[a.col_idx[p]] == n) sum_sq += a.values[p] * a.values[p];
+        if (node[a.col_idx[p]] == n) sum_sq += scaled_square(a.values[p], scale);
     norm[n] = std::sqrt(sum_sq);
   }
   return norm;
@@ -80,14 +82,14 @@ std::vector<double> diagonal_block_norms(const Csr<double>& a, const NodeLayout&
 
 /// Row n of the strength graph when every node is one dof. The entries of a CSR row are sorted
 /// and unique, so the gathered blocks are the entries themselves and each block's sum of
-/// squares is the single square v*v (0.0 + v*v is v*v exactly): the same values as the
-/// general path without its scatter, marker and sort.
+/// squares is the single square (0.0 + w*w is w*w exactly): the same values as the general path
+/// without its scatter, marker and sort.
 void append_scalar_row(const Csr<double>& a, std::int32_t n, const std::vector<double>& diag_norm, double theta,
-                       Csr<double>& s) {
+                       double scale, Csr<double>& s) {
   for (std::int64_t p = a.row_ptr[n]; p < a.row_ptr[n + 1]; ++p) {
     const std::int32_t m = a.col_idx[p];
     if (m == n) continue;
-    const double strength = strong_value(a.values[p] * a.values[p], diag_norm[n], diag_norm[m], theta);
+    const double strength = strong_value(scaled_square(a.values[p], scale), diag_norm[n], diag_norm[m], theta);
     if (strength > 0) {
       s.col_idx.push_back(m);
       s.values.push_back(strength);
@@ -119,17 +121,20 @@ Csr<double> strength_graph(const Csr<double>& a, const NodeLayout& nodes, double
   const std::vector<std::int32_t> node = node_of_dof(nodes);
   BlockRowAccumulator acc(num_nodes);
 
-  const std::vector<double> diag_norm = diagonal_block_norms(a, nodes, node);
+  double max_abs = 0.0;
+  for (const double v : a.values) max_abs = std::max(max_abs, std::fabs(v));
+  const double scale = strength_scale(max_abs);
+  const std::vector<double> diag_norm = diagonal_block_norms(a, nodes, node, scale);
   Csr<double> s = Csr<double>::empty(num_nodes, num_nodes);
   s.col_idx.reserve(static_cast<std::size_t>(a.nnz()));  // at most one edge per entry of A
   s.values.reserve(static_cast<std::size_t>(a.nnz()));
   const bool scalar = num_nodes == a.rows;  // one dof per node: a block is one entry
   for (std::int32_t n = 0; n < num_nodes; ++n) {
     if (scalar) {
-      append_scalar_row(a, n, diag_norm, theta, s);
+      append_scalar_row(a, n, diag_norm, theta, scale, s);
       continue;
     }
-    acc.gather(a, nodes, node, n);
+    acc.gather(a, nodes, node, n, scale);
     for (const std::int32_t m : acc.columns) {
       if (m == n) continue;
       const double strength = strong_value(acc.sum_sq[m], diag_norm[n], diag_norm[m], theta);

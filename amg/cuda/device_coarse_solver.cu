@@ -2,9 +2,6 @@
 
 #include <cublas_v2.h>
 #include <cusolverDn.h>
-#include <thrust/execution_policy.h>
-#include <thrust/functional.h>
-#include <thrust/transform_reduce.h>
 
 #include <algorithm>
 #include <climits>
@@ -13,6 +10,7 @@
 #include <limits>
 #include <optional>
 
+#include "amg/cuda/device_setup_phases.hpp"
 #include "local/core/error.hpp"
 #include "local/core/step_trace.hpp"
 #include "local/cuda/check.hpp"
@@ -85,17 +83,6 @@ __global__ void max_asymmetry(std::int64_t n, const double* dense, unsigned long
     }
   }
   atomicMax(worst, mine);
-}
-
-struct AbsValue {
-  __host__ __device__ double operator()(double v) const { return fabs(v); }
-};
-
-/// max |a_ij|: the scale of the host's drop tolerance n * eps * max|a_ij|.
-double max_abs_value(const tessera::cuda::DeviceCsr<double>& a, cudaStream_t stream) {
-  const double* v = a.values.data();
-  return thrust::transform_reduce(thrust::cuda::par.on(stream), v, v + a.nnz, AbsValue{}, 0.0,
-                                  thrust::maximum<double>());
 }
 
 int read_info(const tessera::cuda::DeviceBuffer<int>& info, cudaStream_t stream) {
@@ -243,7 +230,7 @@ bool DeviceCoarseSolver::is_symmetric(const tessera::cuda::DeviceCsr<double>& a,
   const unsigned long long bits = worst.download(stream)[0];
   double asymmetry = 0;
   std::memcpy(&asymmetry, &bits, sizeof asymmetry);
-  return asymmetry <= kCoarseSymmetryTolerance * max_abs_value(a, stream);
+  return asymmetry <= kCoarseSymmetryTolerance * device_max_abs(a.values.data(), a.nnz, stream);
 }
 
 bool DeviceCoarseSolver::try_lu(const tessera::cuda::DeviceCsr<double>& a, cudaStream_t stream) {
@@ -259,7 +246,8 @@ bool DeviceCoarseSolver::try_lu(const tessera::cuda::DeviceCsr<double>& a, cudaS
   std::vector<double> diagonal(static_cast<std::size_t>(n_));
   TESSERA_CUDA_CHECK(cudaMemcpy2DAsync(diagonal.data(), sizeof(double), dense_.data(), (n_ + 1) * sizeof(double),
                                        sizeof(double), std::size_t(n_), cudaMemcpyDeviceToHost, stream));
-  const double tiny = double(n_) * std::numeric_limits<double>::epsilon() * max_abs_value(a, stream);
+  const double tiny =
+      double(n_) * std::numeric_limits<double>::epsilon() * device_max_abs(a.values.data(), a.nnz, stream);
   const int info = read_info(info_, stream);  // synchronises: `diagonal` is filled
   TESSERA_ASSERT(info >= 0, "cusolverDnDgetrf rejected argument ", -info);
   return info == 0 && std::all_of(diagonal.begin(), diagonal.end(), [&](double u) { return std::abs(u) > tiny; });

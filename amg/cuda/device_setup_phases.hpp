@@ -13,6 +13,7 @@
 #include <cuda_runtime_api.h>
 
 #include <cstdint>
+#include <optional>
 
 #include "local/cuda/device_buffer.hpp"
 #include "local/cuda/device_matrix.hpp"
@@ -27,11 +28,17 @@ enum class StrengthAssembly { mirrored_entries, mirrored_rows, sorted_union };
 
 /// Strong node graph of A (square; node_ptr covers its rows): num_nodes x num_nodes, sorted
 /// rows, no diagonal, symmetric pattern, values = scaled strength (larger direction).
-/// `assembly`, when given, receives the path taken (tests check both are exercised).
+/// `assembly`, when given, receives the path taken (tests check both are exercised). `scale`:
+/// the power of two of amg/strength_rule.hpp, where the caller has it (a distributed operator's,
+/// over every rank); else strength_scale of A's largest magnitude.
 tessera::cuda::DeviceCsr<double> device_strength_graph(const tessera::cuda::DeviceCsr<double>& a,
                                                        const std::int64_t* node_ptr, std::int64_t num_nodes,
                                                        double theta, cudaStream_t stream = nullptr,
-                                                       StrengthAssembly* assembly = nullptr);
+                                                       StrengthAssembly* assembly = nullptr,
+                                                       std::optional<double> scale = std::nullopt);
+
+/// max |values[i]| over n values (0 for none). Synchronises `stream`.
+double device_max_abs(const double* values, std::int64_t n, cudaStream_t stream);
 
 struct DeviceAggregates {
   std::int64_t count = 0;

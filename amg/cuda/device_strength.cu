@@ -22,6 +22,7 @@
 // are IEEE-rounded on the device, as on the host.
 #include <cub/device/device_radix_sort.cuh>
 #include <cub/device/device_reduce.cuh>
+#include <thrust/iterator/transform_iterator.h>
 
 #include <optional>
 
@@ -34,6 +35,10 @@
 namespace tessera::amg::gpu {
 namespace {
 
+struct AbsValue {
+  __host__ __device__ double operator()(double v) const { return fabs(v); }
+};
+
 using detail::kBlock;
 using detail::thread_index;
 using tessera::cuda::DeviceBuffer;
@@ -43,6 +48,7 @@ struct CsrView {
   const std::int64_t* row_ptr;
   const std::int32_t* col;
   const double* val;
+  double scale;  // the power of two the squares are taken with (strength_rule.hpp)
 };
 
 __global__ void fill_node_of_dof(const std::int64_t* node_ptr, std::int64_t num_nodes, std::int32_t* node_of) {
@@ -58,7 +64,7 @@ __global__ void diagonal_block_norms(CsrView a, const std::int64_t* node_ptr, co
   double sum_sq = 0.0;
   for (std::int64_t i = node_ptr[n]; i < node_ptr[n + 1]; ++i)
     for (std::int64_t p = a.row_ptr[i]; p < a.row_ptr[i + 1]; ++p)
-      if (node_of[a.col[p]] == n) sum_sq = __dadd_rn(sum_sq, __dmul_rn(a.val[p], a.val[p]));
+      if (node_of[a.col[p]] == n) sum_sq = __dadd_rn(sum_sq, scaled_square(a.val[p], a.scale));
   norm[n] = sqrt(sum_sq);
 }
 
@@ -99,7 +105,7 @@ struct BothDirectionsSink {
   __device__ void finish(std::int64_t, std::int64_t) const {}
 };
 
-/// Scalar nodes (one dof each): a block is one entry, whose sum of squares is v*v exactly.
+/// Scalar nodes (one dof each): a block is one entry, whose sum of squares is its square exactly.
 template <class Sink>
 __global__ void scalar_strong_edges(CsrView a, std::int64_t rows, const double* norm, double theta, Sink sink) {
   const std::int64_t n = thread_index();
@@ -108,7 +114,7 @@ __global__ void scalar_strong_edges(CsrView a, std::int64_t rows, const double* 
   for (std::int64_t p = a.row_ptr[n]; p < a.row_ptr[n + 1]; ++p) {
     const std::int32_t m = a.col[p];
     if (m == n) continue;
-    const double s = strong_value(__dmul_rn(a.val[p], a.val[p]), norm[n], norm[m], theta);
+    const double s = strong_value(scaled_square(a.val[p], a.scale), norm[n], norm[m], theta);
     if (s == 0.0) continue;
     sink.emit(slot++, n, m, s);
   }
@@ -134,7 +140,8 @@ __global__ void block_strong_edges(CsrView a, const std::int64_t* node_ptr, cons
     double sum_sq = 0.0;
     for (std::int64_t i = first; i < last; ++i) {
       std::int64_t p = cursor[i];
-      for (; p < a.row_ptr[i + 1] && node_of[a.col[p]] == m; ++p) sum_sq = __dadd_rn(sum_sq, __dmul_rn(a.val[p], a.val[p]));
+      for (; p < a.row_ptr[i + 1] && node_of[a.col[p]] == m; ++p)
+        sum_sq = __dadd_rn(sum_sq, scaled_square(a.val[p], a.scale));
       cursor[i] = p;
     }
     if (m == n) continue;
@@ -179,10 +186,10 @@ __global__ void scalar_mirrored_edges(CsrView a, std::int64_t rows, const double
       m = a.col[p];
       bool missing = p > begin && a.col[p - 1] >= m;
       if (m != n) {
-        const double mine = strong_value(__dmul_rn(a.val[p], a.val[p]), norm[n], norm[m], theta);
+        const double mine = strong_value(scaled_square(a.val[p], a.scale), norm[n], norm[m], theta);
         const std::int64_t q = find_column(a.col, a.row_ptr[m], a.row_ptr[m + 1], static_cast<std::int32_t>(n));
         missing = missing || q < 0;
-        const double theirs = q < 0 ? 0.0 : strong_value(__dmul_rn(a.val[q], a.val[q]), norm[m], norm[n], theta);
+        const double theirs = q < 0 ? 0.0 : strong_value(scaled_square(a.val[q], a.scale), norm[m], norm[n], theta);
         value = mine < theirs ? theirs : mine;  // the host's union_max: std::max(std::max(0, s_nm), s_mn)
       }
       if (missing) atomicExch(broken, 1u);
@@ -348,9 +355,19 @@ std::optional<tessera::cuda::DeviceCsr<double>> mirrored_scalar_strength(const t
 
 }  // namespace
 
+double device_max_abs(const double* values, std::int64_t n, cudaStream_t s) {
+  DeviceBuffer<double> max(1, s);
+  const auto magnitudes = thrust::make_transform_iterator(values, AbsValue{});
+  tessera::cuda::cub_call(s, [&](void* tmp, std::size_t& bytes) {
+    return cub::DeviceReduce::Max(tmp, bytes, magnitudes, max.data(), n, s);
+  });
+  return n > 0 ? tessera::cuda::read_scalar(max.data(), s) : 0.0;
+}
+
 tessera::cuda::DeviceCsr<double> device_strength_graph(const tessera::cuda::DeviceCsr<double>& a,
                                                        const std::int64_t* node_ptr, std::int64_t num_nodes,
-                                                       double theta, cudaStream_t s, StrengthAssembly* assembly) {
+                                                       double theta, cudaStream_t s, StrengthAssembly* assembly,
+                                                       std::optional<double> scale) {
   TESSERA_REQUIRE_INPUT(a.rows == a.cols, "AMG strength: the matrix must be square, it is ", a.rows, " x ", a.cols);
   TESSERA_REQUIRE_INPUT(num_nodes >= 0 && num_nodes <= a.rows && a.rows < INT32_MAX, "AMG strength: ", num_nodes,
                         " nodes for ", a.rows, " rows");
@@ -358,7 +375,8 @@ tessera::cuda::DeviceCsr<double> device_strength_graph(const tessera::cuda::Devi
   const std::int64_t covered = num_nodes > 0 ? tessera::cuda::read_scalar(node_ptr + num_nodes, s) : 0;
   TESSERA_REQUIRE_INPUT(covered == a.rows, "AMG strength: the node layout covers ", covered, " dofs, the matrix has ",
                         a.rows, " rows");
-  const CsrView view{a.row_ptr.data(), a.col_idx.data(), a.values.data()};
+  const CsrView view{a.row_ptr.data(), a.col_idx.data(), a.values.data(),
+                     scale ? *scale : strength_scale(device_max_abs(a.values.data(), a.nnz, s))};
   DeviceBuffer<std::int32_t> node_of(a.rows, s);
   DeviceBuffer<double> norm(num_nodes, s);
   const unsigned grid = grid_for(num_nodes, kBlock);

@@ -14,6 +14,7 @@
 #include "amg/cuda/listed_row_offsets.hpp"
 #include "amg/cuda/setup_phase_kernels.cuh"
 #include "amg/mis2_rules.hpp"
+#include "amg/strength_rule.hpp"
 #include "dist/collective_call.hpp"
 #include "dist/cuda/host_staged_halo.cuh"
 #include "local/core/error.hpp"
@@ -247,12 +248,19 @@ DistDeviceGraph dist_device_strength_graph(const dist::Communicator& comm, const
   DistDeviceGraph g;
   g.first_node = nodes.first;
   g.partition = nodes.partition;
-  std::optional<trace::Step> step(std::in_place, "cross_rank_edges");
-  const CrossRankEdges cross = cross_rank_strength(comm, a, nodes, theta);  // collective, host
-  step.emplace("upload_a");
+  std::optional<trace::Step> step(std::in_place, "upload_a");
   // A's copy for this level's later device phases; the graph reads its local block.
   const dist::gpu::DeviceDistMatrix& da = *dist::call_collectively(
       comm, "distributed device strength: upload of A", [&] { return &device_operator(device_a, a, s); });
+  // The power of two of the strength rule, from A's largest magnitude over every rank: both parts
+  // of the graph take their squares with it (dist_strength_scale's, found on the device).
+  step.emplace("scale");
+  const double scale = strength_scale(comm.allreduce(
+      std::max(device_max_abs(da.local.values.data(), da.local.nnz, s),
+               device_max_abs(da.nonlocal.values.data(), da.nonlocal.nnz, s)),
+      dist::ReduceOp::max));
+  step.emplace("cross_rank_edges");
+  const CrossRankEdges cross = cross_rank_strength(comm, a, nodes, theta, scale);  // collective, host
   step.emplace("device_graph");
   dist::call_collectively(comm, "distributed device strength", [&] {
     // The host sources of the uploads live until the synchronisation below (pinned or not).
@@ -262,7 +270,7 @@ DistDeviceGraph dist_device_strength_graph(const dist::Communicator& comm, const
     g.nonlocal = cross_rank_block(cross, nodes.count(), g.ghost_nodes, columns, s);
     if (nodes.count() > 0) {
       const DeviceBuffer<std::int64_t> node_ptr = device_node_offsets(nodes, s);
-      g.local = device_strength_graph(da.local, node_ptr.data(), nodes.count(), theta, s);
+      g.local = device_strength_graph(da.local, node_ptr.data(), nodes.count(), theta, s, nullptr, scale);
     } else {
       g.local = tessera::cuda::upload(no_nodes, s);
     }

@@ -69,40 +69,41 @@ void sum_per_node(std::vector<BlockNorm>& entries) {
 }
 
 /// The blocks of node row n, sorted by column node, into `entries` (reused along a range).
-void block_row(const RowBlock& rows, const DistNodes& nodes, const ColumnNodes& columns, std::int64_t n,
+void block_row(const RowBlock& rows, const DistNodes& nodes, const ColumnNodes& columns, std::int64_t n, double scale,
                std::vector<BlockNorm>& entries) {
   entries.clear();
   for (std::int64_t i = nodes.ptr[n]; i < nodes.ptr[n + 1]; ++i)
     for (std::int64_t p = rows.row_ptr[i]; p < rows.row_ptr[i + 1]; ++p) {
       const NodeNorm& c = columns.of(rows.col[p]);
-      entries.push_back({c.node, rows.values[p] * rows.values[p], c.diagonal_norm});
+      entries.push_back({c.node, scaled_square(rows.values[p], scale), c.diagonal_norm});
     }
   sum_per_node(entries);
 }
 
-/// ||A_II|| of owned node n. The node's own block lies in the local block (a node never spans
+/// ||s A_II|| of owned node n. The node's own block lies in the local block (a node never spans
 /// ranks), whose rows are in global column order: the serial summation order (dofs, then row
 /// order).
-double own_block_norm(const Csr<double>& local, const DistNodes& nodes, std::int64_t n) {
+double own_block_norm(const Csr<double>& local, const DistNodes& nodes, std::int64_t n, double scale) {
   double sum_sq = 0.0;
   for (std::int64_t i = nodes.ptr[n]; i < nodes.ptr[n + 1]; ++i)
     for (std::int64_t p = local.row_ptr[i]; p < local.row_ptr[i + 1]; ++p)
       if (local.col_idx[p] >= nodes.ptr[n] && local.col_idx[p] < nodes.ptr[n + 1])
-        sum_sq += local.values[p] * local.values[p];
+        sum_sq += scaled_square(local.values[p], scale);
   return std::sqrt(sum_sq);
 }
 
 /// The node and its ||A_II|| attached to each dof of owned node n.
-void set_node_norm(const dist::DistMatrix& a, const DistNodes& nodes, std::int64_t n, std::vector<NodeNorm>& owned) {
-  const double norm = own_block_norm(a.local, nodes, n);
+void set_node_norm(const dist::DistMatrix& a, const DistNodes& nodes, std::int64_t n, double scale,
+                   std::vector<NodeNorm>& owned) {
+  const double norm = own_block_norm(a.local, nodes, n, scale);
   for (std::int64_t i = nodes.ptr[n]; i < nodes.ptr[n + 1]; ++i) owned[i] = {nodes.first + n, norm};
 }
 
 /// ||A_II|| of every owned node, attached to each of its dofs.
-std::vector<NodeNorm> owned_node_norms(const dist::DistMatrix& a, const DistNodes& nodes) {
+std::vector<NodeNorm> owned_node_norms(const dist::DistMatrix& a, const DistNodes& nodes, double scale) {
   std::vector<NodeNorm> owned(static_cast<std::size_t>(a.owned_rows()));
   host::for_ranges(nodes.count(), [&](std::int64_t begin, std::int64_t end) {
-    for (std::int64_t n = begin; n < end; ++n) set_node_norm(a, nodes, n, owned);
+    for (std::int64_t n = begin; n < end; ++n) set_node_norm(a, nodes, n, scale, owned);
   });
   return owned;
 }
@@ -122,13 +123,13 @@ std::vector<std::int64_t> surface_nodes(const dist::DistMatrix& a, const DistNod
 /// The {node, ||A_II||} pair of each dof A's halo sends (the owned dof's node, whose norm
 /// set_node_norm would attach), in send order: what halo_values would send from a table over
 /// every dof, computed for the sent dofs only (a surface of a 3D grid).
-std::vector<NodeNorm> sent_node_norms(const dist::DistMatrix& a, const DistNodes& nodes) {
+std::vector<NodeNorm> sent_node_norms(const dist::DistMatrix& a, const DistNodes& nodes, double scale) {
   const std::vector<std::int64_t>& sent = a.halo.send_local;
   std::vector<NodeNorm> out(sent.size());
   host::for_ranges(static_cast<std::int64_t>(sent.size()), [&](std::int64_t begin, std::int64_t end) {
     for (std::int64_t i = begin; i < end; ++i) {
       const std::int64_t n = nodes.node_of(sent[i]);
-      out[i] = {nodes.first + n, own_block_norm(a.local, nodes, n)};
+      out[i] = {nodes.first + n, own_block_norm(a.local, nodes, n, scale)};
     }
   });
   return out;
@@ -211,6 +212,19 @@ RowBlock union_max(const DistNodes& nodes, const RowBlock& s, const RowBlock& t)
   });
 }
 
+/// max |v| over `values`, ranges of them on the rank's threads.
+template <class Values>
+double max_abs_on_threads(const Values& values) {
+  const host::RangeSplit ranges(static_cast<std::int64_t>(values.size()));
+  std::vector<double> range_max(static_cast<std::size_t>(ranges.count()), 0.0);
+  ranges.run([&](int range, std::int64_t begin, std::int64_t end) {
+    double m = 0.0;
+    for (std::int64_t p = begin; p < end; ++p) m = std::max(m, std::fabs(values[p]));
+    range_max[range] = m;
+  });
+  return *std::max_element(range_max.begin(), range_max.end());
+}
+
 }  // namespace
 
 DistNodes uniform_dist_nodes(const dist::Communicator& comm, const dist::DistMatrix& a, int block_size) {
@@ -243,16 +257,22 @@ DistNodes dist_nodes_from_sizes(const dist::Communicator& comm, const std::vecto
   return nodes;
 }
 
+double dist_strength_scale(const dist::Communicator& comm, const dist::DistMatrix& a) {
+  const double mine = std::max(max_abs_on_threads(a.local.values), max_abs_on_threads(a.nonlocal.values));
+  return strength_scale(comm.allreduce(mine, dist::ReduceOp::max));
+}
+
 dist::DistMatrix dist_strength_graph(const dist::Communicator& comm, const dist::DistMatrix& a, const DistNodes& nodes,
                                      double theta) {
+  const double scale = dist_strength_scale(comm, a);
   const RowBlock rows = dist::owned_row_block(a);
-  std::vector<NodeNorm> owned = owned_node_norms(a, nodes);
+  std::vector<NodeNorm> owned = owned_node_norms(a, nodes, scale);
   std::vector<NodeNorm> ghost = halo_values(comm, a, owned);  // the one halo exchange
   const ColumnNodes columns(a, std::move(owned), std::move(ghost));
 
   const RowBlock s = node_rows_by_ranges(nodes, [&] {
     return [&, blocks = std::vector<BlockNorm>()](std::int64_t n, RowBlock& out) mutable {  // blocks: one node's
-      block_row(rows, nodes, columns, n, blocks);
+      block_row(rows, nodes, columns, n, scale, blocks);
       double own_norm = 0.0;
       for (const BlockNorm& b : blocks)
         if (b.node == nodes.first + n) own_norm = b.diagonal_norm;
@@ -272,14 +292,15 @@ dist::DistMatrix dist_strength_graph(const dist::Communicator& comm, const dist:
 }
 
 CrossRankEdges cross_rank_strength(const dist::Communicator& comm, const dist::DistMatrix& a, const DistNodes& nodes,
-                                   double theta) {
+                                   double theta, std::optional<double> scale) {
   dist::throw_if_any_rank_failed(
       comm, nodes.ptr.back() == a.owned_rows()
                 ? ""
                 : tessera::detail::concat("AMG strength: rank ", comm.rank(), "'s nodes cover ", nodes.ptr.back(),
                                           " dofs, it owns ", a.owned_rows(), " rows"));
   std::optional<trace::Step> step(std::in_place, "node_norms");
-  const std::vector<NodeNorm> ghost = halo_exchange(comm, a, sent_node_norms(a, nodes));  // the one exchange
+  const double factor = scale ? *scale : dist_strength_scale(comm, a);
+  const std::vector<NodeNorm> ghost = halo_exchange(comm, a, sent_node_norms(a, nodes, factor));  // the one exchange
   // This rank's direction: node n's blocks with ghost nodes, all in the non-local block, whose
   // rows are in ghost (= global) column order. Only the surface nodes have any. They lie in a few
   // runs of consecutive nodes, so ranges of the surface list (not of all nodes) share them out:
@@ -298,10 +319,10 @@ CrossRankEdges cross_rank_strength(const dist::Communicator& comm, const dist::D
       for (std::int64_t i = nodes.ptr[n]; i < nodes.ptr[n + 1]; ++i)
         for (std::int64_t p = nl.row_ptr[i]; p < nl.row_ptr[i + 1]; ++p) {
           const NodeNorm& c = ghost[static_cast<std::size_t>(nl.col_idx[p])];
-          entries.push_back({c.node, nl.values[p] * nl.values[p], c.diagonal_norm});
+          entries.push_back({c.node, scaled_square(nl.values[p], factor), c.diagonal_norm});
         }
       sum_per_node(entries);
-      const double own_norm = own_block_norm(a.local, nodes, n);
+      const double own_norm = own_block_norm(a.local, nodes, n, factor);
       for (const BlockNorm& b : entries) {
         const double strength = strong_value(b.sum_sq, own_norm, b.diagonal_norm, theta);
         if (strength != 0) mine_in[range].push_back({n, b.node, strength});

@@ -10,6 +10,7 @@
 //     all-to-all) supplies the edges kept only in the other direction.
 #include <algorithm>
 #include <cstdint>
+#include <optional>
 #include <vector>
 
 #include "amg/strength.hpp"
@@ -45,6 +46,11 @@ DistNodes uniform_dist_nodes(const dist::Communicator& comm, const dist::DistMat
 /// owned aggregate), numbered after those of lower ranks.
 DistNodes dist_nodes_from_sizes(const dist::Communicator& comm, const std::vector<std::int64_t>& sizes);
 
+/// Collective. strength_scale (amg/strength_rule.hpp) of A's largest magnitude over every rank:
+/// the power of two the strength's squares are taken with, so that the graph depends on A only
+/// up to scale.
+double dist_strength_scale(const dist::Communicator& comm, const dist::DistMatrix& a);
+
 /// Collective. The symmetric strong node graph over nodes.partition (no diagonal; value =
 /// scaled strength), equal to strength_graph() of the gathered operator.
 dist::DistMatrix dist_strength_graph(const dist::Communicator& comm, const dist::DistMatrix& a, const DistNodes& nodes,
@@ -64,8 +70,9 @@ struct CrossRankEdges {
 };
 
 /// Collective: one halo exchange over A's plan (node norms) and one all-to-all (the edges kept
-/// in one direction only, transposed to the other end's owner).
+/// in one direction only, transposed to the other end's owner). `scale`: dist_strength_scale(comm,
+/// a) where the caller has it (every rank or none), else computed here.
 CrossRankEdges cross_rank_strength(const dist::Communicator& comm, const dist::DistMatrix& a, const DistNodes& nodes,
-                                   double theta);
+                                   double theta, std::optional<double> scale = std::nullopt);
 
 }  // namespace tessera::amg

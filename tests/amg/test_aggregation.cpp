@@ -1,10 +1,16 @@
 // Strength of connection and MIS-2 aggregation: hand-checked strength graphs (scalar and
-// block), the MIS-2 properties (independence at distance 3, maximality), aggregates covering
-// every connected node exactly once, determinism, odd sizes.
+// block), graphs of A scaled past the range of plain squares, the MIS-2 properties
+// (independence at distance 3, maximality), aggregates covering every connected node exactly
+// once, determinism, odd sizes.
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cmath>
+#include <cstring>
 #include <random>
+#include <string>
+#include <utility>
+#include <vector>
 
 #include "amg/aggregation.hpp"
 #include "amg/strength.hpp"
@@ -40,6 +46,28 @@ std::vector<int> distances_up_to_2(const Csr<double>& g, std::int32_t s) {
     for (std::int64_t q = g.row_ptr[g.col_idx[p]]; q < g.row_ptr[g.col_idx[p] + 1]; ++q)
       if (d[g.col_idx[q]] < 0) d[g.col_idx[q]] = 2;
   return d;
+}
+
+/// `a` with every value times `factor`.
+Csr<double> times(Csr<double> a, double factor) {
+  for (double& v : a.values) v *= factor;
+  return a;
+}
+
+/// The bits of the values: "bit for bit" compares these (== would accept -0 for +0).
+std::vector<std::uint64_t> value_bits(const Csr<double>& a) {
+  std::vector<std::uint64_t> out(a.values.size());
+  if (!out.empty()) std::memcpy(out.data(), a.values.data(), out.size() * sizeof(double));
+  return out;
+}
+
+/// Same pattern; values bit for bit (`exact`) or to 1e-14 of themselves.
+void expect_same_graph(const Csr<double>& got, const Csr<double>& want, bool exact) {
+  ASSERT_EQ(got.row_ptr, want.row_ptr) << "row pattern differs";
+  ASSERT_EQ(got.col_idx, want.col_idx) << "column pattern differs";
+  if (exact) EXPECT_EQ(value_bits(got), value_bits(want));
+  for (std::size_t p = 0; p < want.values.size() && !exact; ++p)
+    ASSERT_NEAR(got.values[p], want.values[p], 1e-14 * want.values[p]) << "edge " << p;
 }
 
 void expect_valid_aggregation(const Csr<double>& g, const Aggregates& agg) {
@@ -96,6 +124,34 @@ TEST(Strength, BlockFrobeniusNormsAndSymmetrised) {
   EXPECT_NEAR(s.values[0], 2.0 / std::sqrt(50.0), 1e-15);
   EXPECT_NEAR(s.values[1], 2.0 / std::sqrt(50.0), 1e-15);
   EXPECT_EQ(strength_graph(a, uniform_nodes(4, 2), 0.3).nnz(), 0);
+}
+
+// The rule sums squares of s*a, s a power of two from A's largest magnitude (amg/strength_rule.hpp):
+// plain squares overflow past 1e154 and vanish below 1e-154, and every edge was lost. A * 2^k is
+// exact, so its graph must be A's bit for bit; A * 1e200 rounds each entry once: A's edges, values
+// to rounding. Elasticity's entries span 1.7e-18 (round-off) to 1.9: times 2^-900 still normal.
+TEST(Strength, GraphIgnoresTheScaleOfA) {
+  const std::vector<std::pair<std::string, int>> problems{{"poisson3d:6", 1}, {"elasticity3d:3", 3}};
+  for (const auto& [spec, block_size] : problems) {
+    const Csr<double> a = gen::generate(gen::parse_spec(spec));
+    const NodeLayout nodes = uniform_nodes(a.rows, block_size);
+    for (const double theta : {0.02, 0.0}) {
+      SCOPED_TRACE(spec + ", theta " + std::to_string(theta));
+      const Csr<double> want = strength_graph(a, nodes, theta);
+      ASSERT_GT(want.nnz(), a.rows / block_size) << "too few edges to test";
+      for (const int k : {-900, -600, 600, 900}) {
+        SCOPED_TRACE("times 2^" + std::to_string(k));
+        const Csr<double> scaled = times(a, std::ldexp(1.0, k));
+        for (std::size_t p = 0; p < a.values.size(); ++p)  // exact: no entry leaves the normal range
+          ASSERT_TRUE(a.values[p] == 0 || std::isnormal(scaled.values[p])) << a.values[p] << " times 2^" << k;
+        expect_same_graph(strength_graph(scaled, nodes, theta), want, true);
+      }
+      for (const double factor : {1e200, 1e-200}) {
+        SCOPED_TRACE(factor > 1 ? "times 1e200" : "times 1e-200");
+        expect_same_graph(strength_graph(times(a, factor), nodes, theta), want, false);
+      }
+    }
+  }
 }
 
 TEST(Aggregation, RandomGraphsSatisfyMis2AndCoverEveryNodeOnce) {

@@ -30,13 +30,14 @@ namespace {
 /// b = A x* for a random x*, solved from 0 with PCG or FGMRES + AMG; checks the true residual.
 /// x* comes from `seed`, a fresh one unless given: solves whose iteration counts are compared
 /// with each other share one, since the counts move by one or two with the right-hand side.
+/// x* is multiplied by `x_scale`.
 SolveResult solve(const Csr<double>& a, const NearNullSpace& nns, const AmgOptions& o, bool gmres = false,
                   int max_it = 200, std::uint64_t seed = testing::fresh_seed(),
-                  GramSchmidt how = GramSchmidt::classical_twice) {
+                  GramSchmidt how = GramSchmidt::classical_twice, double x_scale = 1.0) {
   SCOPED_TRACE("seed " + std::to_string(seed));
   std::mt19937_64 rng(seed);
   Vector x_star(static_cast<std::size_t>(a.rows)), b(x_star.size()), x(x_star.size(), 0.0);
-  for (double& v : x_star) v = std::uniform_real_distribution<double>(-1, 1)(rng);
+  for (double& v : x_star) v = x_scale * std::uniform_real_distribution<double>(-1, 1)(rng);
   ref::spmv(1.0, a, x_star, 0.0, b);
   const Hierarchy h = setup(a, nns, o);
   AmgPreconditioner m(h);
@@ -74,6 +75,41 @@ TEST(AmgPcg, PoissonIterationsBoundedAndFlat) {
     }
     EXPECT_LE(its[32] - its[16], 2) << kind << ": iterations grow with the grid";
     std::printf("%s PCG+AMG iterations: 16 -> %d, 24 -> %d, 32 -> %d\n", kind, its[16], its[24], its[32]);
+  }
+}
+
+// A times 1e200 or 1e-200 is A's problem to AMG: the strength rule squares A's entries times a
+// power of two from its largest (amg/strength_rule.hpp), and D^-1 A, P and the Chebyshev bounds
+// do not see the scale. Plain squares overflowed (1e200) or vanished (1e-200): no strong edge,
+// one level, 32 iterations instead of 10 on poisson3d:24. x* is divided by the scale, so that
+// b = (cA)(x*/c) is A x* to rounding: PCG's own norms (sqrt(b.b)) stay in range, where b = cA x*
+// would overflow at 1e200 and vanish at 1e-200 (the setup is under test, not PCG's range).
+TEST(AmgPcg, PoissonScaledBy1e200Or1em200SolvesLikeUnscaled) {
+  AmgOptions o;
+  o.coarse_size = 50;  // several levels on 1000 rows
+  const Csr<double> a = gen::generate(gen::parse_spec("poisson3d:10"));
+  const NearNullSpace nns = constant_near_null_space(a.rows);
+  const std::uint64_t seed = testing::fresh_seed();
+  const Hierarchy plain = setup(a, nns, o);
+  ASSERT_GE(plain.levels.size(), 3u) << "the test wants a real hierarchy";
+  const SolveResult want = solve(a, nns, o, false, 200, seed);
+  EXPECT_TRUE(want.converged()) << want.message;
+  for (const double c : {1e200, 1e-200}) {
+    SCOPED_TRACE(c > 1 ? "A times 1e200" : "A times 1e-200");
+    Csr<double> scaled = a;
+    for (double& v : scaled.values) v *= c;
+    const Hierarchy h = setup(scaled, nns, o);
+    EXPECT_EQ(h.levels.size(), plain.levels.size());
+    for (std::size_t l = 0; l < std::min(h.levels.size(), plain.levels.size()); ++l) {
+      EXPECT_EQ(h.levels[l].a.rows, plain.levels[l].a.rows) << "level " << l;
+      EXPECT_EQ(h.levels[l].a.nnz(), plain.levels[l].a.nnz()) << "level " << l;
+    }
+    const SolveResult got = solve(scaled, nns, o, false, 200, seed, GramSchmidt::classical_twice, 1 / c);
+    EXPECT_TRUE(got.converged()) << got.message;
+    EXPECT_LE(got.relative_residual, KrylovOptions{}.rtol);  // solve() checked it is the true one
+    EXPECT_EQ(got.iterations, want.iterations);
+    std::printf("poisson3d:10 times %g: %zu levels, %d iterations (unscaled: %zu, %d)\n", c, h.levels.size(),
+                got.iterations, plain.levels.size(), want.iterations);
   }
 }
 

@@ -66,25 +66,11 @@ Problem with_constant_space(std::string name, Csr<double> a, int block_size) {
   return p;
 }
 
-/// Random SPD (B + B^T + diagonal dominance), odd size, some nodes coupled to nothing.
+/// Random SPD (B + B^T + diagonal dominance, B's signs kept), odd size, some nodes coupled to nothing.
 Problem random_spd(std::int64_t n, std::uint64_t seed) {
-  const Csr<double> r = testing::random_csr({n, n, 0.03, 0.1}, seed);
-  std::vector<std::int64_t> ri, ci;
-  std::vector<double> v;
-  std::vector<double> row_sum(static_cast<std::size_t>(n), 1.0);
-  for (std::int64_t i = 0; i < n; ++i)
-    for (std::int64_t p = r.row_ptr[i]; p < r.row_ptr[i + 1]; ++p) {
-      const std::int64_t j = r.col_idx[p];
-      if (i == j) continue;
-      ri.insert(ri.end(), {i, j});
-      ci.insert(ci.end(), {j, i});
-      v.insert(v.end(), {r.values[p], r.values[p]});
-      row_sum[i] += std::abs(r.values[p]);
-      row_sum[j] += std::abs(r.values[p]);
-    }
-  for (std::int64_t i = 0; i < n; ++i) ri.push_back(i), ci.push_back(i), v.push_back(row_sum[i]);
+  const Csr<double> b = testing::random_csr({n, n, 0.03, 0.1}, seed);
   return with_constant_space("random SPD n=" + std::to_string(n) + " seed=" + std::to_string(seed),
-                             csr_from_triplets(n, n, ri, ci, v), 1);
+                             testing::diagonally_dominant_spd(b, testing::OffDiagonalSigns::kept), 1);
 }
 
 /// poisson3d:9 with every 7th dof made a Dirichlet dof (row and column reduced to the diagonal).
@@ -182,6 +168,31 @@ TEST(DeviceStrengthGraph, MatchesHostOnEveryProblemAndTheta) {
       const Csr<double> device = cuda::download(gpu::device_strength_graph(a, nodes.data(), num_nodes(p.nodes), theta));
       const std::int64_t differing = expect_same_csr(device, host, "strength graph");
       if (differing != 0) std::printf("%s theta %g: %lld strength values differ in the last bits\n", p.name.c_str(), theta, (long long)differing);
+    }
+  }
+}
+
+/// c*A keeps A's strong edges on the device as on the host: the rule squares the entries after a
+/// power-of-two scaling from A's largest magnitude (amg/strength_rule.hpp), which the device finds
+/// by a reduction. Without it 1e200 squared overflows and 1e-200 squared vanishes: no edges. For
+/// c a power of two the graph is A's bit for bit; for 1e200 and 1e-200 A's pattern, values near.
+TEST(DeviceStrengthGraph, ScaledOperatorKeepsItsEdges) {
+  for (const char* spec : {"poisson3d:6", "elasticity3d:3"}) {
+    const Problem p = generated(spec);
+    const auto nodes = upload_nodes(p.nodes);
+    const Csr<double> unscaled = strength_graph(p.a, p.nodes, 0.02);
+    ASSERT_GT(unscaled.nnz(), 0) << spec;
+    for (const double c : {0x1p700, 0x1p-700, 1e200, 1e-200}) {
+      SCOPED_TRACE(std::string(spec) + " times " + std::to_string(std::log10(c)) + " decades");
+      Csr<double> scaled = p.a;
+      for (double& v : scaled.values) v *= c;
+      const Csr<double> host = strength_graph(scaled, p.nodes, 0.02);
+      const Csr<double> device =
+          cuda::download(gpu::device_strength_graph(cuda::upload(scaled), nodes.data(), num_nodes(p.nodes), 0.02));
+      expect_same_csr(device, host, "device against host");
+      EXPECT_EQ(host.row_ptr, unscaled.row_ptr);
+      EXPECT_EQ(host.col_idx, unscaled.col_idx);
+      if (std::exp2(std::ilogb(c)) == c) EXPECT_EQ(expect_same_csr(host, unscaled, "2^k A against A"), 0);
     }
   }
 }

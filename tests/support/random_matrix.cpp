@@ -42,7 +42,7 @@ Csr<double> random_csr(const RandomSpec& s, std::uint64_t seed) {
   return m;
 }
 
-Csr<double> diagonally_dominant_spd(const Csr<double>& a) {
+Csr<double> diagonally_dominant_spd(const Csr<double>& a, OffDiagonalSigns signs) {
   std::vector<std::int64_t> ri, ci;
   std::vector<double> v;
   std::vector<double> diag(static_cast<std::size_t>(a.rows), 1.0);
@@ -51,12 +51,12 @@ Csr<double> diagonally_dominant_spd(const Csr<double>& a) {
       const std::int64_t j = a.col_idx[p];
       if (i == j) continue;
       // Both triplets of every entry: csr_from_triplets sums a_ij's with a_ji's into one value.
-      const double x = -std::abs(a.values[p]);
+      const double x = signs == OffDiagonalSigns::kept ? a.values[p] : -std::abs(a.values[p]);
       ri.insert(ri.end(), {i, j});
       ci.insert(ci.end(), {j, i});
       v.insert(v.end(), {x, x});
-      diag[i] -= x;
-      diag[j] -= x;
+      diag[i] += std::abs(x);
+      diag[j] += std::abs(x);
     }
   for (std::int64_t i = 0; i < a.rows; ++i) ri.push_back(i), ci.push_back(i), v.push_back(diag[i]);
   return csr_from_triplets(a.rows, a.cols, ri, ci, v);

@@ -22,10 +22,17 @@ struct RandomSpec {
 /// Random matrix with values in [-1, 1] (or small integers), reproducible from `seed`.
 Csr<double> random_csr(const RandomSpec& spec, std::uint64_t seed);
 
-/// SPD matrix on the pattern of A + A^T (square `a`, its diagonal ignored): m_ij = m_ji =
-/// -(|a_ij| + |a_ji|) off the diagonal, m_ii = 1 + sum_j |m_ij|. Strictly diagonally dominant with a
-/// positive diagonal, hence SPD (an M-matrix); a row coupled to nothing gets m_ii = 1 alone.
-Csr<double> diagonally_dominant_spd(const Csr<double>& a);
+/// Signs of diagonally_dominant_spd's off-diagonal entries.
+enum class OffDiagonalSigns {
+  negative,  // m_ij = -(|a_ij| + |a_ji|): an M-matrix, as discretised diffusion gives
+  kept,      // m_ij = a_ij + a_ji: mixed signs, as in elasticity or a random symmetric matrix
+};
+
+/// SPD matrix on the pattern of A + A^T (square `a`, its diagonal ignored): m_ij = m_ji as
+/// `signs` says off the diagonal, m_ii = 1 + sum_j (|a_ij| + |a_ji|) >= 1 + sum_j |m_ij| (equal
+/// for negative signs). Strictly diagonally dominant with a positive diagonal, hence SPD; a row
+/// coupled to nothing gets m_ii = 1 alone.
+Csr<double> diagonally_dominant_spd(const Csr<double>& a, OffDiagonalSigns signs = OffDiagonalSigns::negative);
 
 /// diagonally_dominant_spd of the R-MAT graph rmat:scale:edge_factor:seed=S (local/gen): a
 /// power-law matrix, hub rows of hundreds of entries beside rows coupled to nothing.

@@ -8,17 +8,22 @@
 //   - a random matrix with a structurally unsymmetric pattern, 1- and 2-dof nodes: an edge kept
 //     in one direction only must reach the other end's owner;
 //   - isolated nodes (a diagonal only, an empty row, a zero diagonal with off-diagonals);
+//   - a power-law SPD matrix (R-MAT, scalar nodes): hub rows of hundreds of entries beside rows
+//     coupled to nothing;
 //   - nodes of mixed sizes (1-4 dofs), and a coarse level of the elasticity hierarchy (nodes of
 //     6 dofs, one per aggregate, on the partition the aggregates gave);
-//   - 1x1 and 0x0 operators.
+//   - 1x1 and 0x0 operators;
+//   - any of them scaled past the range of plain squares (2^700, 1e-200).
 // Also the serial reference: the gathered operator's strength_graph() on rank 0.
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <cstdint>
 #include <cstring>
 #include <functional>
 #include <random>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "amg/dist/dist_amg.hpp"
@@ -26,6 +31,7 @@
 #include "amg/dist/dist_strength.hpp"
 #include "amg/strength.hpp"
 #include "dist_amg_test_util.hpp"
+#include "support/random_matrix.hpp"
 
 namespace tessera::amg::testing {
 
@@ -80,6 +86,32 @@ inline GraphCaseBuilder unsymmetric(std::int64_t n, int block_size) {
   return [n, block_size](const dist::Communicator& comm, bool uneven, std::uint64_t seed) {
     return distributed_case(comm, "unsymmetric random n=" + std::to_string(n) + " bs=" + std::to_string(block_size),
                             unsymmetric_random(n, seed), block_size, uneven, seed);
+  };
+}
+
+/// tessera::testing::power_law_spd(scale, edge_factor) on the shared seed, scalar nodes: 2^scale
+/// rows; rmat:10:8 has hub rows of ~350 entries and ~20% of its rows coupled to nothing.
+inline GraphCaseBuilder power_law(int scale, int edge_factor) {
+  return [scale, edge_factor](const dist::Communicator& comm, bool uneven, std::uint64_t seed) {
+    const std::string name = "power-law SPD rmat:" + std::to_string(scale) + ":" + std::to_string(edge_factor);
+    return distributed_case(comm, name, tessera::testing::power_law_spd(scale, edge_factor, seed), 1, uneven, seed);
+  };
+}
+
+/// `a` with its values (local and non-local blocks) times `factor`.
+inline dist::DistMatrix times(dist::DistMatrix a, double factor) {
+  for (double& v : a.local.values) v *= factor;
+  for (double& v : a.nonlocal.values) v *= factor;
+  return a;
+}
+
+/// `build`'s case with its values times `factor` (1e-200, 2^700: past the range of plain squares),
+/// `label` appended to its name.
+inline GraphCaseBuilder scaled(GraphCaseBuilder build, double factor, std::string label) {
+  return [build = std::move(build), factor, label = std::move(label)](const dist::Communicator& comm, bool uneven,
+                                                                       std::uint64_t seed) {
+    GraphCase c = build(comm, uneven, seed);
+    return GraphCase{c.name + " " + label, times(std::move(c.a), factor), std::move(c.nodes)};
   };
 }
 
@@ -221,6 +253,42 @@ inline NodeLayout gathered_node_layout(const dist::Communicator& comm, const Dis
   NodeLayout layout{0};
   for (std::int64_t s : all) layout.push_back(layout.back() + s);
   return layout;
+}
+
+/// One block of a graph: same pattern, values bitwise (`exact`) or to 1e-14 of themselves.
+inline void expect_same_block(const Csr<double>& got, const Csr<double>& want, bool exact, const std::string& what) {
+  EXPECT_EQ(got.row_ptr, want.row_ptr) << what;
+  EXPECT_EQ(got.col_idx, want.col_idx) << what;
+  if (exact || got.values.size() != want.values.size()) {
+    EXPECT_EQ(bits(got.values), bits(want.values)) << what;
+    return;
+  }
+  for (std::size_t k = 0; k < want.values.size(); ++k)
+    if (!(std::fabs(got.values[k] - want.values[k]) <= 1e-14 * want.values[k])) {
+      EXPECT_NEAR(got.values[k], want.values[k], 1e-14 * want.values[k]) << what << ", entry " << k;
+      return;
+    }
+}
+
+/// The strength rule sees A only up to scale (amg/strength_rule.hpp): on every partition and
+/// theta, dist_strength_graph of `build`'s case times `factor` is the unscaled case's graph,
+/// bitwise where `factor` is a power of two (exact), else to rounding. Plain squares overflowed
+/// or vanished there, and every graph (serial, distributed, device) lost its edges alike, which
+/// the comparisons of one with another cannot see. Collective.
+inline void expect_graph_ignores_scale(const GraphCaseBuilder& build, double factor) {
+  const dist::Communicator comm;
+  int exponent = 0;
+  const bool exact = std::frexp(factor, &exponent) == 0.5;
+  std::int64_t edges = 0;
+  for_each_partition_and_theta(comm, build, [&](const GraphCase& c, double theta) {
+    const dist::DistMatrix want = dist_strength_graph(comm, c.a, c.nodes, theta);
+    const dist::DistMatrix got = dist_strength_graph(comm, times(c.a, factor), c.nodes, theta);
+    EXPECT_EQ(got.ghost_cols, want.ghost_cols) << "rank " << comm.rank();
+    expect_same_block(got.local, want.local, exact, "local block, rank " + std::to_string(comm.rank()));
+    expect_same_block(got.nonlocal, want.nonlocal, exact, "non-local block, rank " + std::to_string(comm.rank()));
+    edges += want.nnz();
+  });
+  EXPECT_GT(comm.allreduce(edges, dist::ReduceOp::sum), 0) << "no edge: nothing to keep";
 }
 
 }  // namespace tessera::amg::testing

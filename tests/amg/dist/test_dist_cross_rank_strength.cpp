@@ -176,6 +176,19 @@ TEST(CrossRankStrength, UnsymmetricPatternTwoDofNodes) { check(testing::unsymmet
 
 TEST(CrossRankStrength, IsolatedNodesAndEmptyRows) { check(testing::isolated_nodes(157)); }
 
+TEST(CrossRankStrength, PowerLawGraph) { check(testing::power_law(10, 8)); }
+
+// Values past the range of plain squares: 2^700 (they overflow), 1e-200 (they vanish).
+TEST(CrossRankStrength, Poisson7PointTimes2To700) {
+  check(testing::scaled(testing::generated("poisson3d:7"), 0x1p700, "times 2^700"));
+  testing::expect_graph_ignores_scale(testing::generated("poisson3d:7"), 0x1p700);
+}
+
+TEST(CrossRankStrength, UnsymmetricPatternTimes1em200) {
+  check(testing::scaled(testing::unsymmetric(203, 1), 1e-200, "times 1e-200"));
+  testing::expect_graph_ignores_scale(testing::unsymmetric(203, 1), 1e-200);
+}
+
 TEST(CrossRankStrength, MixedNodeSizes) { check(testing::mixed_node_sizes(211)); }
 
 TEST(CrossRankStrength, CoarseLevelOfElasticity) { check(testing::coarse_level("elasticity3d:6")); }

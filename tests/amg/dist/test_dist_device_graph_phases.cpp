@@ -1,8 +1,9 @@
 // The distributed graph phases on each rank's GPU (amg/cuda/dist_device_graph_phases.hpp)
 // against their host twins, on every case of graph_phase_cases.hpp (Poisson 7/27-point,
 // elasticity with 3-dof nodes, unsymmetric patterns, nodes of 1-4 dofs, isolated nodes and
-// empty rows, a coarse level, 1x1 and 0x0; balanced and uneven partitions with an empty rank;
-// theta 0.02, 0.08, 0.25, 0):
+// empty rows, a power-law graph with hub rows, a coarse level, 1x1 and 0x0, values scaled past
+// the range of plain squares; balanced and uneven partitions with an empty rank; theta 0.02,
+// 0.08, 0.25, 0):
 //   - dist_device_strength_graph, downloaded, is dist_strength_graph's rows: same columns,
 //     bitwise values;
 //   - dist_device_aggregate of it is dist_aggregate of the host graph: count, partition,
@@ -146,6 +147,19 @@ TEST(DistDeviceGraphPhases, UnsymmetricPatternScalarNodes) { check(testing::unsy
 TEST(DistDeviceGraphPhases, UnsymmetricPatternTwoDofNodes) { check(testing::unsymmetric(202, 2)); }
 
 TEST(DistDeviceGraphPhases, IsolatedNodesAndEmptyRows) { check(testing::isolated_nodes(157)); }
+
+TEST(DistDeviceGraphPhases, PowerLawGraph) { check(testing::power_law(10, 8)); }
+
+// Values past the range of plain squares: 2^700 (they overflow), 1e-200 (they vanish).
+TEST(DistDeviceGraphPhases, Poisson7PointTimes2To700) {
+  check(testing::scaled(testing::generated("poisson3d:7"), 0x1p700, "times 2^700"));
+  testing::expect_graph_ignores_scale(testing::generated("poisson3d:7"), 0x1p700);
+}
+
+TEST(DistDeviceGraphPhases, UnsymmetricPatternTimes1em200) {
+  check(testing::scaled(testing::unsymmetric(203, 1), 1e-200, "times 1e-200"));
+  testing::expect_graph_ignores_scale(testing::unsymmetric(203, 1), 1e-200);
+}
 
 TEST(DistDeviceGraphPhases, MixedNodeSizes) { check(testing::mixed_node_sizes(211)); }
 

@@ -178,6 +178,39 @@ TEST(DistAmgHierarchy, UnreachableToleranceStopsEveryRankAtTheAccuracyLimit) {
   EXPECT_TRUE(dist::testing::same_on_every_rank(comm, static_cast<std::int64_t>(r.status)));
 }
 
+// A times 1e200, past the range of the strength rule's plain squares (they overflowed: no strong
+// edge, one level): the distributed hierarchy is the serial one of the scaled A, on both
+// partitions, and has the unscaled A's levels (rows, nnz); PCG on (cA) x = b, b = A x* (in range
+// for PCG's norms, which b = cA x* would overflow), takes the unscaled serial count (+-1).
+TEST(DistAmgHierarchy, PoissonTimes1e200HasTheUnscaledLevelsAndIterations) {
+  const dist::Communicator comm;
+  const std::uint64_t seed = dist::testing::shared_seed(comm);
+  const Problem pb = testing::make_problem("poisson3d:8");
+  Problem scaled = pb;
+  for (double& v : scaled.a.values) v *= 1e200;
+  scaled.spec += " times 1e200";
+  SCOPED_TRACE(scaled.spec + ", seed " + std::to_string(seed));
+  const Hierarchy serial = setup(pb.a, pb.near_null, small_coarse());
+  const HierarchyStats want = statistics(serial);
+  ASSERT_GE(want.levels.size(), 3u) << "the test wants a real hierarchy";
+  const Hierarchy serial_scaled = setup(scaled.a, scaled.near_null, small_coarse());
+  for (const bool uneven : {false, true}) {
+    SCOPED_TRACE(uneven ? "uneven partition with an empty rank" : "balanced partition");
+    const dist::RowPartition rows = testing::aligned_partition(comm, pb.a.rows, 1, uneven, seed);
+    const dist::DistMatrix a = dist::testing::distribute(comm, scaled.a, rows, rows);
+    const DistAmg amg(comm, a, testing::owned_rows(pb.near_null, rows.begin(comm.rank()), rows.end(comm.rank())),
+                      small_coarse());
+    expect_same_hierarchy(comm, serial_scaled, amg.hierarchy());
+    const HierarchyStats got = amg.statistics();
+    EXPECT_EQ(got.levels.size(), want.levels.size());  // not ASSERT: the solve below is collective
+    for (std::size_t l = 0; l < std::min(got.levels.size(), want.levels.size()); ++l) {
+      EXPECT_EQ(got.levels[l].rows, want.levels[l].rows) << "level " << l;
+      EXPECT_EQ(got.levels[l].nnz, want.levels[l].nnz) << "level " << l;
+    }
+    expect_same_convergence(comm, pb, serial, amg, a, seed, Krylov::cg);
+  }
+}
+
 // P_tent's rows of unaggregated dofs are empty on every rank, as in the serial setup.
 TEST(DistAmgHierarchy, DecoupledRowsStayOutOfTheAggregatesAsInSerial) {
   Problem pb = testing::make_problem("poisson3d:12");
