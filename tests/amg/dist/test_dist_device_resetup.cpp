@@ -10,7 +10,8 @@
 // Poisson 7-point with Chebyshev, 27-point with l1-Jacobi, elasticity with rigid-body modes (6
 // near-null vectors), an unsmoothed P (P = P_tent: no A P_tent and no record), and filtered
 // smoothing on a frame with its kinds of dof separated (A_F P_tent from A_F's device copy, which
-// the hierarchy refreshed; A_F compared too).
+// the hierarchy refreshed; A_F compared too), and a random SPD matrix (an irregular pattern, an
+// odd row count).
 #include <cmath>
 #include <memory>
 #include <string>
@@ -22,6 +23,7 @@
 #include "amg/separate_kinds.hpp"
 #include "dist/cuda/device_context.hpp"
 #include "dist_amg_test_util.hpp"
+#include "support/random_matrix.hpp"
 
 namespace tessera::amg {
 namespace {
@@ -136,6 +138,21 @@ TEST(DistDeviceReSetup, FilteredSmoothingTransferOnTheGpusEqualsTheHosts) {
   AmgOptions o = small_coarse();
   o.filtered_smoothing = true;
   check_problem(testing::Problem{"frame3d:5:30 separated", a, constant_near_null_space(a.rows, 1)}, o);
+}
+
+/// A random SPD matrix on n rows, ~`per_row` entries a row off the diagonal, drawn from the shared
+/// seed (in the name, which check_problem traces), with the constant near-null vector.
+testing::Problem random_spd_problem(std::int64_t n, double per_row) {
+  const std::uint64_t seed = dist::testing::shared_seed(dist::Communicator());
+  const Csr<double> pattern = tessera::testing::random_csr({n, n, per_row / 2 / n}, seed);
+  return testing::Problem{"random SPD n=" + std::to_string(n) + " seed=" + std::to_string(seed),
+                          tessera::testing::diagonally_dominant_spd(pattern), constant_near_null_space(n, 1)};
+}
+
+// ~6 entries a row (A + A^T of a pattern of ~3): level 1 has 58-81 rows (host setup, 100 seeds),
+// so coarse size 40 gives the three levels check_problem asks for.
+TEST(DistDeviceReSetup, RandomSpdTransferOnTheGpusEqualsTheHosts) {
+  check_problem(random_spd_problem(601, 6), small_coarse());
 }
 
 }  // namespace

@@ -96,6 +96,8 @@ TEST(DistDeviceTentative, UnsymmetricPatternTwoDofNodes) { check_straddling(test
 
 TEST(DistDeviceTentative, IsolatedNodesAndEmptyRows) { check(testing::isolated_nodes(157)); }
 
+TEST(DistDeviceTentative, PowerLawGraph) { check_straddling(testing::power_law(10, 8)); }
+
 TEST(DistDeviceTentative, MixedNodeSizes) { check_straddling(testing::mixed_node_sizes(211)); }
 
 TEST(DistDeviceTentative, CoarseLevelOfElasticity) { check(testing::coarse_level("elasticity3d:6")); }
