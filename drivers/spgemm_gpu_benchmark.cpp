@@ -214,7 +214,8 @@ nlohmann::json tile_json(const TesseraTimes& t, double flops) {
           {"total_ms", t.total_ms}, {"reuse_numeric_ms", t.reuse_numeric_ms}, {"gflops", gflops},
           {"peak_bytes", t.peak_bytes}, {"c_nnz", t.c.nnz()}, {"c_tiles", t.info.c_tiles},
           {"tile_pairs", t.info.tile_pairs}, {"rows_small", t.info.rows_small}, {"rows_medium", t.info.rows_medium},
-          {"rows_large", t.info.rows_large}, {"pull_tasks", t.info.pull_tasks}, {"push_tiles", t.info.push_tiles}};
+          {"rows_large", t.info.rows_large}, {"pull_tasks", t.info.pull_tasks},
+          {"listed_tasks", t.info.listed_tasks}, {"listed_pairs", t.info.listed_pairs}};
 }
 
 /// The tile SpGEMM's timings, or nothing (reported, in `failure`) when it ran out of memory.
@@ -349,11 +350,12 @@ nlohmann::json run_typed(const Csr<double>& a, const Csr<double>& b, const GpuSp
     std::printf("%-26s %10.3f %10.1f %9s %10.1f  %lld tiles, %lld nnz\n", "tessera total", t->total_ms,
                 gflops(t->total_ms), speedup, t->peak_bytes / kMiB, static_cast<long long>(t->info.c_tiles),
                 static_cast<long long>(t->c.nnz()));
-    std::printf("tile pairs %lld; tile-rows by pairs: %lld warp, %lld block, %lld global-table; %lld MMA warp tasks, "
-                "%lld scattered A tiles\n",
+    std::printf("tile pairs %lld; tile-rows by pairs: %lld warp, %lld block, %lld global-table; "
+                "%lld searching warp tasks, %lld listed warp tasks (%lld pairs)\n",
                 static_cast<long long>(t->info.tile_pairs), static_cast<long long>(t->info.rows_small),
                 static_cast<long long>(t->info.rows_medium), static_cast<long long>(t->info.rows_large),
-                static_cast<long long>(t->info.pull_tasks), static_cast<long long>(t->info.push_tiles));
+                static_cast<long long>(t->info.pull_tasks), static_cast<long long>(t->info.listed_tasks),
+                static_cast<long long>(t->info.listed_pairs));
     if (opt.check) pass = check_tile<T>(a, b, opt, *t, flops, out) && pass;
   } else if (opt.check) {
     std::printf("check: the tile SpGEMM ran out of device memory, its result is not checked\n");

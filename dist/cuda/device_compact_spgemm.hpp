@@ -10,8 +10,8 @@
 // caller: DeviceDistSpgemm gathers it into C's blocks, DeviceDistPtap multiplies it again.
 // No host data moves and nothing synchronises. Cancelled entries stay stored (structural
 // pattern), as in the host product. Values match the host's up to the summation order inside
-// the tile products (FP64 MMA); skewed rows that the tile SpGEMM pushes with atomics may differ
-// in the last bits between calls, every other entry is bitwise reproducible.
+// the tile products (FP64 MMA); a recompute on the same values is bitwise reproducible (the
+// tile SpGEMM sums every entry in a fixed order, skewed rows included).
 #include <cstdint>
 #include <memory>
 
@@ -49,7 +49,7 @@ class DeviceCompactSpgemm {
   /// computed) when this rank's product has no entry: see multiplies().
   const tessera::cuda::DeviceTileMatrix<double>& product() const { return c_; }
   bool multiplies() const { return multiplies_; }
-  /// The local product's plan; push_tiles > 0 means atomics (see above).
+  /// The local product's plan (its work lists' sizes).
   const tessera::cuda::TileSpgemmInfo& info() const { return product_.info(); }
 
  private:

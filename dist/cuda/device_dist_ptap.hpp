@@ -8,8 +8,8 @@
 //   T's ghost-row entries -> their owners, values only, over the fixed return pattern (NCCL)
 //   C  = sum of the contributions per entry, in the host's fixed order: a precomputed
 //        per-entry list and a sequential segmented sum (no atomics), so the sum is bitwise the
-//        host DistPtap's for bitwise-equal contributions; a recompute is bitwise reproducible
-//        whenever the tile products use no atomics (pushed_tiles() == 0 on every rank).
+//        host DistPtap's for bitwise-equal contributions, and a recompute on the same values
+//        is bitwise reproducible (the tile products use no atomics either).
 //
 //   DistPtap symbolic(comm, a, p);                    // host, once
 //   DeviceDistPtap galerkin(ctx, symbolic, a, p);     // maps + tile symbolic, once (on the device)
@@ -39,9 +39,9 @@ class DeviceDistPtap {
   /// every rank, before any NCCL call.
   void recompute(DeviceDistMatrix& a, DeviceDistMatrix& p, DeviceDistMatrix& c);
 
-  /// A tiles this rank's products scatter with atomics (AP and the outer product): when 0 on
-  /// every rank, a recompute is bitwise reproducible.
-  std::int64_t pushed_tiles() const { return ap_.info().push_tiles + outer_.info().push_tiles; }
+  /// Warp tasks of this rank's products (AP and the outer product) that walk listed pairs
+  /// (skewed rows), so that tests can tell they ran.
+  std::int64_t listed_tasks() const { return ap_.info().listed_tasks + outer_.info().listed_tasks; }
 
  private:
   DeviceContext& ctx_;

@@ -29,7 +29,7 @@ class DeviceDistSpgemm {
   /// Operands of other sizes on any rank: InputError on every rank, before any NCCL call.
   void recompute(DeviceDistMatrix& a, DeviceDistMatrix& b, DeviceDistMatrix& c);
 
-  /// The local product's plan; push_tiles > 0 means atomics (see DeviceCompactSpgemm).
+  /// The local product's plan (its work lists' sizes).
   const tessera::cuda::TileSpgemmInfo& info() const { return product_.info(); }
 
  private:

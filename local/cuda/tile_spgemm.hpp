@@ -22,6 +22,10 @@ struct TileSpgemmOptions {
   TileProduct product = TileProduct::tensor_core;
   /// multiply(): remove entries that are exactly zero after the numeric phase (cancellation).
   bool drop_zeros = false;
+  /// Skewed rows' lists of tile pairs (docs/spgemm-design.md, step 6) are made when building
+  /// them takes at most this many bytes (24 per pair; -1: half the free device memory); else
+  /// those rows are searched like the others: slower, same bits every run either way.
+  std::int64_t list_bytes_limit = -1;
 };
 
 /// Value type of C for inputs of type T: FP16 inputs accumulate (and are stored) in FP32.
@@ -34,8 +38,17 @@ struct TileSpgemmInfo {
   std::int64_t tile_pairs = 0;  // (A tile, B tile) pairs with matching inner index
   std::int64_t c_tiles = 0, c_nnz = 0;
   std::int64_t rows_small = 0, rows_medium = 0, rows_large = 0;  // symbolic bins (by pairs)
-  std::int64_t pull_tasks = 0;  // warp tasks of the MMA kernel (one pair of C tiles each)
-  std::int64_t push_tiles = 0;  // A tiles of the skewed rows done by scatter (FMA + atomics)
+  std::int64_t pull_tasks = 0;    // warp tasks (one pair of C tiles each) that search A's row
+  std::int64_t listed_tasks = 0;  // warp tasks of skewed rows, walking a list of their pairs
+  std::int64_t listed_pairs = 0;  // the useful tile pairs of those lists
+};
+
+/// One useful tile pair of a skewed row, as the plan keeps it (8 bytes): A(I,K) and B(K,J) by
+/// their places in A's row I and B's row K, J the first (which = 0) or second (which = 1) C
+/// tile of its warp task (tile_spgemm_plan.cu).
+struct ListedPair {
+  std::int32_t a_in_row;
+  std::int32_t b_in_row_which;  // place in B's row K * 2 + which
 };
 
 template <class T>
@@ -62,12 +75,14 @@ class TileSpgemm {
   TileSpgemmInfo info_;
   bool have_symbolic_ = false;
   std::int64_t a_tiles_ = 0, b_tiles_ = 0;
-  // Work lists kept for numeric(): MMA tasks (row, first C tile), scatter rows and A tiles.
+  // Work lists kept for numeric() (tile_spgemm_internal.hpp): warp tasks (row, first C tile)
+  // that search, and those of skewed rows with their lists of (A tile, B tile) pairs.
   DeviceBuffer<std::int32_t> pull_row_;
   DeviceBuffer<std::int64_t> pull_tile_;
-  DeviceBuffer<std::int32_t> push_rows_;
-  DeviceBuffer<std::int64_t> push_a_tile_;
-  DeviceBuffer<std::int32_t> push_a_row_;
+  DeviceBuffer<std::int32_t> listed_row_;
+  DeviceBuffer<std::int64_t> listed_tile_;
+  DeviceBuffer<std::int64_t> listed_start_;
+  DeviceBuffer<ListedPair> listed_pairs_;
 };
 
 /// C without the entries that are exactly zero (tiles left empty are removed).

@@ -6,24 +6,30 @@
 
 namespace tessera::cuda {
 
-/// A tile-row is done by scatter (push) rather than by the MMA pair kernel (pull) when the
-/// pull kernel would visit more than this many (A tile, C tile pair) combinations per real
-/// tile pair: a pull warp walks all of A's row for every pair of C tiles, which on power-law
-/// rows (few long rows against many output tiles) is mostly searching for absent B tiles.
-inline constexpr std::int64_t kPushRatio = 4;
+/// A tile-row is *listed* rather than searched when the pull kernel would visit more than this
+/// many (A tile, C tile pair) combinations per real tile pair: a pull warp walks all of A's row
+/// for every pair of C tiles, which on power-law rows (few long rows against many output
+/// tiles) is mostly searching for absent B tiles. A listed row's useful pairs are found once,
+/// by the symbolic phase, and kept per pair of C tiles in A's order.
+inline constexpr std::int64_t kListRatio = 4;
 
-/// Work lists of the numeric phase, kept by the plan for reuse.
+/// Work lists of the numeric phase, kept by the plan for reuse. Both kinds of task are one
+/// warp per pair of C tiles (row, first C tile; the second is +1 when the row has it).
 struct WorkLists {
-  DeviceBuffer<std::int32_t> pull_row;     // per MMA warp task: the tile-row
-  DeviceBuffer<std::int64_t> pull_tile;    // per MMA warp task: its first C tile (second = +1)
-  DeviceBuffer<std::int32_t> push_rows;    // scatter rows (their C values are zeroed first)
-  DeviceBuffer<std::int64_t> push_a_tile;  // per scatter warp task: an A tile of a scatter row
-  DeviceBuffer<std::int32_t> push_a_row;
+  DeviceBuffer<std::int32_t> pull_row;     // searched tasks
+  DeviceBuffer<std::int64_t> pull_tile;
+  DeviceBuffer<std::int32_t> listed_row;   // listed tasks (skewed rows)
+  DeviceBuffer<std::int64_t> listed_tile;
+  DeviceBuffer<std::int64_t> listed_start;  // listed task t's pairs: [listed_start[t], listed_start[t+1])
+  DeviceBuffer<ListedPair> listed_pairs;    // per task in A's order: the summation order, fixed
   std::int64_t tile_pairs = 0;
 };
 
-/// `pairs[I]` = tile pairs of output tile-row I; `c` holds C's final structure.
-WorkLists build_work_lists(const TilePattern& a, const TilePattern& c, const std::int64_t* pairs, cudaStream_t s);
+/// `pairs[I]` = tile pairs of output tile-row I; `c` holds C's final structure; skewed rows are
+/// listed if that takes at most `list_bytes_limit` bytes (TileSpgemmOptions).
+WorkLists build_work_lists(const TilePattern& a, const TilePattern& b, std::int64_t b_tile_cols,
+                           const TilePattern& c, const std::int64_t* pairs, std::int64_t list_bytes_limit,
+                           cudaStream_t s);
 
 /// Exclusive prefix sum of counts[0..n) into offsets[0..n]; returns offsets[n].
 std::int64_t exclusive_scan_total(const std::int64_t* counts, std::int64_t* offsets, std::int64_t n,

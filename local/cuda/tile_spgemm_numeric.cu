@@ -1,10 +1,12 @@
-// Numeric phase of the tile SpGEMM.
-//   pull rows:  one warp per pair of C tiles (J1, J2) of tile-row I; for each A(I,K) it finds
-//               B(K,J1), B(K,J2) by binary search and accumulates both products in one
-//               m16n8k8 MMA (mma_tile.cuh), or in FMA (TileProduct::fma / FP32); then writes
-//               every present element of the two tiles at value_offset + rank.
-//   push rows:  skewed rows (tile_spgemm_internal.hpp): values zeroed, then one warp per
-//               A(I,K) walks B's row K and adds each 8x8 product into C with atomics.
+// Numeric phase of the tile SpGEMM: one warp per pair of C tiles (J1, J2) of tile-row I,
+// accumulating both tiles' products in one m16n8k8 MMA per A tile (mma_tile.cuh), or in FMA
+// (TileProduct::fma / FP32), then writing every present element of the two tiles at
+// value_offset + rank. The warp finds its (A(I,K), B(K,J1), B(K,J2)) operands either
+//   pulled: by binary search of B(K,J1), B(K,J2) for each A(I,K) of the row, or
+//   listed: from the symbolic phase's list of the row's useful pairs (skewed rows,
+//           tile_spgemm_plan.cu).
+// Each C element is summed by one lane in A's order either way: no atomics, and a repeated
+// numeric phase gives the same bits.
 #include <cub/device/device_reduce.cuh>
 #include <thrust/iterator/transform_iterator.h>
 
@@ -19,16 +21,65 @@ namespace {
 
 constexpr int kBlock = 256;
 constexpr int kWarps = kBlock / 32;
+constexpr unsigned kAll = 0xffffffffu;
+
+/// Per-warp scratch: shared dense tiles for the FMA path, nothing for the MMA.
+template <class Acc, bool kTensorCore>
+using WarpScratch = dev::PairScratch<Acc>[kTensorCore ? 1 : kWarps];
+
+/// The lanes flagged `useful` each hold one product (A tile ka, B tiles q1 for J1 and q2 for
+/// J2, -1 where absent); the warp multiplies them in lane order into d.
+template <class T, class Acc, bool kTensorCore>
+__device__ __forceinline__ void multiply_hits(const TileView<const T>& a, const TileView<const T>& b, bool useful,
+                                              std::int64_t ka, std::int64_t q1, std::int64_t q2,
+                                              dev::PairScratch<Acc>& scratch, Acc (&d)[4]) {
+  const int lane = threadIdx.x % 32, g = lane / 4, t = lane % 4;
+  for (unsigned hits = __ballot_sync(kAll, useful); hits; hits &= hits - 1) {
+    const int src = __ffs(hits) - 1;
+    const std::int64_t kq = __shfl_sync(kAll, ka, src);
+    const std::int64_t s1 = __shfl_sync(kAll, q1, src), s2 = __shfl_sync(kAll, q2, src);
+    dev::PairOperands p;
+    p.a_off = a.offset[kq];
+    p.a_bm = a.bitmap[kq];
+    p.b1_off = s1 >= 0 ? b.offset[s1] : 0;
+    p.b1_bm = s1 >= 0 ? b.bitmap[s1] : 0;
+    p.b2_off = s2 >= 0 ? b.offset[s2] : 0;
+    p.b2_bm = s2 >= 0 ? b.bitmap[s2] : 0;
+    if constexpr (kTensorCore) dev::mma(dev::load_fragments(a.values, b.values, p, g, t), d);
+    else dev::fma_pair(a.values, b.values, p, g, t, lane, scratch, d);
+  }
+}
+
+/// Writes the warp's results: every present element of C tiles p1 and (has2) p1 + 1.
+template <class Acc>
+__device__ __forceinline__ void store_pair(const TileView<Acc>& c, std::int64_t p1, bool has2, const Acc (&d)[4]) {
+  const int lane = threadIdx.x % 32, g = lane / 4, t = lane % 4;
+#pragma unroll
+  for (int i = 0; i < 4; ++i) {
+    const int which = dev::out_tile(i);
+    if (which == 1 && !has2) continue;
+    const std::int64_t pc = p1 + which;
+    const std::uint64_t bm = c.bitmap[pc];
+    const int bit = dev::out_bit(i, g, t);
+    if ((bm >> bit) & 1u) c.values[c.offset[pc] + tile::rank_below(bm, bit)] = d[i];
+  }
+}
+
+/// A warp task: its tile-row and first C tile.
+struct Tasks {
+  const std::int32_t* row;
+  const std::int64_t* tile;
+  std::int64_t count;
+};
 
 template <class T, class Acc, bool kTensorCore>
 __global__ void __launch_bounds__(kBlock) pull_pairs(TileView<const T> a, TileView<const T> b, TileView<Acc> c,
-                                                     const std::int32_t* task_row, const std::int64_t* task_tile,
-                                                     std::int64_t tasks) {
-  __shared__ dev::PairScratch<Acc> scratch[kTensorCore ? 1 : kWarps];
-  const int warp = threadIdx.x / 32, lane = threadIdx.x % 32, g = lane / 4, t = lane % 4;
+                                                     Tasks tasks) {
+  __shared__ WarpScratch<Acc, kTensorCore> scratch;
+  const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
   const std::int64_t task = blockIdx.x * std::int64_t(kWarps) + warp;
-  if (task >= tasks) return;  // warp-uniform
-  const std::int64_t row = task_row[task], p1 = task_tile[task];
+  if (task >= tasks.count) return;  // warp-uniform
+  const std::int64_t row = tasks.row[task], p1 = tasks.tile[task];
   const bool has2 = p1 + 1 < c.row_ptr[row + 1];
   const std::int32_t j1 = c.col[p1], j2 = has2 ? c.col[p1 + 1] : -1;
   Acc d[4] = {0, 0, 0, 0};
@@ -49,67 +100,57 @@ __global__ void __launch_bounds__(kBlock) pull_pairs(TileView<const T> a, TileVi
       const std::uint64_t b_bits = (q1 >= 0 ? b.bitmap[q1] : 0) | (q2 >= 0 ? b.bitmap[q2] : 0);
       useful = tile::bool_product(a.bitmap[ka], b_bits) != 0;
     }
-    for (unsigned hits = __ballot_sync(0xffffffffu, useful); hits; hits &= hits - 1) {
-      const int src = __ffs(hits) - 1;
-      const std::int64_t kq = base + src;
-      const std::int64_t s1 = __shfl_sync(0xffffffffu, q1, src), s2 = __shfl_sync(0xffffffffu, q2, src);
-      dev::PairOperands p;
-      p.a_off = a.offset[kq];
-      p.a_bm = a.bitmap[kq];
-      p.b1_off = s1 >= 0 ? b.offset[s1] : 0;
-      p.b1_bm = s1 >= 0 ? b.bitmap[s1] : 0;
-      p.b2_off = s2 >= 0 ? b.offset[s2] : 0;
-      p.b2_bm = s2 >= 0 ? b.bitmap[s2] : 0;
-      if constexpr (kTensorCore) dev::mma(dev::load_fragments(a.values, b.values, p, g, t), d);
-      else dev::fma_pair(a.values, b.values, p, g, t, lane, scratch[warp], d);
-    }
+    multiply_hits<T, Acc, kTensorCore>(a, b, useful, ka, q1, q2, scratch[kTensorCore ? 0 : warp], d);
   }
-#pragma unroll
-  for (int i = 0; i < 4; ++i) {
-    const int which = dev::out_tile(i);
-    if (which == 1 && !has2) continue;
-    const std::int64_t pc = p1 + which;
-    const std::uint64_t bm = c.bitmap[pc];
-    const int bit = dev::out_bit(i, g, t);
-    if ((bm >> bit) & 1u) c.values[c.offset[pc] + tile::rank_below(bm, bit)] = d[i];
-  }
+  store_pair(c, p1, has2, d);
 }
 
-template <class Acc>
-__global__ void zero_rows(TileView<Acc> c, const std::int32_t* rows) {
-  const std::int32_t row = rows[blockIdx.x];
-  const std::int64_t end = c.offset[c.row_ptr[row + 1]];
-  for (std::int64_t v = c.offset[c.row_ptr[row]] + threadIdx.x; v < end; v += blockDim.x) c.values[v] = Acc(0);
-}
-
-template <class T, class Acc>
-__global__ void __launch_bounds__(kBlock) push_products(TileView<const T> a, TileView<const T> b, TileView<Acc> c,
-                                                        const std::int32_t* task_row, const std::int64_t* task_tile,
-                                                        std::int64_t tasks) {
-  __shared__ Acc a_dense[kWarps][tile::kElems], b_dense[kWarps][tile::kElems];
+/// Listed tasks: lanes read 32 of the task's pairs at once. A tile's pairs with J1 and J2 are
+/// adjacent (J1 first), and the lane holding J1 takes its neighbour's J2 into the same MMA.
+template <class T, class Acc, bool kTensorCore>
+__global__ void __launch_bounds__(kBlock) listed_pairs(TileView<const T> a, TileView<const T> b, TileView<Acc> c,
+                                                       Tasks tasks, const std::int64_t* start,
+                                                       const ListedPair* pairs) {
+  __shared__ WarpScratch<Acc, kTensorCore> scratch;
   const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
   const std::int64_t task = blockIdx.x * std::int64_t(kWarps) + warp;
-  if (task >= tasks) return;
-  const std::int64_t row = task_row[task], ka = task_tile[task];
-  const std::uint64_t a_bm = a.bitmap[ka];
-  for (int e = lane; e < tile::kElems; e += 32) a_dense[warp][e] = dev::tile_element<Acc>(a.values, a.offset[ka], a_bm, e);
-  const std::int32_t k = a.col[ka];
-  for (std::int64_t kb = b.row_ptr[k]; kb < b.row_ptr[k + 1]; ++kb) {
-    const std::uint64_t b_bm = b.bitmap[kb], product = tile::bool_product(a_bm, b_bm);
-    if (!product) continue;
-    const std::int64_t pc = dev::find_tile(c.col, c.row_ptr[row], c.row_ptr[row + 1], b.col[kb]);
-    const std::uint64_t c_bm = c.bitmap[pc];
-    __syncwarp();
-    for (int e = lane; e < tile::kElems; e += 32) b_dense[warp][e] = dev::tile_element<Acc>(b.values, b.offset[kb], b_bm, e);
-    __syncwarp();
-    for (int e = lane; e < tile::kElems; e += 32) {
-      if (!((product >> e) & 1u)) continue;
-      const int r = e / tile::kDim, col = e % tile::kDim;
-      Acc sum = 0;
-#pragma unroll
-      for (int kk = 0; kk < tile::kDim; ++kk) sum = fma(a_dense[warp][r * tile::kDim + kk], b_dense[warp][kk * tile::kDim + col], sum);
-      atomicAdd(&c.values[c.offset[pc] + tile::rank_below(c_bm, e)], sum);
+  if (task >= tasks.count) return;  // warp-uniform
+  const std::int64_t row = tasks.row[task], p1 = tasks.tile[task];
+  const bool has2 = p1 + 1 < c.row_ptr[row + 1];
+  Acc d[4] = {0, 0, 0, 0};
+  const std::int64_t end = start[task + 1];
+  const std::int64_t a_row_start = a.row_ptr[row];
+  for (std::int64_t base = start[task]; base < end; base += 32) {
+    const bool valid = base + lane < end;
+    const ListedPair p = valid ? pairs[base + lane] : ListedPair{-1, -1};
+    const std::int32_t prev_a = __shfl_up_sync(kAll, p.a_in_row, 1);
+    const std::int32_t next_a = __shfl_down_sync(kAll, p.a_in_row, 1);
+    const std::int32_t next_b = __shfl_down_sync(kAll, p.b_in_row_which, 1);
+    const bool follower = lane > 0 && valid && prev_a == p.a_in_row;  // J2 taken by the lane before
+    const bool leader = lane < 31 && valid && next_a == p.a_in_row;
+    const std::int64_t ka = a_row_start + p.a_in_row;
+    std::int64_t q1 = -1, q2 = -1;
+    if (valid && !follower) {
+      const std::int64_t b_row_start = b.row_ptr[a.col[ka]];
+      (p.b_in_row_which & 1 ? q2 : q1) = b_row_start + (p.b_in_row_which >> 1);
+      if (leader) q2 = b_row_start + (next_b >> 1);
     }
+    multiply_hits<T, Acc, kTensorCore>(a, b, valid && !follower, ka, q1, q2, scratch[kTensorCore ? 0 : warp], d);
+  }
+  store_pair(c, p1, has2, d);
+}
+
+template <class T, class Acc, bool kTensorCore>
+void launch_products(const TileView<const T>& a, const TileView<const T>& b, const TileView<Acc>& c, Tasks pulled,
+                     Tasks listed, const std::int64_t* listed_start, const ListedPair* pairs, cudaStream_t s) {
+  if (pulled.count) {
+    pull_pairs<T, Acc, kTensorCore><<<grid_for(pulled.count, kWarps), kBlock, 0, s>>>(a, b, c, pulled);
+    TESSERA_CHECK_LAUNCH();
+  }
+  if (listed.count) {
+    listed_pairs<T, Acc, kTensorCore><<<grid_for(listed.count, kWarps), kBlock, 0, s>>>(a, b, c, listed,
+                                                                                       listed_start, pairs);
+    TESSERA_CHECK_LAUNCH();
   }
 }
 
@@ -146,27 +187,15 @@ void TileSpgemm<T>::numeric(const DeviceTileMatrix<T>& a, const DeviceTileMatrix
   }
   const auto av = view_of<const T>(a), bv = view_of<const T>(b);
   const auto cv = view_of<Out>(c);
-  const std::int64_t pulls = pull_row_.size();
+  const Tasks pulled{pull_row_.data(), pull_tile_.data(), static_cast<std::int64_t>(pull_row_.size())};
+  const Tasks listed{listed_row_.data(), listed_tile_.data(), static_cast<std::int64_t>(listed_row_.size())};
   // FP32 has no exact-FP32 MMA (TF32 rounds the inputs to 10 bits): its products are FMA.
   const bool tensor_core = options_.product == TileProduct::tensor_core && !std::is_same_v<T, float>;
-  if (pulls) {
-    if (tensor_core) {
-      if constexpr (!std::is_same_v<T, float>)
-        pull_pairs<T, Out, true><<<grid_for(pulls, kWarps), kBlock, 0, s>>>(av, bv, cv, pull_row_.data(),
-                                                                           pull_tile_.data(), pulls);
-    } else {
-      pull_pairs<T, Out, false><<<grid_for(pulls, kWarps), kBlock, 0, s>>>(av, bv, cv, pull_row_.data(),
-                                                                          pull_tile_.data(), pulls);
-    }
-    TESSERA_CHECK_LAUNCH();
-  }
-  if (push_rows_.size()) {
-    zero_rows<Out><<<unsigned(push_rows_.size()), kBlock, 0, s>>>(cv, push_rows_.data());
-    TESSERA_CHECK_LAUNCH();
-    const std::int64_t pushes = push_a_tile_.size();
-    push_products<T, Out><<<grid_for(pushes, kWarps), kBlock, 0, s>>>(av, bv, cv, push_a_row_.data(),
-                                                                     push_a_tile_.data(), pushes);
-    TESSERA_CHECK_LAUNCH();
+  if (tensor_core) {
+    if constexpr (!std::is_same_v<T, float>)
+      launch_products<T, Out, true>(av, bv, cv, pulled, listed, listed_start_.data(), listed_pairs_.data(), s);
+  } else {
+    launch_products<T, Out, false>(av, bv, cv, pulled, listed, listed_start_.data(), listed_pairs_.data(), s);
   }
 }
 

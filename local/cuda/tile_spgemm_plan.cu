@@ -1,9 +1,17 @@
-// Work lists of the numeric phase, built once by the symbolic phase: each output tile-row is
-// either pulled (one warp per pair of C tiles, MMA) or pushed (one warp per A tile, FMA
-// scatter with atomics), chosen by the cost model in tile_spgemm_internal.hpp.
+// Work lists of the numeric phase, built once by the symbolic phase. Every task is one warp
+// per pair of C tiles; a tile-row's tasks either search A's row for the B tiles they need
+// (pull) or, on skewed rows (the cost model in tile_spgemm_internal.hpp), walk a list of the
+// row's useful tile pairs made here:
+//   1. per skewed A tile, its useful pairs (non-empty boolean product with a B tile of row K)
+//      are counted, per A tile and per task;
+//   2. they are written in (row, A tile, B tile) order with their task as the key;
+//   3. a stable radix sort by task keeps A's order inside each task, so each C element is
+//      summed in a fixed order: the numeric phase needs no atomics and repeats bit for bit.
+// Making the lists takes 24 bytes per pair (keys and pairs, double-buffered), keeping them 8.
+// Where that passes the budget (TileSpgemmOptions::list_bytes_limit), the skewed rows' tasks
+// search like the others instead.
+#include <cub/device/device_radix_sort.cuh>
 #include <cub/device/device_reduce.cuh>
-#include <cub/device/device_select.cuh>
-#include <thrust/iterator/counting_iterator.h>
 
 #include "local/cuda/cub_call.cuh"
 #include "local/cuda/tile_spgemm_internal.hpp"
@@ -12,45 +20,188 @@ namespace tessera::cuda {
 namespace {
 
 constexpr int kBlock = 256;
+constexpr int kWarps = kBlock / 32;
 
-__device__ bool is_push_row(const TilePattern& a, const TilePattern& c, const std::int64_t* pairs, std::int64_t row) {
+__device__ bool is_listed_row(const TilePattern& a, const TilePattern& c, const std::int64_t* pairs,
+                              std::int64_t row) {
   const std::int64_t a_tiles = a.row_ptr[row + 1] - a.row_ptr[row];
   const std::int64_t c_pairs = (c.row_ptr[row + 1] - c.row_ptr[row] + 1) / 2;
-  return c_pairs > 0 && a_tiles * c_pairs > kPushRatio * pairs[row];
+  return c_pairs > 0 && a_tiles * c_pairs > kListRatio * pairs[row];
 }
 
+/// Per tile-row: its searched tasks, its listed tasks and its listed A tiles (one kind is 0).
 __global__ void task_counts(TilePattern a, TilePattern c, const std::int64_t* pairs, std::int64_t* pull_count,
-                            std::int64_t* push_count) {
+                            std::int64_t* listed_count, std::int64_t* listed_a_count) {
   const std::int64_t row = blockIdx.x * std::int64_t(blockDim.x) + threadIdx.x;
   if (row >= a.tile_rows) return;
-  const bool push = is_push_row(a, c, pairs, row);
-  pull_count[row] = push ? 0 : (c.row_ptr[row + 1] - c.row_ptr[row] + 1) / 2;
-  push_count[row] = push ? a.row_ptr[row + 1] - a.row_ptr[row] : 0;
+  const bool listed = is_listed_row(a, c, pairs, row);
+  const std::int64_t tasks = (c.row_ptr[row + 1] - c.row_ptr[row] + 1) / 2;
+  pull_count[row] = listed ? 0 : tasks;
+  listed_count[row] = listed ? tasks : 0;
+  listed_a_count[row] = listed ? a.row_ptr[row + 1] - a.row_ptr[row] : 0;
 }
 
-__global__ void expand_tasks(TilePattern a, TilePattern c, const std::int64_t* pull_start,
-                             const std::int64_t* push_start, std::int32_t* pull_row, std::int64_t* pull_tile,
-                             std::int32_t* push_a_row, std::int64_t* push_a_tile) {
+struct TaskStarts {
+  const std::int64_t *pull, *listed, *listed_a;
+};
+
+__global__ void expand_tasks(TilePattern a, TilePattern c, TaskStarts start, std::int32_t* pull_row,
+                             std::int64_t* pull_tile, std::int32_t* listed_row, std::int64_t* listed_tile,
+                             std::int32_t* listed_a_row, std::int64_t* listed_a_tile) {
   const std::int64_t row = blockIdx.x * std::int64_t(blockDim.x) + threadIdx.x;
   if (row >= a.tile_rows) return;
-  for (std::int64_t i = 0, t = pull_start[row]; t < pull_start[row + 1]; ++i, ++t) {
+  for (std::int64_t i = 0, t = start.pull[row]; t < start.pull[row + 1]; ++i, ++t) {
     pull_row[t] = static_cast<std::int32_t>(row);
     pull_tile[t] = c.row_ptr[row] + 2 * i;
   }
-  for (std::int64_t i = 0, t = push_start[row]; t < push_start[row + 1]; ++i, ++t) {
-    push_a_row[t] = static_cast<std::int32_t>(row);
-    push_a_tile[t] = a.row_ptr[row] + i;
+  for (std::int64_t i = 0, t = start.listed[row]; t < start.listed[row + 1]; ++i, ++t) {
+    listed_row[t] = static_cast<std::int32_t>(row);
+    listed_tile[t] = c.row_ptr[row] + 2 * i;
+  }
+  for (std::int64_t i = 0, t = start.listed_a[row]; t < start.listed_a[row + 1]; ++i, ++t) {
+    listed_a_row[t] = static_cast<std::int32_t>(row);
+    listed_a_tile[t] = a.row_ptr[row] + i;
   }
 }
 
-struct HasCount {
-  const std::int64_t* count;
-  __device__ bool operator()(std::int32_t row) const { return count[row] > 0; }
+/// The warp walks B's row K for A tile ka in order and calls f(kb, rank) for each B tile whose
+/// boolean product with A(I,K) is not empty (rank: its place among them); returns their count.
+template <class F>
+__device__ std::int64_t for_useful_pairs(const TilePattern& a, const TilePattern& b, std::int64_t ka, int lane,
+                                         F&& f) {
+  const std::uint64_t a_bm = a.bitmap[ka];
+  const std::int32_t k = a.col[ka];
+  const std::int64_t end = b.row_ptr[k + 1];
+  std::int64_t before = 0;
+  for (std::int64_t base = b.row_ptr[k]; base < end; base += 32) {  // warp-uniform bounds
+    const std::int64_t kb = base + lane;
+    const bool useful = kb < end && tile::bool_product(a_bm, b.bitmap[kb]) != 0;
+    const unsigned mask = __ballot_sync(0xffffffffu, useful);
+    if (useful) f(kb, before + __popc(mask & ((1u << lane) - 1u)));
+    before += __popc(mask);
+  }
+  return before;
+}
+
+/// C's tile of column j in tile-row `row`, as (its listed task, which of the task's two tiles).
+__device__ std::int64_t listed_slot(const TilePattern& c, std::int64_t row, std::int32_t j) {
+  return dev::find_tile(c.col, c.row_ptr[row], c.row_ptr[row + 1], j) - c.row_ptr[row];
+}
+
+struct ListedATiles {
+  const std::int32_t* row;
+  const std::int64_t* tile;
+  std::int64_t count;
 };
+
+__global__ void __launch_bounds__(kBlock) count_listed_pairs(TilePattern a, TilePattern b, TilePattern c,
+                                                             ListedATiles at, const std::int64_t* row_task_start,
+                                                             std::int64_t* per_a_tile, std::int64_t* per_task) {
+  const std::int64_t t = blockIdx.x * std::int64_t(kWarps) + threadIdx.x / 32;
+  if (t >= at.count) return;  // warp-uniform
+  const int lane = threadIdx.x % 32;
+  const std::int64_t row = at.row[t];
+  const std::int64_t n = for_useful_pairs(a, b, at.tile[t], lane, [&](std::int64_t kb, std::int64_t) {
+    const std::int64_t slot = listed_slot(c, row, b.col[kb]);
+    atomicAdd(reinterpret_cast<unsigned long long*>(per_task + row_task_start[row] + slot / 2), 1ull);
+  });
+  if (lane == 0) per_a_tile[t] = n;
+}
+
+template <class Key>
+__global__ void __launch_bounds__(kBlock) write_listed_pairs(TilePattern a, TilePattern b, TilePattern c,
+                                                             ListedATiles at, const std::int64_t* row_task_start,
+                                                             const std::int64_t* a_tile_start, Key* task,
+                                                             ListedPair* out) {
+  const std::int64_t t = blockIdx.x * std::int64_t(kWarps) + threadIdx.x / 32;
+  if (t >= at.count) return;  // warp-uniform
+  const int lane = threadIdx.x % 32;
+  const std::int64_t row = at.row[t], ka = at.tile[t], first = a_tile_start[t];
+  const std::int64_t b_row_start = b.row_ptr[a.col[ka]];
+  for_useful_pairs(a, b, ka, lane, [&](std::int64_t kb, std::int64_t rank) {
+    const std::int64_t slot = listed_slot(c, row, b.col[kb]);
+    task[first + rank] = static_cast<Key>(row_task_start[row] + slot / 2);
+    out[first + rank] = {static_cast<std::int32_t>(ka - a.row_ptr[row]),
+                         static_cast<std::int32_t>(2 * (kb - b_row_start) + (slot & 1))};
+  });
+}
+
+int bits_for(std::int64_t max_value) {
+  int bits = 1;
+  while (bits < 63 && (std::int64_t{1} << bits) <= max_value) ++bits;
+  return bits;
+}
+
+/// Steps 2-3 of the header for n pairs counted with their starts per A tile: written with their
+/// tasks as keys (Key: the narrowest unsigned type that holds the task count), then sorted.
+template <class Key>
+void write_and_sort(const TilePattern& a, const TilePattern& b, const TilePattern& c, const ListedATiles& at,
+                    const std::int64_t* row_task_start, const std::int64_t* a_tile_start, std::int64_t n,
+                    std::int64_t tasks, WorkLists& w, cudaStream_t s) {
+  DeviceBuffer<Key> key(n, s), key_other(n, s);
+  DeviceBuffer<ListedPair> pairs(n, s), pairs_other(n, s);
+  write_listed_pairs<Key><<<grid_for(at.count, kWarps), kBlock, 0, s>>>(a, b, c, at, row_task_start, a_tile_start,
+                                                                         key.data(), pairs.data());
+  TESSERA_CHECK_LAUNCH();
+  cub::DoubleBuffer<Key> keys(key.data(), key_other.data());
+  cub::DoubleBuffer<ListedPair> values(pairs.data(), pairs_other.data());
+  cub_call(s, [&](void* t, std::size_t& bytes) {  // stable: A's order survives inside each task
+    return cub::DeviceRadixSort::SortPairs(t, bytes, keys, values, n, 0, bits_for(tasks), s);
+  });
+  w.listed_pairs = std::move(values.Current() == pairs.data() ? pairs : pairs_other);
+}
+
+/// The listed rows' useful pairs, grouped by task in A's order, if making them fits in `limit`
+/// bytes (-1: half the free device memory); returns whether they were made.
+bool list_pairs(const TilePattern& a, const TilePattern& b, std::int64_t b_tile_cols, const TilePattern& c,
+                const ListedATiles& at, const std::int64_t* row_task_start, std::int64_t tasks, std::int64_t limit,
+                WorkLists& w, cudaStream_t s) {
+  DeviceBuffer<std::int64_t> per_a_tile(at.count, s), a_tile_start(at.count + 1, s), per_task(tasks, s);
+  per_task.fill_bytes(0, s);
+  count_listed_pairs<<<grid_for(at.count, kWarps), kBlock, 0, s>>>(a, b, c, at, row_task_start, per_a_tile.data(),
+                                                                    per_task.data());
+  TESSERA_CHECK_LAUNCH();
+  const std::int64_t n = exclusive_scan_total(per_a_tile.data(), a_tile_start.data(), at.count, s);
+  const bool narrow = tasks <= std::int64_t{UINT32_MAX};
+  const std::int64_t bytes = n * std::int64_t(2 * sizeof(ListedPair) + 2 * (narrow ? 4 : 8));
+  if (limit < 0) {
+    std::size_t free = 0, total = 0;
+    TESSERA_CUDA_CHECK(cudaMemGetInfo(&free, &total));
+    limit = static_cast<std::int64_t>(free / 2);
+  }
+  // Places in a row are int32, doubled for `which`: B rows of 2^30 tiles or more are searched.
+  if (bytes > limit || b_tile_cols >= (std::int64_t{1} << 30)) return false;
+  w.listed_start.allocate(tasks + 1, s);
+  exclusive_scan_total(per_task.data(), w.listed_start.data(), tasks, s);
+  per_task.release();
+  if (narrow) write_and_sort<std::uint32_t>(a, b, c, at, row_task_start, a_tile_start.data(), n, tasks, w, s);
+  else write_and_sort<std::uint64_t>(a, b, c, at, row_task_start, a_tile_start.data(), n, tasks, w, s);
+  return true;
+}
+
+/// Skewed rows whose lists were not made: their tasks join the searched ones.
+void search_listed_tasks(WorkLists& w, cudaStream_t s) {
+  const std::size_t pulls = w.pull_row.size(), listed = w.listed_row.size();
+  DeviceBuffer<std::int32_t> row(pulls + listed, s);
+  DeviceBuffer<std::int64_t> tile(pulls + listed, s);
+  const auto copy = [&](void* to, const void* from, std::size_t bytes) {
+    if (bytes) TESSERA_CUDA_CHECK(cudaMemcpyAsync(to, from, bytes, cudaMemcpyDeviceToDevice, s));
+  };
+  copy(row.data(), w.pull_row.data(), pulls * sizeof(std::int32_t));
+  copy(row.data() + pulls, w.listed_row.data(), listed * sizeof(std::int32_t));
+  copy(tile.data(), w.pull_tile.data(), pulls * sizeof(std::int64_t));
+  copy(tile.data() + pulls, w.listed_tile.data(), listed * sizeof(std::int64_t));
+  w.pull_row = std::move(row);
+  w.pull_tile = std::move(tile);
+  w.listed_row.release();
+  w.listed_tile.release();
+}
 
 }  // namespace
 
-WorkLists build_work_lists(const TilePattern& a, const TilePattern& c, const std::int64_t* pairs, cudaStream_t s) {
+WorkLists build_work_lists(const TilePattern& a, const TilePattern& b, std::int64_t b_tile_cols,
+                           const TilePattern& c, const std::int64_t* pairs, std::int64_t list_bytes_limit,
+                           cudaStream_t s) {
   WorkLists w;
   const std::int64_t rows = a.tile_rows;
   if (rows == 0) return w;
@@ -59,30 +210,28 @@ WorkLists build_work_lists(const TilePattern& a, const TilePattern& c, const std
     cub_call(s, [&](void* t, std::size_t& n) { return cub::DeviceReduce::Sum(t, n, pairs, total.data(), rows, s); });
     w.tile_pairs = read_scalar(total.data(), s);
   }
-  DeviceBuffer<std::int64_t> pull_count(rows, s), push_count(rows, s), pull_start(rows + 1, s), push_start(rows + 1, s);
-  task_counts<<<grid_for(rows, kBlock), kBlock, 0, s>>>(a, c, pairs, pull_count.data(), push_count.data());
+  DeviceBuffer<std::int64_t> pull_count(rows, s), listed_count(rows, s), listed_a_count(rows, s);
+  DeviceBuffer<std::int64_t> row_pull_start(rows + 1, s), row_listed_start(rows + 1, s);
+  DeviceBuffer<std::int64_t> row_listed_a_start(rows + 1, s);
+  task_counts<<<grid_for(rows, kBlock), kBlock, 0, s>>>(a, c, pairs, pull_count.data(), listed_count.data(),
+                                                      listed_a_count.data());
   TESSERA_CHECK_LAUNCH();
-  const std::int64_t pulls = exclusive_scan_total(pull_count.data(), pull_start.data(), rows, s);
-  const std::int64_t pushes = exclusive_scan_total(push_count.data(), push_start.data(), rows, s);
+  const std::int64_t pulls = exclusive_scan_total(pull_count.data(), row_pull_start.data(), rows, s);
+  const std::int64_t listed = exclusive_scan_total(listed_count.data(), row_listed_start.data(), rows, s);
+  const std::int64_t listed_a = exclusive_scan_total(listed_a_count.data(), row_listed_a_start.data(), rows, s);
   w.pull_row.allocate(pulls, s);
   w.pull_tile.allocate(pulls, s);
-  w.push_a_row.allocate(pushes, s);
-  w.push_a_tile.allocate(pushes, s);
-  expand_tasks<<<grid_for(rows, kBlock), kBlock, 0, s>>>(a, c, pull_start.data(), push_start.data(), w.pull_row.data(),
-                                                       w.pull_tile.data(), w.push_a_row.data(), w.push_a_tile.data());
+  w.listed_row.allocate(listed, s);
+  w.listed_tile.allocate(listed, s);
+  DeviceBuffer<std::int32_t> listed_a_row(listed_a, s);
+  DeviceBuffer<std::int64_t> listed_a_tile(listed_a, s);
+  expand_tasks<<<grid_for(rows, kBlock), kBlock, 0, s>>>(
+      a, c, TaskStarts{row_pull_start.data(), row_listed_start.data(), row_listed_a_start.data()}, w.pull_row.data(),
+      w.pull_tile.data(), w.listed_row.data(), w.listed_tile.data(), listed_a_row.data(), listed_a_tile.data());
   TESSERA_CHECK_LAUNCH();
-  if (pushes) {
-    DeviceBuffer<std::int32_t> push_rows(rows, s);
-    DeviceBuffer<std::int64_t> selected(1, s);
-    cub_call(s, [&](void* t, std::size_t& n) {
-      return cub::DeviceSelect::If(t, n, thrust::counting_iterator<std::int32_t>(0), push_rows.data(),
-                                   selected.data(), rows, HasCount{push_count.data()}, s);
-    });
-    const std::int64_t n_push_rows = read_scalar(selected.data(), s);
-    w.push_rows.allocate(n_push_rows, s);
-    TESSERA_CUDA_CHECK(cudaMemcpyAsync(w.push_rows.data(), push_rows.data(), n_push_rows * sizeof(std::int32_t),
-                                       cudaMemcpyDeviceToDevice, s));
-  }
+  const ListedATiles at{listed_a_row.data(), listed_a_tile.data(), listed_a};
+  if (listed && !list_pairs(a, b, b_tile_cols, c, at, row_listed_start.data(), listed, list_bytes_limit, w, s))
+    search_listed_tasks(w, s);
   return w;
 }
 

@@ -324,16 +324,19 @@ void TileSpgemm<T>::symbolic(const DeviceTileMatrix<T>& a, const DeviceTileMatri
   trace.value("C nnz", c.nnz);
 
   // 6. numeric work lists.
-  WorkLists lists = build_work_lists(ap, pattern_of(c), pairs.data(), s);
+  WorkLists lists =
+      build_work_lists(ap, bp, b.tile_cols(), pattern_of(c), pairs.data(), options_.list_bytes_limit, s);
   pull_row_ = std::move(lists.pull_row);
   pull_tile_ = std::move(lists.pull_tile);
-  push_rows_ = std::move(lists.push_rows);
-  push_a_tile_ = std::move(lists.push_a_tile);
-  push_a_row_ = std::move(lists.push_a_row);
+  listed_row_ = std::move(lists.listed_row);
+  listed_tile_ = std::move(lists.listed_tile);
+  listed_start_ = std::move(lists.listed_start);
+  listed_pairs_ = std::move(lists.listed_pairs);
   trace.mark("work lists");
   info_.tile_pairs = lists.tile_pairs;
   info_.pull_tasks = static_cast<std::int64_t>(pull_row_.size());
-  info_.push_tiles = static_cast<std::int64_t>(push_a_tile_.size());
+  info_.listed_tasks = static_cast<std::int64_t>(listed_row_.size());
+  info_.listed_pairs = static_cast<std::int64_t>(listed_pairs_.size());
   info_.c_tiles = c.num_tiles;
   info_.c_nnz = c.nnz;
   a_tiles_ = a.num_tiles;

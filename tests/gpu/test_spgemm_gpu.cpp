@@ -4,6 +4,7 @@
 // phase writes into poisoned (NaN) outputs, so an unwritten value fails the comparison.
 #include <gtest/gtest.h>
 
+#include <cstring>
 #include <string>
 #include <type_traits>
 #include <vector>
@@ -130,20 +131,16 @@ TEST(TileSpgemmGpu, StructuredProblems) {
   }
 }
 
-TEST(TileSpgemmGpu, SkewedRowsUseEveryBinAndScatter) {
+TEST(TileSpgemmGpu, SkewedRowsUseEveryBinAndAList) {
   const std::uint64_t seed = testing::fresh_seed();
   SCOPED_TRACE("seed " + std::to_string(seed));
   // A: a dense row (thousands of pairs: the global-table bin) over random rows.
   const auto a = random_csr(RandomSpec{600, 600, 0.005, 0.05, 0, true}, seed);
-  // P: a permutation: each B tile-row holds few tiles, all in different columns, so the dense
-  // tile-row of A*P has many A tiles and many C tiles but few pairs: the scatter path.
-  std::vector<std::int64_t> rows(600), cols(600);
-  std::vector<double> ones(600, 1.0);
-  for (std::int64_t i = 0; i < 600; ++i) rows[i] = i, cols[i] = (i * 257) % 600;
-  const auto p = csr_from_triplets<double>(600, 600, rows, cols, ones);
+  const auto p = testing::scattering_permutation(600);
   const auto ap = gpu_product(a, p);
   expect_matches_reference(a, p, ap.c);
-  EXPECT_GT(ap.info.push_tiles, 0);
+  EXPECT_GT(ap.info.listed_tasks, 0);
+  EXPECT_GT(ap.info.listed_pairs, 0);
   const auto aa = gpu_product(a, a);
   expect_matches_reference(a, a, aa.c);
   EXPECT_GT(aa.info.rows_large, 0);
@@ -152,6 +149,62 @@ TEST(TileSpgemmGpu, SkewedRowsUseEveryBinAndScatter) {
   const auto mm = gpu_product(medium, medium);
   expect_matches_reference(medium, medium, mm.c);
   EXPECT_GT(mm.info.rows_medium, 0);
+}
+
+/// C's values after a numeric phase into poisoned (NaN) values.
+template <class T>
+HostArray<cuda::spgemm_output_t<T>> numeric_values(cuda::TileSpgemm<T>& plan, const cuda::DeviceTileMatrix<T>& a,
+                                                   const cuda::DeviceTileMatrix<T>& b,
+                                                   cuda::DeviceTileMatrix<cuda::spgemm_output_t<T>>& c) {
+  c.values.fill_bytes(0xff);
+  plan.numeric(a, b, c);
+  return c.values.template download<HostArray<cuda::spgemm_output_t<T>>>();
+}
+
+/// A*B with skewed rows on `options`: right (the reference's bound), and the same bits from a
+/// second numeric phase of the plan and from a second plan: skewed rows are summed in A's order,
+/// listed or (past options.list_bytes_limit) searched, never with atomics, so a GPU AMG setup
+/// on power-law matrices repeats bit for bit.
+template <class T>
+void expect_skewed_rows_repeat(const Csr<T>& a, const Csr<T>& b, const TileSpgemmOptions& options) {
+  using Out = cuda::spgemm_output_t<T>;
+  const auto da = cuda::to_tiles(cuda::upload(a)), db = cuda::to_tiles(cuda::upload(b));
+  cuda::TileSpgemm<T> plan(options), again(options);
+  cuda::DeviceTileMatrix<Out> dc, dc_again;
+  plan.symbolic(da, db, dc);
+  again.symbolic(da, db, dc_again);
+  if (options.list_bytes_limit == 0)
+    ASSERT_EQ(plan.info().listed_tasks, 0) << "lists made past their budget";
+  else
+    ASSERT_GT(plan.info().listed_tasks, 0) << "no listed row: the case misses its point";
+  const auto first = numeric_values(plan, da, db, dc);
+  expect_matches_reference(a, b, convert_values<double>(cuda::download(cuda::to_csr(dc))));
+  for (auto* run : {&plan, &again}) {
+    const auto repeated = numeric_values(*run, da, db, run == &plan ? dc : dc_again);
+    ASSERT_EQ(repeated.size(), first.size());
+    EXPECT_EQ(std::memcmp(repeated.data(), first.data(), first.size() * sizeof(Out)), 0)
+        << (run == &plan ? "the plan's second numeric phase" : "a second plan") << " changed some bits";
+  }
+}
+
+TEST(TileSpgemmGpu, SkewedRowsRepeatBitForBit) {
+  const std::uint64_t seed = testing::fresh_seed();
+  SCOPED_TRACE("seed " + std::to_string(seed));
+  // A dense row over random rows against a scattering permutation (1201: not a multiple of 8),
+  // and R-MAT power-law graphs squared (hub rows), in every precision and product path; the
+  // dense row also with a list budget of 0 bytes (searched).
+  const auto dense_row = random_csr(RandomSpec{1201, 1201, 0.005, 0.05, 0, true}, seed);
+  const auto p = testing::scattering_permutation(1201);
+  const Csr<double> rmat = gen::generate(gen::parse_spec("rmat:14:4:seed=" + std::to_string(seed % 1000)));
+  for (TileProduct product : {TileProduct::tensor_core, TileProduct::fma}) {
+    SCOPED_TRACE(product == TileProduct::tensor_core ? "tensor cores" : "fma");
+    const TileSpgemmOptions listed{product}, searched{product, false, 0};
+    expect_skewed_rows_repeat(dense_row, p, listed);
+    expect_skewed_rows_repeat(dense_row, p, searched);
+    expect_skewed_rows_repeat(rmat, rmat, listed);
+    expect_skewed_rows_repeat(convert_values<Half>(rmat), convert_values<Half>(rmat), listed);
+  }
+  expect_skewed_rows_repeat(convert_values<float>(rmat), convert_values<float>(rmat), TileSpgemmOptions{});
 }
 
 TEST(TileSpgemmGpu, RectangularProducts) {

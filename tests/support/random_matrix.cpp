@@ -67,6 +67,12 @@ Csr<double> power_law_spd(int scale, int edge_factor, std::uint64_t seed) {
       "rmat:" + std::to_string(scale) + ":" + std::to_string(edge_factor) + ":seed=" + std::to_string(seed))));
 }
 
+Csr<double> scattering_permutation(std::int64_t rows) {
+  std::vector<std::int64_t> r(rows), c(rows);
+  for (std::int64_t i = 0; i < rows; ++i) r[i] = i, c[i] = (i * 257) % rows;
+  return csr_from_triplets<double>(rows, rows, r, c, std::vector<double>(rows, 1.0));
+}
+
 template <class T>
 std::vector<double> to_dense(const Csr<T>& a) {
   std::vector<double> d(static_cast<std::size_t>(a.rows * a.cols), 0.0);

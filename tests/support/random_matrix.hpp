@@ -38,6 +38,11 @@ Csr<double> diagonally_dominant_spd(const Csr<double>& a, OffDiagonalSigns signs
 /// power-law matrix, hub rows of hundreds of entries beside rows coupled to nothing.
 Csr<double> power_law_spd(int scale, int edge_factor, std::uint64_t seed);
 
+/// A rows x rows permutation (i -> 257 i mod rows) whose tile-rows hold few tiles, all in
+/// different tile columns: a dense tile-row of A times it meets many C tiles but few pairs,
+/// the skewed shape the tile SpGEMM lists (tile_spgemm_internal.hpp).
+Csr<double> scattering_permutation(std::int64_t rows);
+
 /// n values uniform in [-1, 1), reproducible from `seed` (mt19937_64): vectors for products.
 std::vector<double> random_values(std::int64_t n, std::uint64_t seed);
 

@@ -1,8 +1,8 @@
 // The first merge of the distributed smoothed prolongator on each rank's GPU
 // (amg/cuda/dist_device_smoothing.hpp) against the host merge (smoothed_blocks):
 //   - of the same device product A P_tent, bit for bit (P's blocks, ghosts), with A_ext held on
-//     the device (the GPU backend's way) on each engine, and with A_ext copied on the host (to
-//     rounding on power-law hubs, whose rows the tile SpGEMM adds with atomics);
+//     the device (the GPU backend's way) on each engine, and with A_ext copied on the host (every
+//     engine sums in a fixed order, power-law hubs included);
 //   - of the host product (host_local_spgemm), the same pattern and values to rounding (the
 //     tile products sum in another order);
 //   - the product's entries are recorded as multiply() records them;
@@ -11,8 +11,7 @@
 //   - P and P^T kept on the device (SmoothedProlongator::held): B_ext of A*P assembled from them
 //     there (dist/cuda/device_compact_extended_rows.hpp) is the host's (compact_extended_rows and
 //     CompactSpgemm's own) bit for bit, and the Galerkin product whose first products read them
-//     equals the one that uploads the host's P and P^T, bit for bit (to rounding on power-law
-//     hubs, as above), after a recompute too
+//     equals the one that uploads the host's P and P^T, bit for bit, after a recompute too
 //     (which makes the host B_ext the first products skipped);
 //   - that product keeps its outer product T on the device as well (DistPtap::take_device_result;
 //     not after a recompute, nor for the product that uploaded its operands): where C is T (one
@@ -100,7 +99,7 @@ struct Operands {
 /// The operands the merge kept on the device (see the file comment); `smoothed.p` gets its halo
 /// plan, as the hierarchy gives it.
 void check_kept_operands(const dist::Communicator& comm, const Operands& o, OffloadSpgemm which,
-                         SmoothedProlongator& smoothed, bool reproducible, cudaStream_t stream) {
+                         SmoothedProlongator& smoothed, cudaStream_t stream) {
   auto* kept = dynamic_cast<dist::gpu::DeviceHeldOperand*>(smoothed.held.get());
   ASSERT_NE(kept, nullptr) << "the device merge kept no operands";
   ASSERT_TRUE(smoothed.p_transposed.has_value());
@@ -121,7 +120,7 @@ void check_kept_operands(const dist::Communicator& comm, const Operands& o, Offl
                           *smoothed.p_transposed);
   smoothed.held.reset();
   SCOPED_TRACE("P^T A P (named as P below)");
-  expect_same_p(from_kept.result(), uploaded.result(), reproducible);
+  expect_same_p(from_kept.result(), uploaded.result(), true);
   // The product that read the kept operands keeps its outer product T on the device too (unless
   // T is empty: no device product ran); the one that uploaded its operands keeps none. Where C is
   // T (one rank), T's owned rows are C's local block bit for bit, once cut to C's shape; elsewhere
@@ -161,19 +160,17 @@ void check_kept_operands(const dist::Communicator& comm, const Operands& o, Offl
   from_kept.recompute(comm, o.a, p);
   uploaded.recompute(comm, o.a, p);
   SCOPED_TRACE("recomputed");
-  expect_same_p(from_kept.result(), uploaded.result(), reproducible);
+  expect_same_p(from_kept.result(), uploaded.result(), true);
   EXPECT_EQ(from_kept.take_device_result(), nullptr) << "a recompute keeps no T";
   expect_same_block(from_kept.ap_product().b_extended(), ap.b_extended(), "B_ext made at the recompute", true);
 }
 
 /// P merged on the device, A_ext held on it (`held`) or copied on the host; checks that the
-/// product recorded `want_entries` entries. `reproducible`: two runs of the engine's products
-/// give the same bits (see check()), so the two Galerkin products of check_kept_operands agree
-/// bit for bit. With `held_p_tent` (the device tentative
+/// product recorded `want_entries` entries. With `held_p_tent` (the device tentative
 /// prolongator's blocks of o.p_tent), the product assembles B_ext from them on the device; they
 /// are freed then, and the host B_ext that a refresh makes is the host reference's.
 dist::DistMatrix device_p(const dist::Communicator& comm, const Operands& o, OffloadSpgemm which, bool held,
-                          std::int64_t want_entries, bool reproducible, cudaStream_t stream,
+                          std::int64_t want_entries, cudaStream_t stream,
                           std::shared_ptr<dist::HeldOperand> held_p_tent = nullptr) {
   DeviceOperatorSlot slot;
   dist::ExtendedA a_ext;
@@ -202,7 +199,7 @@ dist::DistMatrix device_p(const dist::Communicator& comm, const Operands& o, Off
   } else {
     expect_same_block(*smoothed.p_transposed, ref::transpose(dist::extended_block(smoothed.p)), "P^T", true);
   }
-  if (held) check_kept_operands(comm, o, which, smoothed, reproducible, stream);
+  if (held) check_kept_operands(comm, o, which, smoothed, stream);
   return std::move(smoothed.p);
 }
 
@@ -216,10 +213,8 @@ dist::DistMatrix host_merge(const dist::Communicator& comm, const Operands& o, c
 }
 
 /// Every partition and threshold of `build`, k = 1 and 6. Returns P's entries in non-local
-/// blocks over all ranks and cases. Two runs of the tile SpGEMM give the same bits unless it
-/// pushes rows (`tile_pushes`: power-law hubs, whose products it adds with atomics in an order
-/// that varies from run to run, docs/spgemm-design.md step 7); then its P agrees to rounding.
-std::int64_t check(const testing::GraphCaseBuilder& build, bool tile_pushes = false) {
+/// blocks over all ranks and cases.
+std::int64_t check(const testing::GraphCaseBuilder& build) {
   const dist::Communicator comm;
   dist::use_rank_device(comm);
   const testing::NonBlockingStream stream;
@@ -233,19 +228,17 @@ std::int64_t check(const testing::GraphCaseBuilder& build, bool tile_pushes = fa
       const Operands o{c.a, t.p, inverse_diagonal_or_one(c.a), 0.6};
       for (const OffloadSpgemm which : {OffloadSpgemm::tile, OffloadSpgemm::cusparse, OffloadSpgemm::hash}) {
         SCOPED_TRACE(cuda::to_string(which));
-        const bool exact = which != OffloadSpgemm::tile || !tile_pushes;
         std::int64_t entries = 0;
         const dist::DistMatrix want = host_merge(comm, o, dist::device_local_spgemm(which), &entries);
-        expect_same_p(device_p(comm, o, which, true, entries, exact, stream.s), want, exact);
+        expect_same_p(device_p(comm, o, which, true, entries, stream.s), want, true);
         {
           SCOPED_TRACE("P_tent's blocks kept on the device by its tentative prolongator");
           DistTentative on_device = gpu::device_tentative(stream.s)(comm, agg, c.nodes, c.a, b);
-          expect_same_p(device_p(comm, o, which, true, entries, exact, stream.s, std::move(on_device.held_p)), want,
-                        exact);
+          expect_same_p(device_p(comm, o, which, true, entries, stream.s, std::move(on_device.held_p)), want, true);
         }
         if (which == OffloadSpgemm::tile) {
           SCOPED_TRACE("A_ext copied on the host");
-          expect_same_p(device_p(comm, o, which, false, entries, exact, stream.s), want, exact);
+          expect_same_p(device_p(comm, o, which, false, entries, stream.s), want, true);
           SCOPED_TRACE("against the host product");
           expect_same_p(want, host_merge(comm, o, dist::host_local_spgemm), false);
         }
@@ -257,8 +250,8 @@ std::int64_t check(const testing::GraphCaseBuilder& build, bool tile_pushes = fa
 }
 
 /// As check(); on several ranks P must have entries in ghost columns.
-void check_across_ranks(const testing::GraphCaseBuilder& build, bool tile_pushes = false) {
-  const std::int64_t ghost_entries = check(build, tile_pushes);
+void check_across_ranks(const testing::GraphCaseBuilder& build) {
+  const std::int64_t ghost_entries = check(build);
   if (dist::Communicator().size() > 1) EXPECT_GT(ghost_entries, 0) << "P had no ghost entries: a weak test";
 }
 
@@ -301,7 +294,7 @@ TEST(DistDeviceSmoothing, UnsymmetricPatternTwoDofNodes) { check_across_ranks(te
 
 TEST(DistDeviceSmoothing, IsolatedNodesAndEmptyRows) { check(testing::isolated_nodes(157)); }
 
-TEST(DistDeviceSmoothing, PowerLawGraph) { check_across_ranks(testing::power_law(10, 8), /*tile_pushes=*/true); }
+TEST(DistDeviceSmoothing, PowerLawGraph) { check_across_ranks(testing::power_law(10, 8)); }
 
 TEST(DistDeviceSmoothing, MixedNodeSizes) { check_across_ranks(testing::mixed_node_sizes(211)); }
 
