@@ -193,13 +193,17 @@ __global__ void __launch_bounds__(kBlock) spmm_col_major_group_kernel(
 }
 
 // nnz split: a group of G lanes per chunk (G = k rounded up to a power of two, at most 32),
-// lane l owns columns l, l+G, ...; rows are walked in order, each finished row piece added to
-// Y with atomics. X and Y layouts are separate (X staged row-major from a column-major input).
+// lane l owns columns l, l+G, ...; rows are walked in order. As in the SpMV's nnz split (and
+// bitwise repeatable for the same reason), a row that ends in the chunk gets its piece in one
+// atomicAdd per entry onto Y (pre-scaled by beta), the piece of the row that goes on past the
+// chunk's end waits in tails[chunk*k + j] for kernels::nnz_split_fixup_kernel. X and Y
+// layouts are separate (X staged row-major from a column-major input).
 template <int G, int R, bool kRowMajorX, bool kRowMajorY, class T>
 __global__ void __launch_bounds__(kBlock) spmm_nnz_split_kernel(
     std::int64_t rows, std::int64_t cols, std::int64_t k, std::int64_t nnz, std::int64_t chunk_nnz, std::int64_t chunks,
     const std::int64_t* __restrict__ first_row, const std::int64_t* __restrict__ row_ptr,
-    const std::int32_t* __restrict__ col, const T* __restrict__ val, const T* __restrict__ x, T alpha, T* y) {
+    const std::int32_t* __restrict__ col, const T* __restrict__ val, const T* __restrict__ x, T alpha, T* y,
+    T* __restrict__ tails) {
   const std::int64_t chunk = (blockIdx.x * static_cast<std::int64_t>(blockDim.x) + threadIdx.x) / G;
   if (chunk >= chunks) return;  // group-uniform
   const int lane = static_cast<int>(threadIdx.x % G);
@@ -208,11 +212,14 @@ __global__ void __launch_bounds__(kBlock) spmm_nnz_split_kernel(
   std::int64_t row = first_row[chunk], row_end = __ldg(row_ptr + row + 1);
   bool dirty = false;
   T acc[R] = {};
-  auto flush = [&]() {
+  auto flush = [&](bool goes_on) {
 #pragma unroll
     for (int g = 0; g < R; ++g) {
       const std::int64_t j = lane + G * g;
-      if (j < k) atomicAdd(y + dense_index<kRowMajorY>(row, j, rows, k), alpha * acc[g]);
+      if (j < k) {
+        if (goes_on) tails[chunk * k + j] = acc[g];
+        else atomicAdd(y + dense_index<kRowMajorY>(row, j, rows, k), alpha * acc[g]);
+      }
       acc[g] = 0;
     }
     dirty = false;
@@ -227,7 +234,7 @@ __global__ void __launch_bounds__(kBlock) spmm_nnz_split_kernel(
     const int n = static_cast<int>(min(std::int64_t{G}, end - base));
     for (int s = 0; s < n; ++s) {
       while (base + s >= row_end) {  // group-uniform: every lane walks the same rows
-        if (dirty) flush();
+        if (dirty) flush(false);
         ++row;
         row_end = __ldg(row_ptr + row + 1);
       }
@@ -241,7 +248,7 @@ __global__ void __launch_bounds__(kBlock) spmm_nnz_split_kernel(
       dirty = true;
     }
   }
-  if (dirty) flush();
+  if (dirty) flush(row_end > end);  // the last row goes on in the next chunk
 }
 
 int next_pow2(std::int64_t n) {
@@ -341,16 +348,18 @@ void launch_col_major(std::int64_t k, const DeviceCsr<T>& a, T alpha, const T* x
 }
 
 template <bool kRowMajorX, bool kRowMajorY, class T>
-void launch_nnz_split(const SpmmPlan& plan, const DeviceCsr<T>& a, T alpha, const T* x, T* y, cudaStream_t s) {
+void launch_nnz_split(const SpmmPlan& plan, const DeviceCsr<T>& a, T alpha, const T* x, T beta, T* y,
+                      cudaStream_t s) {
   const NnzChunks& c = plan.chunks;
-  if (c.count == 0) return;
   const std::int64_t k = plan.k;
+  kernels::launch_scale(a.rows * k, beta, y, s);
+  if (c.count == 0) return;
   const int g = k > 32 ? 32 : next_pow2(k);
   const unsigned grid = kernels::blocks_for(c.count * g);
 #define TESSERA_NNZ_SPLIT(G, R)                                                                              \
   spmm_nnz_split_kernel<G, R, kRowMajorX, kRowMajorY><<<grid, kBlock, 0, s>>>(                             \
       a.rows, a.cols, k, a.nnz, c.chunk_nnz, c.count, c.first_row.data(), a.row_ptr.data(), a.col_idx.data(), \
-      a.values.data(), x, alpha, y)
+      a.values.data(), x, alpha, y, c.tail_data<T>())
   if (g == 1) TESSERA_NNZ_SPLIT(1, 1);
   else if (g == 2) TESSERA_NNZ_SPLIT(2, 1);
   else if (g == 4) TESSERA_NNZ_SPLIT(4, 1);
@@ -361,6 +370,7 @@ void launch_nnz_split(const SpmmPlan& plan, const DeviceCsr<T>& a, T alpha, cons
   else TESSERA_NNZ_SPLIT(32, 4);
 #undef TESSERA_NNZ_SPLIT
   TESSERA_CHECK_LAUNCH();
+  kernels::launch_nnz_split_fixup<kRowMajorY>(c, a.rows, k, a.nnz, a.row_ptr.data(), alpha, y, s);
 }
 
 // Too few blocks for the SMs: the balanced kernels launch rows*G (row-major) or rows
@@ -431,7 +441,7 @@ SpmmPlan make_spmm_plan(const DeviceCsr<T>& a, std::int64_t k, SpmmAlgorithm alg
     const std::int64_t target_chunks = static_cast<std::int64_t>(sms) * 64 * 2;
     std::int64_t chunk = (a.nnz + target_chunks - 1) / target_chunks;
     chunk = std::clamp<std::int64_t>((chunk + 31) / 32 * 32, 64, 2048);
-    plan.chunks = make_nnz_chunks(a.row_ptr.data(), a.rows, a.nnz, chunk, stream);
+    plan.chunks = make_nnz_chunks(a.row_ptr.data(), a.rows, a.nnz, chunk, stream, k);
   }
   retain_pool_memory();  // a staged column-major X is allocated per call from the pool
   return plan;
@@ -445,9 +455,8 @@ void spmm_row_major_x(const SpmmPlan& plan, T alpha, const DeviceCsr<T>& a, cons
                       Layout y_layout, cudaStream_t stream) {
   const bool row_major_y = y_layout == Layout::row_major;
   if (plan.algorithm == SpmmAlgorithm::nnz_split) {
-    kernels::launch_scale(a.rows * plan.k, beta, y, stream);
-    if (row_major_y) launch_nnz_split<true, true>(plan, a, alpha, x, y, stream);
-    else launch_nnz_split<true, false>(plan, a, alpha, x, y, stream);
+    if (row_major_y) launch_nnz_split<true, true>(plan, a, alpha, x, beta, y, stream);
+    else launch_nnz_split<true, false>(plan, a, alpha, x, beta, y, stream);
   } else if (row_major_y) {
     launch_row_major<true>(plan.k, a, alpha, x, beta, y, stream);
   } else {
@@ -483,9 +492,8 @@ void spmm(const SpmmPlan& plan, T alpha, const DeviceCsr<T>& a, const T* x, T be
   }
   if (k == 1) {  // both layouts are one contiguous vector: the SpMV kernels
     if (plan.algorithm == SpmmAlgorithm::nnz_split) {
-      kernels::launch_scale(a.rows, beta, y, stream);
-      kernels::launch_csr_nnz_split(plan.chunks, a.nnz, a.row_ptr.data(), a.col_idx.data(), a.values.data(), x, alpha,
-                                    y, stream);
+      kernels::launch_csr_nnz_split(plan.chunks, a.rows, a.nnz, a.row_ptr.data(), a.col_idx.data(), a.values.data(),
+                                    x, alpha, beta, y, stream);
     } else {
       const int tpr = threads_per_row_for(plan.stats.mean);
       kernels::launch_csr_vector(tpr, rows_per_group_for(tpr), a.rows, a.row_ptr.data(), a.col_idx.data(),
@@ -498,8 +506,7 @@ void spmm(const SpmmPlan& plan, T alpha, const DeviceCsr<T>& a, const T* x, T be
     col_to_row_major(a.cols, k, x, staged.data(), stream);
     spmm_row_major_x(plan, alpha, a, staged.data(), beta, y, Layout::col_major, stream);
   } else if (plan.algorithm == SpmmAlgorithm::nnz_split) {
-    kernels::launch_scale(a.rows * k, beta, y, stream);
-    launch_nnz_split<false, false>(plan, a, alpha, x, y, stream);
+    launch_nnz_split<false, false>(plan, a, alpha, x, beta, y, stream);
   } else if (plan.stats.mean > kColMajorGroupMeanRow) {
     launch_col_major_group(k, a, plan.stats.mean, alpha, x, beta, y, stream);
   } else {

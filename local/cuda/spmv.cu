@@ -40,9 +40,8 @@ template <class T>
 void spmv(const SpmvPlan& plan, T alpha, const DeviceCsr<T>& a, const T* x, T beta, T* y, cudaStream_t stream) {
   require_plan_of(plan, a, "spmv");
   if (plan.algorithm == SpmvAlgorithm::nnz_split) {
-    kernels::launch_scale(a.rows, beta, y, stream);
-    kernels::launch_csr_nnz_split(plan.chunks, a.nnz, a.row_ptr.data(), a.col_idx.data(), a.values.data(), x, alpha,
-                                  y, stream);
+    kernels::launch_csr_nnz_split(plan.chunks, a.rows, a.nnz, a.row_ptr.data(), a.col_idx.data(), a.values.data(), x,
+                                  alpha, beta, y, stream);
     return;
   }
   kernels::launch_csr_rows(plan, a, x, kernels::AxpbyEpilogue<T>{alpha, beta, y}, stream);

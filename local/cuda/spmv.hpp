@@ -1,8 +1,8 @@
 #pragma once
 // y = alpha*A*x + beta*y on one GPU, A in CSR (with a SpmvPlan made once per matrix) or in
 // bitmap tiles. T is double or float; x has A.cols entries, y A.rows. beta == 0 never reads
-// y (NaN in y is ignored, as in BLAS). The nnz_split path adds row sums with atomics, so its
-// summation order (not its accuracy bound) varies from run to run.
+// y (NaN in y is ignored, as in BLAS). Every path is bitwise repeatable run to run: the
+// nnz_split path sums the pieces of a row split over chunks in a fixed order (a fix-up pass).
 #include <cuda_runtime_api.h>
 
 #include "local/cuda/device_matrix.hpp"

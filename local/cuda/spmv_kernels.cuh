@@ -1,12 +1,14 @@
 #pragma once
 // CSR SpMV building blocks shared by spmv.cu, fused_smoother.cu and spmm.cu: the vector
 // kernel (a group of TPR lanes per row, shuffle reduction, the row's result handed to an
-// epilogue functor so residual and Jacobi fuse into the same pass) and the nnz-split kernel.
+// epilogue functor so residual and Jacobi fuse into the same pass) and the nnz-split kernels
+// (bitwise repeatable: rows split over chunks are summed by a fix-up pass in a fixed order).
 #include <cuda_runtime.h>
 
 #include <cstdint>
 
 #include "local/cuda/check.hpp"
+#include "local/cuda/dense_layout.hpp"
 #include "local/cuda/spmv_plan.hpp"
 
 namespace tessera::cuda::kernels {
@@ -127,16 +129,23 @@ __device__ __forceinline__ std::int64_t row_of(const std::int64_t* row_ptr, std:
 }
 
 /// One warp per chunk of nonzeros: 32 consecutive nonzeros per step, a segmented inclusive
-/// scan over the lanes (rows are non-decreasing across lanes), one atomic per row piece; the
-/// piece still open at the step's last lane is carried into the next step instead.
+/// scan over the lanes (rows are non-decreasing across lanes), the piece still open at the
+/// step's last lane carried into the next step. Bitwise repeatable: a row that ends in this
+/// chunk gets its piece here in one atomicAdd onto y (pre-scaled by beta), the only add it
+/// gets in this kernel, so no order is involved (the atomic is a fire-and-forget reduction in
+/// L2, where a load and a store would stall the warp on y); the piece of the row that goes on
+/// past the chunk's end waits in tails[chunk] for nnz_split_fixup_kernel. Eight blocks a
+/// multiprocessor hold ptxas to 32 registers (no spills), as before the tails: the choice at
+/// the end otherwise took 40 in fp64, 48 warps an SM instead of 64 for this latency-bound
+/// kernel.
 template <class T>
-__global__ void __launch_bounds__(kBlock) csr_nnz_split_kernel(std::int64_t nnz, std::int64_t chunk_nnz,
-                                                               std::int64_t chunks,
-                                                               const std::int64_t* __restrict__ first_row,
-                                                               const std::int64_t* __restrict__ row_ptr,
-                                                               const std::int32_t* __restrict__ col,
-                                                               const T* __restrict__ val, const T* __restrict__ x,
-                                                               T alpha, T* y) {
+__global__ void __launch_bounds__(kBlock, 8) csr_nnz_split_kernel(std::int64_t nnz, std::int64_t chunk_nnz,
+                                                                  std::int64_t chunks,
+                                                                  const std::int64_t* __restrict__ first_row,
+                                                                  const std::int64_t* __restrict__ row_ptr,
+                                                                  const std::int32_t* __restrict__ col,
+                                                                  const T* __restrict__ val, const T* __restrict__ x,
+                                                                  T alpha, T* y, T* __restrict__ tails) {
   const std::int64_t chunk = (blockIdx.x * static_cast<std::int64_t>(blockDim.x) + threadIdx.x) / 32;
   if (chunk >= chunks) return;  // warp-uniform
   const int lane = static_cast<int>(threadIdx.x & 31);
@@ -181,16 +190,88 @@ __global__ void __launch_bounds__(kBlock) csr_nnz_split_kernel(std::int64_t nnz,
     carry_row = __shfl_sync(kFullMask, row, last);
     lo = carry_row;
   }
-  if (lane == 0 && carry_row >= 0) atomicAdd(y + carry_row, alpha * carry);
+  if (lane != 0) return;
+  if (end < nnz && hi == carry_row) tails[chunk] = carry;  // the row goes on in the next chunk
+  else atomicAdd(y + carry_row, alpha * carry);
 }
 
+/// A crossing row of at most this many earlier pieces is summed by its finishing chunk's own
+/// thread when k == 1 (the SpMV): most rows crossing a boundary are short, and a warp-wide sum
+/// per row would serialise the warp over its 32 chunks.
+inline constexpr std::int64_t kFixupSerialPieces = 16;
+
+/// Second pass of the nnz split, for the rows that cross chunk boundaries: chunk c whose first
+/// row began in an earlier chunk and ends in c added that row's last piece to Y itself; the
+/// earlier chunks p left theirs in tails[p*k + j]. One thread checks each chunk. A short row
+/// with k == 1 is summed by that thread in chunk order; otherwise the warp sums the row:
+/// `group` lanes (k rounded up to a power of two, at most 32) over the columns, 32/group over
+/// the pieces (strided), a fixed shuffle tree across those. Either way the order depends on
+/// the matrix alone, never on scheduling, and each entry of Y gets one add. Y has `rows` rows
+/// and k columns in either layout.
+template <bool kRowMajorY, class T>
+__global__ void __launch_bounds__(kBlock) nnz_split_fixup_kernel(std::int64_t rows, std::int64_t k, int group,
+                                                                 std::int64_t nnz, std::int64_t chunk_nnz,
+                                                                 std::int64_t chunks,
+                                                                 const std::int64_t* __restrict__ first_row,
+                                                                 const std::int64_t* __restrict__ row_ptr,
+                                                                 const T* __restrict__ tails, T alpha, T* y) {
+  const std::int64_t chunk = blockIdx.x * static_cast<std::int64_t>(blockDim.x) + threadIdx.x;
+  std::int64_t row = 0, first_piece = 0;
+  bool finishes = false;  // no early return: the whole warp takes part in the long rows' sums
+  if (chunk < chunks) {
+    row = first_row[chunk];
+    const std::int64_t begin = chunk * chunk_nnz, start = __ldg(row_ptr + row);
+    const bool goes_on = begin + chunk_nnz < nnz && first_row[chunk + 1] == row;
+    finishes = start < begin && !goes_on;
+    first_piece = start / chunk_nnz;
+  }
+  if (finishes && k == 1 && chunk - first_piece <= kFixupSerialPieces) {
+    T sum = 0;
+    for (std::int64_t p = first_piece; p < chunk; ++p) sum += tails[p];
+    y[row] += alpha * sum;
+    finishes = false;
+  }
+  const int lane = static_cast<int>(threadIdx.x & 31), slot = lane / group, slots = 32 / group;
+  for (unsigned todo = __ballot_sync(kFullMask, finishes); todo != 0; todo &= todo - 1) {
+    const int src = __ffs(todo) - 1;
+    const std::int64_t r = __shfl_sync(kFullMask, row, src), p0 = __shfl_sync(kFullMask, first_piece, src);
+    const std::int64_t p1 = chunk - lane + src;  // the finishing chunk: pieces p0..p1-1
+    for (std::int64_t j0 = 0; j0 < k; j0 += group) {
+      const std::int64_t j = j0 + lane % group;
+      T sum = 0;
+      if (j < k)
+        for (std::int64_t p = p0 + slot; p < p1; p += slots) sum += tails[p * k + j];
+      for (int offset = group; offset < 32; offset *= 2) sum += __shfl_xor_sync(kFullMask, sum, offset);
+      if (slot == 0 && j < k) y[dense_index<kRowMajorY>(r, j, rows, k)] += alpha * sum;
+    }
+  }
+}
+
+template <bool kRowMajorY, class T>
+void launch_nnz_split_fixup(const NnzChunks& chunks, std::int64_t rows, std::int64_t k, std::int64_t nnz,
+                            const std::int64_t* row_ptr, T alpha, T* y, cudaStream_t stream) {
+  if (chunks.count < 2) return;  // no chunk boundary to cross
+  int group = 1;
+  while (group < k && group < 32) group *= 2;
+  nnz_split_fixup_kernel<kRowMajorY><<<blocks_for(chunks.count), kBlock, 0, stream>>>(
+      rows, k, group, nnz, chunks.chunk_nnz, chunks.count, chunks.first_row.data(), row_ptr,
+      chunks.tail_data<T>(), alpha, y);
+  TESSERA_CHECK_LAUNCH();
+}
+
+/// y = alpha*A*x + beta*y by the nnz split: y scaled by beta (beta == 0 writes zeros without
+/// reading), the chunks' pass, the crossing rows' fix-up.
 template <class T>
-void launch_csr_nnz_split(const NnzChunks& chunks, std::int64_t nnz, const std::int64_t* row_ptr,
-                          const std::int32_t* col, const T* val, const T* x, T alpha, T* y, cudaStream_t stream) {
+void launch_csr_nnz_split(const NnzChunks& chunks, std::int64_t rows, std::int64_t nnz, const std::int64_t* row_ptr,
+                          const std::int32_t* col, const T* val, const T* x, T alpha, T beta, T* y,
+                          cudaStream_t stream) {
+  launch_scale(rows, beta, y, stream);
   if (chunks.count == 0) return;
   csr_nnz_split_kernel<<<blocks_for(chunks.count * 32), kBlock, 0, stream>>>(
-      nnz, chunks.chunk_nnz, chunks.count, chunks.first_row.data(), row_ptr, col, val, x, alpha, y);
+      nnz, chunks.chunk_nnz, chunks.count, chunks.first_row.data(), row_ptr, col, val, x, alpha, y,
+      chunks.tail_data<T>());
   TESSERA_CHECK_LAUNCH();
+  launch_nnz_split_fixup<true>(chunks, rows, 1, nnz, row_ptr, alpha, y, stream);
 }
 
 }  // namespace tessera::cuda::kernels

@@ -105,13 +105,14 @@ RowStats row_stats(const std::int64_t* row_ptr, std::int64_t rows, std::int64_t 
 }
 
 NnzChunks make_nnz_chunks(const std::int64_t* row_ptr, std::int64_t rows, std::int64_t nnz, std::int64_t chunk_nnz,
-                          cudaStream_t stream) {
-  TESSERA_ASSERT(chunk_nnz > 0, "chunk size must be positive");
+                          cudaStream_t stream, std::int64_t columns) {
+  TESSERA_ASSERT(chunk_nnz > 0 && columns > 0, "chunk size and columns must be positive");
   NnzChunks c;
   c.chunk_nnz = chunk_nnz;
   c.count = nnz == 0 ? 0 : (nnz + chunk_nnz - 1) / chunk_nnz;
   if (c.count == 0) return c;
   c.first_row.allocate(static_cast<std::size_t>(c.count + 1), stream);
+  c.tails.allocate(static_cast<std::size_t>(c.count * columns), stream);
   chunk_first_row_kernel<<<kernels::blocks_for(c.count + 1), kernels::kBlock, 0, stream>>>(
       c.count, chunk_nnz, nnz, rows, row_ptr, c.first_row.data());
   TESSERA_CHECK_LAUNCH();

@@ -27,10 +27,17 @@ RowStats row_stats(const std::int64_t* row_ptr, std::int64_t rows, std::int64_t 
 struct NnzChunks {
   std::int64_t chunk_nnz = 0, count = 0;
   DeviceBuffer<std::int64_t> first_row;
+  /// Scratch of the nnz-split products (spmv_kernels.cuh): chunk c's partial sums, `columns`
+  /// of them (T = double or float), of the row that goes on past its end. Every product on the
+  /// plan writes it, so products with one plan must not run concurrently (order the streams).
+  mutable DeviceBuffer<double> tails;
+  template <class T>
+  T* tail_data() const { return reinterpret_cast<T*>(tails.data()); }
 };
 
+/// `columns`: the number of right-hand sides the tails hold (1 for SpMV, k for SpMM).
 NnzChunks make_nnz_chunks(const std::int64_t* row_ptr, std::int64_t rows, std::int64_t nnz,
-                          std::int64_t chunk_nnz, cudaStream_t stream);
+                          std::int64_t chunk_nnz, cudaStream_t stream, std::int64_t columns = 1);
 
 /// CSR-Stream (Greathouse & Daga, SC14): a block of `threads` threads stages the products of a
 /// run of whole rows in shared memory, `products_per_thread` per thread; capacity = their
@@ -129,7 +136,7 @@ int sm_count();
 enum class SpmvAlgorithm {
   automatic,  // vector unless the rows are skewed (see prefers_nnz_split)
   vector,     // a power-of-two group of threads per row, warp-shuffle reduction
-  nnz_split,  // equal nonzero chunks per warp, segmented warp reduction, atomic row updates
+  nnz_split,  // equal nonzero chunks per warp, segmented warp reduction, fixed-order fix-up of split rows
   stream,     // CSR-Stream: blocks of whole short rows, products staged in shared memory
 };
 
@@ -165,7 +172,8 @@ struct SpmvPlan {
   StreamBlocks stream_blocks;  // stream only
   /// Device bytes the plan holds (its chunk or block tables).
   std::int64_t bytes() const {
-    return std::int64_t(chunks.first_row.bytes() + stream_blocks.start.bytes() + stream_blocks.local_offset.bytes());
+    return std::int64_t(chunks.first_row.bytes() + chunks.tails.bytes() + stream_blocks.start.bytes() +
+                        stream_blocks.local_offset.bytes());
   }
 };
 

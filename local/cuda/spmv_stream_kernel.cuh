@@ -177,8 +177,8 @@ void launch_csr_stream(StreamShape shape, const StreamBlocks& blocks, const std:
 }
 
 /// One pass over A with the row sums handed to `epilogue`: the stream kernel when the plan
-/// chose it, the vector kernel otherwise (nnz-split plans too: its atomic row updates cannot
-/// feed an epilogue that needs the complete row sum).
+/// chose it, the vector kernel otherwise (nnz-split plans too: it adds rows into a y scaled
+/// beforehand, crossing rows in a second pass, so no pass holds every complete row sum).
 template <class T, class Epilogue>
 void launch_csr_rows(const SpmvPlan& plan, const DeviceCsr<T>& a, const T* x, Epilogue epilogue, cudaStream_t stream) {
   if (plan.algorithm == SpmvAlgorithm::stream) {

@@ -3,13 +3,15 @@
 // round trips, the test matrices, and the forward error bound every result is held to.
 //
 // Tolerance: inputs are rounded to T before the double-precision reference runs, so the only
-// error is the device's arithmetic. A sum of n products in any order (atomics included) is
+// error is the device's arithmetic. A sum of n products in any order (split rows included) is
 // within gamma_n = n*u/(1-n*u) of the exact one relative to the sum of magnitudes, so entry i
 // must satisfy |y_i - ref_i| <= (n_i + 3) * u * (|alpha| sum_j |a_ij x_j| + |beta y_i|) with
 // u = 2^-53 (fp64) or 2^-24 (fp32); the +3 covers the alpha/beta scaling and the final add.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <limits>
 #include <random>
 #include <string>
@@ -58,6 +60,40 @@ inline Csr<double> dense_row_among_empty(std::int64_t n, std::int64_t dense_row,
   std::vector<std::int64_t> r(static_cast<std::size_t>(n), dense_row), c(static_cast<std::size_t>(n));
   for (std::int64_t j = 0; j < n; ++j) c[j] = j;
   return csr_from_triplets<double>(n, n, r, c, random_values<double>(n, seed));
+}
+
+/// n rows of three entries, and row n/2 with `long_row` entries (columns 0..long_row-1).
+inline Csr<double> long_row_among_rows_of_three(std::int64_t n, std::int64_t long_row, std::uint64_t seed) {
+  std::vector<std::int64_t> r, c;
+  for (std::int64_t i = 0; i < n; ++i) {
+    if (i == n / 2) continue;
+    for (std::int64_t j : {i, (i + 1) % n, (i + 5) % n}) r.push_back(i), c.push_back(j);
+  }
+  for (std::int64_t j = 0; j < long_row; ++j) r.push_back(n / 2), c.push_back(j);
+  return csr_from_triplets<double>(n, n, r, c, random_values<double>(static_cast<std::int64_t>(r.size()), seed));
+}
+
+/// Skewed rows that the automatic SpMV and SpMM plans give to the nnz split (odd sizes, empty
+/// rows between the long ones), each with a row of hundreds to thousands of entries that
+/// crosses chunk boundaries.
+inline std::vector<NamedMatrix> nnz_split_matrices(std::uint64_t seed) {
+  const std::string rmat_seed = ":seed=" + std::to_string(seed % 1000 + 1);
+  std::vector<NamedMatrix> m;
+  m.push_back({"row of 15001 among 20011 rows of 3", long_row_among_rows_of_three(20011, 15001, seed)});
+  m.push_back({"dense row among 30001 empty rows", dense_row_among_empty(30001, 12345, seed + 1)});
+  m.push_back({"random 4099x3001, dense row, 30% empty rows",
+               random_csr({4099, 3001, 0.001, 0.3, 0.0, true, false}, seed + 2)});
+  m.push_back({"power-law SPD (R-MAT 13:8)", power_law_spd(13, 8, seed % 1000 + 1)});
+  m.push_back({"rmat:13:8 (40% empty rows)", gen::generate(gen::parse_spec("rmat:13:8" + rmat_seed))});
+  return m;
+}
+
+/// Entries whose bits differ (run-to-run repeatability is bitwise, not within a bound).
+inline std::int64_t bit_differences(const std::vector<double>& a, const std::vector<double>& b) {
+  if (a.size() != b.size()) return static_cast<std::int64_t>(std::max(a.size(), b.size()));
+  std::int64_t n = 0;
+  for (std::size_t i = 0; i < a.size(); ++i) n += std::memcmp(&a[i], &b[i], sizeof(double)) != 0;
+  return n;
 }
 
 /// Random (fresh seed), structured (Poisson, elasticity, rmat) and edge-case matrices.
