@@ -101,8 +101,8 @@ SetupPlusUpload setup_plus_upload(const SetupPhase& s, const std::vector<double>
 }
 
 /// The figures that a deterministic setup reproduces: level sizes exactly, the eigen estimates
-/// to rounding (device products and SpMVs that add with atomics may differ in the last bits
-/// from one call to the next).
+/// to rounding (Tessera's own device products and SpMVs repeat bit for bit, but NCCL and MPI
+/// do not promise their reductions the same order on every call).
 bool same_hierarchy(const amg::HierarchyStats& x, const amg::HierarchyStats& y) {
   if (x.levels.size() != y.levels.size()) return false;
   for (std::size_t l = 0; l < x.levels.size(); ++l) {
