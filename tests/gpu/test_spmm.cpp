@@ -115,14 +115,11 @@ void check_nnz_split_repeatable(std::uint64_t seed) {
         plan.col_major_x = variant.second;
         SCOPED_TRACE(m.name + " k " + std::to_string(k) + (layout == Layout::row_major ? " row-major" : " col-major") +
                      " X " + cuda::to_string(plan.col_major_x));
-        std::vector<double> first;
-        for (int run = 0; run < 5; ++run) {
-          const std::vector<double> got = expect_spmm_matches_reference(
+        expect_bitwise_repeatable(5, [&] {
+          return expect_spmm_matches_reference(
               a, k, layout, alpha, beta, seed,
               [&](const T* x, T* y) { cuda::spmm(plan, T(alpha), da, x, T(beta), y, layout); });
-          if (run == 0) first = got;
-          else EXPECT_EQ(bit_differences(got, first), 0) << "run " << run << " differs from run 0";
-        }
+        });
       }
     }
   }

@@ -96,6 +96,15 @@ inline std::int64_t bit_differences(const std::vector<double>& a, const std::vec
   return n;
 }
 
+/// Runs `product()` (y, already checked against the reference by the caller's lambda) `runs`
+/// times: every run's y must equal the first's bit for bit.
+template <class Product>
+void expect_bitwise_repeatable(int runs, Product&& product) {
+  const std::vector<double> first = product();
+  for (int run = 1; run < runs; ++run)
+    EXPECT_EQ(bit_differences(product(), first), 0) << "run " << run << " differs from run 0";
+}
+
 /// Random (fresh seed), structured (Poisson, elasticity, rmat) and edge-case matrices.
 inline std::vector<NamedMatrix> test_matrices(std::uint64_t seed) {
   std::vector<NamedMatrix> m;
