@@ -83,7 +83,8 @@ __device__ std::int64_t for_useful_pairs(const TilePattern& a, const TilePattern
   return before;
 }
 
-/// C's tile of column j in tile-row `row`, as (its listed task, which of the task's two tiles).
+/// The place of C's tile of column j in tile-row `row`: its task is the row's place / 2, and
+/// place % 2 says which of the task's two tiles it is.
 __device__ std::int64_t listed_slot(const TilePattern& c, std::int64_t row, std::int32_t j) {
   return dev::find_tile(c.col, c.row_ptr[row], c.row_ptr[row + 1], j) - c.row_ptr[row];
 }
