@@ -39,8 +39,9 @@ TesseraTimes time_tessera(const Csr<double>& a_host, const Csr<double>& b_host, 
   const auto a_csr = cuda::upload(convert_values<T>(a_host, "A"));
   const auto b_csr = cuda::upload(convert_values<T>(b_host, "B"));
   TESSERA_CUDA_CHECK(cudaDeviceSynchronize());
-  const cuda::TileSpgemmOptions options{opt.tensor_cores ? cuda::TileProduct::tensor_core : cuda::TileProduct::fma,
-                                        opt.drop_zeros};
+  cuda::TileSpgemmOptions options{opt.tensor_cores ? cuda::TileProduct::tensor_core : cuda::TileProduct::fma,
+                                  opt.drop_zeros};
+  options.list_batch_bytes = opt.list_batch_bytes;
   Events ev;
   TesseraTimes out;
   std::vector<double> convert, symbolic, numeric, reuse;
@@ -215,7 +216,8 @@ nlohmann::json tile_json(const TesseraTimes& t, double flops) {
           {"peak_bytes", t.peak_bytes}, {"c_nnz", t.c.nnz()}, {"c_tiles", t.info.c_tiles},
           {"tile_pairs", t.info.tile_pairs}, {"rows_small", t.info.rows_small}, {"rows_medium", t.info.rows_medium},
           {"rows_large", t.info.rows_large}, {"pull_tasks", t.info.pull_tasks},
-          {"listed_tasks", t.info.listed_tasks}, {"listed_pairs", t.info.listed_pairs}};
+          {"listed_tasks", t.info.listed_tasks}, {"listed_pairs", t.info.listed_pairs},
+          {"list_batches", t.info.list_batches}};
 }
 
 /// The tile SpGEMM's timings, or nothing (reported, in `failure`) when it ran out of memory.
@@ -351,11 +353,11 @@ nlohmann::json run_typed(const Csr<double>& a, const Csr<double>& b, const GpuSp
                 gflops(t->total_ms), speedup, t->peak_bytes / kMiB, static_cast<long long>(t->info.c_tiles),
                 static_cast<long long>(t->c.nnz()));
     std::printf("tile pairs %lld; tile-rows by pairs: %lld warp, %lld block, %lld global-table; "
-                "%lld searching warp tasks, %lld listed warp tasks (%lld pairs)\n",
+                "%lld searching warp tasks, %lld listed warp tasks (%lld pairs, made in %lld batches)\n",
                 static_cast<long long>(t->info.tile_pairs), static_cast<long long>(t->info.rows_small),
                 static_cast<long long>(t->info.rows_medium), static_cast<long long>(t->info.rows_large),
                 static_cast<long long>(t->info.pull_tasks), static_cast<long long>(t->info.listed_tasks),
-                static_cast<long long>(t->info.listed_pairs));
+                static_cast<long long>(t->info.listed_pairs), static_cast<long long>(t->info.list_batches));
     if (opt.check) pass = check_tile<T>(a, b, opt, *t, flops, out) && pass;
   } else if (opt.check) {
     std::printf("check: the tile SpGEMM ran out of device memory, its result is not checked\n");

@@ -40,6 +40,7 @@ struct GpuSpgemmBenchOptions {
   std::string product = "C = A*B";  // names C in messages (an overflowed entry)
   std::int64_t row_batch_nnz = -1; // >= 0: hash row batches of at most this many entries of C
                                    // (0: sized from free device memory); < 0: only on OOM
+  std::int64_t list_batch_bytes = std::int64_t{1} << 30;  // cuda::TileSpgemmOptions::list_batch_bytes
 };
 
 /// 2 x intermediate products past which the host forms no full product (A*B or |A||B|).

@@ -44,6 +44,7 @@ struct Options {
   bool check = false, drop_zeros = false, distributed = false, trace = false;
   int reps = 5, warmup = 1, whole_reps = 1;
   std::int64_t row_batches = -1;  // --row-batches: < 0 off (hash batches only on out-of-memory)
+  std::int64_t list_batch_mib = 1024;  // --list-batch-mib: TileSpgemmOptions::list_batch_bytes
 };
 
 nlohmann::json describe(const char* name, const Csr<double>& m, const TileMatrix<double>& t) {
@@ -154,6 +155,10 @@ int run(int argc, char** argv) {
                  "--check. Automatic when the hash line (--compare cusparse) runs out of device memory")
       ->type_name("NNZ")
       ->check(CLI::NonNegativeNumber);
+  app.add_option("--list-batch-mib", opt.list_batch_mib,
+                 "GPU tile SpGEMM: scratch for making the skewed rows' pair lists, in MiB per batch of rows (16 "
+                 "bytes a pair; the lists are the same for any value)")
+      ->check(CLI::NonNegativeNumber);
   app.add_flag("--drop-zeros", opt.drop_zeros, "remove entries that cancel to exactly zero");
   app.add_flag("--distributed", opt.distributed,
                "run the distributed product even on one rank (scaling sweeps compare one code path)");
@@ -201,6 +206,7 @@ int run(int argc, char** argv) {
     g.reps = opt.reps;
     g.warmup = opt.warmup;
     g.row_batch_nnz = opt.row_batches;
+    g.list_batch_bytes = opt.list_batch_mib << 20;
     g.product = product_formula(opt.op);
     out["gpu"] = run_gpu_spgemm_benchmark(a, b, g);
     status = out["gpu"].value("check_pass", true) ? 0 : kExitCheckFailed;

@@ -23,9 +23,13 @@ struct TileSpgemmOptions {
   /// multiply(): remove entries that are exactly zero after the numeric phase (cancellation).
   bool drop_zeros = false;
   /// Skewed rows' lists of tile pairs (docs/spgemm-design.md, step 6) are made when building
-  /// them takes at most this many bytes (24 per pair; -1: half the free device memory); else
-  /// those rows are searched like the others: slower, same bits every run either way.
+  /// them takes at most this many bytes (8 per pair kept, plus one batch's scratch; -1: half
+  /// the free device memory); else those rows are searched like the others: slower, the same
+  /// bits every run either way.
   std::int64_t list_bytes_limit = -1;
+  /// Scratch of one batch of listed rows (16 bytes per pair; a row with more pairs is a batch
+  /// of its own). Any batching gives the same lists.
+  std::int64_t list_batch_bytes = std::int64_t{1} << 30;
 };
 
 /// Value type of C for inputs of type T: FP16 inputs accumulate (and are stored) in FP32.
@@ -41,6 +45,7 @@ struct TileSpgemmInfo {
   std::int64_t pull_tasks = 0;    // warp tasks (one pair of C tiles each) that search A's row
   std::int64_t listed_tasks = 0;  // warp tasks of skewed rows, walking a list of their pairs
   std::int64_t listed_pairs = 0;  // the useful tile pairs of those lists
+  std::int64_t list_batches = 0;  // batches of rows the lists were made in
 };
 
 /// One useful tile pair of a skewed row, as the plan keeps it (8 bytes): A(I,K) and B(K,J) by

@@ -23,12 +23,13 @@ struct WorkLists {
   DeviceBuffer<std::int64_t> listed_start;  // listed task t's pairs: [listed_start[t], listed_start[t+1])
   DeviceBuffer<ListedPair> listed_pairs;    // per task in A's order: the summation order, fixed
   std::int64_t tile_pairs = 0;
+  std::int64_t list_batches = 0;           // batches the lists were made in (0: none made)
 };
 
 /// `pairs[I]` = tile pairs of output tile-row I; `c` holds C's final structure; skewed rows are
-/// listed if that takes at most `list_bytes_limit` bytes (TileSpgemmOptions).
+/// listed within options.list_bytes_limit and list_batch_bytes.
 WorkLists build_work_lists(const TilePattern& a, const TilePattern& b, std::int64_t b_tile_cols,
-                           const TilePattern& c, const std::int64_t* pairs, std::int64_t list_bytes_limit,
+                           const TilePattern& c, const std::int64_t* pairs, const TileSpgemmOptions& options,
                            cudaStream_t s);
 
 /// Exclusive prefix sum of counts[0..n) into offsets[0..n]; returns offsets[n].

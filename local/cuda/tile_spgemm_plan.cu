@@ -7,9 +7,13 @@
 //   2. they are written in (row, A tile, B tile) order with their task as the key;
 //   3. a stable radix sort by task keeps A's order inside each task, so each C element is
 //      summed in a fixed order: the numeric phase needs no atomics and repeats bit for bit.
-// Making the lists takes 24 bytes per pair (keys and pairs, double-buffered), keeping them 8.
-// Where that passes the budget (TileSpgemmOptions::list_bytes_limit), the skewed rows' tasks
-// search like the others instead.
+// Steps 2-3 run on batches of whole rows (TileSpgemmOptions::list_batch_bytes), each sorted
+// into its place in the list: the lists keep 8 bytes a pair, and the scratch (16 bytes a pair)
+// is one batch's, not all of them. Where lists and scratch pass the budget
+// (TileSpgemmOptions::list_bytes_limit), the skewed rows' tasks search like the others instead.
+#include <algorithm>
+#include <vector>
+
 #include <cub/device/device_radix_sort.cuh>
 #include <cub/device/device_reduce.cuh>
 
@@ -95,6 +99,18 @@ struct ListedATiles {
   std::int64_t count;
 };
 
+/// Per tile-row (rows + 1): where its listed A tiles and its listed tasks start.
+struct RowListStarts {
+  const std::int64_t* a_tile;
+  const std::int64_t* task;
+};
+
+/// Scratch bytes a listed pair takes while its batch is made: its key twice (uint32, radix
+/// sort double buffer) and its pair once more (the other buffer is its place in the list).
+constexpr std::int64_t kBatchBytesPerPair = 2 * sizeof(std::uint32_t) + sizeof(ListedPair);
+/// Pairs of a batch of several rows: keeps its task count, hence its keys, within 32 bits.
+constexpr std::int64_t kMostBatchPairs = std::int64_t{1} << 30;
+
 __global__ void __launch_bounds__(kBlock) count_listed_pairs(TilePattern a, TilePattern b, TilePattern c,
                                                              ListedATiles at, const std::int64_t* row_task_start,
                                                              std::int64_t* per_a_tile, std::int64_t* per_task) {
@@ -109,22 +125,46 @@ __global__ void __launch_bounds__(kBlock) count_listed_pairs(TilePattern a, Tile
   if (lane == 0) per_a_tile[t] = n;
 }
 
-template <class Key>
+/// Where a tile-row's listed A tiles, pairs (in the final list) and tasks start.
+struct RowListStart {
+  std::int64_t a_tile, pair, task;
+};
+
+/// A batch of consecutive listed rows, [begin, end). Whole rows, so whole tasks: sorting a
+/// batch alone gives the same order as sorting all the pairs at once.
+struct ListBatch {
+  RowListStart begin, end;
+  std::int64_t pairs() const { return end.pair - begin.pair; }
+  std::int64_t tasks() const { return end.task - begin.task; }
+};
+
+/// Step 2 for one batch: its pairs in (row, A tile, B tile) order, from pairs[0], keyed by
+/// their task counted from the batch's first.
 __global__ void __launch_bounds__(kBlock) write_listed_pairs(TilePattern a, TilePattern b, TilePattern c,
                                                              ListedATiles at, const std::int64_t* row_task_start,
-                                                             const std::int64_t* a_tile_start, Key* task,
-                                                             ListedPair* out) {
-  const std::int64_t t = blockIdx.x * std::int64_t(kWarps) + threadIdx.x / 32;
-  if (t >= at.count) return;  // warp-uniform
+                                                             const std::int64_t* a_tile_start, ListBatch batch,
+                                                             std::uint32_t* task, ListedPair* out) {
+  const std::int64_t t = batch.begin.a_tile + blockIdx.x * std::int64_t(kWarps) + threadIdx.x / 32;
+  if (t >= batch.end.a_tile) return;  // warp-uniform
   const int lane = threadIdx.x % 32;
-  const std::int64_t row = at.row[t], ka = at.tile[t], first = a_tile_start[t];
+  const std::int64_t row = at.row[t], ka = at.tile[t], first = a_tile_start[t] - batch.begin.pair;
   const std::int64_t b_row_start = b.row_ptr[a.col[ka]];
   for_useful_pairs(a, b, ka, lane, [&](std::int64_t kb, std::int64_t rank) {
     const std::int64_t slot = listed_slot(c, row, b.col[kb]);
-    task[first + rank] = static_cast<Key>(row_task_start[row] + slot / 2);
+    task[first + rank] = static_cast<std::uint32_t>(row_task_start[row] + slot / 2 - batch.begin.task);
     out[first + rank] = {static_cast<std::int32_t>(ka - a.row_ptr[row]),
                          static_cast<std::int32_t>(2 * (kb - b_row_start) + (slot & 1))};
   });
+}
+
+/// Where each tile-row's listed A tiles, tasks and pairs start (rows + 1 of each).
+__global__ void row_list_starts(std::int64_t rows, const std::int64_t* row_a_tile_start,
+                                const std::int64_t* row_task_start, const std::int64_t* a_tile_pair_start,
+                                RowListStart* starts) {
+  const std::int64_t row = blockIdx.x * std::int64_t(blockDim.x) + threadIdx.x;
+  if (row > rows) return;
+  const std::int64_t a_tile = row_a_tile_start[row];
+  starts[row] = {a_tile, a_tile_pair_start[a_tile], row_task_start[row]};
 }
 
 int bits_for(std::int64_t max_value) {
@@ -133,51 +173,87 @@ int bits_for(std::int64_t max_value) {
   return bits;
 }
 
-/// Steps 2-3 of the header for n pairs counted with their starts per A tile: written with their
-/// tasks as keys (Key: the narrowest unsigned type that holds the task count), then sorted.
-template <class Key>
+/// Consecutive rows grouped into batches of at most `target` pairs (a longer row is a batch of
+/// its own); rows without pairs are left out.
+std::vector<ListBatch> plan_batches(const std::vector<RowListStart>& row_start, std::int64_t target) {
+  std::vector<ListBatch> batches;
+  const std::size_t rows = row_start.size() - 1;
+  for (std::size_t r0 = 0, r1 = 0; r0 < rows; r0 = r1) {
+    r1 = r0 + 1;
+    while (r1 < rows && row_start[r1 + 1].pair - row_start[r0].pair <= target) ++r1;
+    const ListBatch batch{row_start[r0], row_start[r1]};
+    if (batch.pairs() > 0) batches.push_back(batch);
+  }
+  return batches;
+}
+
+/// Steps 2-3 of the header, batch by batch into `w.listed_pairs` (n pairs in all): written with
+/// their tasks as keys, then sorted by a stable radix sort on the batch's key bits. A batch's
+/// scratch (keys twice, pairs once: 16 bytes a pair) is reused by the next.
 void write_and_sort(const TilePattern& a, const TilePattern& b, const TilePattern& c, const ListedATiles& at,
-                    const std::int64_t* row_task_start, const std::int64_t* a_tile_start, std::int64_t n,
-                    std::int64_t tasks, WorkLists& w, cudaStream_t s) {
-  DeviceBuffer<Key> key(n, s), key_other(n, s);
-  DeviceBuffer<ListedPair> pairs(n, s), pairs_other(n, s);
-  write_listed_pairs<Key><<<grid_for(at.count, kWarps), kBlock, 0, s>>>(a, b, c, at, row_task_start, a_tile_start,
-                                                                         key.data(), pairs.data());
-  TESSERA_CHECK_LAUNCH();
-  cub::DoubleBuffer<Key> keys(key.data(), key_other.data());
-  cub::DoubleBuffer<ListedPair> values(pairs.data(), pairs_other.data());
-  cub_call(s, [&](void* t, std::size_t& bytes) {  // stable: A's order survives inside each task
-    return cub::DeviceRadixSort::SortPairs(t, bytes, keys, values, n, 0, bits_for(tasks), s);
-  });
-  w.listed_pairs = std::move(values.Current() == pairs.data() ? pairs : pairs_other);
+                    const std::int64_t* row_task_start, const std::int64_t* a_tile_start,
+                    const std::vector<ListBatch>& batches, std::int64_t n, WorkLists& w, cudaStream_t s) {
+  std::int64_t most = 0;
+  for (const ListBatch& batch : batches) most = std::max(most, batch.pairs());
+  DeviceBuffer<std::uint32_t> key(most, s), key_other(most, s);
+  DeviceBuffer<ListedPair> pairs_other(most, s);
+  w.listed_pairs.allocate(n, s);
+  for (const ListBatch& batch : batches) {
+    ListedPair* out = w.listed_pairs.data() + batch.begin.pair;
+    write_listed_pairs<<<grid_for(batch.end.a_tile - batch.begin.a_tile, kWarps), kBlock, 0, s>>>(
+        a, b, c, at, row_task_start, a_tile_start, batch, key.data(), out);
+    TESSERA_CHECK_LAUNCH();
+    cub::DoubleBuffer<std::uint32_t> keys(key.data(), key_other.data());
+    cub::DoubleBuffer<ListedPair> values(out, pairs_other.data());
+    const int bits = bits_for(batch.tasks() - 1);
+    cub_call(s, [&](void* t, std::size_t& bytes) {  // stable: A's order survives inside each task
+      return cub::DeviceRadixSort::SortPairs(t, bytes, keys, values, batch.pairs(), 0, bits, s);
+    });
+    if (values.Current() != out)
+      TESSERA_CUDA_CHECK(cudaMemcpyAsync(out, values.Current(), batch.pairs() * sizeof(ListedPair),
+                                         cudaMemcpyDeviceToDevice, s));
+  }
 }
 
 /// The listed rows' useful pairs, grouped by task in A's order, if making them fits in `limit`
-/// bytes (-1: half the free device memory); returns whether they were made.
-bool list_pairs(const TilePattern& a, const TilePattern& b, std::int64_t b_tile_cols, const TilePattern& c,
-                const ListedATiles& at, const std::int64_t* row_task_start, std::int64_t tasks, std::int64_t limit,
-                WorkLists& w, cudaStream_t s) {
+/// bytes (-1: half the free device memory), batch by batch within options.list_batch_bytes;
+/// returns the number of batches (0: not made).
+std::int64_t list_pairs(const TilePattern& a, const TilePattern& b, std::int64_t b_tile_cols, const TilePattern& c,
+                        const ListedATiles& at, const RowListStarts& row, std::int64_t tasks,
+                        const TileSpgemmOptions& options, WorkLists& w, cudaStream_t s) {
+  const std::int64_t rows = a.tile_rows;
   DeviceBuffer<std::int64_t> per_a_tile(at.count, s), a_tile_start(at.count + 1, s), per_task(tasks, s);
   per_task.fill_bytes(0, s);
-  count_listed_pairs<<<grid_for(at.count, kWarps), kBlock, 0, s>>>(a, b, c, at, row_task_start, per_a_tile.data(),
+  count_listed_pairs<<<grid_for(at.count, kWarps), kBlock, 0, s>>>(a, b, c, at, row.task, per_a_tile.data(),
                                                                     per_task.data());
   TESSERA_CHECK_LAUNCH();
   const std::int64_t n = exclusive_scan_total(per_a_tile.data(), a_tile_start.data(), at.count, s);
-  const bool narrow = tasks <= std::int64_t{UINT32_MAX};
-  const std::int64_t bytes = n * std::int64_t(2 * sizeof(ListedPair) + 2 * (narrow ? 4 : 8));
+  per_a_tile.release();
+  DeviceBuffer<RowListStart> starts(rows + 1, s);
+  row_list_starts<<<grid_for(rows + 1, kBlock), kBlock, 0, s>>>(rows, row.a_tile, row.task, a_tile_start.data(),
+                                                               starts.data());
+  TESSERA_CHECK_LAUNCH();
+  const auto row_start = starts.download(s);
+  std::int64_t limit = options.list_bytes_limit;
   if (limit < 0) {
     std::size_t free = 0, total = 0;
     TESSERA_CUDA_CHECK(cudaMemGetInfo(&free, &total));
     limit = static_cast<std::int64_t>(free / 2);
   }
+  // Kept: 8 bytes a pair and the task starts; each batch: 16 bytes a pair of scratch.
+  const std::int64_t kept = n * std::int64_t(sizeof(ListedPair)) + (tasks + 1) * std::int64_t(sizeof(std::int64_t));
+  const std::int64_t scratch = std::min(options.list_batch_bytes, limit - kept);
+  const auto batches =
+      plan_batches(row_start, std::clamp<std::int64_t>(scratch / kBatchBytesPerPair, 0, kMostBatchPairs));
+  std::int64_t most = 0;
+  for (const ListBatch& batch : batches) most = std::max(most, batch.pairs());
   // Places in a row are int32, doubled for `which`: B rows of 2^30 tiles or more are searched.
-  if (bytes > limit || b_tile_cols >= (std::int64_t{1} << 30)) return false;
+  if (kept + most * kBatchBytesPerPair > limit || b_tile_cols >= (std::int64_t{1} << 30)) return 0;
   w.listed_start.allocate(tasks + 1, s);
   exclusive_scan_total(per_task.data(), w.listed_start.data(), tasks, s);
   per_task.release();
-  if (narrow) write_and_sort<std::uint32_t>(a, b, c, at, row_task_start, a_tile_start.data(), n, tasks, w, s);
-  else write_and_sort<std::uint64_t>(a, b, c, at, row_task_start, a_tile_start.data(), n, tasks, w, s);
-  return true;
+  write_and_sort(a, b, c, at, row.task, a_tile_start.data(), batches, n, w, s);
+  return static_cast<std::int64_t>(batches.size());
 }
 
 /// Skewed rows whose lists were not made: their tasks join the searched ones.
@@ -201,7 +277,7 @@ void search_listed_tasks(WorkLists& w, cudaStream_t s) {
 }  // namespace
 
 WorkLists build_work_lists(const TilePattern& a, const TilePattern& b, std::int64_t b_tile_cols,
-                           const TilePattern& c, const std::int64_t* pairs, std::int64_t list_bytes_limit,
+                           const TilePattern& c, const std::int64_t* pairs, const TileSpgemmOptions& options,
                            cudaStream_t s) {
   WorkLists w;
   const std::int64_t rows = a.tile_rows;
@@ -231,8 +307,9 @@ WorkLists build_work_lists(const TilePattern& a, const TilePattern& b, std::int6
       w.pull_tile.data(), w.listed_row.data(), w.listed_tile.data(), listed_a_row.data(), listed_a_tile.data());
   TESSERA_CHECK_LAUNCH();
   const ListedATiles at{listed_a_row.data(), listed_a_tile.data(), listed_a};
-  if (listed && !list_pairs(a, b, b_tile_cols, c, at, row_listed_start.data(), listed, list_bytes_limit, w, s))
-    search_listed_tasks(w, s);
+  const RowListStarts row_starts{row_listed_a_start.data(), row_listed_start.data()};
+  if (listed) w.list_batches = list_pairs(a, b, b_tile_cols, c, at, row_starts, listed, options, w, s);
+  if (listed && w.list_batches == 0) search_listed_tasks(w, s);
   return w;
 }
 

@@ -325,7 +325,7 @@ void TileSpgemm<T>::symbolic(const DeviceTileMatrix<T>& a, const DeviceTileMatri
 
   // 6. numeric work lists.
   WorkLists lists =
-      build_work_lists(ap, bp, b.tile_cols(), pattern_of(c), pairs.data(), options_.list_bytes_limit, s);
+      build_work_lists(ap, bp, b.tile_cols(), pattern_of(c), pairs.data(), options_, s);
   pull_row_ = std::move(lists.pull_row);
   pull_tile_ = std::move(lists.pull_tile);
   listed_row_ = std::move(lists.listed_row);
@@ -337,6 +337,7 @@ void TileSpgemm<T>::symbolic(const DeviceTileMatrix<T>& a, const DeviceTileMatri
   info_.pull_tasks = static_cast<std::int64_t>(pull_row_.size());
   info_.listed_tasks = static_cast<std::int64_t>(listed_row_.size());
   info_.listed_pairs = static_cast<std::int64_t>(listed_pairs_.size());
+  info_.list_batches = lists.list_batches;
   info_.c_tiles = c.num_tiles;
   info_.c_nnz = c.nnz;
   a_tiles_ = a.num_tiles;

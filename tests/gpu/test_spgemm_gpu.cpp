@@ -162,29 +162,38 @@ HostArray<cuda::spgemm_output_t<T>> numeric_values(cuda::TileSpgemm<T>& plan, co
 }
 
 /// A*B with skewed rows on `options`: right (the reference's bound), and the same bits from a
-/// second numeric phase of the plan and from a second plan: skewed rows are summed in A's order,
-/// listed or (past options.list_bytes_limit) searched, never with atomics, so a GPU AMG setup
-/// on power-law matrices repeats bit for bit.
+/// second numeric phase of the plan and from a second plan whose lists are made one row per
+/// batch: skewed rows are summed in A's order, listed (in any batches) or (past
+/// options.list_bytes_limit) searched, never with atomics, so a GPU AMG setup on power-law
+/// matrices repeats bit for bit. Returns the second plan's list batches.
 template <class T>
-void expect_skewed_rows_repeat(const Csr<T>& a, const Csr<T>& b, const TileSpgemmOptions& options) {
+std::int64_t expect_skewed_rows_repeat(const Csr<T>& a, const Csr<T>& b, const TileSpgemmOptions& options) {
   using Out = cuda::spgemm_output_t<T>;
   const auto da = cuda::to_tiles(cuda::upload(a)), db = cuda::to_tiles(cuda::upload(b));
-  cuda::TileSpgemm<T> plan(options), again(options);
+  TileSpgemmOptions row_batches = options;
+  row_batches.list_batch_bytes = 0;
+  cuda::TileSpgemm<T> plan(options), again(row_batches);
   cuda::DeviceTileMatrix<Out> dc, dc_again;
   plan.symbolic(da, db, dc);
   again.symbolic(da, db, dc_again);
-  if (options.list_bytes_limit == 0)
-    ASSERT_EQ(plan.info().listed_tasks, 0) << "lists made past their budget";
-  else
-    ASSERT_GT(plan.info().listed_tasks, 0) << "no listed row: the case misses its point";
+  if (options.list_bytes_limit == 0) {
+    EXPECT_EQ(plan.info().listed_tasks, 0) << "lists made past their budget";
+  } else {
+    EXPECT_GT(plan.info().listed_tasks, 0) << "no listed row: the case misses its point";
+    EXPECT_EQ(plan.info().list_batches, 1) << "a small product's lists fit one batch of 1 GiB";
+  }
+  EXPECT_EQ(again.info().listed_pairs, plan.info().listed_pairs);
   const auto first = numeric_values(plan, da, db, dc);
   expect_matches_reference(a, b, convert_values<double>(cuda::download(cuda::to_csr(dc))));
   for (auto* run : {&plan, &again}) {
     const auto repeated = numeric_values(*run, da, db, run == &plan ? dc : dc_again);
-    ASSERT_EQ(repeated.size(), first.size());
+    EXPECT_EQ(repeated.size(), first.size());
+    if (repeated.size() != first.size()) continue;
     EXPECT_EQ(std::memcmp(repeated.data(), first.data(), first.size() * sizeof(Out)), 0)
-        << (run == &plan ? "the plan's second numeric phase" : "a second plan") << " changed some bits";
+        << (run == &plan ? "the plan's second numeric phase" : "a second plan, lists made row by row")
+        << " changed some bits";
   }
+  return again.info().list_batches;
 }
 
 TEST(TileSpgemmGpu, SkewedRowsRepeatBitForBit) {
@@ -201,10 +210,43 @@ TEST(TileSpgemmGpu, SkewedRowsRepeatBitForBit) {
     const TileSpgemmOptions listed{product}, searched{product, false, 0};
     expect_skewed_rows_repeat(dense_row, p, listed);
     expect_skewed_rows_repeat(dense_row, p, searched);
-    expect_skewed_rows_repeat(rmat, rmat, listed);
+    EXPECT_GT(expect_skewed_rows_repeat(rmat, rmat, listed), 1) << "R-MAT's hub rows listed in one batch";
     expect_skewed_rows_repeat(convert_values<Half>(rmat), convert_values<Half>(rmat), listed);
   }
   expect_skewed_rows_repeat(convert_values<float>(rmat), convert_values<float>(rmat), TileSpgemmOptions{});
+}
+
+/// The list budget (TileSpgemmOptions::list_bytes_limit) counts the kept lists (8 bytes a pair,
+/// 8 a task start) and one batch's scratch (16 bytes a pair): a budget short of one batch of
+/// everything makes the lists in smaller batches, the same bits; short of the kept lists, the
+/// rows are searched, still the same bits.
+TEST(TileSpgemmGpu, ListBudgetShrinksBatchesBeforeSearching) {
+  const std::uint64_t seed = testing::fresh_seed();
+  SCOPED_TRACE("seed " + std::to_string(seed));
+  const Csr<double> rmat = gen::generate(gen::parse_spec("rmat:14:4:seed=" + std::to_string(seed % 1000)));
+  const auto da = cuda::to_tiles(cuda::upload(rmat));
+  const auto product = [&](std::int64_t limit, cuda::TileSpgemmInfo& info) {
+    cuda::TileSpgemm<double> plan(TileSpgemmOptions{TileProduct::tensor_core, false, limit});
+    cuda::DeviceTileMatrix<double> c;
+    plan.symbolic(da, da, c);
+    info = plan.info();
+    return numeric_values(plan, da, da, c);
+  };
+  cuda::TileSpgemmInfo whole, shrunk, searched;
+  const auto want = product(-1, whole);
+  ASSERT_GT(whole.listed_pairs, 0);
+  const std::int64_t kept = 8 * whole.listed_pairs + 8 * (whole.listed_tasks + 1);
+  const auto values_shrunk = product(kept + 16 * whole.listed_pairs - 1, shrunk);
+  const auto values_searched = product(kept - 1, searched);
+  EXPECT_EQ(whole.list_batches, 1);
+  EXPECT_GT(shrunk.list_batches, 1) << "a budget one byte short of one batch";
+  EXPECT_EQ(shrunk.listed_pairs, whole.listed_pairs);
+  EXPECT_EQ(searched.list_batches, 0) << "a budget one byte short of the kept lists";
+  EXPECT_EQ(searched.listed_tasks, 0);
+  ASSERT_EQ(values_shrunk.size(), want.size());
+  ASSERT_EQ(values_searched.size(), want.size());
+  EXPECT_EQ(std::memcmp(values_shrunk.data(), want.data(), want.size() * sizeof(double)), 0);
+  EXPECT_EQ(std::memcmp(values_searched.data(), want.data(), want.size() * sizeof(double)), 0);
 }
 
 TEST(TileSpgemmGpu, RectangularProducts) {
