@@ -80,12 +80,12 @@ class TileSpgemm {
   TileSpgemmInfo info_;
   bool have_symbolic_ = false;
   std::int64_t a_tiles_ = 0, b_tiles_ = 0;
-  // Work lists kept for numeric() (tile_spgemm_internal.hpp): warp tasks (row, first C tile)
-  // that search, and those of skewed rows with their lists of (A tile, B tile) pairs.
+  // Work lists kept for numeric() (tile_spgemm_internal.hpp): warp tasks that search, and
+  // those of skewed rows with their lists of (A tile, B tile) pairs.
   DeviceBuffer<std::int32_t> pull_row_;
-  DeviceBuffer<std::int64_t> pull_tile_;
+  DeviceBuffer<std::int64_t> row_pull_start_;
   DeviceBuffer<std::int32_t> listed_row_;
-  DeviceBuffer<std::int64_t> listed_tile_;
+  DeviceBuffer<std::int64_t> row_listed_start_;
   DeviceBuffer<std::int64_t> listed_start_;
   DeviceBuffer<ListedPair> listed_pairs_;
 };

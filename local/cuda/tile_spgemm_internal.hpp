@@ -14,12 +14,14 @@ namespace tessera::cuda {
 inline constexpr std::int64_t kListRatio = 4;
 
 /// Work lists of the numeric phase, kept by the plan for reuse. Both kinds of task are one
-/// warp per pair of C tiles (row, first C tile; the second is +1 when the row has it).
+/// warp per pair of C tiles of a tile-row, numbered row by row: task t of a kind is task
+/// t - row_start[row] of its row (row = row[t]), and its tiles are that row's 2 (t - row_start[row])
+/// and the next, if the row has it.
 struct WorkLists {
-  DeviceBuffer<std::int32_t> pull_row;     // searched tasks
-  DeviceBuffer<std::int64_t> pull_tile;
-  DeviceBuffer<std::int32_t> listed_row;   // listed tasks (skewed rows)
-  DeviceBuffer<std::int64_t> listed_tile;
+  DeviceBuffer<std::int32_t> pull_row;          // searched tasks
+  DeviceBuffer<std::int64_t> row_pull_start;    // rows + 1
+  DeviceBuffer<std::int32_t> listed_row;        // listed tasks (skewed rows)
+  DeviceBuffer<std::int64_t> row_listed_start;  // rows + 1
   DeviceBuffer<std::int64_t> listed_start;  // listed task t's pairs: [listed_start[t], listed_start[t+1])
   DeviceBuffer<ListedPair> listed_pairs;    // per task in A's order: the summation order, fixed
   std::int64_t tile_pairs = 0;

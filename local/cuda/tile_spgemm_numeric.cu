@@ -65,12 +65,21 @@ __device__ __forceinline__ void store_pair(const TileView<Acc>& c, std::int64_t 
   }
 }
 
-/// A warp task: its tile-row and first C tile.
+/// Warp tasks of one kind: task t's tile-row is row[t]; it is that row's task
+/// t - row_start[row], whose first C tile is the row's tile 2 (t - row_start[row]).
 struct Tasks {
   const std::int32_t* row;
-  const std::int64_t* tile;
+  const std::int64_t* row_start;  // per tile-row (rows + 1): its first task of this kind
   std::int64_t count;
 };
+
+/// Task t's tile-row and first C tile.
+template <class Acc>
+__device__ __forceinline__ void task_place(const Tasks& tasks, const TileView<Acc>& c, std::int64_t t,
+                                           std::int64_t& row, std::int64_t& p1) {
+  row = tasks.row[t];
+  p1 = c.row_ptr[row] + 2 * (t - tasks.row_start[row]);
+}
 
 template <class T, class Acc, bool kTensorCore>
 __global__ void __launch_bounds__(kBlock) pull_pairs(TileView<const T> a, TileView<const T> b, TileView<Acc> c,
@@ -79,7 +88,8 @@ __global__ void __launch_bounds__(kBlock) pull_pairs(TileView<const T> a, TileVi
   const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
   const std::int64_t task = blockIdx.x * std::int64_t(kWarps) + warp;
   if (task >= tasks.count) return;  // warp-uniform
-  const std::int64_t row = tasks.row[task], p1 = tasks.tile[task];
+  std::int64_t row, p1;
+  task_place(tasks, c, task, row, p1);
   const bool has2 = p1 + 1 < c.row_ptr[row + 1];
   const std::int32_t j1 = c.col[p1], j2 = has2 ? c.col[p1 + 1] : -1;
   Acc d[4] = {0, 0, 0, 0};
@@ -115,7 +125,8 @@ __global__ void __launch_bounds__(kBlock) listed_pairs(TileView<const T> a, Tile
   const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
   const std::int64_t task = blockIdx.x * std::int64_t(kWarps) + warp;
   if (task >= tasks.count) return;  // warp-uniform
-  const std::int64_t row = tasks.row[task], p1 = tasks.tile[task];
+  std::int64_t row, p1;
+  task_place(tasks, c, task, row, p1);
   const bool has2 = p1 + 1 < c.row_ptr[row + 1];
   Acc d[4] = {0, 0, 0, 0};
   const std::int64_t end = start[task + 1];
@@ -187,8 +198,8 @@ void TileSpgemm<T>::numeric(const DeviceTileMatrix<T>& a, const DeviceTileMatrix
   }
   const auto av = view_of<const T>(a), bv = view_of<const T>(b);
   const auto cv = view_of<Out>(c);
-  const Tasks pulled{pull_row_.data(), pull_tile_.data(), static_cast<std::int64_t>(pull_row_.size())};
-  const Tasks listed{listed_row_.data(), listed_tile_.data(), static_cast<std::int64_t>(listed_row_.size())};
+  const Tasks pulled{pull_row_.data(), row_pull_start_.data(), static_cast<std::int64_t>(pull_row_.size())};
+  const Tasks listed{listed_row_.data(), row_listed_start_.data(), static_cast<std::int64_t>(listed_row_.size())};
   // FP32 has no exact-FP32 MMA (TF32 rounds the inputs to 10 bits): its products are FMA.
   const bool tensor_core = options_.product == TileProduct::tensor_core && !std::is_same_v<T, float>;
   if (tensor_core) {

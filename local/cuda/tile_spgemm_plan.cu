@@ -33,12 +33,13 @@ __device__ bool is_listed_row(const TilePattern& a, const TilePattern& c, const 
   return c_pairs > 0 && a_tiles * c_pairs > kListRatio * pairs[row];
 }
 
-/// Per tile-row: its searched tasks, its listed tasks and its listed A tiles (one kind is 0).
-__global__ void task_counts(TilePattern a, TilePattern c, const std::int64_t* pairs, std::int64_t* pull_count,
-                            std::int64_t* listed_count, std::int64_t* listed_a_count) {
+/// Per tile-row: its searched tasks, its listed tasks and its listed A tiles (one kind is 0;
+/// without list_skewed, every row searches).
+__global__ void task_counts(TilePattern a, TilePattern c, const std::int64_t* pairs, bool list_skewed,
+                            std::int64_t* pull_count, std::int64_t* listed_count, std::int64_t* listed_a_count) {
   const std::int64_t row = blockIdx.x * std::int64_t(blockDim.x) + threadIdx.x;
   if (row >= a.tile_rows) return;
-  const bool listed = is_listed_row(a, c, pairs, row);
+  const bool listed = list_skewed && is_listed_row(a, c, pairs, row);
   const std::int64_t tasks = (c.row_ptr[row + 1] - c.row_ptr[row] + 1) / 2;
   pull_count[row] = listed ? 0 : tasks;
   listed_count[row] = listed ? tasks : 0;
@@ -49,19 +50,14 @@ struct TaskStarts {
   const std::int64_t *pull, *listed, *listed_a;
 };
 
-__global__ void expand_tasks(TilePattern a, TilePattern c, TaskStarts start, std::int32_t* pull_row,
-                             std::int64_t* pull_tile, std::int32_t* listed_row, std::int64_t* listed_tile,
+/// Each task's tile-row, and each listed A tile's row and place in A.
+__global__ void expand_tasks(TilePattern a, TaskStarts start, std::int32_t* pull_row, std::int32_t* listed_row,
                              std::int32_t* listed_a_row, std::int64_t* listed_a_tile) {
   const std::int64_t row = blockIdx.x * std::int64_t(blockDim.x) + threadIdx.x;
   if (row >= a.tile_rows) return;
-  for (std::int64_t i = 0, t = start.pull[row]; t < start.pull[row + 1]; ++i, ++t) {
-    pull_row[t] = static_cast<std::int32_t>(row);
-    pull_tile[t] = c.row_ptr[row] + 2 * i;
-  }
-  for (std::int64_t i = 0, t = start.listed[row]; t < start.listed[row + 1]; ++i, ++t) {
+  for (std::int64_t t = start.pull[row]; t < start.pull[row + 1]; ++t) pull_row[t] = static_cast<std::int32_t>(row);
+  for (std::int64_t t = start.listed[row]; t < start.listed[row + 1]; ++t)
     listed_row[t] = static_cast<std::int32_t>(row);
-    listed_tile[t] = c.row_ptr[row] + 2 * i;
-  }
   for (std::int64_t i = 0, t = start.listed_a[row]; t < start.listed_a[row + 1]; ++i, ++t) {
     listed_a_row[t] = static_cast<std::int32_t>(row);
     listed_a_tile[t] = a.row_ptr[row] + i;
@@ -256,22 +252,38 @@ std::int64_t list_pairs(const TilePattern& a, const TilePattern& b, std::int64_t
   return static_cast<std::int64_t>(batches.size());
 }
 
-/// Skewed rows whose lists were not made: their tasks join the searched ones.
-void search_listed_tasks(WorkLists& w, cudaStream_t s) {
-  const std::size_t pulls = w.pull_row.size(), listed = w.listed_row.size();
-  DeviceBuffer<std::int32_t> row(pulls + listed, s);
-  DeviceBuffer<std::int64_t> tile(pulls + listed, s);
-  const auto copy = [&](void* to, const void* from, std::size_t bytes) {
-    if (bytes) TESSERA_CUDA_CHECK(cudaMemcpyAsync(to, from, bytes, cudaMemcpyDeviceToDevice, s));
-  };
-  copy(row.data(), w.pull_row.data(), pulls * sizeof(std::int32_t));
-  copy(row.data() + pulls, w.listed_row.data(), listed * sizeof(std::int32_t));
-  copy(tile.data(), w.pull_tile.data(), pulls * sizeof(std::int64_t));
-  copy(tile.data() + pulls, w.listed_tile.data(), listed * sizeof(std::int64_t));
-  w.pull_row = std::move(row);
-  w.pull_tile = std::move(tile);
-  w.listed_row.release();
-  w.listed_tile.release();
+/// The A tiles of the listed rows, by row (rows + 1 starts) and one by one (row, place in A).
+struct ListedATileBuffers {
+  DeviceBuffer<std::int64_t> row_start;
+  DeviceBuffer<std::int32_t> row;
+  DeviceBuffer<std::int64_t> tile;
+  ListedATiles view() const { return {row.data(), tile.data(), static_cast<std::int64_t>(row.size())}; }
+};
+
+/// Numbers every tile-row's tasks into w (pull_row, row_pull_start, listed_row,
+/// row_listed_start): skewed rows' as listed if list_skewed, else all as searched; returns
+/// the listed rows' A tiles.
+ListedATileBuffers number_tasks(const TilePattern& a, const TilePattern& c, const std::int64_t* pairs,
+                                bool list_skewed, WorkLists& w, cudaStream_t s) {
+  const std::int64_t rows = a.tile_rows;
+  DeviceBuffer<std::int64_t> pull_count(rows, s), listed_count(rows, s), listed_a_count(rows, s);
+  task_counts<<<grid_for(rows, kBlock), kBlock, 0, s>>>(a, c, pairs, list_skewed, pull_count.data(),
+                                                      listed_count.data(), listed_a_count.data());
+  TESSERA_CHECK_LAUNCH();
+  ListedATileBuffers at;
+  w.row_pull_start.allocate(rows + 1, s);
+  w.row_listed_start.allocate(rows + 1, s);
+  at.row_start.allocate(rows + 1, s);
+  w.pull_row.allocate(exclusive_scan_total(pull_count.data(), w.row_pull_start.data(), rows, s), s);
+  w.listed_row.allocate(exclusive_scan_total(listed_count.data(), w.row_listed_start.data(), rows, s), s);
+  const std::int64_t listed_a = exclusive_scan_total(listed_a_count.data(), at.row_start.data(), rows, s);
+  at.row.allocate(listed_a, s);
+  at.tile.allocate(listed_a, s);
+  expand_tasks<<<grid_for(rows, kBlock), kBlock, 0, s>>>(
+      a, TaskStarts{w.row_pull_start.data(), w.row_listed_start.data(), at.row_start.data()}, w.pull_row.data(),
+      w.listed_row.data(), at.row.data(), at.tile.data());
+  TESSERA_CHECK_LAUNCH();
+  return at;
 }
 
 }  // namespace
@@ -287,29 +299,12 @@ WorkLists build_work_lists(const TilePattern& a, const TilePattern& b, std::int6
     cub_call(s, [&](void* t, std::size_t& n) { return cub::DeviceReduce::Sum(t, n, pairs, total.data(), rows, s); });
     w.tile_pairs = read_scalar(total.data(), s);
   }
-  DeviceBuffer<std::int64_t> pull_count(rows, s), listed_count(rows, s), listed_a_count(rows, s);
-  DeviceBuffer<std::int64_t> row_pull_start(rows + 1, s), row_listed_start(rows + 1, s);
-  DeviceBuffer<std::int64_t> row_listed_a_start(rows + 1, s);
-  task_counts<<<grid_for(rows, kBlock), kBlock, 0, s>>>(a, c, pairs, pull_count.data(), listed_count.data(),
-                                                      listed_a_count.data());
-  TESSERA_CHECK_LAUNCH();
-  const std::int64_t pulls = exclusive_scan_total(pull_count.data(), row_pull_start.data(), rows, s);
-  const std::int64_t listed = exclusive_scan_total(listed_count.data(), row_listed_start.data(), rows, s);
-  const std::int64_t listed_a = exclusive_scan_total(listed_a_count.data(), row_listed_a_start.data(), rows, s);
-  w.pull_row.allocate(pulls, s);
-  w.pull_tile.allocate(pulls, s);
-  w.listed_row.allocate(listed, s);
-  w.listed_tile.allocate(listed, s);
-  DeviceBuffer<std::int32_t> listed_a_row(listed_a, s);
-  DeviceBuffer<std::int64_t> listed_a_tile(listed_a, s);
-  expand_tasks<<<grid_for(rows, kBlock), kBlock, 0, s>>>(
-      a, c, TaskStarts{row_pull_start.data(), row_listed_start.data(), row_listed_a_start.data()}, w.pull_row.data(),
-      w.pull_tile.data(), w.listed_row.data(), w.listed_tile.data(), listed_a_row.data(), listed_a_tile.data());
-  TESSERA_CHECK_LAUNCH();
-  const ListedATiles at{listed_a_row.data(), listed_a_tile.data(), listed_a};
-  const RowListStarts row_starts{row_listed_a_start.data(), row_listed_start.data()};
-  if (listed) w.list_batches = list_pairs(a, b, b_tile_cols, c, at, row_starts, listed, options, w, s);
-  if (listed && w.list_batches == 0) search_listed_tasks(w, s);
+  ListedATileBuffers at = number_tasks(a, c, pairs, true, w, s);
+  const std::int64_t listed = static_cast<std::int64_t>(w.listed_row.size());
+  if (listed == 0) return w;
+  const RowListStarts row_starts{at.row_start.data(), w.row_listed_start.data()};
+  w.list_batches = list_pairs(a, b, b_tile_cols, c, at.view(), row_starts, listed, options, w, s);
+  if (w.list_batches == 0) number_tasks(a, c, pairs, false, w, s);  // the lists did not fit: all search
   return w;
 }
 

@@ -327,9 +327,9 @@ void TileSpgemm<T>::symbolic(const DeviceTileMatrix<T>& a, const DeviceTileMatri
   WorkLists lists =
       build_work_lists(ap, bp, b.tile_cols(), pattern_of(c), pairs.data(), options_, s);
   pull_row_ = std::move(lists.pull_row);
-  pull_tile_ = std::move(lists.pull_tile);
+  row_pull_start_ = std::move(lists.row_pull_start);
   listed_row_ = std::move(lists.listed_row);
-  listed_tile_ = std::move(lists.listed_tile);
+  row_listed_start_ = std::move(lists.row_listed_start);
   listed_start_ = std::move(lists.listed_start);
   listed_pairs_ = std::move(lists.listed_pairs);
   trace.mark("work lists");
