@@ -63,13 +63,14 @@ struct HostFgmresSpace {
 
 SolveResult fgmres(const Csr<double>& a, const Vector& b, Vector& x, const Preconditioner& m, const KrylovOptions& o,
                    const LevelOps& ops) {
-  const double b_norm = detail::check_system(a, b, x, o, ops);
-  SolveResult result;
-  if (b_norm == 0) host::fill(x, 0.0);
-  HostFgmresSpace space(a, b, x, m, ops, o.restart);
-  fgmres_iterations(space, b_norm, o, result);
-  detail::finish(a, b, x, b_norm, ops, result);
-  return result;
+  return detail::solve_in_range(a, b, x, o, ops, [&](const Vector& in_b, Vector& in_x, double b_norm) {
+    SolveResult result;
+    if (b_norm == 0) host::fill(in_x, 0.0);
+    HostFgmresSpace space(a, in_b, in_x, m, ops, o.restart);
+    fgmres_iterations(space, b_norm, o, result);
+    detail::finish(a, in_b, in_x, b_norm, ops, result);
+    return result;
+  });
 }
 
 }  // namespace tessera::amg

@@ -7,6 +7,8 @@
 //   a non-finite scalar, stagnation (no new smallest residual for `stagnation_window`
 //   iterations, e.g. an inconsistent singular system), and the iteration limit. Both solvers
 //   stop where rtol is below the system's attainable accuracy (detail::FailedConfirmations).
+// A b whose b.b leaves double's range (entries near 1e200 or 1e-200) is solved scaled by an
+// exact power of two (detail::rhs_scale_exponent); inside the range nothing is scaled.
 #include <functional>
 #include <string>
 #include <vector>
@@ -78,9 +80,39 @@ SolveResult fgmres(const Csr<double>& a, const Vector& b, Vector& x, const Preco
                    const KrylovOptions& options, const LevelOps& ops = host_reference_ops());
 
 namespace detail {
-/// Checks sizes and finiteness (InputError), returns ||b||.
-double check_system(const Csr<double>& a, const Vector& b, const Vector& x, const KrylovOptions& options,
-                    const LevelOps& ops);
+/// ||b|| = sqrt(b.b) overflows where b's entries are near 1e200 and vanishes near 1e-200 (b taken
+/// for 0). A x = b is linear and the preconditioner a fixed linear operator, so such a b is solved
+/// as A y = 2^k b from y = 2^k x, then x = 2^-k y: multiplying by a power of two is exact (where
+/// no value leaves the normal range), so the solve takes the unscaled one's steps bit for bit, and
+/// rtol, the residuals and the history are relative (scale invariant). k = 0 (b as given, nothing
+/// scaled) while b.b lies in [2^-512, 2^512]: ||b|| within 2^+-256 leaves room for b.b over any n,
+/// r.r at any rtol and the products with A and M. Outside, k brings ||2^k b|| to [1/2, 1), clamped
+/// to [-1022, 1022] (2^k and 2^-k normal). The messages' scalars (p^T A p, r^T z) are the scaled
+/// system's. `bb` is b.b as computed (Inf, 0 or subnormal outside the range); `scaled_bb(t)` is
+/// (2^t b).(2^t b), the global inner product. Returns k (0 for b = 0). InputError naming `who`
+/// where b has a non-finite entry (the device solvers learn it here).
+int rhs_scale_exponent(const char* who, double bb, const std::function<double(int)>& scaled_bb);
+
+/// t for which (2^-t v).(2^-t v) is finite exactly where every entry of v is (|v_i| < 2^1024 gives
+/// squares below 2^768, for up to 2^63 entries): how a solve tells a v near 1e200 from a
+/// non-finite one with a global inner product.
+inline constexpr int kProbeExponent = 640;
+
+/// InputError naming `who` unless `probe` (rhs_scale_exponent's (2^-kProbeExponent y).(...) of
+/// y = 2^k x) is finite: the initial x, so far from b's scale that 2^k x overflows.
+void require_scaled_guess(const char* who, double probe, int k);
+
+/// After a scaled solve: where `probe` (of x = 2^-k y) is not finite, x left double's range (a
+/// solution beyond 1.8e308): `result` becomes a breakdown that says so.
+void check_unscaled_solution(double probe, int k, SolveResult& result);
+
+/// The solve `solve(b, x, ||b||)` (krylov.hpp's solvers without the scaling) after the checks of
+/// sizes, options and finiteness (InputError), on b and x as given, or scaled as
+/// rhs_scale_exponent says (x written back unscaled). Collective where `ops` is.
+using InRangeSolve = std::function<SolveResult(const Vector& b, Vector& x, double b_norm)>;
+SolveResult solve_in_range(const Csr<double>& a, const Vector& b, Vector& x, const KrylovOptions& options,
+                           const LevelOps& ops, const InRangeSolve& solve);
+
 /// Recomputed ||b - A x|| / ||b|| into `result`, and its message when it is not yet set.
 void finish(const Csr<double>& a, const Vector& b, const Vector& x, double b_norm, const LevelOps& ops,
             SolveResult& result);

@@ -1,3 +1,4 @@
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <string>
@@ -5,6 +6,7 @@
 
 #include "amg/krylov.hpp"
 #include "local/core/error.hpp"
+#include "local/host/entrywise.hpp"
 
 namespace tessera::amg {
 
@@ -42,7 +44,10 @@ GramSchmidt parse_gram_schmidt(const std::string& name) {
 
 namespace detail {
 
-double check_system(const Csr<double>& a, const Vector& b, const Vector& x, const KrylovOptions& o, const LevelOps& ops) {
+namespace {
+
+/// Sizes, options and finiteness (InputError).
+void check_system(const Csr<double>& a, const Vector& b, const Vector& x, const KrylovOptions& o) {
   TESSERA_REQUIRE_INPUT(a.rows == a.cols, "Krylov solve: A must be square, it is ", a.rows, "x", a.cols);
   TESSERA_REQUIRE_INPUT(static_cast<std::int64_t>(b.size()) == a.rows && x.size() == b.size(), "Krylov solve: b has ",
                         b.size(), " and x ", x.size(), " entries, A has ", a.rows, " rows");
@@ -52,7 +57,62 @@ double check_system(const Csr<double>& a, const Vector& b, const Vector& x, cons
     TESSERA_REQUIRE_INPUT(std::isfinite(b[i]), "Krylov solve: b has a non-finite value ", b[i], " at row ", i);
     TESSERA_REQUIRE_INPUT(std::isfinite(x[i]), "Krylov solve: the initial x has a non-finite value ", x[i], " at row ", i);
   }
-  return std::sqrt(ops.dot(b, b));
+}
+
+/// out = 2^k v: one multiplication an entry, as the device's axpby makes it.
+void scale(const Vector& v, int k, Vector& out) {
+  const double s = std::ldexp(1.0, k);
+  host::for_entries(static_cast<std::int64_t>(v.size()), [&](std::int64_t i) { out[i] = s * v[i]; });
+}
+
+}  // namespace
+
+int rhs_scale_exponent(const char* who, double bb, const std::function<double(int)>& scaled_bb) {
+  if (bb >= 0x1p-512 && bb <= 0x1p512) return 0;
+  // Out of range (or NaN): b.b again at 2^-640 b (b.b above 2^512, up to 2^1024 per entry) or
+  // 2^640 b (below 2^-512, down to 2^-1074 per entry), both inside the normal range.
+  const int probe = bb < 1 ? kProbeExponent : -kProbeExponent;
+  const double probed = scaled_bb(probe);
+  TESSERA_REQUIRE_INPUT(std::isfinite(probed), who, ": b has a non-finite value (||b||^2 = ", bb, ")");
+  if (probed == 0) return 0;  // b = 0: every entry, times 2^640, would have left a square
+  int e = 0;
+  std::frexp(std::sqrt(probed), &e);  // ||2^probe b|| in [2^(e-1), 2^e)
+  return std::clamp(probe - e, -1022, 1022);
+}
+
+void require_scaled_guess(const char* who, double probe, int k) {
+  TESSERA_REQUIRE_INPUT(std::isfinite(probe), who, ": the initial x times 2^", k,
+                        " (b is scaled into double's range by it) overflows: x is too far from b's scale; start "
+                        "from 0 or a guess nearer b's magnitude");
+}
+
+void check_unscaled_solution(double probe, int k, SolveResult& result) {
+  if (std::isfinite(probe)) return;
+  result.status = SolveStatus::breakdown;
+  result.message = "the solution overflows double precision: the system scaled by 2^" + std::to_string(k) +
+                   " was solved (" + result.message + "), its x times 2^" + std::to_string(-k) + " is not finite";
+}
+
+SolveResult solve_in_range(const Csr<double>& a, const Vector& b, Vector& x, const KrylovOptions& o,
+                           const LevelOps& ops, const InRangeSolve& solve) {
+  check_system(a, b, x, o);
+  const double bb = ops.dot(b, b);
+  Vector scaled;  // sized only off the range: the solve in range allocates nothing more
+  const auto scaled_dot = [&](const Vector& v, int t) {
+    scaled.resize(v.size());
+    scale(v, t, scaled);
+    return ops.dot(scaled, scaled);
+  };
+  const int k = rhs_scale_exponent("Krylov solve", bb, [&](int t) { return scaled_dot(b, t); });
+  if (k == 0) return solve(b, x, std::sqrt(bb));
+  Vector y(x.size());
+  scale(x, k, y);
+  require_scaled_guess("Krylov solve", scaled_dot(y, -kProbeExponent), k);  // global: alike on every rank
+  scale(b, k, scaled);
+  SolveResult result = solve(scaled, y, std::sqrt(ops.dot(scaled, scaled)));
+  scale(y, -k, x);
+  check_unscaled_solution(scaled_dot(x, -kProbeExponent), k, result);
+  return result;
 }
 
 void finish(const Csr<double>& a, const Vector& b, const Vector& x, double b_norm, const LevelOps& ops,

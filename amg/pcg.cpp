@@ -14,11 +14,9 @@ void axpy(double alpha, const Vector& x, Vector& y) {
   host::for_entries(static_cast<std::int64_t>(y.size()), [&](std::int64_t i) { y[i] += alpha * x[i]; });
 }
 
-}  // namespace
-
-SolveResult pcg(const Csr<double>& a, const Vector& b, Vector& x, const Preconditioner& m, const KrylovOptions& o,
-                const LevelOps& ops) {
-  const double b_norm = detail::check_system(a, b, x, o, ops);
+/// PCG on b in range (detail::solve_in_range), ||b|| = b_norm.
+SolveResult pcg_in_range(const Csr<double>& a, const Vector& b, Vector& x, double b_norm, const Preconditioner& m,
+                         const KrylovOptions& o, const LevelOps& ops) {
   SolveResult result;
   if (b_norm == 0) {
     host::fill(x, 0.0);
@@ -94,6 +92,15 @@ SolveResult pcg(const Csr<double>& a, const Vector& b, Vector& x, const Precondi
   if (res <= o.rtol && result.message.empty()) result.status = SolveStatus::converged;
   detail::finish(a, b, x, b_norm, ops, result);
   return result;
+}
+
+}  // namespace
+
+SolveResult pcg(const Csr<double>& a, const Vector& b, Vector& x, const Preconditioner& m, const KrylovOptions& o,
+                const LevelOps& ops) {
+  return detail::solve_in_range(a, b, x, o, ops, [&](const Vector& in_b, Vector& in_x, double b_norm) {
+    return pcg_in_range(a, in_b, in_x, b_norm, m, o, ops);
+  });
 }
 
 }  // namespace tessera::amg

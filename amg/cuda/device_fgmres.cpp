@@ -76,6 +76,24 @@ struct DeviceFgmresSpace {
   }
 };
 
+/// device_fgmres on b in range (detail::solve_device_in_range), ||b|| = b_norm.
+SolveResult fgmres_in_range(DeviceOperator& a, const double* b, double* x, double b_norm, const DevicePreconditioner& m,
+                            const KrylovOptions& o, FgmresWorkspace* workspace) {
+  const std::int64_t n = a.rows();
+  const cudaStream_t stream = a.stream();
+  std::optional<FgmresWorkspace> own;
+  if (!workspace) workspace = &own.emplace(n, o.restart, stream);
+  TESSERA_REQUIRE_INPUT(workspace->rows == n && workspace->restart == o.restart, "device FGMRES: a workspace for ",
+                        workspace->rows, " rows and restart ", workspace->restart, ", the solve has ", n, " and ",
+                        o.restart);
+  SolveResult result;
+  if (b_norm == 0) zero(n, x, stream);
+  DeviceFgmresSpace space{a, b, x, m, *workspace};
+  fgmres_iterations(space, b_norm, o, result);
+  detail::finish_device_solve(a, b, x, b_norm, workspace->r.data(), result);
+  return result;
+}
+
 }  // namespace
 
 FgmresWorkspace::FgmresWorkspace(std::int64_t rows, int restart, cudaStream_t stream)
@@ -90,20 +108,10 @@ FgmresWorkspace::FgmresWorkspace(std::int64_t rows, int restart, cudaStream_t st
 
 SolveResult device_fgmres(DeviceOperator& a, const double* b, double* x, const DevicePreconditioner& m,
                           const KrylovOptions& o, FgmresWorkspace* workspace) {
-  const std::int64_t n = a.rows();
-  const cudaStream_t stream = a.stream();
-  const double b_norm = detail::check_device_system("device FGMRES", a, b, x, o, true);
-  std::optional<FgmresWorkspace> own;
-  if (!workspace) workspace = &own.emplace(n, o.restart, stream);
-  TESSERA_REQUIRE_INPUT(workspace->rows == n && workspace->restart == o.restart, "device FGMRES: a workspace for ",
-                        workspace->rows, " rows and restart ", workspace->restart, ", the solve has ", n, " and ",
-                        o.restart);
-  SolveResult result;
-  if (b_norm == 0) zero(n, x, stream);
-  DeviceFgmresSpace space{a, b, x, m, *workspace};
-  fgmres_iterations(space, b_norm, o, result);
-  detail::finish_device_solve(a, b, x, b_norm, workspace->r.data(), result);
-  return result;
+  return detail::solve_device_in_range("device FGMRES", a, b, x, o, true,
+                                       [&](const double* in_b, double* in_x, double b_norm) {
+                                         return fgmres_in_range(a, in_b, in_x, b_norm, m, o, workspace);
+                                       });
 }
 
 SolveResult device_fgmres(const tessera::cuda::DeviceCsr<double>& a, const tessera::cuda::SpmvPlan& plan,

@@ -48,13 +48,11 @@ class DeviceScalars {
   tessera::cuda::PinnedHostBuffer<double> host_;
 };
 
-}  // namespace
-
-SolveResult device_pcg(DeviceOperator& a, const double* b, double* x, const DevicePreconditioner& m,
-                       const KrylovOptions& o) {
+/// device_pcg on b in range (detail::solve_device_in_range), ||b|| = b_norm.
+SolveResult pcg_in_range(DeviceOperator& a, const double* b, double* x, double b_norm, const DevicePreconditioner& m,
+                         const KrylovOptions& o) {
   const std::int64_t n = a.rows();
   const cudaStream_t stream = a.stream();
-  const double b_norm = detail::check_device_system("device PCG", a, b, x, o, false);
   DeviceBuffer<double> r(std::size_t(n), stream), z(std::size_t(n), stream), p(std::size_t(n), stream),
       q(std::size_t(n), stream);
   SolveResult result;
@@ -143,6 +141,16 @@ SolveResult device_pcg(DeviceOperator& a, const double* b, double* x, const Devi
   if (res <= o.rtol && result.message.empty()) result.status = SolveStatus::converged;
   detail::finish_device_solve(a, b, x, b_norm, r.data(), result);
   return result;
+}
+
+}  // namespace
+
+SolveResult device_pcg(DeviceOperator& a, const double* b, double* x, const DevicePreconditioner& m,
+                       const KrylovOptions& o) {
+  return detail::solve_device_in_range("device PCG", a, b, x, o, false,
+                                       [&](const double* in_b, double* in_x, double b_norm) {
+                                         return pcg_in_range(a, in_b, in_x, b_norm, m, o);
+                                       });
 }
 
 SolveResult device_pcg(const tessera::cuda::DeviceCsr<double>& a, const tessera::cuda::SpmvPlan& plan, const double* b,

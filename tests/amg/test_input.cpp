@@ -268,6 +268,53 @@ TEST(AmgInput, BreakdownMessagesKeepTheirScalarsDigits) {
   EXPECT_NE(stalled.find("too ill-conditioned for the preconditioner"), std::string::npos) << stalled;  // not cut short
 }
 
+// The scale of a b out of b.b's range (amg/krylov.hpp), on a one-entry b = v: k = 0 in range and
+// for 0, else ||2^k b|| in [1/2, 1) with k within [-1022, 1022]; a non-finite v is refused.
+TEST(AmgInput, RightHandSideScaleIsAPowerOfTwoIntoRange) {
+  const auto k_of = [](double v) {
+    return detail::rhs_scale_exponent("test", v * v, [v](int t) { return std::ldexp(v, t) * std::ldexp(v, t); });
+  };
+  EXPECT_EQ(k_of(0.0), 0);
+  EXPECT_EQ(k_of(1.0), 0);
+  EXPECT_EQ(k_of(0x1p256), 0);    // b.b = 2^512: the range's top
+  EXPECT_EQ(k_of(0x1p-256), 0);   // and its bottom
+  EXPECT_EQ(k_of(0x1p257), -258);  // 2^-258 2^257 = 1/2
+  EXPECT_EQ(k_of(-3e200), -666);   // 3e200 = 0.98 2^666
+  EXPECT_EQ(k_of(1e-200), 664);    // 1e-200 = 0.77 2^-664
+  EXPECT_EQ(k_of(std::numeric_limits<double>::max()), -1022);         // 2^1024 - ulp: clamped
+  EXPECT_EQ(k_of(std::numeric_limits<double>::denorm_min()), 1022);   // 2^-1074: clamped
+  for (const double bad : {std::numeric_limits<double>::infinity(), std::nan("")})
+    EXPECT_NE(input_error([&] { k_of(bad); }).find("test: b has a non-finite value"), std::string::npos) << bad;
+}
+
+// The scaling's two limits, each stated: an initial x so far from b's scale that 2^k x overflows
+// (b near 1e-300, x near 1e300) is refused and left as it was; a solution past double's range
+// (A times 1e-20, b near 1e300: x near 1e320) ends in a breakdown that says so, never a
+// "converged" with an infinite x.
+TEST(AmgInput, OutOfRangeRightHandSidesStateTheirLimits) {
+  Csr<double> a = poisson();
+  for (double& v : a.values) v *= 1e-20;
+  AmgOptions o;
+  o.coarse_size = 10;
+  const Hierarchy h = setup(a, constant_near_null_space(a.rows), o);
+  AmgPreconditioner m(h);
+  const Preconditioner apply = [&](const Vector& r, Vector& z) { m.apply(r, z); };
+  for (const auto& [name, solve] : kSolvers) {
+    SCOPED_TRACE(name);
+    const Vector tiny(static_cast<std::size_t>(a.rows), 1e-300);
+    Vector x(tiny.size(), 1e300);
+    const std::string error = input_error([&] { solve(a, tiny, x, apply, KrylovOptions{}, host_reference_ops()); });
+    EXPECT_NE(error.find("the initial x times 2^"), std::string::npos) << error;
+    EXPECT_EQ(x, Vector(tiny.size(), 1e300));
+    const Vector huge(tiny.size(), 1e300);
+    x.assign(huge.size(), 0.0);
+    const SolveResult r = solve(a, huge, x, apply, KrylovOptions{}, host_reference_ops());
+    EXPECT_EQ(r.status, SolveStatus::breakdown) << r.message;
+    EXPECT_NE(r.message.find("the solution overflows double precision"), std::string::npos) << r.message;
+    EXPECT_NE(r.message.find("(converged after"), std::string::npos) << "the scaled system was solved: " << r.message;
+  }
+}
+
 TEST(AmgInput, TinyAndEmptyMatrices) {
   const Csr<double> one = csr_from_triplets<double>(1, 1, {0}, {0}, {4.0});
   const Outcome out = setup_and_solve(one);

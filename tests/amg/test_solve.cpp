@@ -9,6 +9,7 @@
 #include <map>
 #include <random>
 #include <tuple>
+#include <utility>
 
 #include "amg/cycle.hpp"
 #include "amg/hierarchy.hpp"
@@ -110,6 +111,91 @@ TEST(AmgPcg, PoissonScaledBy1e200Or1em200SolvesLikeUnscaled) {
     EXPECT_EQ(got.iterations, want.iterations);
     std::printf("poisson3d:10 times %g: %zu levels, %d iterations (unscaled: %zu, %d)\n", c, h.levels.size(),
                 got.iterations, plain.levels.size(), want.iterations);
+  }
+}
+
+/// x from 0 for A x = b, PCG or FGMRES with `m`.
+std::pair<SolveResult, Vector> solve_from_zero(const Csr<double>& a, const Vector& b, AmgPreconditioner& m,
+                                               bool gmres) {
+  Vector x(b.size(), 0.0);
+  const Preconditioner apply = [&](const Vector& r, Vector& z) { m.apply(r, z); };
+  const SolveResult res = gmres ? fgmres(a, b, x, apply, KrylovOptions{}) : pcg(a, b, x, apply, KrylovOptions{});
+  return {res, x};
+}
+
+/// ||b - A x|| / ||b||, both vectors taken times 2^-e (max|b_i| in [2^(e-1), 2^e)): no square
+/// overflows or vanishes, whatever b's scale.
+double scaled_relative_residual(const Csr<double>& a, const Vector& b, const Vector& x) {
+  double largest = 0;
+  for (const double v : b) largest = std::max(largest, std::fabs(v));
+  int e = 0;
+  std::frexp(largest, &e);
+  Vector ax(b.size());
+  ref::spmv(1.0, a, x, 0.0, ax);
+  double rr = 0, bb = 0;
+  for (std::size_t i = 0; i < b.size(); ++i) {
+    const double r = std::ldexp(b[i] - ax[i], -e), bi = std::ldexp(b[i], -e);
+    rr += r * r, bb += bi * bi;
+  }
+  return std::sqrt(rr / bb);
+}
+
+// b out of b.b's range (amg/krylov.hpp): entries near 1e200 overflowed ||b|| (NaN residuals), near
+// 1e-200 it vanished and x = 0 came back "converged". Now b is solved times a power of two 2^k.
+// Times 2^j, b gives x times 2^j bit for bit (a power of two scales every step exactly): 2^100
+// (in range, nothing scaled), 2^+-700 (scaled) and 2^1016 (k clamped at -1022). Times 1e200,
+// 1e-200 or 1e300 each entry of b is rounded (relative 1.1e-16): the same iterations (+-1) and
+// x / c within 1e-12 of x (relative to max|x|): the iterates move with b by a small multiple of
+// its rounding (measured at most 1.3e-15 here), where a wrong scale or a step off the unscaled one
+// shows at the rtol of 1e-8.
+TEST(AmgKrylov, RightHandSidesNear1e200Or1em200SolveLikeTheUnscaled) {
+  AmgOptions o;
+  o.coarse_size = 50;  // several levels on 1000 rows
+  const Csr<double> a = gen::generate(gen::parse_spec("poisson3d:10"));
+  const std::uint64_t seed = testing::fresh_seed();
+  SCOPED_TRACE("seed " + std::to_string(seed));
+  Vector b(static_cast<std::size_t>(a.rows));
+  ref::spmv(1.0, a, testing::random_values(a.rows, seed), 0.0, b);
+  const Hierarchy h = setup(a, constant_near_null_space(a.rows), o);
+  AmgPreconditioner m(h);
+  double bb = 0;
+  for (const double v : b) bb += v * v;
+  // In range: b as given, the solve the solvers made before the scaling existed.
+  EXPECT_EQ(detail::rhs_scale_exponent("test", bb, [](int) { return std::nan(""); }), 0);
+  for (const bool gmres : {false, true}) {
+    SCOPED_TRACE(gmres ? "FGMRES" : "PCG");
+    const auto [want, x] = solve_from_zero(a, b, m, gmres);
+    ASSERT_TRUE(want.converged()) << want.message;
+    double x_max = 0;
+    for (const double v : x) x_max = std::max(x_max, std::fabs(v));
+    for (const int j : {100, 700, -700, 1016}) {
+      SCOPED_TRACE("b times 2^" + std::to_string(j));
+      Vector bj(b.size());
+      for (std::size_t i = 0; i < b.size(); ++i) bj[i] = std::ldexp(b[i], j);
+      const auto [got, xj] = solve_from_zero(a, bj, m, gmres);
+      EXPECT_EQ(got.status, want.status) << got.message;
+      EXPECT_EQ(got.iterations, want.iterations);
+      EXPECT_EQ(got.relative_residual, want.relative_residual);
+      std::int64_t off = 0;
+      for (std::size_t i = 0; i < x.size(); ++i) off += xj[i] != std::ldexp(x[i], j);
+      EXPECT_EQ(off, 0) << "entries of x other than the unscaled x times 2^j";
+    }
+    for (const auto& [c, name] : {std::pair{1e200, "1e200"}, {1e-200, "1e-200"}, {1e300, "1e300"}}) {
+      SCOPED_TRACE(std::string("b times ") + name);
+      Vector bc(b.size());
+      for (std::size_t i = 0; i < b.size(); ++i) bc[i] = c * b[i];
+      const auto [got, xc] = solve_from_zero(a, bc, m, gmres);
+      EXPECT_TRUE(got.converged()) << got.message;
+      EXPECT_LE(std::abs(got.iterations - want.iterations), 1);
+      const double r = scaled_relative_residual(a, bc, xc);
+      EXPECT_LE(r, KrylovOptions{}.rtol);
+      EXPECT_NEAR(got.relative_residual, r, 1e-12) << "reported residual is not the true one";
+      double worst = 0;
+      for (std::size_t i = 0; i < x.size(); ++i) worst = std::max(worst, std::fabs(xc[i] / c - x[i]));
+      EXPECT_LE(worst, 1e-12 * x_max) << "x / c off the unscaled x";
+      std::printf("%s, b times %s: %d iterations (unscaled %d), max |x/c - x| / max|x| = %.2e\n",
+                  gmres ? "FGMRES" : "PCG", name, got.iterations, want.iterations, worst / x_max);
+    }
   }
 }
 

@@ -32,6 +32,7 @@
 #include <random>
 #include <string>
 #include <tuple>
+#include <utility>
 
 #include "amg/cuda/device_fgmres.hpp"
 #include "amg/cuda/device_operator_slot.hpp"
@@ -675,6 +676,68 @@ TEST(DistDeviceAmgSolve, BadInputThrowsOnEveryRank) {
   EXPECT_THROW(gpu::dist_device_pcg(ctx, dp, db.data(), dx.data(), apply, {}), InputError);
 }
 
+
+// b out of b.b's range (amg/krylov.hpp) on the GPUs: dist_device_pcg and dist_device_fgmres scale
+// it as the host solvers do. b.b of b times 1e200 overflowed as a non-finite b's does, and was
+// refused as one; b times 1e-200 came back as x = 0. Times 2^700, x is the unscaled x times 2^700
+// bit for bit (a power of two scales every step exactly; the device dots sum in a fixed order);
+// times 1e200 or 1e-200 (each entry rounded, relative 1.1e-16) the unscaled iterations (+-1) and
+// x / c within 1e-12 of x relative to max|x| (the host solvers' move is about 1e-15). A warm start
+// of b's scale (c x, whose x.x overflows too) is taken, not refused: converged at once (+1).
+TEST(DistDeviceAmgSolve, RightHandSidesNear1e200Or1em200SolveLikeTheUnscaled) {
+  SmallDeviceSolve t;
+  const auto& comm = t.comm;
+  const auto& a = t.a;
+  auto& ctx = t.ctx;
+  const std::size_t n = std::size_t(a.owned_rows());
+  const std::uint64_t seed = dist::testing::shared_seed(comm);
+  SCOPED_TRACE("poisson3d:9, seed " + std::to_string(seed));
+  Vector b_global(std::size_t(t.pb.a.rows));
+  ref::spmv(1.0, t.pb.a, tessera::testing::random_values(t.pb.a.rows, seed), 0.0, b_global);
+  const Vector b = owned_slice(b_global, a);
+  DeviceBuffer<double> db(n, ctx.compute()), dx(n, ctx.compute());
+  const auto m = [&](const double* r, double* z) { t.m.apply(r, z); };
+  for (const bool gmres : {false, true}) {
+    SCOPED_TRACE(gmres ? "dist_device_fgmres" : "dist_device_pcg");
+    const auto solve = [&](const Vector& rhs, const Vector& x0, Vector& x) {
+      db.upload(rhs, ctx.compute());
+      dx.upload(x0, ctx.compute());
+      const SolveResult r = gmres ? gpu::dist_device_fgmres(ctx, t.da, db.data(), dx.data(), m, KrylovOptions{})
+                                  : gpu::dist_device_pcg(ctx, t.da, db.data(), dx.data(), m, KrylovOptions{});
+      x = dx.download(ctx.compute());
+      return r;
+    };
+    const Vector zero(n, 0.0);
+    Vector x, xc;
+    const SolveResult want = solve(b, zero, x);
+    EXPECT_TRUE(want.converged()) << want.message;
+    const double x_max = global_max_abs(comm, x);
+    for (const auto& [c, name] : {std::pair{0x1p700, "2^700"}, {1e200, "1e200"}, {1e-200, "1e-200"}}) {
+      SCOPED_TRACE(std::string("b times ") + name);
+      Vector bc(n), unscaled(n);
+      for (std::size_t i = 0; i < n; ++i) bc[i] = c * b[i];
+      const SolveResult got = solve(bc, zero, xc);
+      EXPECT_TRUE(got.converged()) << got.message;
+      EXPECT_LE(got.relative_residual, KrylovOptions{}.rtol);
+      EXPECT_LE(std::abs(got.iterations - want.iterations), c == 0x1p700 ? 0 : 1);
+      EXPECT_TRUE(dist::testing::same_on_every_rank(comm, got.iterations));
+      double worst = 0;
+      std::int64_t off = 0;
+      for (std::size_t i = 0; i < n; ++i)
+        unscaled[i] = xc[i] / c, worst = std::max(worst, std::fabs(unscaled[i] - x[i])), off += xc[i] != c * x[i];
+      if (c == 0x1p700)
+        EXPECT_EQ(comm.allreduce(off, dist::ReduceOp::sum), 0) << "entries of x other than the unscaled x times 2^700";
+      else
+        EXPECT_LE(comm.allreduce(worst, dist::ReduceOp::max), 1e-12 * x_max) << "x / c off the unscaled x";
+      EXPECT_LE(host_relative_residual(comm, a, b, unscaled), 2e-8) << "true residual of the downloaded x / c";
+      Vector warm(n);
+      for (std::size_t i = 0; i < n; ++i) warm[i] = c * x[i];
+      const SolveResult again = solve(bc, warm, xc);
+      EXPECT_TRUE(again.converged()) << again.message;
+      EXPECT_LE(again.iterations, 1);
+    }
+  }
+}
 
 // rtol out of reach (Poisson's rounding floor is near 1e-16): the device PCG stops every rank
 // at the same iteration with accuracy_limit (amg/krylov.hpp), as the host's dist_pcg does, and

@@ -211,6 +211,57 @@ TEST(DistAmgHierarchy, PoissonTimes1e200HasTheUnscaledLevelsAndIterations) {
   }
 }
 
+// b out of b.b's range (amg/krylov.hpp) on the ranks, uneven partition with an empty rank:
+// dist_pcg and dist_fgmres scale it alike on every rank (the scale comes from allreduced dots).
+// Times 2^700, x is the unscaled x times 2^700 bit for bit (a power of two scales every step
+// exactly); times 1e200 or 1e-200 (each entry rounded, relative 1.1e-16) the unscaled iterations
+// (+-1) and x / c within 1e-12 of x relative to max|x| (serially it moves by about 1e-15).
+TEST(DistAmgHierarchy, RightHandSidesNear1e200Or1em200SolveLikeTheUnscaled) {
+  const dist::Communicator comm;
+  const std::uint64_t seed = dist::testing::shared_seed(comm);
+  SCOPED_TRACE("poisson3d:9, seed " + std::to_string(seed));
+  const Problem pb = testing::make_problem("poisson3d:9");
+  const dist::RowPartition rows = testing::aligned_partition(comm, pb.a.rows, 1, true, seed);
+  const dist::DistMatrix a = dist::testing::distribute(comm, pb.a, rows, rows);
+  const DistAmg amg(comm, a, testing::owned_rows(pb.near_null, rows.begin(comm.rank()), rows.end(comm.rank())),
+                    small_coarse());
+  Vector b_global(static_cast<std::size_t>(pb.a.rows));
+  ref::spmv(1.0, pb.a, tessera::testing::random_values(pb.a.rows, seed), 0.0, b_global);
+  const Vector b(b_global.begin() + a.row_begin(), b_global.begin() + a.row_begin() + a.owned_rows());
+  for (const Krylov krylov : {Krylov::cg, Krylov::fgmres}) {
+    SCOPED_TRACE(krylov == Krylov::cg ? "dist_pcg" : "dist_fgmres");
+    const auto solve = [&](const Vector& rhs, Vector& x) {
+      x.assign(rhs.size(), 0.0);
+      return krylov == Krylov::cg ? dist_pcg(comm, a, rhs, x, amg, KrylovOptions{})
+                                  : dist_fgmres(comm, a, rhs, x, amg, KrylovOptions{});
+    };
+    Vector x, xc;
+    const SolveResult want = solve(b, x);
+    EXPECT_TRUE(want.converged()) << want.message;
+    double x_max = 0;
+    for (const double v : x) x_max = std::max(x_max, std::fabs(v));
+    x_max = comm.allreduce(x_max, dist::ReduceOp::max);
+    for (const auto& [c, name] : {std::pair{0x1p700, "2^700"}, {1e200, "1e200"}, {1e-200, "1e-200"}}) {
+      SCOPED_TRACE(std::string("b times ") + name);
+      Vector bc(b.size());
+      for (std::size_t i = 0; i < b.size(); ++i) bc[i] = c * b[i];
+      const SolveResult got = solve(bc, xc);
+      EXPECT_TRUE(got.converged()) << got.message;
+      EXPECT_LE(got.relative_residual, KrylovOptions{}.rtol);
+      EXPECT_LE(std::abs(got.iterations - want.iterations), c == 0x1p700 ? 0 : 1);
+      EXPECT_TRUE(dist::testing::same_on_every_rank(comm, got.iterations));
+      double worst = 0;
+      std::int64_t off = 0;
+      for (std::size_t i = 0; i < x.size(); ++i)
+        worst = std::max(worst, std::fabs(xc[i] / c - x[i])), off += xc[i] != c * x[i];
+      if (c == 0x1p700)
+        EXPECT_EQ(comm.allreduce(off, dist::ReduceOp::sum), 0) << "entries of x other than the unscaled x times 2^700";
+      else
+        EXPECT_LE(comm.allreduce(worst, dist::ReduceOp::max), 1e-12 * x_max) << "x / c off the unscaled x";
+    }
+  }
+}
+
 // P_tent's rows of unaggregated dofs are empty on every rank, as in the serial setup.
 TEST(DistAmgHierarchy, DecoupledRowsStayOutOfTheAggregatesAsInSerial) {
   Problem pb = testing::make_problem("poisson3d:12");
