@@ -158,7 +158,7 @@ int run(int argc, char** argv) {
   app.add_option("--list-batch-mib", opt.list_batch_mib,
                  "GPU tile SpGEMM: scratch for making the skewed rows' pair lists, in MiB per batch of rows (16 "
                  "bytes a pair; the lists are the same for any value)")
-      ->check(CLI::NonNegativeNumber);
+      ->check(CLI::Range(std::int64_t{0}, std::int64_t{1} << 30));
   app.add_flag("--drop-zeros", opt.drop_zeros, "remove entries that cancel to exactly zero");
   app.add_flag("--distributed", opt.distributed,
                "run the distributed product even on one rank (scaling sweeps compare one code path)");

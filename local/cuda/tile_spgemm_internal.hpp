@@ -14,18 +14,18 @@ namespace tessera::cuda {
 inline constexpr std::int64_t kListRatio = 4;
 
 /// Work lists of the numeric phase, kept by the plan for reuse. Both kinds of task are one
-/// warp per pair of C tiles of a tile-row, numbered row by row: task t of a kind is task
-/// t - row_start[row] of its row (row = row[t]), and its tiles are that row's 2 (t - row_start[row])
-/// and the next, if the row has it.
+/// warp per pair of C tiles of a tile-row, numbered row by row: with i = t - row_start[row]
+/// (row = row[t]), task t of a kind is its row's task i, on the row's C tiles 2i and 2i + 1
+/// (if the row has it).
 struct WorkLists {
   DeviceBuffer<std::int32_t> pull_row;          // searched tasks
   DeviceBuffer<std::int64_t> row_pull_start;    // rows + 1
   DeviceBuffer<std::int32_t> listed_row;        // listed tasks (skewed rows)
   DeviceBuffer<std::int64_t> row_listed_start;  // rows + 1
-  DeviceBuffer<std::int64_t> listed_start;  // listed task t's pairs: [listed_start[t], listed_start[t+1])
-  DeviceBuffer<ListedPair> listed_pairs;    // per task in A's order: the summation order, fixed
+  DeviceBuffer<std::int64_t> listed_start;      // listed task t's pairs: [listed_start[t], listed_start[t+1])
+  DeviceBuffer<ListedPair> listed_pairs;        // per task in A's order: the summation order, fixed
   std::int64_t tile_pairs = 0;
-  std::int64_t list_batches = 0;           // batches the lists were made in (0: none made)
+  std::int64_t list_batches = 0;                // batches the lists were made in (0: none made)
 };
 
 /// `pairs[I]` = tile pairs of output tile-row I; `c` holds C's final structure; skewed rows are

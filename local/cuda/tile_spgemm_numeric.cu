@@ -65,8 +65,8 @@ __device__ __forceinline__ void store_pair(const TileView<Acc>& c, std::int64_t 
   }
 }
 
-/// Warp tasks of one kind: task t's tile-row is row[t]; it is that row's task
-/// t - row_start[row], whose first C tile is the row's tile 2 (t - row_start[row]).
+/// Warp tasks of one kind (tile_spgemm_internal.hpp's WorkLists): task t is task
+/// i = t - row_start[row] of tile-row row[t], whose first C tile is the row's tile 2i.
 struct Tasks {
   const std::int32_t* row;
   const std::int64_t* row_start;  // per tile-row (rows + 1): its first task of this kind

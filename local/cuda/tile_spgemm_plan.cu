@@ -95,8 +95,8 @@ struct ListedATiles {
   std::int64_t count;
 };
 
-/// Per tile-row (rows + 1): where its listed A tiles and its listed tasks start.
-struct RowListStarts {
+/// Device arrays per tile-row (rows + 1): where its listed A tiles and its listed tasks start.
+struct RowStartArrays {
   const std::int64_t* a_tile;
   const std::int64_t* task;
 };
@@ -134,8 +134,8 @@ struct ListBatch {
   std::int64_t tasks() const { return end.task - begin.task; }
 };
 
-/// Step 2 for one batch: its pairs in (row, A tile, B tile) order, from pairs[0], keyed by
-/// their task counted from the batch's first.
+/// Step 2 for one batch: its pairs in (row, A tile, B tile) order into out[0...], and into
+/// task[0...] their tasks counted from the batch's first.
 __global__ void __launch_bounds__(kBlock) write_listed_pairs(TilePattern a, TilePattern b, TilePattern c,
                                                              ListedATiles at, const std::int64_t* row_task_start,
                                                              const std::int64_t* a_tile_start, ListBatch batch,
@@ -183,14 +183,19 @@ std::vector<ListBatch> plan_batches(const std::vector<RowListStart>& row_start, 
   return batches;
 }
 
+std::int64_t most_pairs(const std::vector<ListBatch>& batches) {
+  std::int64_t most = 0;
+  for (const ListBatch& batch : batches) most = std::max(most, batch.pairs());
+  return most;
+}
+
 /// Steps 2-3 of the header, batch by batch into `w.listed_pairs` (n pairs in all): written with
 /// their tasks as keys, then sorted by a stable radix sort on the batch's key bits. A batch's
 /// scratch (keys twice, pairs once: 16 bytes a pair) is reused by the next.
 void write_and_sort(const TilePattern& a, const TilePattern& b, const TilePattern& c, const ListedATiles& at,
                     const std::int64_t* row_task_start, const std::int64_t* a_tile_start,
                     const std::vector<ListBatch>& batches, std::int64_t n, WorkLists& w, cudaStream_t s) {
-  std::int64_t most = 0;
-  for (const ListBatch& batch : batches) most = std::max(most, batch.pairs());
+  const std::int64_t most = most_pairs(batches);
   DeviceBuffer<std::uint32_t> key(most, s), key_other(most, s);
   DeviceBuffer<ListedPair> pairs_other(most, s);
   w.listed_pairs.allocate(n, s);
@@ -215,7 +220,7 @@ void write_and_sort(const TilePattern& a, const TilePattern& b, const TilePatter
 /// bytes (-1: half the free device memory), batch by batch within options.list_batch_bytes;
 /// returns the number of batches (0: not made).
 std::int64_t list_pairs(const TilePattern& a, const TilePattern& b, std::int64_t b_tile_cols, const TilePattern& c,
-                        const ListedATiles& at, const RowListStarts& row, std::int64_t tasks,
+                        const ListedATiles& at, const RowStartArrays& row, std::int64_t tasks,
                         const TileSpgemmOptions& options, WorkLists& w, cudaStream_t s) {
   const std::int64_t rows = a.tile_rows;
   DeviceBuffer<std::int64_t> per_a_tile(at.count, s), a_tile_start(at.count + 1, s), per_task(tasks, s);
@@ -241,10 +246,8 @@ std::int64_t list_pairs(const TilePattern& a, const TilePattern& b, std::int64_t
   const std::int64_t scratch = std::min(options.list_batch_bytes, limit - kept);
   const auto batches =
       plan_batches(row_start, std::clamp<std::int64_t>(scratch / kBatchBytesPerPair, 0, kMostBatchPairs));
-  std::int64_t most = 0;
-  for (const ListBatch& batch : batches) most = std::max(most, batch.pairs());
   // Places in a row are int32, doubled for `which`: B rows of 2^30 tiles or more are searched.
-  if (kept + most * kBatchBytesPerPair > limit || b_tile_cols >= (std::int64_t{1} << 30)) return 0;
+  if (kept + most_pairs(batches) * kBatchBytesPerPair > limit || b_tile_cols >= (std::int64_t{1} << 30)) return 0;
   w.listed_start.allocate(tasks + 1, s);
   exclusive_scan_total(per_task.data(), w.listed_start.data(), tasks, s);
   per_task.release();
@@ -302,7 +305,7 @@ WorkLists build_work_lists(const TilePattern& a, const TilePattern& b, std::int6
   ListedATileBuffers at = number_tasks(a, c, pairs, true, w, s);
   const std::int64_t listed = static_cast<std::int64_t>(w.listed_row.size());
   if (listed == 0) return w;
-  const RowListStarts row_starts{at.row_start.data(), w.row_listed_start.data()};
+  const RowStartArrays row_starts{at.row_start.data(), w.row_listed_start.data()};
   w.list_batches = list_pairs(a, b, b_tile_cols, c, at.view(), row_starts, listed, options, w, s);
   if (w.list_batches == 0) number_tasks(a, c, pairs, false, w, s);  // the lists did not fit: all search
   return w;

@@ -324,8 +324,7 @@ void TileSpgemm<T>::symbolic(const DeviceTileMatrix<T>& a, const DeviceTileMatri
   trace.value("C nnz", c.nnz);
 
   // 6. numeric work lists.
-  WorkLists lists =
-      build_work_lists(ap, bp, b.tile_cols(), pattern_of(c), pairs.data(), options_, s);
+  WorkLists lists = build_work_lists(ap, bp, b.tile_cols(), pattern_of(c), pairs.data(), options_, s);
   pull_row_ = std::move(lists.pull_row);
   row_pull_start_ = std::move(lists.row_pull_start);
   listed_row_ = std::move(lists.listed_row);

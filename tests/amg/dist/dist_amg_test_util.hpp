@@ -10,8 +10,10 @@
 #include <numeric>
 #include <random>
 #include <string>
+#include <utility>
 #include <vector>
 
+#include "amg/krylov.hpp"
 #include "amg/near_null_space.hpp"
 #include "dist/dist_test_util.hpp"
 #include "local/gen/generators.hpp"
@@ -97,6 +99,34 @@ inline Csr<double> off_diagonal_scaled(Csr<double> a, double factor) {
     for (std::int64_t k = a.row_ptr[r]; k < a.row_ptr[r + 1]; ++k)
       if (a.col_idx[k] != r) a.values[k] *= factor;
   return a;
+}
+
+/// Factors of b for the solves out of b.b's range (amg/krylov.hpp): a power of two, scaled
+/// exactly, and two whose products round each entry of b (relative 1.1e-16).
+inline const std::pair<double, const char*> kOutOfRangeFactors[] = {
+    {0x1p700, "2^700"}, {1e200, "1e200"}, {1e-200, "1e-200"}};
+
+/// The solve of c b from 0 (`got`, x_c) against that of b (`want`, x), this rank's rows of x,
+/// checked on every rank: converged within rtol, the same iterations on every rank and as
+/// `want`'s (+-1 where c is not a power of two); x_c = c x bit for bit for a power of two (it
+/// scales every step exactly), else x_c / c within 1e-12 of x relative to x_max = max|x| over
+/// the ranks (serially x moves by about 1e-15; a wrong scale would show at rtol's 1e-8).
+inline void expect_solved_like_unscaled(const dist::Communicator& comm, double c, const SolveResult& want,
+                                        const Vector& x, const SolveResult& got, const Vector& x_c, double x_max) {
+  int e = 0;
+  const bool power_of_two = std::frexp(c, &e) == 0.5;
+  EXPECT_TRUE(got.converged()) << got.message;
+  EXPECT_LE(got.relative_residual, KrylovOptions{}.rtol);
+  EXPECT_LE(std::abs(got.iterations - want.iterations), power_of_two ? 0 : 1);
+  EXPECT_TRUE(dist::testing::same_on_every_rank(comm, got.iterations));
+  double worst = 0;
+  std::int64_t off = 0;
+  for (std::size_t i = 0; i < x.size(); ++i)
+    worst = std::max(worst, std::fabs(x_c[i] / c - x[i])), off += x_c[i] != c * x[i];
+  if (power_of_two)
+    EXPECT_EQ(comm.allreduce(off, dist::ReduceOp::sum), 0) << "entries of x other than the unscaled x times c";
+  else
+    EXPECT_LE(comm.allreduce(worst, dist::ReduceOp::max), 1e-12 * x_max) << "x / c off the unscaled x";
 }
 
 }  // namespace tessera::amg::testing
