@@ -217,7 +217,7 @@ nlohmann::json tile_json(const TesseraTimes& t, double flops) {
           {"tile_pairs", t.info.tile_pairs}, {"rows_small", t.info.rows_small}, {"rows_medium", t.info.rows_medium},
           {"rows_large", t.info.rows_large}, {"pull_tasks", t.info.pull_tasks},
           {"listed_tasks", t.info.listed_tasks}, {"listed_pairs", t.info.listed_pairs},
-          {"list_batches", t.info.list_batches}};
+          {"list_batches", t.info.list_batches}, {"list_bytes", t.info.list_bytes}};
 }
 
 /// The tile SpGEMM's timings, or nothing (reported, in `failure`) when it ran out of memory.
@@ -353,11 +353,12 @@ nlohmann::json run_typed(const Csr<double>& a, const Csr<double>& b, const GpuSp
                 gflops(t->total_ms), speedup, t->peak_bytes / kMiB, static_cast<long long>(t->info.c_tiles),
                 static_cast<long long>(t->c.nnz()));
     std::printf("tile pairs %lld; tile-rows by pairs: %lld warp, %lld block, %lld global-table; "
-                "%lld searching warp tasks, %lld listed warp tasks (%lld pairs, made in %lld batches)\n",
+                "%lld searching warp tasks, %lld listed warp tasks (%lld pairs, made in %lld batches, %.1f MiB)\n",
                 static_cast<long long>(t->info.tile_pairs), static_cast<long long>(t->info.rows_small),
                 static_cast<long long>(t->info.rows_medium), static_cast<long long>(t->info.rows_large),
                 static_cast<long long>(t->info.pull_tasks), static_cast<long long>(t->info.listed_tasks),
-                static_cast<long long>(t->info.listed_pairs), static_cast<long long>(t->info.list_batches));
+                static_cast<long long>(t->info.listed_pairs), static_cast<long long>(t->info.list_batches),
+                static_cast<double>(t->info.list_bytes) / kMiB);
     if (opt.check) pass = check_tile<T>(a, b, opt, *t, flops, out) && pass;
   } else if (opt.check) {
     std::printf("check: the tile SpGEMM ran out of device memory, its result is not checked\n");

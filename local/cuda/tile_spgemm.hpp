@@ -23,7 +23,8 @@ struct TileSpgemmOptions {
   /// multiply(): remove entries that are exactly zero after the numeric phase (cancellation).
   bool drop_zeros = false;
   /// Skewed rows' lists of tile pairs (docs/spgemm-design.md, step 6) are made when building
-  /// them takes at most this many bytes (8 per pair kept, plus one batch's scratch; -1: half
+  /// them takes at most this many bytes (8 per pair and 4 per task kept, plus one batch's
+  /// scratch; -1: half
   /// the free device memory); else those rows are searched like the others: slower, the same
   /// bits every run either way.
   std::int64_t list_bytes_limit = -1;
@@ -46,6 +47,7 @@ struct TileSpgemmInfo {
   std::int64_t listed_tasks = 0;  // warp tasks of skewed rows, walking a list of their pairs
   std::int64_t listed_pairs = 0;  // the useful tile pairs of those lists
   std::int64_t list_batches = 0;  // batches of rows the lists were made in
+  std::int64_t list_bytes = 0;    // device bytes the lists keep: 8 a pair, 4 a task, 8 a block of 8 tasks + 8
 };
 
 /// One useful tile pair of a skewed row, as the plan keeps it (8 bytes): A(I,K) and B(K,J) by
@@ -84,9 +86,10 @@ class TileSpgemm {
   // those of skewed rows with their lists of (A tile, B tile) pairs.
   DeviceBuffer<std::int32_t> pull_row_;
   DeviceBuffer<std::int64_t> row_pull_start_;
-  DeviceBuffer<std::int32_t> listed_row_;
   DeviceBuffer<std::int64_t> row_listed_start_;
-  DeviceBuffer<std::int64_t> listed_start_;
+  DeviceBuffer<std::int32_t> listed_block_row_;
+  DeviceBuffer<std::int64_t> block_pair_start_;
+  DeviceBuffer<std::uint32_t> pair_offset_;
   DeviceBuffer<ListedPair> listed_pairs_;
 };
 

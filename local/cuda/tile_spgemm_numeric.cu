@@ -65,31 +65,29 @@ __device__ __forceinline__ void store_pair(const TileView<Acc>& c, std::int64_t 
   }
 }
 
-/// Warp tasks of one kind (tile_spgemm_internal.hpp's WorkLists): task t is task
-/// i = t - row_start[row] of tile-row row[t], whose first C tile is the row's tile 2i.
-struct Tasks {
+/// Searched warp tasks (tile_spgemm_internal.hpp's WorkLists): task t is in tile-row row[t].
+struct SearchedTasks {
   const std::int32_t* row;
-  const std::int64_t* row_start;  // per tile-row (rows + 1): its first task of this kind
+  const std::int64_t* row_start;  // per tile-row (rows + 1): its first searched task
   std::int64_t count;
 };
 
-/// Task t's tile-row and first C tile.
+/// The first C tile of task t in tile-row `row`: tasks of a kind are numbered row by row, so t
+/// is the row's task i = t - row_start[row], on the row's tiles 2i and 2i + 1.
 template <class Acc>
-__device__ __forceinline__ void task_place(const Tasks& tasks, const TileView<Acc>& c, std::int64_t t,
-                                           std::int64_t& row, std::int64_t& p1) {
-  row = tasks.row[t];
-  p1 = c.row_ptr[row] + 2 * (t - tasks.row_start[row]);
+__device__ __forceinline__ std::int64_t first_c_tile(const TileView<Acc>& c, const std::int64_t* row_start,
+                                                     std::int64_t row, std::int64_t t) {
+  return c.row_ptr[row] + 2 * (t - row_start[row]);
 }
 
 template <class T, class Acc, bool kTensorCore>
 __global__ void __launch_bounds__(kBlock) pull_pairs(TileView<const T> a, TileView<const T> b, TileView<Acc> c,
-                                                     Tasks tasks) {
+                                                     SearchedTasks tasks) {
   __shared__ WarpScratch<Acc, kTensorCore> scratch;
   const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
   const std::int64_t task = blockIdx.x * std::int64_t(kWarps) + warp;
   if (task >= tasks.count) return;  // warp-uniform
-  std::int64_t row, p1;
-  task_place(tasks, c, task, row, p1);
+  const std::int64_t row = tasks.row[task], p1 = first_c_tile(c, tasks.row_start, row, task);
   const bool has2 = p1 + 1 < c.row_ptr[row + 1];
   const std::int32_t j1 = c.col[p1], j2 = has2 ? c.col[p1 + 1] : -1;
   Acc d[4] = {0, 0, 0, 0};
@@ -115,23 +113,41 @@ __global__ void __launch_bounds__(kBlock) pull_pairs(TileView<const T> a, TileVi
   store_pair(c, p1, has2, d);
 }
 
+/// Listed warp tasks (tile_spgemm_internal.hpp's WorkLists): each finds its row from its
+/// block's, and its pairs from its block's first.
+struct ListedTasks {
+  const std::int32_t* block_row;
+  const std::int64_t* row_start;         // per tile-row (rows + 1): its first listed task
+  const std::int64_t* block_pair_start;  // per block (blocks + 1): its first pair
+  const std::uint32_t* pair_offset;      // per task: its first pair, counted from its block's
+  const ListedPair* pairs;
+  std::int64_t count;
+};
+static_assert(kWarps == kTasksPerBlock, "a listed task's row is searched from its block's");
+
 /// Listed tasks: lanes read 32 of the task's pairs at once. A tile's pairs with J1 and J2 are
 /// adjacent (J1 first), and the lane holding J1 takes its neighbour's J2 into the same MMA.
 template <class T, class Acc, bool kTensorCore>
 __global__ void __launch_bounds__(kBlock) listed_pairs(TileView<const T> a, TileView<const T> b, TileView<Acc> c,
-                                                       Tasks tasks, const std::int64_t* start,
-                                                       const ListedPair* pairs) {
+                                                       ListedTasks tasks) {
   __shared__ WarpScratch<Acc, kTensorCore> scratch;
   const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
   const std::int64_t task = blockIdx.x * std::int64_t(kWarps) + warp;
   if (task >= tasks.count) return;  // warp-uniform
-  std::int64_t row, p1;
-  task_place(tasks, c, task, row, p1);
+  // The task's pairs end where the next task's start: in its block, or at the next block's.
+  // (Read before the row's search, a branch, so that these loads are issued with its first.)
+  const std::int64_t block_pairs = tasks.block_pair_start[blockIdx.x];
+  const std::int64_t begin = block_pairs + tasks.pair_offset[task];
+  const bool last_of_block = warp == kWarps - 1 || task + 1 == tasks.count;
+  const std::int64_t end = last_of_block ? tasks.block_pair_start[blockIdx.x + 1]
+                                         : block_pairs + tasks.pair_offset[task + 1];
+  const std::int64_t row = listed_task_row(tasks.block_row, tasks.row_start, task);
+  const std::int64_t p1 = first_c_tile(c, tasks.row_start, row, task);
   const bool has2 = p1 + 1 < c.row_ptr[row + 1];
   Acc d[4] = {0, 0, 0, 0};
-  const std::int64_t end = start[task + 1];
+  const ListedPair* pairs = tasks.pairs;
   const std::int64_t a_row_start = a.row_ptr[row];
-  for (std::int64_t base = start[task]; base < end; base += 32) {
+  for (std::int64_t base = begin; base < end; base += 32) {
     const bool valid = base + lane < end;
     const ListedPair p = valid ? pairs[base + lane] : ListedPair{-1, -1};
     const std::int32_t prev_a = __shfl_up_sync(kAll, p.a_in_row, 1);
@@ -152,15 +168,14 @@ __global__ void __launch_bounds__(kBlock) listed_pairs(TileView<const T> a, Tile
 }
 
 template <class T, class Acc, bool kTensorCore>
-void launch_products(const TileView<const T>& a, const TileView<const T>& b, const TileView<Acc>& c, Tasks pulled,
-                     Tasks listed, const std::int64_t* listed_start, const ListedPair* pairs, cudaStream_t s) {
+void launch_products(const TileView<const T>& a, const TileView<const T>& b, const TileView<Acc>& c,
+                     SearchedTasks pulled, ListedTasks listed, cudaStream_t s) {
   if (pulled.count) {
     pull_pairs<T, Acc, kTensorCore><<<grid_for(pulled.count, kWarps), kBlock, 0, s>>>(a, b, c, pulled);
     TESSERA_CHECK_LAUNCH();
   }
   if (listed.count) {
-    listed_pairs<T, Acc, kTensorCore><<<grid_for(listed.count, kWarps), kBlock, 0, s>>>(a, b, c, listed,
-                                                                                       listed_start, pairs);
+    listed_pairs<T, Acc, kTensorCore><<<grid_for(listed.count, kWarps), kBlock, 0, s>>>(a, b, c, listed);
     TESSERA_CHECK_LAUNCH();
   }
 }
@@ -198,15 +213,16 @@ void TileSpgemm<T>::numeric(const DeviceTileMatrix<T>& a, const DeviceTileMatrix
   }
   const auto av = view_of<const T>(a), bv = view_of<const T>(b);
   const auto cv = view_of<Out>(c);
-  const Tasks pulled{pull_row_.data(), row_pull_start_.data(), static_cast<std::int64_t>(pull_row_.size())};
-  const Tasks listed{listed_row_.data(), row_listed_start_.data(), static_cast<std::int64_t>(listed_row_.size())};
+  const SearchedTasks pulled{pull_row_.data(), row_pull_start_.data(), static_cast<std::int64_t>(pull_row_.size())};
+  const ListedTasks listed{listed_block_row_.data(), row_listed_start_.data(), block_pair_start_.data(),
+                           pair_offset_.data(), listed_pairs_.data(), info_.listed_tasks};
   // FP32 has no exact-FP32 MMA (TF32 rounds the inputs to 10 bits): its products are FMA.
   const bool tensor_core = options_.product == TileProduct::tensor_core && !std::is_same_v<T, float>;
   if (tensor_core) {
     if constexpr (!std::is_same_v<T, float>)
-      launch_products<T, Out, true>(av, bv, cv, pulled, listed, listed_start_.data(), listed_pairs_.data(), s);
+      launch_products<T, Out, true>(av, bv, cv, pulled, listed, s);
   } else {
-    launch_products<T, Out, false>(av, bv, cv, pulled, listed, listed_start_.data(), listed_pairs_.data(), s);
+    launch_products<T, Out, false>(av, bv, cv, pulled, listed, s);
   }
 }
 

@@ -8,10 +8,12 @@
 //   3. a stable radix sort by task keeps A's order inside each task, so each C element is
 //      summed in a fixed order: the numeric phase needs no atomics and repeats bit for bit.
 // Steps 2-3 run on batches of whole rows (TileSpgemmOptions::list_batch_bytes), each sorted
-// into its place in the list: the lists keep 8 bytes a pair, and the scratch (16 bytes a pair)
-// is one batch's, not all of them. Where lists and scratch pass the budget
-// (TileSpgemmOptions::list_bytes_limit), the skewed rows' tasks search like the others instead.
+// into its place in the list: the lists keep 8 bytes a pair and 4 a task (its first pair,
+// counted from its thread block's), and the scratch (16 bytes a pair) is one batch's. Where
+// lists and scratch pass the budget (TileSpgemmOptions::list_bytes_limit), the skewed rows'
+// tasks search like the others instead.
 #include <algorithm>
+#include <cstdint>
 #include <vector>
 
 #include <cub/device/device_radix_sort.cuh>
@@ -47,21 +49,28 @@ __global__ void task_counts(TilePattern a, TilePattern c, const std::int64_t* pa
 }
 
 struct TaskStarts {
-  const std::int64_t *pull, *listed, *listed_a;
+  const std::int64_t *pull, *listed_a;
 };
 
-/// Each task's tile-row, and each listed A tile's row and place in A.
-__global__ void expand_tasks(TilePattern a, TaskStarts start, std::int32_t* pull_row, std::int32_t* listed_row,
-                             std::int32_t* listed_a_row, std::int64_t* listed_a_tile) {
+/// Each searched task's tile-row, and each listed A tile's row and place in A.
+__global__ void expand_tasks(TilePattern a, TaskStarts start, std::int32_t* pull_row, std::int32_t* listed_a_row,
+                             std::int64_t* listed_a_tile) {
   const std::int64_t row = blockIdx.x * std::int64_t(blockDim.x) + threadIdx.x;
   if (row >= a.tile_rows) return;
   for (std::int64_t t = start.pull[row]; t < start.pull[row + 1]; ++t) pull_row[t] = static_cast<std::int32_t>(row);
-  for (std::int64_t t = start.listed[row]; t < start.listed[row + 1]; ++t)
-    listed_row[t] = static_cast<std::int32_t>(row);
   for (std::int64_t i = 0, t = start.listed_a[row]; t < start.listed_a[row + 1]; ++i, ++t) {
     listed_a_row[t] = static_cast<std::int32_t>(row);
     listed_a_tile[t] = a.row_ptr[row] + i;
   }
+}
+
+/// The row of each block of listed tasks' first task, and (entry `blocks`) of the last task.
+__global__ void block_first_rows(std::int64_t rows, const std::int64_t* row_start, std::int64_t tasks,
+                                 std::int64_t blocks, std::int32_t* block_row) {
+  const std::int64_t b = blockIdx.x * std::int64_t(blockDim.x) + threadIdx.x;
+  if (b > blocks) return;
+  const std::int64_t t = std::min(b * kTasksPerBlock, tasks - 1);
+  block_row[b] = static_cast<std::int32_t>(row_of_task(row_start, 0, rows - 1, t));
 }
 
 /// The warp walks B's row K for A tile ka in order and calls f(kb, rank) for each B tile whose
@@ -189,6 +198,31 @@ std::int64_t most_pairs(const std::vector<ListBatch>& batches) {
   return most;
 }
 
+/// Each block's first pair (and, entry `blocks`, the end of the list), and each task's first
+/// pair counted from its block's. A task has at most 2 pairs an A tile of its row, and a row at
+/// most 2^28 A tiles (int32 columns), so a block's last task starts below 7 * 2^29 < 2^32.
+__global__ void split_pair_starts(const std::int64_t* task_pair_start, std::int64_t tasks, std::int64_t blocks,
+                                  std::int64_t* block_pair_start, std::uint32_t* pair_offset) {
+  const std::int64_t i = blockIdx.x * std::int64_t(blockDim.x) + threadIdx.x;
+  if (i <= blocks) block_pair_start[i] = task_pair_start[std::min(i * kTasksPerBlock, tasks)];
+  if (i >= tasks) return;
+  const std::int64_t block_first = i / kTasksPerBlock * kTasksPerBlock;
+  pair_offset[i] = static_cast<std::uint32_t>(task_pair_start[i] - task_pair_start[block_first]);
+}
+
+/// w.block_pair_start and w.pair_offset from the listed tasks' pair counts (`per_task`, freed).
+void task_pair_offsets(std::int64_t tasks, DeviceBuffer<std::int64_t>& per_task, WorkLists& w, cudaStream_t s) {
+  DeviceBuffer<std::int64_t> task_pair_start(tasks + 1, s);
+  exclusive_scan_total(per_task.data(), task_pair_start.data(), tasks, s);
+  per_task.release();
+  const std::int64_t blocks = listed_blocks(tasks);
+  w.block_pair_start.allocate(blocks + 1, s);
+  w.pair_offset.allocate(tasks, s);
+  split_pair_starts<<<grid_for(std::max(tasks, blocks + 1), kBlock), kBlock, 0, s>>>(
+      task_pair_start.data(), tasks, blocks, w.block_pair_start.data(), w.pair_offset.data());
+  TESSERA_CHECK_LAUNCH();
+}
+
 /// Steps 2-3 of the header, batch by batch into `w.listed_pairs` (n pairs in all): written with
 /// their tasks as keys, then sorted by a stable radix sort on the batch's key bits. A batch's
 /// scratch (keys twice, pairs once: 16 bytes a pair) is reused by the next.
@@ -241,16 +275,15 @@ std::int64_t list_pairs(const TilePattern& a, const TilePattern& b, std::int64_t
     TESSERA_CUDA_CHECK(cudaMemGetInfo(&free, &total));
     limit = static_cast<std::int64_t>(free / 2);
   }
-  // Kept: 8 bytes a pair and the task starts; each batch: 16 bytes a pair of scratch.
-  const std::int64_t kept = n * std::int64_t(sizeof(ListedPair)) + (tasks + 1) * std::int64_t(sizeof(std::int64_t));
+  // Kept: 8 bytes a pair, 4 a task and 8 a block; each batch: 16 bytes a pair of scratch.
+  const std::int64_t kept = n * std::int64_t(sizeof(ListedPair)) + tasks * std::int64_t(sizeof(std::uint32_t)) +
+                            (listed_blocks(tasks) + 1) * std::int64_t(sizeof(std::int64_t));
   const std::int64_t scratch = std::min(options.list_batch_bytes, limit - kept);
   const auto batches =
       plan_batches(row_start, std::clamp<std::int64_t>(scratch / kBatchBytesPerPair, 0, kMostBatchPairs));
   // Places in a row are int32, doubled for `which`: B rows of 2^30 tiles or more are searched.
   if (kept + most_pairs(batches) * kBatchBytesPerPair > limit || b_tile_cols >= (std::int64_t{1} << 30)) return 0;
-  w.listed_start.allocate(tasks + 1, s);
-  exclusive_scan_total(per_task.data(), w.listed_start.data(), tasks, s);
-  per_task.release();
+  task_pair_offsets(tasks, per_task, w, s);
   write_and_sort(a, b, c, at, row.task, a_tile_start.data(), batches, n, w, s);
   return static_cast<std::int64_t>(batches.size());
 }
@@ -263,9 +296,9 @@ struct ListedATileBuffers {
   ListedATiles view() const { return {row.data(), tile.data(), static_cast<std::int64_t>(row.size())}; }
 };
 
-/// Numbers every tile-row's tasks into w (pull_row, row_pull_start, listed_row,
-/// row_listed_start): skewed rows' as listed if list_skewed, else all as searched; returns
-/// the listed rows' A tiles.
+/// Numbers every tile-row's tasks into w (pull_row, row_pull_start, listed_tasks,
+/// row_listed_start, listed_block_row): skewed rows' as listed if list_skewed, else all as
+/// searched; returns the listed rows' A tiles.
 ListedATileBuffers number_tasks(const TilePattern& a, const TilePattern& c, const std::int64_t* pairs,
                                 bool list_skewed, WorkLists& w, cudaStream_t s) {
   const std::int64_t rows = a.tile_rows;
@@ -278,14 +311,21 @@ ListedATileBuffers number_tasks(const TilePattern& a, const TilePattern& c, cons
   w.row_listed_start.allocate(rows + 1, s);
   at.row_start.allocate(rows + 1, s);
   w.pull_row.allocate(exclusive_scan_total(pull_count.data(), w.row_pull_start.data(), rows, s), s);
-  w.listed_row.allocate(exclusive_scan_total(listed_count.data(), w.row_listed_start.data(), rows, s), s);
+  w.listed_tasks = exclusive_scan_total(listed_count.data(), w.row_listed_start.data(), rows, s);
   const std::int64_t listed_a = exclusive_scan_total(listed_a_count.data(), at.row_start.data(), rows, s);
   at.row.allocate(listed_a, s);
   at.tile.allocate(listed_a, s);
   expand_tasks<<<grid_for(rows, kBlock), kBlock, 0, s>>>(
-      a, TaskStarts{w.row_pull_start.data(), w.row_listed_start.data(), at.row_start.data()}, w.pull_row.data(),
-      w.listed_row.data(), at.row.data(), at.tile.data());
+      a, TaskStarts{w.row_pull_start.data(), at.row_start.data()}, w.pull_row.data(),
+      at.row.data(), at.tile.data());
   TESSERA_CHECK_LAUNCH();
+  const std::int64_t blocks = listed_blocks(w.listed_tasks);
+  w.listed_block_row.allocate(w.listed_tasks ? blocks + 1 : 0, s);
+  if (w.listed_tasks) {
+    block_first_rows<<<grid_for(blocks + 1, kBlock), kBlock, 0, s>>>(rows, w.row_listed_start.data(), w.listed_tasks,
+                                                                    blocks, w.listed_block_row.data());
+    TESSERA_CHECK_LAUNCH();
+  }
   return at;
 }
 
@@ -303,7 +343,7 @@ WorkLists build_work_lists(const TilePattern& a, const TilePattern& b, std::int6
     w.tile_pairs = read_scalar(total.data(), s);
   }
   ListedATileBuffers at = number_tasks(a, c, pairs, true, w, s);
-  const std::int64_t listed = static_cast<std::int64_t>(w.listed_row.size());
+  const std::int64_t listed = w.listed_tasks;
   if (listed == 0) return w;
   const RowStartArrays row_starts{at.row_start.data(), w.row_listed_start.data()};
   w.list_batches = list_pairs(a, b, b_tile_cols, c, at.view(), row_starts, listed, options, w, s);

@@ -217,9 +217,9 @@ TEST(TileSpgemmGpu, SkewedRowsRepeatBitForBit) {
 }
 
 /// The list budget (TileSpgemmOptions::list_bytes_limit) counts the kept lists (8 bytes a pair,
-/// 8 a task start) and one batch's scratch (16 bytes a pair): a budget short of one batch of
-/// everything makes the lists in smaller batches, the same bits; short of the kept lists, the
-/// rows are searched, still the same bits.
+/// 4 a task, 8 a block of 8 tasks' first pair) and one batch's scratch (16 bytes a pair): a budget short
+/// of one batch of everything makes the lists in smaller batches, the same bits; short of the
+/// kept lists, the rows are searched, still the same bits.
 TEST(TileSpgemmGpu, ListBudgetShrinksBatchesBeforeSearching) {
   const std::uint64_t seed = testing::fresh_seed();
   SCOPED_TRACE("seed " + std::to_string(seed));
@@ -235,7 +235,8 @@ TEST(TileSpgemmGpu, ListBudgetShrinksBatchesBeforeSearching) {
   cuda::TileSpgemmInfo whole, shrunk, searched;
   const auto want = product(-1, whole);
   ASSERT_GT(whole.listed_pairs, 0);
-  const std::int64_t kept = 8 * whole.listed_pairs + 8 * (whole.listed_tasks + 1);
+  const std::int64_t kept = 8 * whole.listed_pairs + 4 * whole.listed_tasks + 8 * ((whole.listed_tasks + 7) / 8 + 1);
+  EXPECT_EQ(whole.list_bytes, kept);
   const auto values_shrunk = product(kept + 16 * whole.listed_pairs - 1, shrunk);
   const auto values_searched = product(kept - 1, searched);
   EXPECT_EQ(whole.list_batches, 1);
