@@ -179,6 +179,7 @@ int run(int argc, char** argv) {
   const Csr<double> a = load_matrix(opt.a, "A");
   Csr<double> b;
   if (opt.op == "AA") {
+    TESSERA_REQUIRE_INPUT(a.rows == a.cols, "--op AA needs a square A, got ", a.rows, "x", a.cols);
     b = a;
   } else if (opt.op == "AAT") {
     b = ref::transpose(a);

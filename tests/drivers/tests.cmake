@@ -86,6 +86,9 @@ tessera_driver_test(driver.spgemm.missing RANKS 1 2 3 4 EXPECT_EXIT 2 COMMAND ${
 tessera_driver_test(driver.spgemm.mismatch RANKS 1 2 3 4 EXPECT_EXIT 2
                     COMMAND ${_spgemm} --gen poisson2d:10 --op AB --B ${_mat}/bcsstk13.mtx.gz --backend host
                     EXPECT_OUTPUT "dimension mismatch")
+tessera_driver_test(driver.spgemm.AA_not_square RANKS 1 2 3 4 EXPECT_EXIT 2
+                    COMMAND ${_spgemm} --A ${_mat}/lp_afiro.mtx.gz --op AA --backend host
+                    EXPECT_OUTPUT "--op AA needs a square A, got 27x51")
 tessera_driver_test(driver.spgemm.badspec RANKS 1 2 3 4 EXPECT_EXIT 2 COMMAND ${_spgemm} --gen poisson3d:x
                     EXPECT_OUTPUT "bad problem spec")
 
