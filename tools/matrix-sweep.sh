@@ -40,7 +40,7 @@ one() {  # one NAME: runs the driver on NAME, prints its summary line
     timeout "$LIMIT" mpirun --oversubscribe -np "$RANKS" "$DRIVER" --A "$DIR/$name.mtx.gz" "${ARGS[@]}" >"$log" 2>&1
   fi
   rc=$?
-  echo "$name rc=$rc $(grep -E '^(NOT )?converged|^check:|error:' "$log" | head -n 1 | cut -c1-160)"
+  echo "$name rc=$rc $(grep -E '^(NOT )?converged|^check|error:' "$log" | head -n 1 | cut -c1-160)"
 }
 export -f one
 export OUT DRIVER DIR LIMIT RANKS
