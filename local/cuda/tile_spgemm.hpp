@@ -23,10 +23,9 @@ struct TileSpgemmOptions {
   /// multiply(): remove entries that are exactly zero after the numeric phase (cancellation).
   bool drop_zeros = false;
   /// Skewed rows' lists of tile pairs (docs/spgemm-design.md, step 6) are made when building
-  /// them takes at most this many bytes (8 per pair and 4 per task kept, plus one batch's
-  /// scratch; -1: half
-  /// the free device memory); else those rows are searched like the others: slower, the same
-  /// bits every run either way.
+  /// them takes at most this many bytes (TileSpgemmInfo::list_bytes kept, plus one batch's
+  /// scratch; -1: half the free device memory); else those rows are searched like the others:
+  /// slower, the same bits every run either way.
   std::int64_t list_bytes_limit = -1;
   /// Scratch of one batch of listed rows (16 bytes per pair; a row with more pairs is a batch
   /// of its own). Any batching gives the same lists.

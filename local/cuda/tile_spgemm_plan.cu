@@ -316,8 +316,7 @@ ListedATileBuffers number_tasks(const TilePattern& a, const TilePattern& c, cons
   at.row.allocate(listed_a, s);
   at.tile.allocate(listed_a, s);
   expand_tasks<<<grid_for(rows, kBlock), kBlock, 0, s>>>(
-      a, TaskStarts{w.row_pull_start.data(), at.row_start.data()}, w.pull_row.data(),
-      at.row.data(), at.tile.data());
+      a, TaskStarts{w.row_pull_start.data(), at.row_start.data()}, w.pull_row.data(), at.row.data(), at.tile.data());
   TESSERA_CHECK_LAUNCH();
   const std::int64_t blocks = listed_blocks(w.listed_tasks);
   w.listed_block_row.allocate(w.listed_tasks ? blocks + 1 : 0, s);

@@ -325,9 +325,9 @@ void TileSpgemm<T>::symbolic(const DeviceTileMatrix<T>& a, const DeviceTileMatri
 
   // 6. numeric work lists.
   WorkLists lists = build_work_lists(ap, bp, b.tile_cols(), pattern_of(c), pairs.data(), options_, s);
+  info_.list_bytes = lists.list_bytes();  // before the buffers move out
   pull_row_ = std::move(lists.pull_row);
   row_pull_start_ = std::move(lists.row_pull_start);
-  info_.list_bytes = lists.list_bytes();
   row_listed_start_ = std::move(lists.row_listed_start);
   listed_block_row_ = std::move(lists.listed_block_row);
   block_pair_start_ = std::move(lists.block_pair_start);
