@@ -28,11 +28,13 @@ template <class Acc, bool kTensorCore>
 using WarpScratch = dev::PairScratch<Acc>[kTensorCore ? 1 : kWarps];
 
 /// The lanes flagged `useful` each hold one product (A tile ka, B tiles q1 for J1 and q2 for
-/// J2, -1 where absent); the warp multiplies them in lane order into d.
+/// J2, -1 where absent); the warp multiplies them in lane order into d. `frag`: where this
+/// lane's f64 MMA operands lie in a tile (made once per kernel).
 template <class T, class Acc, bool kTensorCore>
 __device__ __forceinline__ void multiply_hits(const TileView<const T>& a, const TileView<const T>& b, bool useful,
                                               std::int64_t ka, std::int64_t q1, std::int64_t q2,
-                                              dev::PairScratch<Acc>& scratch, Acc (&d)[4]) {
+                                              const dev::FragmentLane& frag, dev::PairScratch<Acc>& scratch,
+                                              Acc (&d)[4]) {
   const int lane = threadIdx.x % 32, g = lane / 4, t = lane % 4;
   for (unsigned hits = __ballot_sync(kAll, useful); hits; hits &= hits - 1) {
     const int src = __ffs(hits) - 1;
@@ -45,8 +47,9 @@ __device__ __forceinline__ void multiply_hits(const TileView<const T>& a, const 
     p.b1_bm = s1 >= 0 ? b.bitmap[s1] : 0;
     p.b2_off = s2 >= 0 ? b.offset[s2] : 0;
     p.b2_bm = s2 >= 0 ? b.bitmap[s2] : 0;
-    if constexpr (kTensorCore) dev::mma(dev::load_fragments(a.values, b.values, p, g, t), d);
-    else dev::fma_pair(a.values, b.values, p, g, t, lane, scratch, d);
+    if constexpr (!kTensorCore) dev::fma_pair(a.values, b.values, p, g, t, lane, scratch, d);
+    else if constexpr (std::is_same_v<T, double>) dev::mma(dev::load_fragments(a.values, b.values, p, frag), d);
+    else dev::mma(dev::load_fragments(a.values, b.values, p, g, t), d);
   }
 }
 
@@ -90,6 +93,7 @@ __global__ void __launch_bounds__(kBlock) pull_pairs(TileView<const T> a, TileVi
   const std::int64_t row = tasks.row[task], p1 = first_c_tile(c, tasks.row_start, row, task);
   const bool has2 = p1 + 1 < c.row_ptr[row + 1];
   const std::int32_t j1 = c.col[p1], j2 = has2 ? c.col[p1 + 1] : -1;
+  const dev::FragmentLane frag = dev::fragment_lane(lane / 4, lane % 4);
   Acc d[4] = {0, 0, 0, 0};
   // Lanes search 32 A tiles at once for B(K,J1), B(K,J2) and cull pairs whose boolean
   // products are empty; the warp then multiplies only the hits, one MMA each. (Loading every
@@ -108,7 +112,7 @@ __global__ void __launch_bounds__(kBlock) pull_pairs(TileView<const T> a, TileVi
       const std::uint64_t b_bits = (q1 >= 0 ? b.bitmap[q1] : 0) | (q2 >= 0 ? b.bitmap[q2] : 0);
       useful = tile::bool_product(a.bitmap[ka], b_bits) != 0;
     }
-    multiply_hits<T, Acc, kTensorCore>(a, b, useful, ka, q1, q2, scratch[kTensorCore ? 0 : warp], d);
+    multiply_hits<T, Acc, kTensorCore>(a, b, useful, ka, q1, q2, frag, scratch[kTensorCore ? 0 : warp], d);
   }
   store_pair(c, p1, has2, d);
 }
@@ -144,6 +148,7 @@ __global__ void __launch_bounds__(kBlock) listed_pairs(TileView<const T> a, Tile
   const std::int64_t row = listed_task_row(tasks.block_row, tasks.row_start, task);
   const std::int64_t p1 = first_c_tile(c, tasks.row_start, row, task);
   const bool has2 = p1 + 1 < c.row_ptr[row + 1];
+  const dev::FragmentLane frag = dev::fragment_lane(lane / 4, lane % 4);
   Acc d[4] = {0, 0, 0, 0};
   const ListedPair* pairs = tasks.pairs;
   const std::int64_t a_row_start = a.row_ptr[row];
@@ -162,7 +167,8 @@ __global__ void __launch_bounds__(kBlock) listed_pairs(TileView<const T> a, Tile
       (p.b_in_row_which & 1 ? q2 : q1) = b_row_start + (p.b_in_row_which >> 1);
       if (leader) q2 = b_row_start + (next_b >> 1);
     }
-    multiply_hits<T, Acc, kTensorCore>(a, b, valid && !follower, ka, q1, q2, scratch[kTensorCore ? 0 : warp], d);
+    multiply_hits<T, Acc, kTensorCore>(a, b, valid && !follower, ka, q1, q2, frag, scratch[kTensorCore ? 0 : warp],
+                                       d);
   }
   store_pair(c, p1, has2, d);
 }
