@@ -85,6 +85,17 @@ struct Agreement {
   }
   /// Not compared (drop_zeros: patterns differ; no tile C or no |A||B|) counts as agreeing.
   bool agrees(double diff) const { return drop_zeros || !tile_c || !magnitude || diff <= bound; }
+  /// A line's agreement with the tile C for the table: "|what| / (|A||B|) <= d" (with DISAGREES
+  /// past the bound), or why it was not compared, rather than a NaN that reads as a figure.
+  std::string describe(const char* what, double diff) const {
+    if (drop_zeros) return tessera::detail::concat(what, " not compared (--drop-zeros: the patterns may differ)");
+    if (!tile_c) return tessera::detail::concat(what, " not compared (no tile C)");
+    if (!magnitude) return tessera::detail::concat(what, " not compared (product too large for the host's |A||B|)");
+    char text[160];
+    std::snprintf(text, sizeof text, "|%s| / (|A||B|) <= %.2e%s", what, diff,
+                  agrees(diff) ? "" : tessera::detail::concat(" DISAGREES (bound ", bound, ")").c_str());
+    return text;
+  }
 };
 
 /// A failed line in the table's columns: "-" for every figure, then what happened.

@@ -91,9 +91,9 @@ nlohmann::json report_hash(const Csr<double>& a, const Csr<double>& b, const Gpu
   const auto gflops = [&](double ms) { return ms > 0 ? flops / (ms * 1e6) : 0.0; };
   char speedup[32] = "-";
   if (best_ms > 0 && r.ms > 0) std::snprintf(speedup, sizeof speedup, "%.2fx", best_ms / r.ms);
-  std::printf("%-26s %10.3f %10.1f %9s %10.1f  CSR in (int64 offsets), sorted CSR out, %lld nnz, |hash - tile| / "
-              "(|A||B|) <= %.2e\n",
-              "Tessera (hash)", r.ms, gflops(r.ms), speedup, r.peak_bytes / kMiB, static_cast<long long>(r.c_nnz), diff);
+  std::printf("%-26s %10.3f %10.1f %9s %10.1f  CSR in (int64 offsets), sorted CSR out, %lld nnz, %s\n",
+              "Tessera (hash)", r.ms, gflops(r.ms), speedup, r.peak_bytes / kMiB, static_cast<long long>(r.c_nnz),
+              agree.describe("hash - tile", diff).c_str());
   std::printf("%-26s %10.3f\n%-26s %10.3f\n%-26s %10.3f %10.1f\n", "hash symbolic", r.symbolic_ms, "hash numeric",
               r.numeric_ms, "hash numeric (reuse)", r.reuse_ms, gflops(r.reuse_ms));
   std::printf("hash rows per table size (empty, 10 shared, global):");
