@@ -58,9 +58,15 @@ TEST(TileConvertGpu, MatchesHostConversionExactly) {
       EXPECT_EQ(cuda::download(cuda::to_csr(cuda::to_tiles(cuda::upload(half)))), half);
     }
   }
-  const Csr<double> rmat = gen::generate(gen::parse_spec("rmat:10:8"));
-  testing::poison_device_pool(kPoisonBytes);
-  EXPECT_TRUE(same_tiles(cuda::download(cuda::to_tiles(cuda::upload(rmat))), to_tiles(rmat)));
+  // Tile-rows of more tiles than a warp has lanes (the device conversions take 32 at a time).
+  for (const char* spec : {"rmat:10:8", "elasticity3d:4"}) {
+    SCOPED_TRACE(spec);
+    const Csr<double> a = gen::generate(gen::parse_spec(spec));
+    testing::poison_device_pool(kPoisonBytes);
+    EXPECT_TRUE(same_tiles(cuda::download(cuda::to_tiles(cuda::upload(a))), to_tiles(a)));
+    testing::poison_device_pool(kPoisonBytes);
+    EXPECT_EQ(cuda::download(cuda::to_csr(cuda::upload(to_tiles(a)))), a);
+  }
 }
 
 /// The host's map from CSR order to tile storage: to_csr of `t` with each value its position.
