@@ -58,7 +58,9 @@ TEST(TileConvertGpu, MatchesHostConversionExactly) {
       EXPECT_EQ(cuda::download(cuda::to_csr(cuda::to_tiles(cuda::upload(half)))), half);
     }
   }
-  // Tile-rows of more tiles than a warp has lanes (the device conversions take 32 at a time).
+  // Generated rows both ways: rmat:10:8's hubs span more tiles than a warp has lanes (as the
+  // 3x300 shapes above do; the device conversions take 32 tiles of a row at a time), and
+  // elasticity3d:4 is made of full 3x3 blocks.
   for (const char* spec : {"rmat:10:8", "elasticity3d:4"}) {
     SCOPED_TRACE(spec);
     const Csr<double> a = gen::generate(gen::parse_spec(spec));
