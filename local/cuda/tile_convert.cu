@@ -1,17 +1,30 @@
-// CSR -> tiles: key every entry by (tile, bit) = ((I * tile_cols + J) << 6) | (r%8 * 8 + c%8),
-// radix sort (CUB) the keys with the entry indices, so each tile's entries come out in bit
-// order; run-length encoding of the tile keys gives the tiles and their value counts.
+// CSR -> tiles, where every row's columns increase (every CSR this library makes): a tile-row's
+// tiles are an 8-way merge of its rows by tile column. A group of 8 lanes takes a tile-row, a
+// lane its row; each step the group takes the least tile column among the rows' next entries,
+// every row its run of entries in that column (their bits in the tile's row), and a group prefix
+// sum places the runs in the tile's values (row-major: the bit order). A counting pass, a scan
+// and the writing pass: no sort, and the values are read and written once.
+// CSR -> tiles otherwise (a row out of order, which the counting pass notices; tile-rows too long
+// for a group; and a^T's tiles):
+// key every entry by (tile, bit) = ((I * tile_cols + J) << 6) | (r%8 * 8 + c%8), radix sort
+// (CUB) the keys with the entry indices, so each tile's entries come out in bit order; run-length
+// encoding of the tile keys gives the tiles and their value counts.
 // Tiles -> CSR: one warp per row counts, a scan gives row_ptr, one warp per row fills, its
-// lanes on 32 of the tile-row's tiles at a time, each writing its tile's run of the row at its
-// place from a warp prefix sum (tiles are sorted by column, bits within a tile row by column:
-// rows come out sorted). The CSR writes are contiguous across the warp, where a thread per row
-// wrote 32 rows apart and left long rows to one thread.
-// Refreshes on a fixed pattern: tiles keep the sort's entry permutation and gather new values
-// through it; CSR from tiles reruns only the fill pass on the kept row_ptr.
+// lanes on 32 of the tile-row's tiles at a time: each lane stages its tile's run of the row in
+// shared memory at its place from a warp prefix sum (tiles are sorted by column, bits within a
+// tile row by column: rows come out sorted), and the warp writes the staged entries to the CSR
+// as consecutive lanes on consecutive entries.
+// Refreshes on a fixed pattern: tiles keep the conversion's entry permutation and gather new
+// values through it; CSR from tiles reruns only the fill pass on the kept row_ptr.
 #include <cub/device/device_radix_sort.cuh>
 #include <cub/device/device_run_length_encode.cuh>
 #include <cub/warp/warp_reduce.cuh>
 #include <cub/warp/warp_scan.cuh>
+#include <cooperative_groups.h>
+#include <cooperative_groups/reduce.h>
+#include <cooperative_groups/scan.h>
+
+#include <climits>
 
 #include "local/core/error.hpp"
 #include "local/cuda/cub_call.cuh"
@@ -29,6 +42,134 @@ constexpr int kWarps = kBlock / 32;
 /// The row of this warp in a launch of grid_for(rows, kWarps) blocks of kBlock threads.
 __device__ __forceinline__ std::int64_t warp_row() {
   return (blockIdx.x * std::int64_t(blockDim.x) + threadIdx.x) / 32;
+}
+
+// ---- CSR -> tiles by merging each tile-row's rows --------------------------------------------------
+
+namespace cg = cooperative_groups;
+
+/// The lanes of one tile-row, a lane a row.
+using RowGroup = cg::thread_block_tile<tile::kDim>;
+constexpr int kGroups = kBlock / tile::kDim;
+constexpr std::int32_t kNoTile = INT32_MAX;  // a row with no entries left
+// A group merges its tile-row one tile at a time, so the longest tile-row is the merge's critical
+// path, and tile-rows of thousands of entries (a power-law graph's hubs, the rows of P^T) leave
+// the GPU to a few groups. Such matrices take the sort, which reads every entry in parallel. On
+// the H100, without these bounds: R-MAT 2^16 x 2^16 (16 a row) converted in 10 ms against the
+// sort's 0.7, and the one-GPU AMG's PtAP on elasticity3d:48, whose R = P^T has 14,832 rows of 532
+// entries on average, took 11.9 ms against 8.7. The bounds: a tile-row of more than kMergeTiles
+// tiles, and an average tile-row of more than kMergeEntries entries.
+constexpr std::int64_t kMergeTiles = 128;
+constexpr std::int64_t kMergeEntries = 1024;
+
+/// The tile-row of this group in a launch of grid_for(tile_rows, kGroups) blocks of kBlock threads.
+__device__ __forceinline__ std::int64_t group_tile_row() {
+  return (blockIdx.x * std::int64_t(blockDim.x) + threadIdx.x) / tile::kDim;
+}
+
+/// A lane's place in its row: the entries not taken yet are [next, end).
+struct RowCursor {
+  const std::int32_t* col;
+  std::int64_t next = 0, end = 0;
+  std::int32_t last = -1;  // the column taken last
+  bool increasing = true;  // every column taken exceeded the one before it
+
+  __device__ std::int32_t tile_col() const { return next < end ? col[next] / tile::kDim : kNoTile; }
+
+  /// Takes the run of entries in tile column `tc` from `next` on: their bits in the tile's row.
+  /// Every entry is taken once and in row order, so `last` checks that the row increases.
+  __device__ unsigned take(std::int32_t tc) {
+    unsigned bits = 0;
+    for (; next < end; ++next) {
+      const std::int32_t c = col[next];
+      if (c / tile::kDim != tc) break;
+      increasing = increasing && c > last;
+      last = c;
+      bits |= 1u << (c % tile::kDim);
+    }
+    return bits;
+  }
+};
+
+/// Row `lane` of tile-row `tr` (no entries past the last row).
+__device__ RowCursor row_cursor(const std::int64_t* row_ptr, const std::int32_t* col, std::int64_t rows,
+                                std::int64_t tr, int lane) {
+  RowCursor cursor{col};
+  const std::int64_t r = tr * tile::kDim + lane;
+  if (r < rows) {
+    cursor.next = row_ptr[r];
+    cursor.end = row_ptr[r + 1];
+  }
+  return cursor;
+}
+
+/// The least tile column among the group's rows: the next tile of the tile-row, or kNoTile.
+__device__ __forceinline__ std::int32_t next_tile(const RowGroup& g, const RowCursor& cursor) {
+  return cg::reduce(g, cursor.tile_col(), cg::less<std::int32_t>());
+}
+
+/// Tiles of each tile-row; sets *unmergeable where a row's columns do not increase (the merge
+/// would then be wrong: a column taken twice, a run split) or a tile-row has more than
+/// kMergeTiles tiles (counting stops there; more than 64 kMergeTiles entries: at once).
+__global__ void merged_tile_counts(const std::int64_t* row_ptr, const std::int32_t* col, std::int64_t rows,
+                                   std::int64_t tile_rows, std::int64_t* tiles, int* unmergeable) {
+  const RowGroup g = cg::tiled_partition<tile::kDim>(cg::this_thread_block());
+  const std::int64_t tr = group_tile_row();
+  if (tr >= tile_rows) return;  // group-uniform
+  const std::int64_t last = (tr + 1) * tile::kDim < rows ? (tr + 1) * tile::kDim : rows;
+  const std::int64_t entries = row_ptr[last] - row_ptr[tr * tile::kDim];
+  if (entries > tile::kElems * kMergeTiles) {
+    *unmergeable = 1;  // any writer: the same 1
+    return;
+  }
+  RowCursor cursor = row_cursor(row_ptr, col, rows, tr, g.thread_rank());
+  std::int64_t n = 0;
+  for (std::int32_t tc; n <= kMergeTiles && (tc = next_tile(g, cursor)) != kNoTile; ++n) cursor.take(tc);
+  if (!cursor.increasing || n > kMergeTiles) *unmergeable = 1;
+  if (g.thread_rank() == 0) tiles[tr] = n;
+}
+
+/// The tile arrays the merge writes; `source` (tile value k = the CSR's value source[k]) may be null.
+template <class T>
+struct MergedTiles {
+  const std::int64_t* tile_row_ptr;
+  std::int32_t* tile_col;
+  std::uint64_t* bitmap;
+  std::int64_t* value_offset;
+  T* values;
+  std::int64_t* source;
+};
+
+template <class T>
+__global__ void merge_tiles(const std::int64_t* row_ptr, const std::int32_t* col, const T* values, std::int64_t rows,
+                            std::int64_t tile_rows, MergedTiles<T> out) {
+  const RowGroup g = cg::tiled_partition<tile::kDim>(cg::this_thread_block());
+  const std::int64_t tr = group_tile_row();
+  if (tr >= tile_rows) return;  // group-uniform
+  const int lane = static_cast<int>(g.thread_rank());
+  RowCursor cursor = row_cursor(row_ptr, col, rows, tr, lane);
+  // The tile-row's values are its rows' entries, reordered: they start where its first row's do.
+  std::int64_t p = out.tile_row_ptr[tr], base = row_ptr[tr * tile::kDim];
+  for (std::int32_t tc; (tc = next_tile(g, cursor)) != kNoTile; ++p) {
+    const std::int64_t first = cursor.next;
+    const unsigned bits = cursor.take(tc);
+    const int count = static_cast<int>(cursor.next - first);
+    const int through = cg::inclusive_scan(g, count);  // this row's run and the rows above it
+    const std::uint64_t bitmap =
+        cg::reduce(g, std::uint64_t{bits} << (tile::kDim * lane), cg::bit_or<std::uint64_t>());
+    for (int i = 0; i < count; ++i) {
+      const std::int64_t k = base + through - count + i;
+      out.values[k] = values[first + i];
+      if (out.source) out.source[k] = first + i;
+    }
+    if (lane == 0) {
+      out.tile_col[p] = tc;
+      out.bitmap[p] = bitmap;
+      out.value_offset[p] = base;
+    }
+    base += g.shfl(through, tile::kDim - 1);
+  }
+  if (tr == tile_rows - 1 && lane == 0) out.value_offset[p] = base;  // the end: every entry
 }
 
 // Keys of a's entries, or with Transposed of a^T's (entry (r, c) keyed as (c, r)): the same
@@ -85,27 +226,39 @@ __global__ void row_lengths(TileView<const T> a, std::int64_t rows, std::int64_t
 }
 
 // Row r's entries in to_csr's order (tiles by column, bits by column), the k-th of them as
-// emit(row_ptr[r] + k, its column, the position of its value in a.values); called by the whole
-// warp of row r. Each lane takes one tile of 32 at a time: a tile's part of the row is a run of
-// columns and of values (a tile's values are row-major), placed by the warp's prefix sum.
+// emit(row_ptr[r] + k, its column, the position of its value in a.values), consecutive lanes on
+// consecutive k; called by the whole warp of row r. Each lane takes one tile of 32 at a time and
+// stages its tile's part of the row (a run of columns and of values: a tile's values are
+// row-major) in shared memory at the place the warp's prefix sum gives; the warp then emits the
+// staged entries, so the CSR writes are whole lines where a lane writing its own run wrote a few
+// entries here and there (fill_rows moved about a fifth of the copy bandwidth so).
 template <class T, class Emit>
 __device__ void for_each_row_entry(const TileView<const T>& a, std::int64_t r, std::int64_t out, Emit emit) {
   using WarpScan = cub::WarpScan<int>;
+  constexpr int kStaged = 32 * tile::kDim;  // a row's entries in 32 tiles, at most
   __shared__ typename WarpScan::TempStorage scan[kWarps];
+  __shared__ std::int32_t staged_col[kWarps][kStaged];
+  __shared__ std::int64_t staged_position[kWarps][kStaged];
+  const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
   const std::int64_t tr = r / tile::kDim, end = a.row_ptr[tr + 1];
   const int in_row = static_cast<int>(r % tile::kDim);
   for (std::int64_t base = a.row_ptr[tr]; base < end; base += 32) {
-    const std::int64_t p = base + threadIdx.x % 32;
+    const std::int64_t p = base + lane;
     const std::uint64_t bm = p < end ? a.bitmap[p] : 0;
     unsigned mask = tile::row_mask(bm, in_row);
-    int before = 0, total = 0;
-    WarpScan(scan[threadIdx.x / 32]).ExclusiveSum(tile::popcount(mask), before, total);
-    __syncwarp();  // before the storage is used again
+    int k = 0, total = 0;
+    WarpScan(scan[warp]).ExclusiveSum(tile::popcount(mask), k, total);
     if (mask) {
-      std::int64_t k = out + before, position = a.offset[p] + tile::rank_below(bm, tile::bit_index(in_row, 0));
-      const std::int64_t first_col = std::int64_t(a.col[p]) * tile::kDim;
-      for (; mask; mask &= mask - 1) emit(k++, first_col + __ffs(mask) - 1, position++);
+      std::int64_t position = a.offset[p] + tile::rank_below(bm, tile::bit_index(in_row, 0));
+      const std::int32_t first_col = a.col[p] * tile::kDim;
+      for (; mask; mask &= mask - 1, ++k) {
+        staged_col[warp][k] = first_col + __ffs(mask) - 1;
+        staged_position[warp][k] = position++;
+      }
     }
+    __syncwarp();  // the stage is written (and the scan's storage free again)
+    for (int j = lane; j < total; j += 32) emit(out + j, staged_col[warp][j], staged_position[warp][j]);
+    __syncwarp();  // the stage is read
     out += total;
   }
 }
@@ -115,8 +268,8 @@ __global__ void fill_rows(TileView<const T> a, std::int64_t rows, const std::int
                           T* values) {
   const std::int64_t r = warp_row();
   if (r >= rows) return;  // warp-uniform
-  for_each_row_entry(a, r, row_ptr[r], [&](std::int64_t k, std::int64_t c, std::int64_t position) {
-    col[k] = static_cast<std::int32_t>(c);
+  for_each_row_entry(a, r, row_ptr[r], [&](std::int64_t k, std::int32_t c, std::int64_t position) {
+    col[k] = c;
     values[k] = a.values[position];
   });
 }
@@ -126,7 +279,8 @@ __global__ void fill_positions(TileView<const T> a, std::int64_t rows, const std
                                std::int64_t* positions) {
   const std::int64_t r = warp_row();
   if (r >= rows) return;  // warp-uniform
-  for_each_row_entry(a, r, row_ptr[r], [&](std::int64_t k, std::int64_t, std::int64_t position) { positions[k] = position; });
+  for_each_row_entry(a, r, row_ptr[r],
+                     [&](std::int64_t k, std::int32_t, std::int64_t position) { positions[k] = position; });
 }
 
 template <class T>
@@ -135,24 +289,39 @@ __global__ void gather_by_source(std::int64_t n, const std::int64_t* source, con
   if (k < n) out[k] = in[source[k]];
 }
 
-/// to_tiles (of a^T with Transposed); with `source` non-null the sorted entry indices (the
-/// gather map) are kept there.
-template <class T, bool Transposed = false>
-DeviceTileMatrix<T> convert_to_tiles(const DeviceCsr<T>& a, DeviceBuffer<std::int64_t>* source, cudaStream_t s) {
-  DeviceTileMatrix<T> t;
-  t.rows = Transposed ? a.cols : a.rows;
-  t.cols = Transposed ? a.rows : a.cols;
-  t.nnz = a.nnz;
+/// to_tiles by the merge into `t` (rows, columns and nnz set, tile_row_ptr and values allocated),
+/// or false, with nothing else written, where a row's columns do not increase or the tile-rows
+/// are too long for it (kMergeTiles, kMergeEntries).
+template <class T>
+bool merge_to_tiles(const DeviceCsr<T>& a, DeviceBuffer<std::int64_t>* source, DeviceTileMatrix<T>& t,
+                    cudaStream_t s) {
+  const std::int64_t tile_rows = t.tile_rows();
+  if (a.nnz > kMergeEntries * tile_rows) return false;
+  DeviceBuffer<std::int64_t> counts(tile_rows, s);
+  DeviceBuffer<int> unmergeable(1, s);
+  unmergeable.fill_bytes(0, s);
+  merged_tile_counts<<<grid_for(tile_rows, kGroups), kBlock, 0, s>>>(a.row_ptr.data(), a.col_idx.data(), a.rows,
+                                                                      tile_rows, counts.data(), unmergeable.data());
+  TESSERA_CHECK_LAUNCH();
+  if (read_scalar(unmergeable.data(), s) != 0) return false;
+  t.num_tiles = exclusive_scan_total(counts.data(), t.tile_row_ptr.data(), tile_rows, s);
+  t.tile_col.allocate(t.num_tiles, s);
+  t.bitmap.allocate(t.num_tiles, s);
+  t.value_offset.allocate(t.num_tiles + 1, s);
+  if (source) source->allocate(a.nnz, s);
+  const MergedTiles<T> out{t.tile_row_ptr.data(), t.tile_col.data(), t.bitmap.data(),
+                           t.value_offset.data(), t.values.data(),   source ? source->data() : nullptr};
+  merge_tiles<T><<<grid_for(tile_rows, kGroups), kBlock, 0, s>>>(a.row_ptr.data(), a.col_idx.data(), a.values.data(),
+                                                                 a.rows, tile_rows, out);
+  TESSERA_CHECK_LAUNCH();
+  return true;
+}
+
+/// to_tiles (of a^T with Transposed) by the radix sort into `t` (as merge_to_tiles); with `source`
+/// non-null the sorted entry indices (the gather map) are kept there.
+template <class T, bool Transposed>
+void sort_to_tiles(const DeviceCsr<T>& a, DeviceBuffer<std::int64_t>* source, DeviceTileMatrix<T>& t, cudaStream_t s) {
   const std::int64_t nnz = a.nnz, tile_rows = t.tile_rows(), tile_cols = t.tile_cols();
-  t.tile_row_ptr.allocate(tile_rows + 1, s);
-  t.values.allocate(nnz, s);
-  if (nnz == 0) {
-    if (source) source->release();
-    t.tile_row_ptr.fill_bytes(0, s);
-    t.value_offset.allocate(1, s);
-    t.value_offset.fill_bytes(0, s);
-    return t;
-  }
   DeviceBuffer<std::uint64_t> keys(nnz, s), sorted_keys(nnz, s);
   {
     DeviceBuffer<std::int64_t> index(nnz, s), sorted_index(nnz, s);
@@ -188,6 +357,29 @@ DeviceTileMatrix<T> convert_to_tiles(const DeviceCsr<T>& a, DeviceBuffer<std::in
   // A tile's key is tile_row * tile_cols + tile_col: tile row r's tiles start at key r * tile_cols.
   segment_starts(unique_keys.data(), t.num_tiles, tile_rows, static_cast<std::uint64_t>(tile_cols),
                  t.tile_row_ptr.data(), s);
+}
+
+/// to_tiles (of a^T with Transposed): by the merge where a's rows increase, else by the sort.
+template <class T, bool Transposed = false>
+DeviceTileMatrix<T> convert_to_tiles(const DeviceCsr<T>& a, DeviceBuffer<std::int64_t>* source, cudaStream_t s) {
+  DeviceTileMatrix<T> t;
+  t.rows = Transposed ? a.cols : a.rows;
+  t.cols = Transposed ? a.rows : a.cols;
+  t.nnz = a.nnz;
+  t.tile_row_ptr.allocate(t.tile_rows() + 1, s);
+  t.values.allocate(a.nnz, s);
+  if (a.nnz == 0) {
+    if (source) source->release();
+    t.tile_row_ptr.fill_bytes(0, s);
+    t.value_offset.allocate(1, s);
+    t.value_offset.fill_bytes(0, s);
+    return t;
+  }
+  // a^T's tile-rows gather a's columns: a sort's work, not a merge's.
+  if constexpr (!Transposed) {
+    if (merge_to_tiles(a, source, t, s)) return t;
+  }
+  sort_to_tiles<T, Transposed>(a, source, t, s);
   return t;
 }
 

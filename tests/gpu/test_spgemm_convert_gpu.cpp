@@ -8,6 +8,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <array>
 #include <string>
 #include <type_traits>
 #include <vector>
@@ -68,6 +69,56 @@ TEST(TileConvertGpu, MatchesHostConversionExactly) {
     EXPECT_TRUE(same_tiles(cuda::download(cuda::to_tiles(cuda::upload(a))), to_tiles(a)));
     testing::poison_device_pool(kPoisonBytes);
     EXPECT_EQ(cuda::download(cuda::to_csr(cuda::upload(to_tiles(a)))), a);
+  }
+}
+
+/// `a` with each row's entries in another order (reversed, then its first two swapped), as a CSR
+/// from an assembly that did not sort may hold them.
+Csr<double> rows_out_of_order(Csr<double> a) {
+  for (std::int64_t r = 0; r < a.rows; ++r) {
+    const std::int64_t b = a.row_ptr[r], e = a.row_ptr[r + 1];
+    std::reverse(a.col_idx.begin() + b, a.col_idx.begin() + e);
+    std::reverse(a.values.begin() + b, a.values.begin() + e);
+    if (e - b > 2) {
+      std::swap(a.col_idx[b], a.col_idx[b + 1]);
+      std::swap(a.values[b], a.values[b + 1]);
+    }
+  }
+  return a;
+}
+
+// The device conversion merges each tile-row's rows where every row's columns increase, and
+// sorts the entries where one does not, or where tile-rows are long (9x2000 at half density: 4500
+// entries a tile-row; 200x2000 with a dense row: 250 tiles in one tile-row): every way gives the
+// host's tiles, and the gather map (tile value k = the CSR's value source[k]) is the host's
+// conversion of the entries' own indices.
+TEST(TileConvertGpu, RowsInAnyOrderAndTheGatherMapMatchTheHost) {
+  const std::uint64_t seed = testing::fresh_seed();
+  SCOPED_TRACE("seed " + std::to_string(seed));
+  std::vector<std::pair<std::string, Csr<double>>> cases;
+  std::uint64_t i = 0;
+  for (auto& s : {std::array<std::int64_t, 2>{1, 1}, {7, 9}, {17, 64}, {63, 65}, {3, 300}, {9, 2000}, {200, 2000}})
+    for (double density : {0.05, 0.5, 1.0}) {
+      cases.emplace_back(std::to_string(s[0]) + "x" + std::to_string(s[1]) + " density " + std::to_string(density),
+                         random_csr(RandomSpec{s[0], s[1], density, 0.2, 0.2, i % 2 == 0}, seed + i));
+      ++i;
+    }
+  for (const char* spec : {"rmat:10:8", "elasticity3d:3"})
+    cases.emplace_back(spec, gen::generate(gen::parse_spec(spec)));
+  for (const auto& [name, sorted] : cases) {
+    for (const bool in_order : {true, false}) {
+      SCOPED_TRACE(name + (in_order ? ", rows in order" : ", rows out of order"));
+      const Csr<double> a = in_order ? sorted : rows_out_of_order(sorted);
+      Csr<double> tags = a;  // each entry's value: its own index
+      for (std::size_t k = 0; k < tags.values.size(); ++k) tags.values[k] = static_cast<double>(k);
+      const TileMatrix<double> host_tags = to_tiles(tags);
+      const std::vector<std::int64_t> host_source(host_tags.values.begin(), host_tags.values.end());
+      testing::poison_device_pool(kPoisonBytes);
+      cuda::DeviceBuffer<std::int64_t> source;
+      const auto device = cuda::to_tiles(cuda::upload(a), source);
+      EXPECT_TRUE(same_tiles(cuda::download(device), to_tiles(a)));
+      EXPECT_EQ(source.download(), host_source);
+    }
   }
 }
 
