@@ -359,7 +359,8 @@ void sort_to_tiles(const DeviceCsr<T>& a, DeviceBuffer<std::int64_t>* source, De
                  t.tile_row_ptr.data(), s);
 }
 
-/// to_tiles (of a^T with Transposed): by the merge where a's rows increase, else by the sort.
+/// to_tiles (of a^T with Transposed): by the merge where a's rows increase and its tile-rows are
+/// short enough (merge_to_tiles), else by the sort.
 template <class T, bool Transposed = false>
 DeviceTileMatrix<T> convert_to_tiles(const DeviceCsr<T>& a, DeviceBuffer<std::int64_t>* source, cudaStream_t s) {
   DeviceTileMatrix<T> t;

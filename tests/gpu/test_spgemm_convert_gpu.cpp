@@ -88,8 +88,9 @@ Csr<double> rows_out_of_order(Csr<double> a) {
 }
 
 // The device conversion merges each tile-row's rows where every row's columns increase, and
-// sorts the entries where one does not, or where tile-rows are long (9x2000 at half density: 4500
-// entries a tile-row; 200x2000 with a dense row: 250 tiles in one tile-row): every way gives the
+// sorts the entries where one does not, or where tile-rows are long (9x2000 at half density:
+// thousands of entries a tile-row; 200x2000 with a dense row: some 250 tiles in its tile-row;
+// both past the merge's bounds): every way gives the
 // host's tiles, and the gather map (tile value k = the CSR's value source[k]) is the host's
 // conversion of the entries' own indices.
 TEST(TileConvertGpu, RowsInAnyOrderAndTheGatherMapMatchTheHost) {
