@@ -18,10 +18,7 @@
 namespace tessera::driver::dist_amg {
 
 double repeated_ms_per_iteration(const SolvePhase& s) {
-  std::vector<double> ms;
-  for (std::size_t k = 0; k < s.repeated_seconds.size(); ++k)
-    if (s.repeated_iterations[k] > 0) ms.push_back(1e3 * s.repeated_seconds[k] / s.repeated_iterations[k]);
-  return median(ms);
+  return median_ms_per_iteration(s.repeated_seconds, s.repeated_iterations);
 }
 
 namespace {

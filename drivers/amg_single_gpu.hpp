@@ -5,6 +5,7 @@
 // host path also fills. Defined only in CUDA builds (TESSERA_HAVE_CUDA).
 #include <optional>
 #include <string>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
@@ -22,6 +23,9 @@ struct AmgRun {
   amg::HierarchyStats stats;
   amg::SolveResult res;
   double setup_s = 0, resetup_s = 0, solve_s = 0;
+  // The solves after the first (--solves), from the same initial guess: seconds and iterations.
+  std::vector<double> repeated_solve_s;
+  std::vector<int> repeated_iterations;
   nlohmann::json extra = nlohmann::json::object();
   std::optional<amg::SetupTimes> resetup_phases;  // reported as "resetup_phases" when set
 };
@@ -36,6 +40,8 @@ struct SingleGpuProblem {
   std::string spgemm;    // "auto" | "tile" | "cusparse"
   bool resetup = false;  // also time a re-setup with the same values
   bool use_cg = true;    // CG (symmetric A) or FGMRES, both on the device
+  bool cuda_graph = true;  // replay the cycle as a CUDA graph (--no-cuda-graph: launch every step)
+  int solves = 1;          // timed solves from the same initial guess (the first is the reported one)
 };
 
 /// The whole setup on the GPU, optionally a re-setup, then CG (or FGMRES) with the preconditioner built on

@@ -166,7 +166,8 @@ void add_options(CLI::App& app, Options& opt) {
                  "V-cycles only)")
       ->check(CLI::NonNegativeNumber);
   app.add_flag("--no-cuda-graph", opt.no_cuda_graph,
-               "distributed GPU solve: launch every step of the cycle from the host instead of replaying a CUDA graph");
+               "GPU solve (one GPU or distributed): launch every step of the cycle from the host instead of "
+               "replaying a CUDA graph");
   app.add_option("--setups", opt.setups,
                  "distributed AMG: whole setups from scratch, each after the previous hierarchy is freed; the first "
                  "is setup_seconds, the median of the others repeated_setup_seconds (what "
@@ -212,9 +213,9 @@ void add_options(CLI::App& app, Options& opt) {
                  "operators bit for bit)")
       ->check(CLI::IsMember({"auto", "device", "host"}));
   app.add_option("--solves", opt.solves,
-                 "distributed AMG: timed solves from the same initial guess; the first is solve_seconds, the "
-                 "median of the others repeated_solve_seconds (the steady state: the first solve also captures "
-                 "the cycle's CUDA graph)")
+                 "GPU solves (one GPU or distributed): timed solves from the same initial guess; the first is "
+                 "solve_seconds, the median of the others repeated_solve_seconds (the steady state: the first "
+                 "solve also captures the cycle's CUDA graph)")
       ->check(CLI::PositiveNumber);
   app.add_flag("--trace", opt.trace,
                "distributed AMG: print the host wall-clock time of the setup's steps on every rank (the last of "
@@ -401,7 +402,9 @@ AmgRun setup_and_solve(const Options& opt, const Problem& p, Backend backend, am
   const amg::KrylovOptions& ko = opt.krylov;
   if (backend == Backend::host) return run_on_host(opt, p, x, ko);
 #if TESSERA_HAVE_CUDA
-  const SingleGpuProblem gpu{p.a, p.setup_matrix(), p.setup_nns(), p.b, opt.amg, opt.spgemm, opt.resetup, p.use_cg};
+  SingleGpuProblem gpu{p.a, p.setup_matrix(), p.setup_nns(), p.b, opt.amg, opt.spgemm, opt.resetup, p.use_cg};
+  gpu.cuda_graph = !opt.no_cuda_graph;
+  gpu.solves = opt.solves;
   return opt.setup == "host" ? run_host_setup_on_gpu(gpu, x, ko) : run_device_setup(gpu, x, ko);
 #else
   TESSERA_REQUIRE_INPUT(false, "--backend gpu: this build has no CUDA backend");
@@ -426,6 +429,11 @@ int report(const Options& opt, const std::vector<baselines::Baseline>& compare, 
   std::printf("setup %.4f s%s, solve %.4f s (%.2f ms/iteration)\n", run.setup_s,
               opt.resetup ? (" (re-setup " + std::to_string(run.resetup_s) + " s)").c_str() : "", run.solve_s,
               res.iterations ? 1e3 * run.solve_s / res.iterations : 0.0);
+  const double repeated_ms = median_ms_per_iteration(run.repeated_solve_s, run.repeated_iterations);
+  if (!run.repeated_solve_s.empty())
+    std::printf("repeated solves (%zu, same initial guess): median %.4f s, %.3f ms/iteration, iterations %s\n",
+                run.repeated_solve_s.size(), median(run.repeated_solve_s), repeated_ms,
+                nlohmann::json(run.repeated_iterations).dump().c_str());
   std::printf("FOM: setup %.4e nnz/s, solve %.4e nnz*it/s\n", setup_fom, solve_fom);
 
   nlohmann::json out = {
@@ -443,6 +451,11 @@ int report(const Options& opt, const std::vector<baselines::Baseline>& compare, 
   out["filtered_smoothing"] = opt.amg.filtered_smoothing;
   if (p.pmat) out["operator_complexity_over_a"] = operator_complexity_over_a(stats, p.a.nnz());
   if (opt.resetup) out["resetup_seconds"] = run.resetup_s;
+  if (!run.repeated_solve_s.empty()) {
+    out["repeated_solve_seconds"] = median(run.repeated_solve_s);
+    out["repeated_ms_per_iteration"] = repeated_ms;
+    out["repeated_solves"] = {{"seconds", run.repeated_solve_s}, {"iterations", run.repeated_iterations}};
+  }
   out.update(run.extra);
   if (run.resetup_phases) out["resetup_phases"] = phases_json(*run.resetup_phases);
   if (opt.krylov.history) out["history"] = res.history;
@@ -477,10 +490,10 @@ int run(int argc, char** argv) {
   const std::vector<baselines::Baseline> compare = baselines::parse_baseline_list(opt.compare);  // fail fast
   const dist::Communicator comm;
   if (comm.size() > 1 || opt.distributed) return run_distributed(comm, opt, compare);
-  TESSERA_REQUIRE_INPUT(opt.setups == 1 && opt.solves == 1 && opt.resetups == 0 && !opt.timeline && !opt.trace &&
+  TESSERA_REQUIRE_INPUT(opt.setups == 1 && opt.resetups == 0 && !opt.timeline && !opt.trace &&
                             opt.tentative == "auto" && opt.merge == "auto" && opt.transpose_p == "auto" &&
                             opt.galerkin_operands == "auto" && opt.solve_operands == "auto",
-                        "--setups, --resetups, --solves, --timeline, --trace, --tentative, --merge, --transpose-p, "
+                        "--setups, --resetups, --timeline, --trace, --tentative, --merge, --transpose-p, "
                         "--galerkin-operands and --solve-operands apply to the distributed AMG "
                         "(--distributed or several ranks)");
   TESSERA_REQUIRE_INPUT(opt.halo == "auto", "--halo ", opt.halo,
@@ -488,6 +501,9 @@ int run(int argc, char** argv) {
 
   const Problem p = load_problem(comm, opt);
   const Backend backend = choose_backend(opt);
+  TESSERA_REQUIRE_INPUT(opt.solves == 1 || backend == Backend::gpu,
+                        "--solves repeats the GPU solves (--backend gpu, one GPU or distributed): this run is on the "
+                        "host backend");
   print_problem(opt, p, backend);
   amg::Vector x(p.b.size(), 0.0);
   const AmgRun run = setup_and_solve(opt, p, backend, x);

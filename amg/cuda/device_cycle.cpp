@@ -58,19 +58,21 @@ DeviceAmgPreconditioner::DeviceAmgPreconditioner(const DeviceHierarchy& h, cudaS
 
 void DeviceAmgPreconditioner::build_levels(const std::vector<LevelView>& views, const AmgOptions& options,
                                            bool coarse_direct) {
+  cycle_stream_.wait_for(stream_);  // the matrices were uploaded or set up there
+  const cudaStream_t s = cycle_stream_.get();
   std::vector<DeviceCycleLevel> cycle_levels(views.size());
   for (std::size_t l = 0; l < views.size(); ++l) {
     const LevelView& view = views[l];
     DeviceLevel& v = levels_[l];
     DeviceCycleLevel& c = cycle_levels[l];
-    v.a_plan = tessera::cuda::make_spmv_plan(*view.a, {}, stream_);
-    v.a_op = std::make_unique<CsrDeviceOperator>(*view.a, v.a_plan, stream_);
+    v.a_plan = tessera::cuda::make_spmv_plan(*view.a, {}, s);
+    v.a_op = std::make_unique<CsrDeviceOperator>(*view.a, v.a_plan, s);
     c.a = v.a_op.get();
     if (view.p) {
-      v.p_plan = tessera::cuda::make_spmv_plan(*view.p, {}, stream_);
-      v.r_plan = tessera::cuda::make_spmv_plan(*view.r, {}, stream_);
-      v.p_op = std::make_unique<CsrDeviceOperator>(*view.p, v.p_plan, stream_);
-      v.r_op = std::make_unique<CsrDeviceOperator>(*view.r, v.r_plan, stream_);
+      v.p_plan = tessera::cuda::make_spmv_plan(*view.p, {}, s);
+      v.r_plan = tessera::cuda::make_spmv_plan(*view.r, {}, s);
+      v.p_op = std::make_unique<CsrDeviceOperator>(*view.p, v.p_plan, s);
+      v.r_op = std::make_unique<CsrDeviceOperator>(*view.r, v.r_plan, s);
       c.p = v.p_op.get(), c.r = v.r_op.get();
     }
     c.smoother = *view.smoother;
@@ -87,9 +89,50 @@ void DeviceAmgPreconditioner::make_cycle(std::vector<DeviceCycleLevel> cycle_lev
     if (host_coarse_) coarse_b_.assign(std::size_t(coarse_rows), 0.0);
     coarse_x_.assign(coarse_b_.size(), 0.0);
     coarse = [this](const double* b, double* x) { coarse_solve(b, x); };
+    // The host fallback of a device factor solves on the host too (an empty coarsest level: no solve).
+    host_coarse_solve_ = host_coarse_ || (!device_coarse_->on_device() && device_coarse_->rows() > 0);
   }
   cycle_ = DeviceCycle(std::move(cycle_levels), options.cycle, std::move(coarse));
-  TESSERA_CUDA_CHECK(cudaStreamSynchronize(stream_));
+  TESSERA_CUDA_CHECK(cudaStreamSynchronize(cycle_stream_.get()));  // an asynchronous failure surfaces here
+}
+
+void DeviceAmgPreconditioner::apply(const double* r, double* z) {
+  cycle_stream_.wait_for(stream_);  // r was written on the caller's stream
+  run_cycle(r, z);
+  cycle_stream_.make_wait(stream_);  // z is read there
+}
+
+void DeviceAmgPreconditioner::run_cycle(const double* r, double* z) {
+  if (!capturable()) return cycle_.apply(r, z);
+  const cudaStream_t s = cycle_stream_.get();
+  // The graph bakes in the vectors' addresses: it replays only for the pair it was captured on.
+  // The first call on a pair runs eagerly (kernels load and libraries set up on first use,
+  // which a capture must not do); the second captures, then launches what it captured.
+  if (graph_.ready() && r == graph_r_ && z == graph_z_) return graph_.launch(s);
+  const bool second_call = r == last_r_ && z == last_z_;
+  last_r_ = r, last_z_ = z;
+  if (second_call) {
+    std::string why;
+    if (graph_.capture(s, [&] { cycle_.apply(r, z); }, why)) {
+      graph_r_ = r, graph_z_ = z;
+      ++graph_captures_;
+      return graph_.launch(s);
+    }
+    graph_failure_ = why;  // eager launches from now on; nothing ran during the capture
+  }
+  cycle_.apply(r, z);
+}
+
+void DeviceAmgPreconditioner::set_cuda_graph(bool on) {
+  graph_wanted_ = on;
+  if (!on) graph_.reset();
+}
+
+std::string DeviceAmgPreconditioner::cuda_graph_state() const {
+  if (!graph_wanted_) return "off";
+  if (host_coarse_solve_) return "off (host coarse solve)";
+  if (!graph_failure_.empty()) return "capture failed: " + graph_failure_;
+  return graph_.ready() ? "replayed" : "not yet captured";
 }
 
 std::int64_t DeviceAmgPreconditioner::device_bytes() const {
@@ -100,12 +143,13 @@ std::int64_t DeviceAmgPreconditioner::device_bytes() const {
 }
 
 void DeviceAmgPreconditioner::coarse_solve(const double* b, double* x) {
-  if (device_coarse_) return device_coarse_->solve(b, x, stream_);
+  const cudaStream_t s = cycle_stream_.get();
+  if (device_coarse_) return device_coarse_->solve(b, x, s);
   const std::size_t bytes = coarse_b_.size() * sizeof(double);
-  if (bytes) TESSERA_CUDA_CHECK(cudaMemcpyAsync(coarse_b_.data(), b, bytes, cudaMemcpyDeviceToHost, stream_));
-  TESSERA_CUDA_CHECK(cudaStreamSynchronize(stream_));
+  if (bytes) TESSERA_CUDA_CHECK(cudaMemcpyAsync(coarse_b_.data(), b, bytes, cudaMemcpyDeviceToHost, s));
+  TESSERA_CUDA_CHECK(cudaStreamSynchronize(s));
   host_coarse_->solve(coarse_b_, coarse_x_);
-  if (bytes) TESSERA_CUDA_CHECK(cudaMemcpyAsync(x, coarse_x_.data(), bytes, cudaMemcpyHostToDevice, stream_));
+  if (bytes) TESSERA_CUDA_CHECK(cudaMemcpyAsync(x, coarse_x_.data(), bytes, cudaMemcpyHostToDevice, s));
   // coarse_x_ is pageable: cudaMemcpyAsync from it returns once staged, so it may be reused.
 }
 

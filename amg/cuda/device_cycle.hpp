@@ -9,9 +9,17 @@
 // device with the hierarchy's DeviceCoarseSolver (cuSOLVER; no host round trip per cycle). Built
 // on a host Hierarchy, with its DenseCoarseSolver on the host: the right-hand side goes down and
 // the solution up (at most max_dense_rows doubles each way per visit).
+//
+// The cycle runs on a stream of its own, ordered after and before the caller's by an event each
+// way, and is replayed as a CUDA graph: a V-cycle is a few hundred small steps, and on the coarse
+// levels each takes the GPU less time than the host takes to launch it, so eager launches let the
+// host, and its jitter, set the pace. A host coarse solve (which waits on the host every visit)
+// keeps the eager launches.
 #include <cuda_runtime_api.h>
 
+#include <cstdint>
 #include <memory>
+#include <string>
 #include <vector>
 
 #include "amg/cuda/device_hierarchy.hpp"
@@ -19,7 +27,9 @@
 #include "amg/cuda/device_vcycle.hpp"
 #include "amg/hierarchy.hpp"
 #include "local/cuda/device_matrix.hpp"
+#include "local/cuda/owned_stream.hpp"
 #include "local/cuda/spmv_plan.hpp"
+#include "local/cuda/stream_graph.hpp"
 
 namespace tessera::amg::gpu {
 
@@ -38,8 +48,16 @@ class DeviceAmgPreconditioner {
   DeviceAmgPreconditioner(const DeviceAmgPreconditioner&) = delete;
   DeviceAmgPreconditioner& operator=(const DeviceAmgPreconditioner&) = delete;
 
-  /// z = M^-1 r on device vectors of rows() entries (z may alias nothing of r).
-  void apply(const double* r, double* z) { cycle_.apply(r, z); }
+  /// z = M^-1 r on device vectors of rows() entries (z may alias nothing of r), ordered on the
+  /// stream given at construction. The first call on a pair of vectors runs the cycle's steps one
+  /// by one, the second captures them into a CUDA graph and later calls on that pair replay it.
+  void apply(const double* r, double* z);
+  /// Replay the cycle as a CUDA graph (on: the default) or launch every step from the host.
+  void set_cuda_graph(bool on);
+  /// "replayed" (a graph runs the cycle), "not yet captured", "off", "off (host coarse solve)" or
+  /// "capture failed: <why>" (then every call launches the steps one by one).
+  std::string cuda_graph_state() const;
+  std::int64_t cuda_graph_captures() const { return graph_captures_; }
 
   std::int64_t rows() const { return cycle_.rows(); }
   /// Device bytes held by the uploaded hierarchy and the level vectors.
@@ -66,13 +84,28 @@ class DeviceAmgPreconditioner {
   void coarse_solve(const double* b, double* x);
   void make_cycle(std::vector<DeviceCycleLevel> cycle_levels, const AmgOptions& options, bool coarse_direct,
                   std::int64_t coarse_rows);
+  /// The cycle on cycle_stream_: eagerly, captured, or replayed (see apply()).
+  void run_cycle(const double* r, double* z);
+  bool capturable() const { return graph_wanted_ && graph_failure_.empty() && !host_coarse_solve_; }
 
   const DenseCoarseSolver* host_coarse_ = nullptr;    // built on a host Hierarchy
   const DeviceCoarseSolver* device_coarse_ = nullptr;  // built on a DeviceHierarchy
-  cudaStream_t stream_;
+  cudaStream_t stream_;  // the caller's: apply() is ordered on it
+  // Declared before everything queued on it, so destroyed after their frees are queued.
+  tessera::cuda::OwnedStream cycle_stream_;
   std::vector<DeviceLevel> levels_;  // sized once: the operators point into it
   DeviceCycle cycle_;
   std::vector<double> coarse_b_, coarse_x_;  // host staging of host_coarse_'s solve
+  bool host_coarse_solve_ = false;  // the coarsest level solved on the host: no graph
+  // The CUDA graph of the cycle for one pair of vectors, and the previous call's pair.
+  bool graph_wanted_ = true;
+  std::string graph_failure_;
+  const double* graph_r_ = nullptr;
+  double* graph_z_ = nullptr;
+  const double* last_r_ = nullptr;
+  double* last_z_ = nullptr;
+  std::int64_t graph_captures_ = 0;
+  tessera::cuda::StreamGraph graph_;  // last: destroyed first
 };
 
 }  // namespace tessera::amg::gpu

@@ -79,6 +79,13 @@ double median(std::vector<double> samples) {
   return n % 2 ? samples[n / 2] : 0.5 * (samples[n / 2 - 1] + samples[n / 2]);
 }
 
+double median_ms_per_iteration(const std::vector<double>& seconds, const std::vector<int>& iterations) {
+  std::vector<double> ms;
+  for (std::size_t k = 0; k < seconds.size() && k < iterations.size(); ++k)
+    if (iterations[k] > 0) ms.push_back(1e3 * seconds[k] / iterations[k]);
+  return median(ms);
+}
+
 void write_json(const std::string& path, const nlohmann::json& j) {
   std::ofstream out(path);
   TESSERA_REQUIRE_INPUT(out.good(), "cannot write JSON output '", path, "'");

@@ -22,6 +22,9 @@ using tessera::Stopwatch;  // local/core/stopwatch.hpp
 
 /// The median of repeated timings (the mean of the two middle ones for an even count; 0 for none).
 double median(std::vector<double> samples);
+/// The median over repeated solves of each one's milliseconds per iteration (solves of no
+/// iteration left out; 0 for none).
+double median_ms_per_iteration(const std::vector<double>& seconds, const std::vector<int>& iterations);
 
 /// Writes `j` to `path` (pretty-printed); an unwritable path is an InputError.
 void write_json(const std::string& path, const nlohmann::json& j);

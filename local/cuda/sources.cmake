@@ -59,7 +59,9 @@ target_sources(tessera_local PRIVATE
   ${CMAKE_CURRENT_LIST_DIR}/hash_spgemm.cu
   ${CMAKE_CURRENT_LIST_DIR}/spgemm_engine_choice.cu
   ${CMAKE_CURRENT_LIST_DIR}/offload_spgemm.cpp)
-# CUDA graphs of fixed stream work (the distributed AMG cycle).
+# CUDA graphs of fixed stream work (the AMG cycles, one GPU and distributed) and the stream they run on.
 target_sources(tessera_local PUBLIC FILE_SET HEADERS BASE_DIRS ${PROJECT_SOURCE_DIR} FILES
-  ${CMAKE_CURRENT_LIST_DIR}/stream_graph.hpp)
-target_sources(tessera_local PRIVATE ${CMAKE_CURRENT_LIST_DIR}/stream_graph.cpp)
+  ${CMAKE_CURRENT_LIST_DIR}/stream_graph.hpp
+  ${CMAKE_CURRENT_LIST_DIR}/owned_stream.hpp)
+target_sources(tessera_local PRIVATE ${CMAKE_CURRENT_LIST_DIR}/stream_graph.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/owned_stream.cpp)

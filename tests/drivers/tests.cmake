@@ -203,7 +203,19 @@ tessera_driver_test(driver.amg.resetups RANKS 1 2 3 4
                     EXPECT_OUTPUT "re-setup \\(same pattern, values only. records where P's values come from\\): [0-9.]+ s\nrepeated re-setups \\(2, replaying that record\\): median [0-9.]+ s[^\n]*\nstep trace of re-setup 3 of 3[^\n]*\n.*\n  galerkin +[0-9]+ +[0-9.]+ +[0-9.]+  @RANK_COLUMNS@\n.*converged after")
 tessera_driver_test(driver.amg.resetups_need_distributed RANKS 1 EXPECT_EXIT 2
                     COMMAND $<TARGET_FILE:tessera-amg> --gen poisson3d:8 --backend host --resetups 2
-                    EXPECT_OUTPUT "--setups, --resetups, --solves, --timeline, --trace, --tentative, --merge, --transpose-p, --galerkin-operands and --solve-operands apply to the distributed AMG")
+                    EXPECT_OUTPUT "--setups, --resetups, --timeline, --trace, --tentative, --merge, --transpose-p, --galerkin-operands and --solve-operands apply to the distributed AMG")
+# --solves N repeats the GPU solve from the same initial guess, on one GPU as distributed: the
+# one-GPU cycle runs eagerly on its first call, is captured on its second and replayed after
+# (--no-cuda-graph: every step launched from the host). The host backend refuses it.
+tessera_driver_test(driver.amg.gpu_solves RANKS 1 GPU
+                    COMMAND $<TARGET_FILE:tessera-amg> --gen poisson3d:16 --backend gpu --solves 3
+                    EXPECT_OUTPUT "cycle as a CUDA graph: replayed\n.*converged after [0-9]+ iterations.*\nrepeated solves \\(2, same initial guess\\): median [0-9.]+ s, [0-9.]+ ms/iteration, iterations \\[[0-9]+,[0-9]+\\]\n")
+tessera_driver_test(driver.amg.gpu_solves_no_graph RANKS 1 GPU
+                    COMMAND $<TARGET_FILE:tessera-amg> --gen poisson3d:16 --backend gpu --solves 2 --no-cuda-graph
+                    EXPECT_OUTPUT "cycle as a CUDA graph: off\n.*converged after [0-9]+ iterations.*\nrepeated solves \\(1, same initial guess\\)")
+tessera_driver_test(driver.amg.solves_need_gpu RANKS 1 EXPECT_EXIT 2
+                    COMMAND $<TARGET_FILE:tessera-amg> --gen poisson3d:8 --backend host --solves 2
+                    EXPECT_OUTPUT "--solves repeats the GPU solves \\(--backend gpu, one GPU or distributed\\): this run is on the host backend")
 # A non-symmetric A (convdiff3d) takes FGMRES on any rank count (by default restart 30 and
 # classical Gram-Schmidt twice; --restart and --gram-schmidt mgs change them); a symmetric file
 # (the numeric test of A against A^T over the ranks) keeps CG; --compare runs the baselines'
@@ -266,7 +278,7 @@ if(TESSERA_HAVE_HYPRE AND TESSERA_HAVE_PETSC)
 endif()
 tessera_driver_test(driver.amg.setups_need_distributed RANKS 1 EXPECT_EXIT 2
                     COMMAND $<TARGET_FILE:tessera-amg> --gen poisson3d:8 --setups 2
-                    EXPECT_OUTPUT "--setups, --resetups, --solves, --timeline, --trace, --tentative, --merge, --transpose-p, --galerkin-operands and --solve-operands apply to the distributed AMG")
+                    EXPECT_OUTPUT "--setups, --resetups, --timeline, --trace, --tentative, --merge, --transpose-p, --galerkin-operands and --solve-operands apply to the distributed AMG")
 # --coordinates: an elasticity matrix read from a file gets its rigid-body modes from its nodes'
 # coordinates (x y z, or x y in 2D; a frame's, 6 dofs a node, with its rotations), and solves as
 # the generator's own problem does; so does

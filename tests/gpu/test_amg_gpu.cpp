@@ -186,6 +186,89 @@ TEST(AmgGpuCycle, ApplyMatchesHostCycle) {
   }
 }
 
+/// Applies `m` to each of `rs` in turn through one pair of device vectors (z poisoned first, so
+/// every entry must be written each time), ordered on `stream`; the z of each.
+std::vector<std::vector<double>> apply_in_place(gpu::DeviceAmgPreconditioner& m,
+                                                const std::vector<std::vector<double>>& rs, cudaStream_t stream) {
+  tessera::cuda::DeviceBuffer<double> dr(rs.front().size(), stream), dz(rs.front().size(), stream);
+  std::vector<std::vector<double>> zs;
+  for (const std::vector<double>& r : rs) {
+    dr.upload(r, stream);
+    dz.fill_bytes(0xff, stream);
+    m.apply(dr.data(), dz.data());
+    zs.push_back(dz.download(stream));
+  }
+  return zs;
+}
+
+// The one-GPU cycle replayed as a CUDA graph (the second apply on a pair of vectors captures it,
+// later ones replay it) gives the eager cycle's z bit for bit, on device hierarchies (V and W,
+// Chebyshev and l1-Jacobi, the coarsest level solved by cuSOLVER or smoothed), with the caller's
+// stream the legacy default one or one of its own; other vectors run eagerly and leave the graph
+// to its pair. A host hierarchy's coarse solve (a host round trip each visit) keeps every step
+// launched from the host; with the coarsest level smoothed instead, it too is replayed.
+TEST(AmgGpuCycle, CudaGraphReplaysTheEagerCycleBitForBit) {
+  const std::uint64_t seed = fresh_seed();
+  SCOPED_TRACE("seed " + std::to_string(seed));
+  const std::vector<CycleCase> cases = {{SmootherKind::chebyshev, CycleKind::v, 6000},
+                                        {SmootherKind::l1_jacobi, CycleKind::w, 6000},
+                                        {SmootherKind::chebyshev, CycleKind::w, 1}};
+  cudaStream_t own = nullptr;
+  ASSERT_EQ(cudaStreamCreateWithFlags(&own, cudaStreamNonBlocking), cudaSuccess);
+  for (Problem problem : {generated("poisson3d:15", 40), generated("elasticity3d:5", 30)}) {
+    const std::size_t n = std::size_t(problem.a.rows);
+    std::vector<std::vector<double>> rs;
+    for (int k = 0; k < 4; ++k) rs.push_back(random_vector(n, seed + k));
+    for (const CycleCase& c : cases) {
+      problem.options.smoother = c.smoother;
+      problem.options.cycle = c.cycle;
+      problem.options.max_dense_rows = c.max_dense_rows;
+      const gpu::DeviceHierarchy h = gpu::device_setup(tessera::cuda::upload(problem.a), problem.nns, problem.options);
+      for (const cudaStream_t stream : {cudaStream_t(nullptr), own}) {
+        SCOPED_TRACE(problem.name + (c.smoother == SmootherKind::chebyshev ? " chebyshev" : " l1-jacobi") +
+                     (c.cycle == CycleKind::v ? " V" : " W") + " max_dense_rows " + std::to_string(c.max_dense_rows) +
+                     (stream ? ", a stream of the caller's" : ", the legacy default stream"));
+        gpu::DeviceAmgPreconditioner eager(h, stream), graphed(h, stream);
+        eager.set_cuda_graph(false);
+        EXPECT_EQ(graphed.cuda_graph_state(), "not yet captured");
+        const std::vector<std::vector<double>> expected = apply_in_place(eager, rs, stream);
+        const std::vector<std::vector<double>> got = apply_in_place(graphed, rs, stream);
+        EXPECT_EQ(eager.cuda_graph_state(), "off");
+        EXPECT_EQ(graphed.cuda_graph_state(), "replayed");
+        EXPECT_EQ(graphed.cuda_graph_captures(), 1);
+        for (std::size_t k = 0; k < rs.size(); ++k) {
+          ASSERT_TRUE(std::all_of(expected[k].begin(), expected[k].end(), [](double v) { return std::isfinite(v); }));
+          EXPECT_EQ(got[k], expected[k]) << "apply " << k + 1 << " (1: eager, 2: captured, 3-4: replayed)";
+        }
+        // Another pair of vectors: eager the first time, while the graph stays with its own pair.
+        EXPECT_EQ(apply_in_place(graphed, {rs[1]}, stream).front(), expected[1]);
+        EXPECT_EQ(graphed.cuda_graph_captures(), 1);
+      }
+    }
+  }
+  ASSERT_EQ(cudaStreamDestroy(own), cudaSuccess);
+
+  for (const std::int64_t max_dense_rows : {6000, 1}) {
+    Problem problem = generated("poisson3d:11", 30);
+    problem.options.max_dense_rows = max_dense_rows;
+    SCOPED_TRACE("host hierarchy, max_dense_rows " + std::to_string(max_dense_rows));
+    const Hierarchy h = setup(problem.a, problem.nns, problem.options);
+    ASSERT_EQ(h.coarse_direct, max_dense_rows > 1);
+    AmgPreconditioner host(h);
+    gpu::DeviceAmgPreconditioner device(h);
+    const std::vector<double> r = random_vector(std::size_t(problem.a.rows), seed + 9);
+    std::vector<double> z_host(r.size());
+    host.apply(r, z_host);
+    const std::vector<std::vector<double>> zs = apply_in_place(device, {r, r, r}, nullptr);
+    EXPECT_EQ(device.cuda_graph_state(), h.coarse_direct ? "off (host coarse solve)" : "replayed");
+    for (const std::vector<double>& z : zs) {
+      EXPECT_EQ(z, zs.front());
+      for (std::size_t i = 0; i < r.size(); ++i)
+        ASSERT_LE(std::abs(z[i] - z_host[i]), 1e-10 * max_abs(z_host)) << "row " << i;
+    }
+  }
+}
+
 struct SolveCase {
   std::string spec;
   std::int64_t coarse_size;
