@@ -136,6 +136,7 @@ if(TESSERA_HAVE_CUDA)
     ${CMAKE_CURRENT_LIST_DIR}/cuda/device_eigen_estimate.hpp
     ${CMAKE_CURRENT_LIST_DIR}/cuda/device_filtered_operator.hpp
     ${CMAKE_CURRENT_LIST_DIR}/cuda/device_prolongator.hpp
+    ${CMAKE_CURRENT_LIST_DIR}/cuda/dense_inverse.hpp
     ${CMAKE_CURRENT_LIST_DIR}/cuda/device_coarse_solver.hpp
     ${CMAKE_CURRENT_LIST_DIR}/cuda/device_hierarchy.hpp)
   target_sources(tessera_amg PRIVATE
@@ -143,10 +144,11 @@ if(TESSERA_HAVE_CUDA)
     ${CMAKE_CURRENT_LIST_DIR}/cuda/device_eigen_estimate.cpp
     ${CMAKE_CURRENT_LIST_DIR}/cuda/device_filtered_operator.cu
     ${CMAKE_CURRENT_LIST_DIR}/cuda/device_prolongator.cu
+    ${CMAKE_CURRENT_LIST_DIR}/cuda/dense_inverse.cu
     ${CMAKE_CURRENT_LIST_DIR}/cuda/device_coarse_solver.cu
     ${CMAKE_CURRENT_LIST_DIR}/cuda/device_hierarchy.cpp)
-  # The coarsest level's dense Cholesky / LU and its explicit inverse (device_coarse_solver.hpp).
-  target_link_libraries(tessera_amg PRIVATE CUDA::cusolver CUDA::cublas)
+  # The coarsest level's dense Cholesky / LU (device_coarse_solver.hpp).
+  target_link_libraries(tessera_amg PRIVATE CUDA::cusolver)
 endif()
 # The device twins (amg/cuda/device_strength.cu, device_tentative.cu) reproduce these host phases
 # bit for bit: they spell every product and sum as __dmul_rn/__dadd_rn so nvcc cannot fuse them.

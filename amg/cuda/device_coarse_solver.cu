@@ -1,6 +1,5 @@
 #include "amg/cuda/device_coarse_solver.hpp"
 
-#include <cublas_v2.h>
 #include <cusolverDn.h>
 
 #include <algorithm>
@@ -10,6 +9,7 @@
 #include <limits>
 #include <optional>
 
+#include "amg/cuda/dense_inverse.hpp"
 #include "amg/cuda/device_setup_phases.hpp"
 #include "local/core/error.hpp"
 #include "local/core/step_trace.hpp"
@@ -23,12 +23,6 @@ void check_cusolver(cusolverStatus_t status, const char* call, int line) {
     throw DeviceError(detail::concat(call, " failed at ", __FILE__, ":", line, ": cuSOLVER status ", int(status)));
 }
 #define TESSERA_CUSOLVER_CHECK(call) check_cusolver((call), #call, __LINE__)
-
-void check_cublas(cublasStatus_t status, const char* call, int line) {
-  if (status != CUBLAS_STATUS_SUCCESS)
-    throw DeviceError(detail::concat(call, " failed at ", __FILE__, ":", line, ": cuBLAS status ", int(status)));
-}
-#define TESSERA_CUBLAS_CHECK(call) check_cublas((call), #call, __LINE__)
 
 constexpr int kThreads = 256;
 
@@ -54,19 +48,6 @@ __global__ void set_unit_diagonal(std::int64_t n, double* x) {
   for (std::int64_t i = blockIdx.x * std::int64_t(blockDim.x) + threadIdx.x; i < n;
        i += std::int64_t(gridDim.x) * blockDim.x)
     x[i * n + i] = 1.0;
-}
-
-/// row_sums[i] += sum over the block's columns j of |e(i, j) - delta(i, first + j)|, e being
-/// columns [first, first + width) of A X (column-major, leading dimension n). One thread a row,
-/// its columns in order, blocks in order: the sums do not depend on scheduling.
-__global__ void add_residual_row_sums(std::int64_t n, std::int64_t first, std::int64_t width, const double* e,
-                                      double* row_sums) {
-  for (std::int64_t i = blockIdx.x * std::int64_t(blockDim.x) + threadIdx.x; i < n;
-       i += std::int64_t(gridDim.x) * blockDim.x) {
-    double sum = row_sums[i];
-    for (std::int64_t j = 0; j < width; ++j) sum += fabs(e[j * n + i] - (i == first + j ? 1.0 : 0.0));
-    row_sums[i] = sum;
-  }
 }
 
 /// *worst = max over i < j of |d(i, j) - d(j, i)| (column-major n x n), kept as the bits of a
@@ -96,18 +77,8 @@ int read_info(const tessera::cuda::DeviceBuffer<int>& info, cudaStream_t stream)
 
 struct DeviceCoarseSolver::Handle {
   cusolverDnHandle_t h = nullptr;
-  cublasHandle_t blas = nullptr;
-  Handle() {
-    TESSERA_CUSOLVER_CHECK(cusolverDnCreate(&h));
-    if (const cublasStatus_t status = cublasCreate(&blas); status != CUBLAS_STATUS_SUCCESS) {
-      cusolverDnDestroy(h);
-      check_cublas(status, "cublasCreate", __LINE__);
-    }
-  }
-  ~Handle() {
-    cublasDestroy(blas);
-    cusolverDnDestroy(h);
-  }
+  Handle() { TESSERA_CUSOLVER_CHECK(cusolverDnCreate(&h)); }
+  ~Handle() { cusolverDnDestroy(h); }
   Handle(const Handle&) = delete;
   Handle& operator=(const Handle&) = delete;
 };
@@ -159,43 +130,38 @@ void DeviceCoarseSolver::scatter(const tessera::cuda::DeviceCsr<double>& a, tess
   TESSERA_CHECK_LAUNCH();
 }
 
-// X = A^-1 from the factor in dense_ (potrs/getrs on the identity), then ||I - A X||_inf with A
-// scattered densely once more and A X formed by cuBLAS in blocks of columns. Kept (in dense_,
-// in place of the factor) within kInverseTolerance; otherwise the factor stays. Setup-time
-// cost: 2n^3 flops for X and 2n^3 for the test, and three n x n buffers for its duration.
+// X = A^-1 from the factor in dense_, then ||I - A X||_inf against the sparse A. Kept (in
+// dense_, in place of the factor, row-major) within kInverseTolerance; otherwise the factor
+// stays. Cholesky factors up to kOwnInverseMaxRows go through dense_inverse.hpp's kernels (no
+// library kernel loaded on first use: the reason is there); larger ones and LU through
+// cuSOLVER's solves on the identity. Setup-time cost: 2n^3 flops for X, 2 nnz(A) n for the
+// test, and up to two n x n buffers for its duration.
 bool DeviceCoarseSolver::try_inverse(const tessera::cuda::DeviceCsr<double>& a, cudaStream_t stream) {
   const int n = int(n_);
   const std::size_t entries = std::size_t(n_) * std::size_t(n_);
-  // The inverse is an optimisation: without room for its two temporaries (and as much again to
+  // The inverse is an optimisation: without room for its two buffers (and as much again to
   // spare for the solve's own vectors) the factor serves, rather than an out-of-memory error.
   if (std::int64_t(4 * entries * sizeof(double)) > tessera::cuda::available_device_bytes()) return false;
   tessera::cuda::DeviceBuffer<double> inverse(entries, stream);
-  TESSERA_CUDA_CHECK(cudaMemsetAsync(inverse.data(), 0, inverse.bytes(), stream));
-  set_unit_diagonal<<<blocks_for(n_), kThreads, 0, stream>>>(n_, inverse.data());
-  TESSERA_CHECK_LAUNCH();
-  if (kind_ == Kind::cholesky)
-    TESSERA_CUSOLVER_CHECK(
-        cusolverDnDpotrs(handle_->h, CUBLAS_FILL_MODE_LOWER, n, n, dense_.data(), n, inverse.data(), n, info_.data()));
-  else
-    TESSERA_CUSOLVER_CHECK(cusolverDnDgetrs(handle_->h, CUBLAS_OP_N, n, n, dense_.data(), n, pivots_.data(),
-                                            inverse.data(), n, info_.data()));
-  const int info = read_info(info_, stream);
-  TESSERA_ASSERT(info == 0, "cuSOLVER rejected argument ", -info, " of the inverse's solve");
-
-  tessera::cuda::DeviceBuffer<double> a_dense(entries, stream);
-  scatter(a, a_dense, stream);
-  const std::int64_t width = std::min<std::int64_t>(n_, 256);
-  tessera::cuda::DeviceBuffer<double> product(std::size_t(n_ * width), stream), row_sums(std::size_t(n_), stream);
-  row_sums.fill_bytes(0, stream);
-  TESSERA_CUBLAS_CHECK(cublasSetStream(handle_->blas, stream));
-  const double one = 1.0, zero = 0.0;
-  for (std::int64_t first = 0; first < n_; first += width) {
-    const std::int64_t cols = std::min(width, n_ - first);
-    TESSERA_CUBLAS_CHECK(cublasDgemm(handle_->blas, CUBLAS_OP_N, CUBLAS_OP_N, n, int(cols), n, &one, a_dense.data(),
-                                     n, inverse.data() + first * n_, n, &zero, product.data(), n));
-    add_residual_row_sums<<<blocks_for(n_), kThreads, 0, stream>>>(n_, first, cols, product.data(), row_sums.data());
+  if (kind_ == Kind::cholesky && n_ <= kOwnInverseMaxRows) {
+    tessera::cuda::DeviceBuffer<double> factor_rows(entries, stream);
+    inverse_from_cholesky(n_, dense_.data(), factor_rows.data(), inverse.data(), stream);
+  } else {
+    // A^T Y = I: Y = A^-T column-major, which read row-major is A^-1 (A^T = A for Cholesky).
+    TESSERA_CUDA_CHECK(cudaMemsetAsync(inverse.data(), 0, inverse.bytes(), stream));
+    set_unit_diagonal<<<blocks_for(n_), kThreads, 0, stream>>>(n_, inverse.data());
     TESSERA_CHECK_LAUNCH();
+    if (kind_ == Kind::cholesky)
+      TESSERA_CUSOLVER_CHECK(cusolverDnDpotrs(handle_->h, CUBLAS_FILL_MODE_LOWER, n, n, dense_.data(), n,
+                                              inverse.data(), n, info_.data()));
+    else
+      TESSERA_CUSOLVER_CHECK(cusolverDnDgetrs(handle_->h, CUBLAS_OP_T, n, n, dense_.data(), n, pivots_.data(),
+                                              inverse.data(), n, info_.data()));
+    const int info = read_info(info_, stream);
+    TESSERA_ASSERT(info == 0, "cuSOLVER rejected argument ", -info, " of the inverse's solve");
   }
+  tessera::cuda::DeviceBuffer<double> row_sums(std::size_t(n_), stream);
+  inverse_residual_row_sums(a, inverse.data(), row_sums.data(), stream);
   const std::vector<double> sums = row_sums.download(stream);
   const bool finite = std::all_of(sums.begin(), sums.end(), [](double v) { return std::isfinite(v); });
   inverse_residual_ = finite ? *std::max_element(sums.begin(), sums.end()) : std::numeric_limits<double>::infinity();
@@ -266,12 +232,7 @@ void DeviceCoarseSolver::solve(const double* b, double* x, cudaStream_t stream) 
   if (kind_ == Kind::none) return;
   if (kind_ == Kind::host) return solve_on_host(b, x, stream);
   const int n = int(n_);
-  if (explicit_inverse_) {
-    const double one = 1.0, zero = 0.0;
-    TESSERA_CUBLAS_CHECK(cublasSetStream(handle_->blas, stream));
-    TESSERA_CUBLAS_CHECK(cublasDgemv(handle_->blas, CUBLAS_OP_N, n, n, &one, dense_.data(), n, b, 1, &zero, x, 1));
-    return;
-  }
+  if (explicit_inverse_) return dense_multiply(n_, dense_.data(), b, x, stream);
   TESSERA_CUDA_CHECK(cudaMemcpyAsync(x, b, std::size_t(n_) * sizeof(double), cudaMemcpyDeviceToDevice, stream));
   TESSERA_CUSOLVER_CHECK(cusolverDnSetStream(handle_->h, stream));
   // potrs/getrs report only invalid arguments in info, which the sizes above rule out: it is

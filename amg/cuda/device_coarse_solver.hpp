@@ -9,23 +9,20 @@
 //      factors it (dropping those pivots, one particular solution of a consistent system) and
 //      each solve goes through the host. method() says so; this is the rare case (a coarse
 //      Neumann operator that Cholesky did not get through), never the SPD one.
-// When asked (CoarseForm::inverse_if_accurate), after a device factorisation the solver forms the
-// explicit inverse X = A^-1 (the factor applied to the identity) and keeps it in place of the
-// factor when ||I - A X||_inf <= kInverseTolerance and the device has room for the two extra
-// n x n buffers this takes. A solve is then one dense matrix-vector product (cuBLAS dgemv),
-// where the factor's two triangular solves take many short dependent steps (on an H200, 82 us
-// against 3 us for 550 rows, 258 us against 11 us for 2000: docs/performance.md).
+// When asked (CoarseForm::inverse_if_accurate, the default), after a device factorisation the
+// solver forms the explicit inverse X = A^-1 and keeps it in place of the factor when
+// ||I - A X||_inf <= kInverseTolerance and the device has room for the two extra n x n buffers
+// this takes. A solve is then one dense matrix-vector product, where the factor's two
+// triangular solves take many short dependent steps (on an H100, 89-95 us against 7.4-8.4 us
+// for 550-594 rows: docs/performance.md). X is formed, tested and applied by Tessera's own
+// kernels (dense_inverse.hpp, which says why not cuBLAS) for Cholesky factors up to
+// kOwnInverseMaxRows, by cuSOLVER's solves on the identity otherwise.
 // Why a tolerance on the residual, and this one: an AMG coarse solve needs a small forward
 // error, not backward stability; a solve through X has a relative residual of at most about
 // 2 * kInverseTolerance and a forward error of the factor's order (n * eps * cond(A)); 1e-8 is
 // far below what a V-cycle's own error reduction (about 0.1 a cycle) could notice. An operator
 // that misses the test (cond(A) near 1e8 / (n * eps)) keeps the factor and the backward-stable
 // triangular solves.
-// Forming the inverse cost the one-GPU setup of poisson3d:192 38 ms more the first time in a
-// process (0.10 -> 0.14 s; a re-setup paid 1 ms, so it is a first-use cost, of cuBLAS and the
-// kernels it loads). That pays off over hundreds of cycles, not over one solve: the one-GPU
-// device setup keeps the factor; the distributed preconditioner, whose setup takes seconds and
-// whose repeated solves visit the coarsest level every cycle, asks for the inverse.
 // solve() is stream-ordered and does not synchronise on the device paths.
 #include <cuda_runtime_api.h>
 
@@ -83,7 +80,7 @@ class DeviceCoarseSolver {
 
  private:
   enum class Kind { none, cholesky, lu, host };
-  struct Handle;  // the cuSOLVER and cuBLAS handles, created on the first factor()
+  struct Handle;  // the cuSOLVER handle, created on the first factor()
 
   void scatter(const tessera::cuda::DeviceCsr<double>& a, tessera::cuda::DeviceBuffer<double>& dense,
                cudaStream_t stream) const;
@@ -101,7 +98,7 @@ class DeviceCoarseSolver {
   std::string method_ = "none";
   bool explicit_inverse_ = false;
   double inverse_residual_ = std::numeric_limits<double>::quiet_NaN();
-  tessera::cuda::DeviceBuffer<double> dense_;      // n x n column-major: L (Cholesky), L\U (LU) or A^-1
+  tessera::cuda::DeviceBuffer<double> dense_;      // n x n: L (Cholesky), L\U (LU) column-major, or A^-1 row-major
   tessera::cuda::DeviceBuffer<double> workspace_;  // potrf / getrf scratch
   tessera::cuda::DeviceBuffer<int> pivots_;        // getrf row interchanges
   mutable tessera::cuda::DeviceBuffer<int> info_;  // cuSOLVER's status word (factor and solve)

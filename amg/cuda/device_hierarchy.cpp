@@ -126,8 +126,8 @@ void setup_coarsest(DeviceHierarchy& h) {
   h.coarse_direct = c.a.rows <= h.options.max_dense_rows;
   if (h.coarse_direct) {
     refresh_inverse_diagonal(c, h.levels.size() - 1, "the coarsest operator", h.stream);
-    // The factor, not its inverse: device_coarse_solver.hpp says why.
-    timed(c.times.coarse, h.stream, [&] { h.coarse.factor(c.a, h.stream, CoarseForm::factor); return 0; });
+    // Its explicit inverse where accurate: a coarse solve is then one dense product.
+    timed(c.times.coarse, h.stream, [&] { h.coarse.factor(c.a, h.stream, CoarseForm::inverse_if_accurate); return 0; });
   } else {
     setup_smoother(c, h.levels.size() - 1, h.options, "the coarsest operator", h.stream);
   }

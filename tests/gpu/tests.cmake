@@ -14,6 +14,7 @@ if(TESSERA_HAVE_CUDA)  # timing of the device setup phases vs the host; run by h
 endif()
 tessera_add_gpu_test(test_amg_device_setup_gpu SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_amg_device_setup_gpu.cpp LIBS tessera_amg)
 tessera_add_gpu_test(test_amg_device_coarse_gpu SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_amg_device_coarse_gpu.cpp LIBS tessera_amg)
+tessera_add_gpu_test(test_amg_dense_inverse_gpu SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_amg_dense_inverse_gpu.cpp LIBS tessera_amg)
 tessera_add_gpu_test(test_device_product_gpu SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_device_product_gpu.cpp LIBS tessera_amg)
 tessera_add_gpu_test(test_spgemm_engine_choice_gpu SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_spgemm_engine_choice_gpu.cpp LIBS tessera_amg)
 tessera_add_gpu_test(test_hash_spgemm_gpu SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_hash_spgemm_gpu.cpp LIBS tessera_amg)
