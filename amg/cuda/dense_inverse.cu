@@ -1,7 +1,5 @@
 #include "amg/cuda/dense_inverse.hpp"
 
-#include <algorithm>
-
 #include "local/core/error.hpp"
 #include "local/cuda/check.hpp"
 

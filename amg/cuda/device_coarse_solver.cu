@@ -134,8 +134,8 @@ void DeviceCoarseSolver::scatter(const tessera::cuda::DeviceCsr<double>& a, tess
 // dense_, in place of the factor, row-major) within kInverseTolerance; otherwise the factor
 // stays. Cholesky factors up to kOwnInverseMaxRows go through dense_inverse.hpp's kernels (no
 // library kernel loaded on first use: the reason is there); larger ones and LU through
-// cuSOLVER's solves on the identity. Setup-time cost: 2n^3 flops for X, 2 nnz(A) n for the
-// test, and up to two n x n buffers for its duration.
+// cuSOLVER's solves on the identity. Setup-time cost: 2n^3/3 flops for X (2n^3 through
+// cuSOLVER), 2 nnz(A) n for the test, and up to two n x n buffers for its duration.
 bool DeviceCoarseSolver::try_inverse(const tessera::cuda::DeviceCsr<double>& a, cudaStream_t stream) {
   const int n = int(n_);
   const std::size_t entries = std::size_t(n_) * std::size_t(n_);

@@ -7,7 +7,6 @@
 
 #include <algorithm>
 #include <cmath>
-#include <random>
 #include <string>
 #include <vector>
 
@@ -21,40 +20,18 @@ namespace {
 
 using tessera::cuda::DeviceBuffer;
 
-std::vector<double> random_values(std::size_t count, std::uint64_t seed) {
-  std::mt19937_64 rng(seed);
-  std::uniform_real_distribution<double> u(-1.0, 1.0);
-  std::vector<double> v(count);
-  for (double& x : v) x = u(rng);
-  return v;
-}
-
 DeviceBuffer<double> poisoned(std::size_t count) {
   DeviceBuffer<double> d(count);
   d.fill_bytes(0xff, nullptr);  // NaN: an entry left unwritten shows
   return d;
 }
 
-/// A random sparse SPD matrix: symmetric random part, diagonal = off-diagonal row sum + 1.
+/// A random sparse SPD matrix with mixed-sign off-diagonal entries (diagonally dominant).
 Csr<double> random_spd(std::int64_t n, std::uint64_t seed) {
   testing::RandomSpec spec;
   spec.rows = spec.cols = n;
-  spec.density = std::min(1.0, 8.0 / double(n));
-  const Csr<double> r = testing::random_csr(spec, seed);
-  std::vector<double> dense(std::size_t(n * n), 0.0);
-  for (std::int64_t i = 0; i < n; ++i)
-    for (std::int64_t p = r.row_ptr[i]; p < r.row_ptr[i + 1]; ++p)
-      if (r.col_idx[p] != i) dense[i * n + r.col_idx[p]] += r.values[p], dense[r.col_idx[p] * n + i] += r.values[p];
-  std::vector<std::int64_t> rows, cols;
-  std::vector<double> vals;
-  for (std::int64_t i = 0; i < n; ++i) {
-    double off = 0;
-    for (std::int64_t j = 0; j < n; ++j)
-      if (j != i && dense[i * n + j] != 0)
-        off += std::abs(dense[i * n + j]), rows.push_back(i), cols.push_back(j), vals.push_back(dense[i * n + j]);
-    rows.push_back(i), cols.push_back(i), vals.push_back(off + 1.0);
-  }
-  return csr_from_triplets<double>(n, n, rows, cols, vals);
+  spec.density = std::min(1.0, 4.0 / double(n));
+  return testing::diagonally_dominant_spd(testing::random_csr(spec, seed), testing::OffDiagonalSigns::kept);
 }
 
 /// Column-major lower Cholesky factor of `a` by the textbook loop; the upper triangle holds NaN.
@@ -80,20 +57,23 @@ std::vector<double> device_inverse(std::int64_t n, const std::vector<double>& fa
   return x.download(nullptr);
 }
 
-/// max over rows of sum_j |(A X)(i, j) - delta(i, j)|, X row-major.
-double host_inverse_residual(const Csr<double>& a, const std::vector<double>& x) {
+/// sum_j |(A X)(i, j) - delta(i, j)| for each row i, X row-major: the plain loops.
+std::vector<double> host_residual_row_sums(const Csr<double>& a, const std::vector<double>& x) {
   const std::int64_t n = a.rows;
-  double worst = 0;
-  for (std::int64_t i = 0; i < n; ++i) {
-    double row = 0;
+  std::vector<double> sums(std::size_t(n), 0.0);
+  for (std::int64_t i = 0; i < n; ++i)
     for (std::int64_t j = 0; j < n; ++j) {
       double e = i == j ? -1.0 : 0.0;
       for (std::int64_t p = a.row_ptr[i]; p < a.row_ptr[i + 1]; ++p) e += a.values[p] * x[a.col_idx[p] * n + j];
-      row += std::abs(e);
+      sums[i] += std::abs(e);
     }
-    worst = std::max(worst, row);
-  }
-  return worst;
+  return sums;
+}
+
+/// ||I - A X||_inf.
+double host_inverse_residual(const Csr<double>& a, const std::vector<double>& x) {
+  const std::vector<double> sums = host_residual_row_sums(a, x);
+  return sums.empty() ? 0.0 : *std::max_element(sums.begin(), sums.end());
 }
 
 TEST(DenseInverse, FromCholeskyMatchesTheHostSolvesOnTheIdentity) {
@@ -157,20 +137,13 @@ TEST(DenseInverse, ResidualRowSumsMatchTheHost) {
     spec.density = 0.2;
     spec.empty_row_fraction = 0.1;
     const Csr<double> a = testing::random_csr(spec, seed);
-    const std::vector<double> x = random_values(std::size_t(n * n), seed + 1);
+    const std::vector<double> x = testing::random_values(n * n, seed + 1);
     DeviceBuffer<double> dx, sums = poisoned(std::size_t(n));
     dx.upload(x, nullptr);
     gpu::inverse_residual_row_sums(tessera::cuda::upload(a), dx.data(), sums.data(), nullptr);
-    const std::vector<double> got = sums.download(nullptr);
-    for (std::int64_t i = 0; i < n; ++i) {
-      double row = 0;
-      for (std::int64_t j = 0; j < n; ++j) {
-        double e = i == j ? -1.0 : 0.0;
-        for (std::int64_t p = a.row_ptr[i]; p < a.row_ptr[i + 1]; ++p) e += a.values[p] * x[a.col_idx[p] * n + j];
-        row += std::abs(e);
-      }
-      ASSERT_NEAR(got[i], row, 1e-12 * std::max(1.0, row)) << "row " << i;
-    }
+    const std::vector<double> got = sums.download(nullptr), expected = host_residual_row_sums(a, x);
+    for (std::int64_t i = 0; i < n; ++i)
+      ASSERT_NEAR(got[i], expected[i], 1e-12 * std::max(1.0, expected[i])) << "row " << i;
   }
 }
 
@@ -178,7 +151,7 @@ TEST(DenseInverse, DenseMultiplyMatchesTheHostAndRepeats) {
   for (const std::int64_t n : {0, 1, 5, 33, 130, 601}) {
     const std::uint64_t seed = testing::fresh_seed();
     SCOPED_TRACE("n " + std::to_string(n) + ", seed " + std::to_string(seed));
-    const std::vector<double> x = random_values(std::size_t(n * n), seed), b = random_values(std::size_t(n), seed + 1);
+    const std::vector<double> x = testing::random_values(n * n, seed), b = testing::random_values(n, seed + 1);
     DeviceBuffer<double> dx, db, y = poisoned(std::size_t(n));
     dx.upload(x, nullptr), db.upload(b, nullptr);
     gpu::dense_multiply(n, dx.data(), db.data(), y.data(), nullptr);
