@@ -8,7 +8,7 @@ namespace {
 
 constexpr int kWarp = 32;
 constexpr int kRowsPerBlock = 8;  // warps (rows) a block in the warp-a-row kernels
-constexpr int kSolveThreads = 128;
+constexpr int kSolveThreads = 256;
 constexpr int kResidualThreads = 256;
 
 /// Lower triangle of the column-major `lower` into `rows` row-major: rows[k n + i] = L(k, i)
@@ -28,45 +28,72 @@ __global__ void lower_to_row_major(std::int64_t n, const double* lower, double* 
   }
 }
 
+/// v[i] -= src[i] * f for i in [begin, end), the block's threads over i: each thread loads four
+/// entries of `src` (through the read-only cache) before it updates any, so four loads are in
+/// flight, where a plain loop waits on each load in turn.
+__device__ __forceinline__ void subtract_scaled(double* __restrict__ v, const double* __restrict__ src, int begin,
+                                                int end, double f) {
+  const int stride = blockDim.x;
+  int i = begin + threadIdx.x;
+  for (; i + 3 * stride < end; i += 4 * stride) {
+    const double l0 = __ldg(src + i), l1 = __ldg(src + i + stride), l2 = __ldg(src + i + 2 * stride),
+                 l3 = __ldg(src + i + 3 * stride);
+    v[i] -= l0 * f;
+    v[i + stride] -= l1 * f;
+    v[i + 2 * stride] -= l2 * f;
+    v[i + 3 * stride] -= l3 * f;
+  }
+  for (; i < end; i += stride) v[i] -= __ldg(src + i) * f;
+}
+
 /// Block j: entries j..n-1 of x = A^-1 e_j, by L w = e_j (column k of `lower` in step k, from
 /// row j on, since w's first j entries are zero) and L^T x = w from the bottom up to row j (row
 /// k of L, from `rows`). x's first j entries are entry j of the earlier blocks' columns (A^-1 is
 /// symmetric), so block j writes its entries to row j and to column j of X, and X is exactly
-/// symmetric. Both vectors live in shared memory; a step reads the one entry every thread
-/// needs, updates the rest, and synchronises. (Keeping each thread's entries in registers
-/// instead, with the next step's loads issued before the barrier, measured slower: 1.08 against
-/// 0.76 ms at 550 rows, 5.35 against 3.94 at 1429, on an H100.)
-__global__ void inverse_columns(int n, const double* lower, const double* rows, double* x_out) {
-  extern __shared__ double shared[];
-  double* y = shared;      // forward: e_j being reduced; backward: x as it is found
-  double* w = shared + n;  // L^-1 e_j, reduced in the backward solve
+/// symmetric.
+///
+/// One vector in shared memory: e_j, then w in the forward solve, then x in the backward one,
+/// entry k final at step k. A step reads the entry every thread needs, updates the others,
+/// synchronises, and only then does thread 0 store entry k's new value (every thread has read
+/// the old one). The time goes into each step's chain (the pivot, the loads, the updates, the
+/// barrier), not into L2 traffic: an SM's blocks read the same column at about the same time,
+/// from L1. Hence 256 threads a block, the loads four at a time (subtract_scaled), and each
+/// pivot's reciprocal taken a step ahead, so a step multiplies where it divided. On an H100 at
+/// 550 / 1429 / 2048 rows: 0.46 / 2.00 / 4.06 ms, against 0.63 / 3.42 / 8.04 for the first
+/// version (128 threads, plain loops, dividing); two columns a block, sharing each load, took
+/// 0.50 / 2.26 / 4.56 ms at 256 threads; each thread's entries in registers took 1.08 ms at
+/// 550 (docs/performance.md, the seventy-seventh and seventy-eighth sessions).
+__global__ void inverse_columns(int n, const double* __restrict__ lower, const double* __restrict__ rows,
+                                double* __restrict__ x_out) {
+  extern __shared__ double v[];
   const int j = blockIdx.x;
-  for (int i = j + threadIdx.x; i < n; i += blockDim.x) y[i] = i == j ? 1.0 : 0.0;
+  for (int i = j + threadIdx.x; i < n; i += blockDim.x) v[i] = i == j ? 1.0 : 0.0;
   __syncthreads();
-  // Each step loads the next step's pivot early, before the barrier.
-  double pivot = lower[std::int64_t(j) * n + j];
+  double inverse_pivot = 1.0 / __ldg(lower + std::int64_t(j) * n + j);
   for (int k = j; k < n; ++k) {
     const double* column = lower + std::int64_t(k) * n;
-    const double next_pivot = k + 1 < n ? column[n + k + 1] : 1.0;
-    const double wk = y[k] / pivot;  // y[k] is final: no later step writes it
-    if (threadIdx.x == 0) w[k] = wk;
-    for (int i = k + 1 + threadIdx.x; i < n; i += blockDim.x) y[i] -= column[i] * wk;
-    pivot = next_pivot;
+    const double next_pivot = k + 1 < n ? __ldg(column + n + k + 1) : 1.0;  // loaded early
+    const double wk = v[k] * inverse_pivot;  // final: no later step writes it
+    subtract_scaled(v, column, k + 1, n, wk);
+    inverse_pivot = 1.0 / next_pivot;
     __syncthreads();
+    if (threadIdx.x == 0) v[k] = wk;
   }
-  pivot = rows[std::int64_t(n - 1) * n + n - 1];
+  __syncthreads();
+  inverse_pivot = 1.0 / __ldg(rows + std::int64_t(n - 1) * n + n - 1);
   for (int k = n - 1; k >= j; --k) {
     const double* row = rows + std::int64_t(k) * n;
-    const double next_pivot = k > j ? row[-n + k - 1] : 1.0;
-    const double xk = w[k] / pivot;
-    if (threadIdx.x == 0) y[k] = xk;  // y is no longer read
-    for (int i = j + threadIdx.x; i < k; i += blockDim.x) w[i] -= row[i] * xk;
-    pivot = next_pivot;
+    const double next_pivot = k > j ? __ldg(row - n + k - 1) : 1.0;
+    const double xk = v[k] * inverse_pivot;
+    subtract_scaled(v, row, j, k, xk);
+    inverse_pivot = 1.0 / next_pivot;
     __syncthreads();
+    if (threadIdx.x == 0) v[k] = xk;
   }
+  __syncthreads();
   for (int i = j + threadIdx.x; i < n; i += blockDim.x) {
-    x_out[std::int64_t(j) * n + i] = y[i];
-    x_out[std::int64_t(i) * n + j] = y[i];
+    x_out[std::int64_t(j) * n + i] = v[i];
+    x_out[std::int64_t(i) * n + j] = v[i];
   }
 }
 
@@ -128,8 +155,8 @@ void inverse_from_cholesky(std::int64_t n, const double* factor, double* scratch
   const unsigned tiles = unsigned((n + kWarp - 1) / kWarp);
   lower_to_row_major<<<dim3(tiles, tiles), dim3(kWarp, 8), 0, stream>>>(n, factor, scratch);
   TESSERA_CHECK_LAUNCH();
-  inverse_columns<<<unsigned(n), kSolveThreads, 2 * std::size_t(n) * sizeof(double), stream>>>(int(n), factor,
-                                                                                              scratch, x);
+  inverse_columns<<<unsigned(n), kSolveThreads, std::size_t(n) * sizeof(double), stream>>>(int(n), factor, scratch,
+                                                                                           x);
   TESSERA_CHECK_LAUNCH();
 }
 

@@ -1,10 +1,11 @@
-// The device coarse solver (amg/cuda/device_coarse_solver.hpp) against the host
-// DenseCoarseSolver on the same operators: SPD (coarse Poisson / elasticity Galerkin operators,
-// random SPD of odd sizes, a real SPD matrix) through cuSOLVER Cholesky; symmetric indefinite
-// and nonsymmetric nonsingular ones through cuSOLVER LU; well-conditioned ones applied as their
-// explicit inverse, ill-conditioned ones (Hilbert, bcsstk06) through the factor; singular ones
-// through the host fallback (bitwise the host's answer); 1x1, 0x0, re-factoring, a user stream,
-// bad input; and the device hierarchy's coarsest level solved on the device.
+// The device coarse solver (amg/cuda/device_coarse_solver.hpp) against the host DenseCoarseSolver
+// on the same operators: SPD (coarse Poisson / elasticity Galerkin operators, random SPD of odd
+// sizes, a real SPD matrix, either side of the order where the explicit inverse's own kernels stop)
+// through cuSOLVER Cholesky; symmetric indefinite and nonsymmetric nonsingular ones through
+// cuSOLVER LU; well-conditioned ones applied as their explicit inverse, ill-conditioned ones
+// (Hilbert, bcsstk06) through the factor; singular ones through the host fallback (bitwise the
+// host's answer); 1x1, 0x0, re-factoring, a user stream, bad input; and the device hierarchy's
+// coarsest level solved on the device.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -15,6 +16,7 @@
 #include <vector>
 
 #include "amg/coarse_solver.hpp"
+#include "amg/cuda/dense_inverse.hpp"
 #include "amg/cuda/device_coarse_solver.hpp"
 #include "amg/cuda/device_hierarchy.hpp"
 #include "amg/hierarchy.hpp"
@@ -161,6 +163,17 @@ TEST(DeviceCoarseSolver, CholeskyOnRandomSpdAndRealMatrix) {
       SCOPED_TRACE(f.name);
       expect_matches_host(io::read_matrix_market(f.path), "cholesky (cuSOLVER)", Applied::either, 1e-3);
     }
+}
+
+/// Either side of the order where the inverse stops being formed by Tessera's own kernels
+/// (dense_inverse.hpp) and is formed by cuSOLVER's solves on the identity instead: the same
+/// answer and the same bound on either path.
+TEST(DeviceCoarseSolver, CholeskyInverseEitherSideOfTheOwnKernelsLimit) {
+  for (const std::int64_t n : {gpu::kOwnInverseMaxRows, gpu::kOwnInverseMaxRows + 1}) {
+    const std::uint64_t seed = testing::fresh_seed();
+    SCOPED_TRACE("n " + std::to_string(n) + ", seed " + std::to_string(seed));
+    expect_matches_host(random_dominant(n, seed, true, positive), "cholesky (cuSOLVER)", Applied::inverse, 1e-11);
+  }
 }
 
 /// CoarseForm::factor never forms the inverse, however well conditioned the operator.
