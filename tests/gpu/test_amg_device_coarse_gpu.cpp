@@ -237,6 +237,28 @@ TEST(DeviceCoarseSolver, LuOnIndefiniteAndNonsymmetric) {
   }
 }
 
+/// A symmetric tridiagonal matrix but for one entry far from the diagonal, in the first column
+/// or the first row of the last (partial) row of tiles: the symmetry test must find it wherever
+/// it lies and send the matrix to LU, and it must not see asymmetry where there is none.
+TEST(DeviceCoarseSolver, OneAsymmetricEntryAnywhereSendsItToLu) {
+  for (const std::int64_t n : {33, 131, 1000}) {
+    for (const bool below : {true, false}) {
+      SCOPED_TRACE("n " + std::to_string(n) + (below ? ", a(n-1, 0)" : ", a(0, n-1)"));
+      std::vector<std::int64_t> rows, cols;
+      std::vector<double> vals;
+      for (std::int64_t i = 0; i < n; ++i) {
+        rows.push_back(i), cols.push_back(i), vals.push_back(4.0);
+        if (i + 1 < n) rows.insert(rows.end(), {i, i + 1}), cols.insert(cols.end(), {i + 1, i}),
+                           vals.insert(vals.end(), {-1.0, -1.0});
+      }
+      expect_matches_host(csr_from_triplets<double>(n, n, rows, cols, vals), "cholesky (cuSOLVER)", Applied::inverse,
+                          1e-12);
+      rows.push_back(below ? n - 1 : 0), cols.push_back(below ? 0 : n - 1), vals.push_back(0.3);
+      expect_matches_host(csr_from_triplets<double>(n, n, rows, cols, vals), "lu (cuSOLVER)", Applied::inverse, 1e-12);
+    }
+  }
+}
+
 /// Singular matrices: Cholesky and LU both fail, the host factors; answers are the host's, bitwise.
 void expect_host_fallback(const Csr<double>& a, int dropped) {
   DenseCoarseSolver host;
