@@ -59,10 +59,11 @@ __device__ __forceinline__ void subtract_scaled(double* __restrict__ v, const do
 /// barrier), not into L2 traffic: an SM's blocks read the same column at about the same time,
 /// from L1. Hence 256 threads a block, the loads four at a time (subtract_scaled), and each
 /// pivot's reciprocal taken a step ahead, so a step multiplies where it divided. On an H100 at
-/// 550 / 1429 / 2048 rows: 0.46 / 2.00 / 4.06 ms, against 0.63 / 3.42 / 8.04 for the first
-/// version (128 threads, plain loops, dividing); two columns a block, sharing each load, took
-/// 0.50 / 2.26 / 4.56 ms at 256 threads; each thread's entries in registers took 1.08 ms at
-/// 550 (docs/performance.md, the seventy-seventh and seventy-eighth sessions).
+/// 550 / 1429 / 2048 rows: 0.47 / 2.07 / 4.09 ms, against 0.65 / 3.51 / 8.07 for the first
+/// version (128 threads, plain loops, dividing). Measured and dropped: two columns a block,
+/// sharing each load (0.50 / 2.26 / 4.56 ms where one took 0.46 / 2.00 / 4.06 in the same run);
+/// each thread's entries in registers (1.08 ms at 550). docs/performance.md, the seventy-seventh
+/// and seventy-eighth sessions.
 __global__ void inverse_columns(int n, const double* __restrict__ lower, const double* __restrict__ rows,
                                 double* __restrict__ x_out) {
   extern __shared__ double v[];
