@@ -237,9 +237,10 @@ TEST(DeviceCoarseSolver, LuOnIndefiniteAndNonsymmetric) {
   }
 }
 
-/// A symmetric tridiagonal matrix but for one entry far from the diagonal, in the first column
-/// or the first row of the last (partial) row of tiles: the symmetry test must find it wherever
-/// it lies and send the matrix to LU, and it must not see asymmetry where there is none.
+/// A symmetric tridiagonal matrix but for one entry far from the diagonal: a(n-1, 0), in the
+/// last (partial) row of the symmetry test's 32 x 32 tiles and their first column, or its mirror
+/// a(0, n-1). The test must find it wherever it lies and send the matrix to LU, and must not
+/// see asymmetry where there is none (the matrix without it goes to Cholesky).
 TEST(DeviceCoarseSolver, OneAsymmetricEntryAnywhereSendsItToLu) {
   for (const std::int64_t n : {33, 131, 1000}) {
     for (const bool below : {true, false}) {
