@@ -14,6 +14,7 @@
 #include "amg/hierarchy.hpp"
 #include "drivers/common/driver_main.hpp"
 #include "local/cuda/check.hpp"
+#include "local/cuda/owned_stream.hpp"
 #include "local/cuda/spmv_plan.hpp"
 
 namespace tessera::driver {
@@ -23,18 +24,18 @@ namespace {
 /// times from the same initial guess: the first solve's result and time go to run.res and
 /// run.solve_s, the others' to run.repeated_*. Times the solves alone, after the uploads.
 void device_solves(amg::gpu::DeviceAmgPreconditioner& m, const cuda::DeviceCsr<double>& da, const SingleGpuProblem& p,
-                   amg::Vector& x, const amg::KrylovOptions& ko, AmgRun& run) {
+                   amg::Vector& x, const amg::KrylovOptions& ko, cudaStream_t stream, AmgRun& run) {
   m.set_cuda_graph(p.cuda_graph);
-  const cuda::SpmvPlan plan = cuda::make_spmv_plan(da);
+  const cuda::SpmvPlan plan = cuda::make_spmv_plan(da, {}, stream);
   cuda::DeviceBuffer<double> db, dx;
-  db.upload(p.b);
+  db.upload(p.b, stream);
   const amg::gpu::DevicePreconditioner apply = [&](const double* r, double* z) { m.apply(r, z); };
   for (int solve = 0; solve < p.solves; ++solve) {
-    dx.upload(x);  // the initial guess, again
+    dx.upload(x, stream);  // the initial guess, again
     TESSERA_CUDA_CHECK(cudaDeviceSynchronize());
     Stopwatch solve_clock;
-    amg::SolveResult res = p.use_cg ? amg::gpu::device_pcg(da, plan, db.data(), dx.data(), apply, ko)
-                                    : amg::gpu::device_fgmres(da, plan, db.data(), dx.data(), apply, ko);
+    amg::SolveResult res = p.use_cg ? amg::gpu::device_pcg(da, plan, db.data(), dx.data(), apply, ko, stream)
+                                    : amg::gpu::device_fgmres(da, plan, db.data(), dx.data(), apply, ko, stream);
     TESSERA_CUDA_CHECK(cudaDeviceSynchronize());
     const double seconds = solve_clock.seconds();
     if (solve == 0) {
@@ -45,7 +46,7 @@ void device_solves(amg::gpu::DeviceAmgPreconditioner& m, const cuda::DeviceCsr<d
       run.repeated_iterations.push_back(res.iterations);
     }
   }
-  x = dx.download();
+  x = dx.download(stream);
   std::printf("cycle as a CUDA graph: %s\n", m.cuda_graph_state().c_str());
   run.extra["cuda_graph"] = m.cuda_graph_state();
   run.extra["cuda_graph_captures"] = m.cuda_graph_captures();
@@ -79,11 +80,14 @@ void time_device_resetup(amg::gpu::DeviceHierarchy& h, const cuda::DeviceCsr<dou
 
 AmgRun run_device_setup(const SingleGpuProblem& p, amg::Vector& x, const amg::KrylovOptions& ko) {
   AmgRun run;
+  // A stream of the driver's own, as PCTESSERA has (the cycle then runs on it, no second stream);
+  // declared first: everything below frees on it.
+  const cuda::OwnedStream stream;
   Stopwatch upload_clock;
-  const cuda::DeviceCsr<double> da = cuda::upload(p.a);
+  const cuda::DeviceCsr<double> da = cuda::upload(p.a, stream.get());
   // The hierarchy's own matrix where it is not A (--pmat); its upload is timed with A's.
   const std::optional<cuda::DeviceCsr<double>> dpmat =
-      &p.pmat == &p.a ? std::nullopt : std::optional<cuda::DeviceCsr<double>>(cuda::upload(p.pmat));
+      &p.pmat == &p.a ? std::nullopt : std::optional<cuda::DeviceCsr<double>>(cuda::upload(p.pmat, stream.get()));
   const cuda::DeviceCsr<double>& setup_matrix = dpmat ? *dpmat : da;
   TESSERA_CUDA_CHECK(cudaDeviceSynchronize());
   const double a_upload_s = upload_clock.seconds();
@@ -93,7 +97,7 @@ AmgRun run_device_setup(const SingleGpuProblem& p, amg::Vector& x, const amg::Kr
   options.keep_setup_plans = p.resetup;
   Stopwatch setup_clock;
   amg::gpu::DeviceHierarchy h =
-      amg::gpu::device_setup(setup_matrix, p.nns, options, cuda::parse_offload_spgemm(p.spgemm));
+      amg::gpu::device_setup(setup_matrix, p.nns, options, cuda::parse_offload_spgemm(p.spgemm), stream.get());
   TESSERA_CUDA_CHECK(cudaDeviceSynchronize());
   run.setup_s = setup_clock.seconds();
   run.stats = amg::gpu::statistics(h);
@@ -109,8 +113,8 @@ AmgRun run_device_setup(const SingleGpuProblem& p, amg::Vector& x, const amg::Kr
                {"a_upload_seconds", a_upload_s},
                {"device_hierarchy_mib", device_mib}, {"setup_plans_kept", options.keep_setup_plans}};
   if (p.resetup) time_device_resetup(h, setup_matrix, run);
-  amg::gpu::DeviceAmgPreconditioner m(h);
-  device_solves(m, da, p, x, ko, run);
+  amg::gpu::DeviceAmgPreconditioner m(h, stream.get());
+  device_solves(m, da, p, x, ko, stream.get(), run);
   return run;
 }
 
@@ -135,14 +139,15 @@ AmgRun run_host_setup_on_gpu(const SingleGpuProblem& p, amg::Vector& x, const am
     print_device_products(*product_stats, p.spgemm);
     run.extra["device_resetup"] = device_products_json(*product_stats, p.spgemm);
   }
+  const cuda::OwnedStream stream;  // declared before what frees on it
   Stopwatch upload_clock;
-  amg::gpu::DeviceAmgPreconditioner m(h);
-  const cuda::DeviceCsr<double> da = cuda::upload(p.a);
+  amg::gpu::DeviceAmgPreconditioner m(h, stream.get());
+  const cuda::DeviceCsr<double> da = cuda::upload(p.a, stream.get());
   TESSERA_CUDA_CHECK(cudaDeviceSynchronize());
   const double upload_s = upload_clock.seconds();
   std::printf("device hierarchy: %.1f MiB uploaded in %.4f s\n", double(m.device_bytes()) / (1 << 20), upload_s);
   run.extra["hierarchy_upload_seconds"] = upload_s;
-  device_solves(m, da, p, x, ko, run);
+  device_solves(m, da, p, x, ko, stream.get(), run);
   return run;
 }
 

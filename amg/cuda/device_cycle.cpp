@@ -8,10 +8,14 @@ namespace {
 
 bool smoothed(std::size_t l, std::size_t levels, bool coarse_direct) { return l + 1 < levels || !coarse_direct; }
 
+/// The legacy default stream cannot be captured into a CUDA graph; every other stream can.
+bool is_legacy_default(cudaStream_t stream) { return stream == nullptr || stream == cudaStreamLegacy; }
+
 }  // namespace
 
 DeviceAmgPreconditioner::DeviceAmgPreconditioner(const Hierarchy& h, cudaStream_t stream)
-    : host_coarse_(&h.coarse), stream_(stream) {
+    : host_coarse_(&h.coarse), stream_(stream), cycle_stream_(stream) {
+  if (is_legacy_default(stream)) cycle_stream_ = own_stream_.emplace().get();
   TESSERA_REQUIRE_INPUT(!h.levels.empty(), "device AMG preconditioner: the hierarchy was never set up");
   levels_.resize(h.levels.size());
   std::vector<LevelView> views(h.levels.size());
@@ -38,7 +42,8 @@ DeviceAmgPreconditioner::DeviceAmgPreconditioner(const Hierarchy& h, cudaStream_
 }
 
 DeviceAmgPreconditioner::DeviceAmgPreconditioner(const DeviceHierarchy& h, cudaStream_t stream)
-    : device_coarse_(&h.coarse), stream_(stream) {
+    : device_coarse_(&h.coarse), stream_(stream), cycle_stream_(stream) {
+  if (is_legacy_default(stream)) cycle_stream_ = own_stream_.emplace().get();
   TESSERA_REQUIRE_INPUT(!h.levels.empty(), "device AMG preconditioner: the device hierarchy was never set up");
   levels_.resize(h.levels.size());
   std::vector<LevelView> views(h.levels.size());
@@ -58,8 +63,8 @@ DeviceAmgPreconditioner::DeviceAmgPreconditioner(const DeviceHierarchy& h, cudaS
 
 void DeviceAmgPreconditioner::build_levels(const std::vector<LevelView>& views, const AmgOptions& options,
                                            bool coarse_direct) {
-  cycle_stream_.wait_for(stream_);  // the matrices were uploaded or set up there
-  const cudaStream_t s = cycle_stream_.get();
+  if (own_stream_) own_stream_->wait_for(stream_);  // the matrices were uploaded or set up there
+  const cudaStream_t s = cycle_stream_;
   std::vector<DeviceCycleLevel> cycle_levels(views.size());
   for (std::size_t l = 0; l < views.size(); ++l) {
     const LevelView& view = views[l];
@@ -93,18 +98,19 @@ void DeviceAmgPreconditioner::make_cycle(std::vector<DeviceCycleLevel> cycle_lev
     host_coarse_solve_ = host_coarse_ || (!device_coarse_->on_device() && device_coarse_->rows() > 0);
   }
   cycle_ = DeviceCycle(std::move(cycle_levels), options.cycle, std::move(coarse));
-  TESSERA_CUDA_CHECK(cudaStreamSynchronize(cycle_stream_.get()));  // an asynchronous failure surfaces here
+  TESSERA_CUDA_CHECK(cudaStreamSynchronize(cycle_stream_));  // an asynchronous failure surfaces here
 }
 
 void DeviceAmgPreconditioner::apply(const double* r, double* z) {
-  cycle_stream_.wait_for(stream_);  // r was written on the caller's stream
+  if (!own_stream_) return run_cycle(r, z);
+  own_stream_->wait_for(stream_);  // r was written on the caller's stream
   run_cycle(r, z);
-  cycle_stream_.make_wait(stream_);  // z is read there
+  own_stream_->make_wait(stream_);  // z is read there
 }
 
 void DeviceAmgPreconditioner::run_cycle(const double* r, double* z) {
   if (!capturable()) return cycle_.apply(r, z);
-  const cudaStream_t s = cycle_stream_.get();
+  const cudaStream_t s = cycle_stream_;
   // The graph bakes in the vectors' addresses: it replays only for the pair it was captured on.
   // The first call on a pair runs eagerly (kernels load and libraries set up on first use,
   // which a capture must not do); the second captures, then launches what it captured.
@@ -143,7 +149,7 @@ std::int64_t DeviceAmgPreconditioner::device_bytes() const {
 }
 
 void DeviceAmgPreconditioner::coarse_solve(const double* b, double* x) {
-  const cudaStream_t s = cycle_stream_.get();
+  const cudaStream_t s = cycle_stream_;
   if (device_coarse_) return device_coarse_->solve(b, x, s);
   const std::size_t bytes = coarse_b_.size() * sizeof(double);
   if (bytes) TESSERA_CUDA_CHECK(cudaMemcpyAsync(coarse_b_.data(), b, bytes, cudaMemcpyDeviceToHost, s));

@@ -10,9 +10,10 @@
 // on a host Hierarchy, with its DenseCoarseSolver on the host: the right-hand side goes down and
 // the solution up (at most max_dense_rows doubles each way per visit).
 //
-// The cycle runs on a stream of its own, ordered after and before the caller's by an event each
-// way, and is replayed as a CUDA graph: a V-cycle is a few hundred steps, and on the coarse levels
-// each takes the GPU less time than the host takes to launch it. Most of those launches overlap
+// The cycle runs on the caller's stream, or, where that is the legacy default stream (which
+// cannot host a capture), on a stream of its own, ordered after and before the caller's by an
+// event each way. It is replayed as a CUDA graph: a V-cycle is a few hundred steps, and on the
+// coarse levels each takes the GPU less time than the host takes to launch it. Most of those launches overlap
 // the fine levels' work, so the replay saves little: 0.3-1.4% of a repeated PCG solve on
 // poisson3d:192, 3-6% on elasticity3d:48 (H100, docs/performance.md, seventy-sixth session). A host
 // coarse solve (which waits on the host every visit) keeps the eager launches.
@@ -20,6 +21,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -92,8 +94,11 @@ class DeviceAmgPreconditioner {
   const DenseCoarseSolver* host_coarse_ = nullptr;    // built on a host Hierarchy
   const DeviceCoarseSolver* device_coarse_ = nullptr;  // built on a DeviceHierarchy
   cudaStream_t stream_;  // the caller's: apply() is ordered on it
-  // Declared before everything queued on it, so destroyed after their frees are queued.
-  tessera::cuda::OwnedStream cycle_stream_;
+  // Declared before everything queued on them, so destroyed after their frees are queued: a
+  // stream of the preconditioner's own where the caller's is the legacy default stream, and the
+  // stream the cycle runs on (that one, or the caller's).
+  std::optional<tessera::cuda::OwnedStream> own_stream_;
+  cudaStream_t cycle_stream_;
   std::vector<DeviceLevel> levels_;  // sized once: the operators point into it
   DeviceCycle cycle_;
   std::vector<double> coarse_b_, coarse_x_;  // host staging of host_coarse_'s solve

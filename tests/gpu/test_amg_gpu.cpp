@@ -204,8 +204,9 @@ std::vector<std::vector<double>> apply_in_place(gpu::DeviceAmgPreconditioner& m,
 // The one-GPU cycle replayed as a CUDA graph (the second apply on a pair of vectors captures it,
 // later ones replay it) gives the eager cycle's z bit for bit, on device hierarchies (V and W,
 // Chebyshev and l1-Jacobi, the coarsest level solved by cuSOLVER or smoothed), with the caller's
-// stream the legacy default one or one of its own; other vectors run eagerly and leave the graph
-// to its pair. A host hierarchy's coarse solve (a host round trip each visit) keeps every step
+// stream the legacy default one (the cycle forks to a stream of the preconditioner's own) or one
+// of the caller's own (the cycle is captured on it); other vectors run eagerly and leave the
+// graph to its pair. A host hierarchy's coarse solve (a host round trip each visit) keeps every step
 // launched from the host; with the coarsest level smoothed instead, it too is replayed.
 TEST(AmgGpuCycle, CudaGraphReplaysTheEagerCycleBitForBit) {
   const std::uint64_t seed = fresh_seed();
