@@ -13,10 +13,10 @@
 // The cycle runs on the caller's stream, or, where that is the legacy default stream (which
 // cannot host a capture), on a stream of its own, ordered after and before the caller's by an
 // event each way. It is replayed as a CUDA graph: a V-cycle is a few hundred steps, and on the
-// coarse levels each takes the GPU less time than the host takes to launch it. Most of those launches overlap
-// the fine levels' work, so the replay saves little: 0.3-1.4% of a repeated PCG solve on
-// poisson3d:192, 3-6% on elasticity3d:48 (H100, docs/performance.md, seventy-sixth session). A host
-// coarse solve (which waits on the host every visit) keeps the eager launches.
+// coarse levels each takes the GPU less time than the host takes to launch it. Most of those
+// launches overlap the fine levels' work, so the replay saves little: 0.3-1.4% of a repeated PCG
+// solve on poisson3d:192, 3-6% on elasticity3d:48 (H100, docs/performance.md, seventy-sixth
+// session). A host coarse solve (which waits on the host every visit) keeps the eager launches.
 #include <cuda_runtime_api.h>
 
 #include <cstdint>
