@@ -4,11 +4,13 @@ target_sources(tessera_local PUBLIC FILE_SET HEADERS BASE_DIRS ${PROJECT_SOURCE_
   ${CMAKE_CURRENT_LIST_DIR}/check.hpp
   ${CMAKE_CURRENT_LIST_DIR}/device_buffer.hpp
   ${CMAKE_CURRENT_LIST_DIR}/host_copy.hpp
+  ${CMAKE_CURRENT_LIST_DIR}/pinned_host_buffer.hpp
   ${CMAKE_CURRENT_LIST_DIR}/device_matrix.hpp
   ${CMAKE_CURRENT_LIST_DIR}/csr_arrays_upload.hpp)
 target_sources(tessera_local PRIVATE
   ${CMAKE_CURRENT_LIST_DIR}/device_buffer.cu
   ${CMAKE_CURRENT_LIST_DIR}/host_copy.cu
+  ${CMAKE_CURRENT_LIST_DIR}/pinned_host_buffer.cu
   ${CMAKE_CURRENT_LIST_DIR}/csr_arrays_upload.cu)
 # Tile SpGEMM (tensor cores), device CSR<->tile conversion, cuSPARSE SpGEMM baseline.
 target_sources(tessera_local PUBLIC FILE_SET HEADERS BASE_DIRS ${PROJECT_SOURCE_DIR} FILES

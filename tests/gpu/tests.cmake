@@ -19,5 +19,6 @@ tessera_add_gpu_test(test_device_product_gpu SOURCES ${CMAKE_CURRENT_LIST_DIR}/t
 tessera_add_gpu_test(test_spgemm_engine_choice_gpu SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_spgemm_engine_choice_gpu.cpp LIBS tessera_amg)
 tessera_add_gpu_test(test_hash_spgemm_gpu SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_hash_spgemm_gpu.cpp LIBS tessera_amg)
 tessera_add_gpu_test(test_device_buffer_gpu SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_device_buffer_gpu.cpp)
+tessera_add_gpu_test(test_pinned_host_buffer_gpu SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_pinned_host_buffer_gpu.cpp)
 tessera_add_gpu_test(test_vector_ops_gpu SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_vector_ops_gpu.cpp)
 tessera_add_gpu_test(test_csr_arrays_upload_gpu SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_csr_arrays_upload_gpu.cpp)
