@@ -8,7 +8,7 @@
 //   g++ -O2 -std=c++17 -shared -fPIC -I/usr/local/cuda/include tools/gpu_timeline.cpp
 //       -L<the folder of libcupti.so> -lcupti -o libgpu_timeline.so   (one line)
 //   CUDA_INJECTION64_PATH=$PWD/libgpu_timeline.so GPU_TIMELINE=run.csv ./program ...
-//   python3 tools/gpu_timeline_gaps.py run.csv pcg_step
+//   python3 tools/gpu_timeline_gaps.py run.csv 11step_kernel   (device PCG's step: one an iteration)
 // GPU_TIMELINE_HOST=0 leaves the runtime calls out (their recording costs the host time).
 // One CSV line a record, the name last (kernel names hold commas):
 //   kind,start_ns,end_ns,stream,correlation,name
@@ -36,19 +36,19 @@ std::FILE* g_out = nullptr;
 std::mutex g_write;
 constexpr std::size_t kBufferBytes = 8 << 20;
 
-#define CUPTI_OR_WARN(call)                                                          \
-  do {                                                                               \
-    const CUptiResult r_ = (call);                                                   \
-    if (r_ != CUPTI_SUCCESS) {                                                       \
-      const char* s_ = nullptr;                                                      \
-      cuptiGetResultString(r_, &s_);                                                 \
-      std::fprintf(stderr, "gpu_timeline: %s: %s\n", #call, s_ ? s_ : "unknown");    \
-    }                                                                                \
+#define CUPTI_OR_WARN(call)                                                       \
+  do {                                                                            \
+    const CUptiResult r_ = (call);                                                \
+    if (r_ != CUPTI_SUCCESS) {                                                    \
+      const char* s_ = nullptr;                                                   \
+      cuptiGetResultString(r_, &s_);                                              \
+      std::fprintf(stderr, "gpu_timeline: %s: %s\n", #call, s_ ? s_ : "unknown"); \
+    }                                                                             \
   } while (0)
 
 void CUPTIAPI buffer_requested(uint8_t** buffer, size_t* size, size_t* max_records) {
   *buffer = static_cast<uint8_t*>(std::aligned_alloc(8, kBufferBytes));
-  *size = kBufferBytes;
+  *size = *buffer ? kBufferBytes : 0;  // none: CUPTI drops the records (and counts them)
   *max_records = 0;  // as many as fit
 }
 

@@ -102,12 +102,13 @@ def main():
     solves.append(current)
     print(f"{len(gpu)} GPU records, {len(api)} runtime calls; {len(solves)} solves by {args.marker}")
     print("solve  iterations  period_ms  busy_ms  idle_ms  idle_%")
-    last_gaps = []
+    last_gaps, last_iters = [], 0
     for n, marks_s in enumerate(solves):
         if len(marks_s) < 2:
             continue
         total_busy, total_gaps = 0, []
         for a, b in zip(marks_s, marks_s[1:]):
+            # Work that started before the iteration may still run in it: start 64 records back.
             busy, gaps = busy_union(gpu, a, b, max(0, bisect.bisect_left(starts, a) - 64))
             total_busy += busy
             total_gaps += gaps
@@ -116,6 +117,8 @@ def main():
         print(f"{n:5d}  {iters:10d}  {span / iters / 1e6:9.4f}  {total_busy / iters / 1e6:7.4f}  "
               f"{(span - total_busy) / iters / 1e6:7.4f}  {100 * (span - total_busy) / span:6.2f}")
         last_gaps, last_iters = total_gaps, iters
+    if last_iters == 0:
+        raise SystemExit("no solve of two or more iterations")
     groups = collections.defaultdict(lambda: [0, 0, 0.0, collections.Counter()])
     for s, e, before, after in last_gaps:
         if e - s < args.min_gap_us * 1e3:

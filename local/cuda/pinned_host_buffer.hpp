@@ -7,8 +7,8 @@
 // Blocks of up to kPooledPinnedBytes come from a process-wide pool and go back to it, for the
 // next buffer of their size class: a solve allocates its scalars' mirror, and cudaMallocHost of
 // 32 bytes took 1.2 ms (cudaFreeHost 0.6 ms) on the H100 hosts whenever no other small pinned
-// block was alive, the driver mapping a fresh region and unmapping it again: 1.8 ms of a 22 ms
-// one-GPU solve (docs/performance.md, eightieth session). Larger blocks are cudaMallocHost'd and
+// block was alive (the driver, presumably, mapping a fresh region and unmapping it again): 1.8 ms
+// of a 22 ms one-GPU solve (docs/performance.md, eightieth session). Larger blocks are cudaMallocHost'd and
 // freed as asked. The owner of a buffer makes sure no copy into or out of it is in flight when
 // it is destroyed, as cudaFreeHost required.
 #include <cuda_runtime_api.h>
