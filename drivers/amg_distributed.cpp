@@ -201,9 +201,13 @@ bool uses_cg(const dist::Communicator& comm, const DistributedAmgOptions& o, con
   return use_cg;
 }
 
-/// Slowest rank's time in each part of the device setup products (seconds).
+/// Slowest rank's time in each part of the device setup products (seconds), and the most
+/// products a rank ran, on tiles and on cuSPARSE (the rest on the hash SpGEMM).
 nlohmann::json product_times(const dist::Communicator& comm, const cuda::OffloadStats& s) {
-  return {{"products", comm.allreduce(std::int64_t(s.products), dist::ReduceOp::max)},
+  const auto most = [&](int n) { return comm.allreduce(std::int64_t(n), dist::ReduceOp::max); };
+  return {{"products", most(s.products)},
+          {"tile_products", most(s.tile_products)},
+          {"cusparse_products", most(s.cusparse_products)},
           {"product_s", slowest(comm, s.product)},
           {"convert_s", slowest(comm, s.convert)},
           {"transfer_s", slowest(comm, s.transfers())},

@@ -2,6 +2,7 @@
 #include "amg/cuda/device_held_extended_a.hpp"
 
 #include <chrono>
+#include <optional>
 
 #include "amg/cuda/device_operator_slot.hpp"
 #include "dist/cuda/device_compact_extended_rows.hpp"
@@ -9,6 +10,7 @@
 #include "dist/cuda/device_held_operand.hpp"
 #include "local/core/step_trace.hpp"
 #include "local/cuda/check.hpp"
+#include "local/cuda/spgemm_engine_choice.hpp"
 
 namespace tessera::amg::gpu {
 namespace {
@@ -22,12 +24,12 @@ class DeviceHeldExtendedA final : public dist::HeldExtendedA {
   const dist::DistMatrix& source() const override { return a_; }
 
   Csr<double> times(const Csr<double>& b) override {
-    return cuda::offload_spgemm(extended(), b, which_, *stats_);
+    return cuda::offload_spgemm(extended(), b, engine(), *stats_);
   }
 
   dist::ChainedProduct chain(const Csr<double>& l, const Csr<double>& b) override {
     dist::ChainedProduct c;
-    c.product = cuda::offload_chain(l, extended(), b, which_, *stats_, &c.inner_entries);
+    c.product = cuda::offload_chain(l, extended(), b, engine(), *stats_, &c.inner_entries);
     return c;
   }
 
@@ -40,15 +42,35 @@ class DeviceHeldExtendedA final : public dist::HeldExtendedA {
     TESSERA_ASSERT(on_device && on_device->device == device_,
                    "device_held_extended_a: the held operand was not made on this A's GPU");
     TESSERA_CUDA_CHECK(cudaSetDevice(device_));
+    cuda::DeviceCsr<double> a = extended();
     cuda::DeviceCsr<double> b = extended_b(*on_device, source);
+    const cuda::OffloadSpgemm engine = level_engine(a, b);
     auto kept = std::make_shared<dist::gpu::DeviceHeldProduct>();
     kept->device = device_;
     dist::ChainedProduct c;
-    c.product = cuda::offload_chain(std::move(on_device->transposed), extended(), std::move(b), which_, *stats_,
+    c.product = cuda::offload_chain(std::move(on_device->transposed), std::move(a), std::move(b), engine, *stats_,
                                     &c.inner_entries, &kept->product);
     if (kept->product.row_ptr.size() > 0) c.on_device = std::move(kept);  // none where no product ran
     return c;
   }
+
+  // The level's engine (automatic resolved as the one-GPU hierarchy resolves a level's): fixed by
+  // the first product whose operands are both on the device here, A*P_tent in the smoothing or, if
+  // P is not smoothed, A*P in the first Galerkin product, and given to the level's later products
+  // by A, its re-setups' included. Resolving each product alone would send P^T (A P) to cuSPARSE on
+  // coarse levels (R's rows are long there: past kHashMaxProductsPerRow, the rule for power-law
+  // rows), and cuSPARSE's first use costs a process 35 ms to load its kernels.
+  cuda::OffloadSpgemm level_engine(const cuda::DeviceCsr<double>& a, const cuda::DeviceCsr<double>& b) {
+    if (!level_engine_) {
+      const auto start = std::chrono::steady_clock::now();
+      level_engine_ = cuda::resolve_level_spgemm_engine(which_, a, b, nullptr);
+      stats_->convert += std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    }
+    return *level_engine_;
+  }
+
+  // The level's engine once a product fixed it; until then `which` (automatic: each product's own).
+  cuda::OffloadSpgemm engine() const { return level_engine_.value_or(which_); }
 
   std::shared_ptr<const cuda::DeviceBuffer<double>> inverse_diagonal() const {
     return current_inverse_diagonal(slot_, a_);
@@ -84,6 +106,7 @@ class DeviceHeldExtendedA final : public dist::HeldExtendedA {
   int device_;
   cudaStream_t stream_;
   cuda::OffloadSpgemm which_;
+  std::optional<cuda::OffloadSpgemm> level_engine_;
   std::shared_ptr<cuda::OffloadStats> stats_;
 };
 
@@ -103,6 +126,13 @@ cuda::DeviceCsr<double> device_extended_a(dist::HeldExtendedA& held) {
   auto* device = dynamic_cast<DeviceHeldExtendedA*>(&held);
   TESSERA_ASSERT(device, "device_extended_a: A_ext is not held on a device by device_held_extended_a");
   return device->extended();
+}
+
+cuda::OffloadSpgemm level_engine(dist::HeldExtendedA& held, const cuda::DeviceCsr<double>& a_ext,
+                                 const cuda::DeviceCsr<double>& b) {
+  auto* device = dynamic_cast<DeviceHeldExtendedA*>(&held);
+  TESSERA_ASSERT(device, "level_engine: A_ext is not held on a device by device_held_extended_a");
+  return device->level_engine(a_ext, b);
 }
 
 std::shared_ptr<const cuda::DeviceBuffer<double>> held_inverse_diagonal(const dist::HeldExtendedA& held) {

@@ -17,7 +17,8 @@
 
 namespace tessera::amg::gpu {
 
-/// Products on the device that is current at this call, on engine `which`, their times added
+/// Products on the device that is current at this call, on engine `which` (automatic: one engine a
+/// level, see level_engine below), their times added
 /// to `stats` (A_ext's assembly counted as a conversion); the slot's copy is made on `stream` if
 /// the slot is empty, and refreshed there if stale (a re-setup), before each product. `stream`
 /// must outlive the hierarchy (the copies are freed there): the DeviceContext's compute stream,
@@ -29,6 +30,14 @@ DistHeldExtendedA device_held_extended_a(cudaStream_t stream, cuda::OffloadSpgem
 /// the default stream), for a step that multiplies by it itself (device_smoothing). Asserts that
 /// `held` is such a copy.
 cuda::DeviceCsr<double> device_extended_a(dist::HeldExtendedA& held);
+
+/// The engine of the level `held` serves, for its product A_ext * b (both on the device, ready on
+/// the default stream): `which` where device_held_extended_a was given an engine; for automatic,
+/// fixed by the first call from that product's work estimate (cuda::resolve_level_spgemm_engine)
+/// and returned by the later ones, which the level's other products through `held` run on too.
+/// Asserts that `held` is such a copy.
+cuda::OffloadSpgemm level_engine(dist::HeldExtendedA& held, const cuda::DeviceCsr<double>& a_ext,
+                                 const cuda::DeviceCsr<double>& b);
 
 /// 1 / a_ii of the copy `held` reads, where the inverse diagonal step divided it on the device
 /// (current_inverse_diagonal), else null. Asserts that `held` is such a copy.

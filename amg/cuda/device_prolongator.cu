@@ -132,8 +132,7 @@ tessera::cuda::OffloadSpgemm level_engine(const DeviceCsr<double>& a, const Devi
   using tessera::cuda::OffloadSpgemm;
   if (plan.which != OffloadSpgemm::automatic) return plan.which;
   if (plan.a_p.engine() == OffloadSpgemm::automatic) {
-    const OffloadSpgemm engine =
-        tessera::cuda::choose_level_spgemm_engine(tessera::cuda::estimate_spgemm_work(a, first, plan.stream));
+    const OffloadSpgemm engine = tessera::cuda::resolve_level_spgemm_engine(plan.which, a, first, plan.stream);
     for (tessera::cuda::DeviceProduct* product : {&plan.a_p_tent, &plan.a_p, &plan.r_a_p})
       product->assign_engine(engine);
   }

@@ -163,7 +163,9 @@ Operands multiply(const dist::Communicator& comm, dist::CompactSpgemm& product, 
                           } else
                             add_seconds(stats.upload, [&] { a = tessera::cuda::upload(*o.a_host); });
                           d.b = extended_b(o, stats);
-                          d.ap = tessera::cuda::offload_spgemm_on_device(std::move(a), d.b, which, stats);
+                          // A held on the device fixes the level's engine here (its first product).
+                          const cuda::OffloadSpgemm engine = o.a_held ? level_engine(*o.a_held, a, d.b) : which;
+                          d.ap = tessera::cuda::offload_spgemm_on_device(std::move(a), d.b, engine, stats);
                           return d.ap.nnz;
                         });
   return d;

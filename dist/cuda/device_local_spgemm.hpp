@@ -3,7 +3,7 @@
 // outer product P_own^T * AP_own) on the rank's GPU, through cuda::offload_spgemm: the tile
 // SpGEMM on tensor cores, the row-wise hash SpGEMM (sparse tiles), cuSPARSE SpGEMM as the
 // baseline, or OffloadSpgemm::automatic (each product on the engine its work estimate picks;
-// OffloadStats::tile_products counts the tile ones). The exchange of remote rows and the
+// OffloadStats counts the tile and the cuSPARSE ones). The exchange of remote rows and the
 // assembly stay on the host (MPI): this moves the local compute, the part that scales with
 // nnz, to the device. All three engines keep the structural pattern, so recompute() reuses
 // the symbolic phase exactly as with the host product. DistPtap's two products run as one

@@ -70,6 +70,7 @@ void run_product(DeviceProduct& product, const OperandView& a, const OperandView
   if (!trivially_empty(a.rows, a.nnz, b.cols, b.nnz)) {
     ++s.products;
     if (product.engine() == OffloadSpgemm::tile) ++s.tile_products;
+    if (product.engine() == OffloadSpgemm::cusparse) ++s.cusparse_products;
   }
   timed(s.product, [&] { product.multiply(a, b); });
 }
@@ -175,6 +176,7 @@ OffloadStats& OffloadStats::operator+=(const OffloadStats& o) {
   download += o.download;
   products += o.products;
   tile_products += o.tile_products;
+  cusparse_products += o.cusparse_products;
   return *this;
 }
 

@@ -51,7 +51,8 @@ struct OffloadStats {
   double product = 0;   // the SpGEMMs themselves
   double download = 0;  // device -> host (the products' sorted CSR)
   int products = 0;     // device SpGEMM calls (empty products, skipped without one, not counted)
-  int tile_products = 0;  // of which on the tile SpGEMM (the rest on hash or cuSPARSE): what automatic chose
+  int tile_products = 0;  // of which on the tile SpGEMM: with cusparse_products, what automatic chose
+  int cusparse_products = 0;  // of which on cuSPARSE (the rest on the hash SpGEMM)
   double transfers() const { return upload + download; }
   double total() const { return upload + convert + product + download; }
   OffloadStats& operator+=(const OffloadStats& o);

@@ -136,6 +136,12 @@ OffloadSpgemm choose_level_spgemm_engine(const SpgemmWorkEstimate& a_p_tent) {
                                                                              : OffloadSpgemm::hash;
 }
 
+OffloadSpgemm resolve_level_spgemm_engine(OffloadSpgemm which, const DeviceCsr<double>& a, const DeviceCsr<double>& b,
+                                          cudaStream_t stream) {
+  if (which != OffloadSpgemm::automatic) return which;
+  return choose_level_spgemm_engine(estimate_spgemm_work(a, b, stream));
+}
+
 OffloadSpgemm choose_spgemm_engine(const SpgemmWorkEstimate& e) {
   if (e.tile_pairs == 0) return OffloadSpgemm::tile;
   const bool tiles_well_filled = e.products_per_pair() >= kTileProductsPerPairThreshold;

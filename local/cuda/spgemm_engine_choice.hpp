@@ -61,6 +61,12 @@ OffloadSpgemm choose_spgemm_engine(const SpgemmWorkEstimate& estimate);
 inline constexpr double kLevelTileProductsPerPairThreshold = 16.0;
 OffloadSpgemm choose_level_spgemm_engine(const SpgemmWorkEstimate& a_p_tent);
 
+/// A level's engine from its first product A*B (A*P_tent, or A*P without prolongator smoothing):
+/// `which` itself where it names an engine; for automatic, choose_level_spgemm_engine of the
+/// estimate of A*B on `stream` (which it synchronises).
+OffloadSpgemm resolve_level_spgemm_engine(OffloadSpgemm which, const DeviceCsr<double>& a, const DeviceCsr<double>& b,
+                                          cudaStream_t stream = nullptr);
+
 /// The estimate of A*B on the device. InputError if a.cols != b.rows.
 SpgemmWorkEstimate estimate_spgemm_work(const DeviceCsr<double>& a, const DeviceCsr<double>& b,
                                         cudaStream_t stream = nullptr);

@@ -2,13 +2,18 @@
 // tile SpGEMM and cuSPARSE) against the same DistAmg with the host products: the same levels
 // (global rows, nnz, patterns), operators and prolongators equal to rounding, on a balanced and
 // an uneven partition with a rank owning no rows; a re-setup with new values again matches.
-// Also with the products reading A from the level's device copy (gpu::device_held_extended_a).
+// Also with the products reading A from the level's device copy (gpu::device_held_extended_a),
+// and with the whole GPU backend on the automatic engine choice: one engine a level.
 // A GPU on every rank, maybe shared (label gpu; exit 77 without).
 #include "amg/cuda/device_held_extended_a.hpp"
+#include "amg/cuda/device_setup_backend.hpp"
 #include "amg/dist/dist_amg.hpp"
 #include "amg/dist/dist_hierarchy.hpp"
+#include "dist/cuda/device_context.hpp"
 #include "dist/cuda/device_local_spgemm.hpp"
 #include "dist_amg_test_util.hpp"
+#include "local/cuda/spgemm_engine_choice.hpp"
+#include "local/reference/kernels.hpp"
 
 namespace tessera::amg {
 namespace {
@@ -91,7 +96,62 @@ void check_problem(const std::string& spec) {
   }
 }
 
+/// Whether the per-product choice (choose_spgemm_engine, what OffloadSpgemm::automatic resolves
+/// outside a level) sends some level's whole P^T (A P) to cuSPARSE, as one rank multiplies it.
+/// Collective: rank 0's answer on every rank.
+bool some_galerkin_product_alone_on_cusparse(const dist::Communicator& comm, const DistHierarchy& h) {
+  std::int64_t found = 0;
+  for (std::size_t l = 0; l + 1 < h.levels.size(); ++l) {
+    const Csr<double> a = dist::gather(comm, h.levels[l].a), p = dist::gather(comm, h.levels[l].p);
+    if (comm.rank() != 0) continue;
+    const cuda::SpgemmWorkEstimate e = cuda::estimate_spgemm_work_host(ref::transpose(p), ref::spgemm(a, p));
+    if (cuda::choose_spgemm_engine(e) == OffloadSpgemm::cusparse) found = 1;
+  }
+  return comm.allreduce(found, dist::ReduceOp::max) != 0;
+}
+
+// The GPU backend on OffloadSpgemm::automatic runs all of a level's products on the engine its first
+// product's work estimate picks (choose_level_spgemm_engine), as the one-GPU hierarchy does: the
+// 7-point hierarchy all on the hash SpGEMM, although the per-product choice sends its level 1's whole
+// P^T (A P), whose rows of R are long, to cuSPARSE; elasticity all on tiles. The levels equal the
+// host's.
+void check_one_engine_a_level(const std::string& spec, const AmgOptions& options, OffloadSpgemm engine) {
+  const dist::Communicator comm;
+  dist::gpu::DeviceContext ctx(comm);
+  const std::uint64_t seed = dist::testing::shared_seed(comm);
+  SCOPED_TRACE(spec + ", seed " + std::to_string(seed));
+  const testing::Problem pb = testing::make_problem(spec);
+  const dist::RowPartition rows = testing::aligned_partition(comm, pb.a.rows, pb.near_null.block_size, false, seed);
+  const dist::DistMatrix a = dist::testing::distribute(comm, pb.a, rows, rows);
+  const NearNullSpace b = testing::owned_rows(pb.near_null, rows.begin(comm.rank()), rows.end(comm.rank()));
+  const DistAmg host(comm, a, b, options);
+  ASSERT_GE(host.hierarchy().levels.size(), 3u) << "the test wants a real hierarchy";
+  const bool alone_on_cusparse = some_galerkin_product_alone_on_cusparse(comm, host.hierarchy());
+  if (engine == OffloadSpgemm::hash)  // the same on every rank
+    ASSERT_TRUE(alone_on_cusparse) << "no product that the per-product choice sends to cuSPARSE: no test of the level's";
+  const auto stats = std::make_shared<cuda::OffloadStats>();
+  const DistAmg device(comm, a, b, options, gpu::device_setup_backend(ctx, OffloadSpgemm::automatic, stats));
+  expect_same_levels(comm, host, device);
+  const auto sum = [&](int n) { return comm.allreduce(std::int64_t(n), dist::ReduceOp::sum); };
+  const std::int64_t products = sum(stats->products), on_tiles = sum(stats->tile_products);
+  EXPECT_GT(products, 0) << "the setup products did not run on the device";
+  EXPECT_EQ(sum(stats->cusparse_products), 0);
+  EXPECT_EQ(on_tiles, engine == OffloadSpgemm::tile ? products : 0) << products << " products";
+}
+
 TEST(DistDeviceAmg, Poisson7PointSameHierarchyAsHostProducts) { check_problem("poisson3d:12"); }
+
+// Levels of 64000 and 5909 rows (P^T (A P) of the second: 2568 products a row of R, past
+// kHashMaxProductsPerRow); the coarsest, 210 rows, has no products.
+TEST(DistDeviceAmg, AutomaticRunsPoissonLevelsOnTheHashSpgemm) {
+  AmgOptions o;
+  o.coarse_size = 300;
+  check_one_engine_a_level("poisson3d:40", o, OffloadSpgemm::hash);
+}
+
+TEST(DistDeviceAmg, AutomaticRunsElasticityLevelsOnTiles) {
+  check_one_engine_a_level("elasticity3d:6", small_coarse(), OffloadSpgemm::tile);
+}
 
 TEST(DistDeviceAmg, ElasticitySameHierarchyAsHostProducts) { check_problem("elasticity3d:6"); }
 
