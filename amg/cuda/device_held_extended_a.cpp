@@ -24,12 +24,16 @@ class DeviceHeldExtendedA final : public dist::HeldExtendedA {
   const dist::DistMatrix& source() const override { return a_; }
 
   Csr<double> times(const Csr<double>& b) override {
-    return cuda::offload_spgemm(extended(), b, engine(), *stats_);
+    cuda::DeviceCsr<double> a = extended();
+    const cuda::OffloadSpgemm engine = level_engine(a, b);
+    return cuda::offload_spgemm(std::move(a), b, engine, *stats_);
   }
 
   dist::ChainedProduct chain(const Csr<double>& l, const Csr<double>& b) override {
+    cuda::DeviceCsr<double> a = extended();
+    const cuda::OffloadSpgemm engine = level_engine(a, b);
     dist::ChainedProduct c;
-    c.product = cuda::offload_chain(l, extended(), b, engine(), *stats_, &c.inner_entries);
+    c.product = cuda::offload_chain(l, std::move(a), b, engine, *stats_, &c.inner_entries);
     return c;
   }
 
@@ -55,11 +59,12 @@ class DeviceHeldExtendedA final : public dist::HeldExtendedA {
   }
 
   // The level's engine (automatic resolved as the one-GPU hierarchy resolves a level's): fixed by
-  // the first product whose operands are both on the device here, A*P_tent in the smoothing or, if
-  // P is not smoothed, A*P in the first Galerkin product, and given to the level's later products
-  // by A, its re-setups' included. Resolving each product alone would send P^T (A P) to cuSPARSE on
-  // coarse levels (R's rows are long there: past kHashMaxProductsPerRow, the rule for power-law
-  // rows), and cuSPARSE's first use costs a process 35 ms to load its kernels.
+  // the level's first product through A, A*P_tent in the smoothing or, if P is not smoothed, A*P
+  // in the first Galerkin product, and given to its later products, its re-setups' included, so
+  // that where P is merged does not change the engines. Resolving each product alone sends
+  // P^T (A P) to cuSPARSE on coarse levels (R's rows are long there: past kHashMaxProductsPerRow,
+  // the rule for power-law rows), and cuSPARSE's first use costs a process 35 ms to load its
+  // kernels.
   cuda::OffloadSpgemm level_engine(const cuda::DeviceCsr<double>& a, const cuda::DeviceCsr<double>& b) {
     if (!level_engine_) {
       const auto start = std::chrono::steady_clock::now();
@@ -69,8 +74,12 @@ class DeviceHeldExtendedA final : public dist::HeldExtendedA {
     return *level_engine_;
   }
 
-  // The level's engine once a product fixed it; until then `which` (automatic: each product's own).
-  cuda::OffloadSpgemm engine() const { return level_engine_.value_or(which_); }
+  // The same with B on the host: uploaded for the estimate where the engine is still open, which
+  // only a backend that smooths P on the host while A is held here leaves it (its first product).
+  cuda::OffloadSpgemm level_engine(const cuda::DeviceCsr<double>& a, const Csr<double>& b) {
+    if (!level_engine_ && which_ == cuda::OffloadSpgemm::automatic) return level_engine(a, cuda::upload(b));
+    return level_engine_.value_or(which_);
+  }
 
   std::shared_ptr<const cuda::DeviceBuffer<double>> inverse_diagonal() const {
     return current_inverse_diagonal(slot_, a_);

@@ -33,8 +33,9 @@ cuda::DeviceCsr<double> device_extended_a(dist::HeldExtendedA& held);
 
 /// The engine of the level `held` serves, for its product A_ext * b (both on the device, ready on
 /// the default stream): `which` where device_held_extended_a was given an engine; for automatic,
-/// fixed by the first call from that product's work estimate (cuda::resolve_level_spgemm_engine)
-/// and returned by the later ones, which the level's other products through `held` run on too.
+/// fixed by the level's first product through `held` (this call's, or one of held's own) from
+/// that product's work estimate (cuda::resolve_level_spgemm_engine), and the engine of the
+/// level's later products through `held`.
 /// Asserts that `held` is such a copy.
 cuda::OffloadSpgemm level_engine(dist::HeldExtendedA& held, const cuda::DeviceCsr<double>& a_ext,
                                  const cuda::DeviceCsr<double>& b);
