@@ -74,8 +74,8 @@ class DeviceHeldExtendedA final : public dist::HeldExtendedA {
     return *level_engine_;
   }
 
-  // The same with B on the host: uploaded for the estimate where the engine is still open, which
-  // only a backend that smooths P on the host while A is held here leaves it (its first product).
+  // The same with B on the host, uploaded for the estimate if the engine is still open: only where
+  // a backend smooths P on the host beside this held A (its first product is then A*P_tent here).
   cuda::OffloadSpgemm level_engine(const cuda::DeviceCsr<double>& a, const Csr<double>& b) {
     if (!level_engine_ && which_ == cuda::OffloadSpgemm::automatic) return level_engine(a, cuda::upload(b));
     return level_engine_.value_or(which_);

@@ -18,11 +18,10 @@
 namespace tessera::amg::gpu {
 
 /// Products on the device that is current at this call, on engine `which` (automatic: one engine a
-/// level, see level_engine below), their times added
-/// to `stats` (A_ext's assembly counted as a conversion); the slot's copy is made on `stream` if
-/// the slot is empty, and refreshed there if stale (a re-setup), before each product. `stream`
-/// must outlive the hierarchy (the copies are freed there): the DeviceContext's compute stream,
-/// as for device_graph_phases.
+/// level, see level_engine below), their times added to `stats` (A_ext's assembly counted as a
+/// conversion); the slot's copy is made on `stream` if the slot is empty, and refreshed there if
+/// stale (a re-setup), before each product. `stream` must outlive the hierarchy (the copies are
+/// freed there): the DeviceContext's compute stream, as for device_graph_phases.
 DistHeldExtendedA device_held_extended_a(cudaStream_t stream, cuda::OffloadSpgemm which,
                                           std::shared_ptr<cuda::OffloadStats> stats = {});
 

@@ -128,7 +128,7 @@ void check_one_engine_a_level(const std::string& spec, const AmgOptions& options
   ASSERT_GE(host.hierarchy().levels.size(), 3u) << "the test wants a real hierarchy";
   const bool alone_on_cusparse = some_galerkin_product_alone_on_cusparse(comm, host.hierarchy());
   if (engine == OffloadSpgemm::hash)  // the same on every rank
-    ASSERT_TRUE(alone_on_cusparse) << "no product that the per-product choice sends to cuSPARSE: no test of the level's";
+    ASSERT_TRUE(alone_on_cusparse) << "no product the per-product choice sends to cuSPARSE: the level's rule untested";
   const auto stats = std::make_shared<cuda::OffloadStats>();
   const DistAmg device(comm, a, b, options, gpu::device_setup_backend(ctx, OffloadSpgemm::automatic, stats));
   expect_same_levels(comm, host, device);
