@@ -148,7 +148,8 @@ void add_options(CLI::App& app, Options& opt) {
       ->check(CLI::IsMember({"auto", "host", "gpu"}));
   app.add_option("--spgemm", opt.spgemm,
                  "GPU setup products: auto (from a work estimate: once for the hierarchy, from the finest level, "
-                 "on the one-GPU device setup; per product on the distributed setup and with --setup host), "
+                 "on the one-GPU device setup; once a level, from its first product, on the distributed setup; per "
+                 "product with --setup host), "
                  "tile (tensor-core tile SpGEMM), hash (row-wise hash SpGEMM) or cusparse (ablation)")
       ->check(CLI::IsMember({"auto", "tile", "hash", "cusparse"}));
   app.add_option("--setup", opt.setup,

@@ -1,5 +1,7 @@
 #include "amg/petsc/pc_device_backend.hpp"
 
+#include <string>
+
 #include "amg/dist/dist_amg.hpp"
 #include "local/core/error.hpp"
 
@@ -80,6 +82,14 @@ void PcDeviceBackend::apply(const std::vector<double>& r, std::vector<double>& z
 
 std::int64_t PcDeviceBackend::device_bytes() const { return impl_->cycle ? impl_->cycle->device_bytes() : 0; }
 
+std::string PcDeviceBackend::cycle_state() const {
+  if (!impl_->cycle) return "no cycle (not uploaded)";
+  return "cycle as a CUDA graph: " + impl_->cycle->cuda_graph_state() + " (captured " +
+         std::to_string(impl_->cycle->cuda_graph_captures()) + " time(s) since the last upload); halo route: " +
+         dist::gpu::halo_route_name(impl_->context.halo_route()) + "; device transport: " +
+         impl_->context.transport().name();
+}
+
 #else  // no CUDA: the backend is never resolved to gpu; these only say why.
 
 struct PcDeviceBackend::Impl {};
@@ -97,6 +107,7 @@ void PcDeviceBackend::refresh(const amg::DistAmg&) {}
 void PcDeviceBackend::release() {}
 void PcDeviceBackend::apply(const std::vector<double>&, std::vector<double>&) {}
 std::int64_t PcDeviceBackend::device_bytes() const { return 0; }
+std::string PcDeviceBackend::cycle_state() const { return {}; }
 
 #endif
 

@@ -54,6 +54,10 @@ class PcDeviceBackend {
   void apply(const std::vector<double>& r, std::vector<double>& z);
   /// This rank's device bytes held by the uploaded hierarchy.
   std::int64_t device_bytes() const;
+  /// The cycle's CUDA graph in DistDeviceAmgPreconditioner::cuda_graph_state's words, how many
+  /// times it was captured, the halo route and the device transport, as tessera-amg prints them:
+  /// what -ksp_view reports.
+  std::string cycle_state() const;
 
  private:
   struct Impl;

@@ -1,5 +1,7 @@
 #include "amg/petsc/pc_single_gpu.hpp"
 
+#include <string>
+
 #include "dist/communicator.hpp"
 #include "local/core/error.hpp"
 
@@ -128,6 +130,12 @@ std::int64_t PcSingleGpu::device_bytes() const {
   return amg::gpu::device_bytes(*impl_->hierarchy) + impl_->cycle->device_bytes();
 }
 
+std::string PcSingleGpu::cuda_graph_state() const {
+  if (!ready()) return "no cycle (not set up)";
+  return impl_->cycle->cuda_graph_state() + " (captured " + std::to_string(impl_->cycle->cuda_graph_captures()) +
+         " time(s) since the last setup)";
+}
+
 #else  // no CUDA: never chosen (the backend resolves to host); these only say why.
 
 struct PcSingleGpu::Impl {};
@@ -144,6 +152,7 @@ void PcSingleGpu::apply(const std::vector<double>&, std::vector<double>&) {}
 amg::HierarchyStats PcSingleGpu::statistics() const { return {}; }
 std::vector<std::string> PcSingleGpu::product_engines() const { return {}; }
 std::int64_t PcSingleGpu::device_bytes() const { return 0; }
+std::string PcSingleGpu::cuda_graph_state() const { return {}; }
 
 #endif
 

@@ -62,6 +62,9 @@ class PcSingleGpu {
   std::vector<std::string> product_engines() const;
   /// Device bytes held by the hierarchy (with its kept plans) and the cycle's vectors.
   std::int64_t device_bytes() const;
+  /// The cycle's CUDA graph, in DeviceAmgPreconditioner::cuda_graph_state's words ("replayed",
+  /// "not yet captured", ...), and how many times it was captured: what -ksp_view reports.
+  std::string cuda_graph_state() const;
 
  private:
   struct Impl;

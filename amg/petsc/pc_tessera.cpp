@@ -498,11 +498,13 @@ PetscErrorCode PCView_Tessera(PC pc, PetscViewer viewer) {
     TesseraPetscTry(PetscObjectComm(reinterpret_cast<PetscObject>(pc)), engines = d.single->product_engines());
     for (std::size_t l = 0; l < engines.size(); ++l)
       PetscCall(PetscViewerASCIIPrintf(viewer, "level %zu products: %s\n", l, engines[l].c_str()));
+    PetscCall(PetscViewerASCIIPrintf(viewer, "cycle as a CUDA graph: %s\n", d.single->cuda_graph_state().c_str()));
   } else if (d.amg) {
     PetscCall(PetscViewerASCIIPrintf(viewer, "AMG: %s; setups: %" PetscInt_FMT " full, %" PetscInt_FMT " numeric\n",
                                      "distributed (tessera::amg::DistAmg)", d.full_setups, d.value_setups));
     TesseraPetscTry(PetscObjectComm(reinterpret_cast<PetscObject>(pc)), stats = d.amg->statistics());
     PetscCall(view_hierarchy(viewer, stats));
+    if (d.device) PetscCall(PetscViewerASCIIPrintf(viewer, "%s (rank 0)\n", d.device->cycle_state().c_str()));
   }
   if (d.separated_kinds > 1 && !stats.levels.empty()) PetscCall(view_complexity_over_operator(pc->pmat, viewer, stats));
   PetscCall(PetscViewerASCIIPopTab(viewer));

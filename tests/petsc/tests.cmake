@@ -137,8 +137,12 @@ foreach(dim_n_modes IN ITEMS "3;6;6" "2;20;3")
       --require "near-null space: the constant \\(block size 1\\) on the operator without the couplings between its ${modes} kinds of dof \\(-pc_tessera_separate_kinds\\). PCSetCoordinates' nodes not used"
       --require "separated kinds: level 0 keeps [0-9]+ of the operator's [0-9]+ entries. the hierarchy's entries over the operator's: [0-9.]+")
   set(pc_option_separate_gpu_frame${dim}d_set ${pc_option_separate_frame${dim}d_set} -pc_tessera_backend gpu)
+  # -ksp_view after a solve: the one-GPU cycle (1 rank) replayed as a CUDA graph; the distributed
+  # one replayed where NCCL carries its exchanges (a GPU a rank), launched step by step where ranks
+  # share a GPU (the host-staged transport waits on the host), as on the one-GPU machines.
   set(pc_option_separate_gpu_frame${dim}d_require ${pc_option_separate_frame${dim}d_require}
-      --require "backend gpu[,:]")
+      --require "backend gpu[,:]"
+      --require "cycle as a CUDA graph: (replayed \\(captured [0-9]+ time\\(s\\) since the last setup\\)$|replayed \\(captured [0-9]+ time.*device transport: nccl|off \\(staged transport\\) .*device transport: staged)")
   set(pc_option_separate_gpu_frame${dim}d_gpu TRUE)
   # -pc_tessera_filtered_smoothing (coarse size 100, so that the hierarchy has levels to filter):
   # frame3d:6:30 separated, operator complexity 2.28 -> 1.43 at 29 iterations either way;
