@@ -9,6 +9,7 @@
 #include <string>
 
 #include "amg/dist/dist_amg.hpp"
+#include "amg/dist/dist_hierarchy.hpp"
 #include "amg/near_null_space.hpp"
 #include "amg/separate_kinds.hpp"
 #include "dist/backend_choice.hpp"
