@@ -34,7 +34,8 @@ jobs() {
   done
   # Less the real matrices' runs, which take initcheck past the limit.
   echo "initcheck 1 tests/test_spgemm_gpu --gtest_filter=-TileSpgemmGpu.EveryRealMatrixOfTheManifest"
-  echo "initcheck 1 tests/test_amg_device_setup_gpu --gtest_filter=Spgemm/AmgDeviceSetup.MatchesHostSetupLevelByLevel/tile:AmgDeviceSetupEdges.*"
+  local setup=Spgemm/AmgDeviceSetup.MatchesHostSetupLevelByLevel/tile:AmgDeviceSetupEdges.*
+  echo "initcheck 1 tests/test_amg_device_setup_gpu --gtest_filter=$setup"
   for t in test_dist_device_tentative test_dist_amg_device test_dist_device_numeric test_dist_device_eigen_estimate \
     test_dist_device_operator_check; do
     echo "initcheck 2 tests/$t"
@@ -48,15 +49,23 @@ jobs() {
     "test_spgemm_gpu TileSpgemmGpu.SmallFp64Fma"
     "test_spgemm_gpu TileSpgemmGpu.SmallFp32"
     "test_spgemm_gpu TileSpgemmGpu.SmallFp16*:TileSpgemmGpu.SmallSingleTilePairsAreExact"
-    "test_spgemm_gpu TileSpgemmGpu.SkewedRowsUseEveryBinAndAList:TileSpgemmGpu.RectangularProducts:TileSpgemmGpu.EmptyAndCulledProducts:TileSpgemmGpu.CancellationKeepsOrDropsZeros:TileSpgemmGpu.SymbolicReuseWithNewValues"
-    "test_hash_spgemm_gpu HashSpgemm.RandomRectangularFreshSeeds:HashSpgemm.EmptyAndDegenerateShapes:HashSpgemm.LongBRowsAmongShortOnesAreSummedInCsrOrderBitForBit"
+    "test_spgemm_gpu TileSpgemmGpu.SkewedRowsUseEveryBinAndAList:TileSpgemmGpu.RectangularProducts"
+    "test_spgemm_gpu TileSpgemmGpu.EmptyAndCulledProducts:TileSpgemmGpu.CancellationKeepsOrDropsZeros"
+    "test_spgemm_gpu TileSpgemmGpu.SymbolicReuseWithNewValues"
+    "test_hash_spgemm_gpu HashSpgemm.RandomRectangularFreshSeeds:HashSpgemm.EmptyAndDegenerateShapes"
+    "test_hash_spgemm_gpu HashSpgemm.LongBRowsAmongShortOnesAreSummedInCsrOrderBitForBit"
     "test_hash_spgemm_gpu HashSpgemm.LongRowsUseTheGlobalTables"
     "test_hash_spgemm_gpu HashSpgemm.GlobalRowsInSeveralChunks"
     "test_hash_spgemm_gpu HashSpgemm.ValuesAreSummedInCsrOrderBitForBit"
     "test_hash_spgemm_gpu HashSpgemm.NumericRerunOnNewValues"
-    "test_spmv *Stream*:GpuSpmv.Fp64NnzSplitIsBitwiseRepeatable:GpuSpmv.PlanPicksKernelFromRowStatistics:GpuSpmv.LargerShapesAdmitLongerRows"
-    "test_spmm GpuSpmm.TilesAreFp64AndChosenForWellFilledTiles:GpuSpmm.Fp64NnzSplitIsBitwiseRepeatable:GpuSpmm.PlanServesNewValuesOfTheSamePattern:GpuSpmm.ColumnToRowMajorCopiesEveryEntry:GpuSpmm.NonFiniteXReachesOnlyTheRowsThatUseIt"
-    "test_amg_dense_inverse_gpu DenseInverse.FromCholeskyMatchesTheHostSolvesOnTheIdentity:DenseInverse.ResidualRowSumsMatchTheHost:DenseInverse.DenseMultiplyMatchesTheHostAndRepeats"
+    "test_spmv *Stream*:GpuSpmv.Fp64NnzSplitIsBitwiseRepeatable"
+    "test_spmv GpuSpmv.PlanPicksKernelFromRowStatistics:GpuSpmv.LargerShapesAdmitLongerRows"
+    "test_spmm GpuSpmm.TilesAreFp64AndChosenForWellFilledTiles:GpuSpmm.Fp64NnzSplitIsBitwiseRepeatable"
+    "test_spmm GpuSpmm.PlanServesNewValuesOfTheSamePattern:GpuSpmm.ColumnToRowMajorCopiesEveryEntry"
+    "test_spmm GpuSpmm.NonFiniteXReachesOnlyTheRowsThatUseIt"
+    "test_amg_dense_inverse_gpu DenseInverse.FromCholeskyMatchesTheHostSolvesOnTheIdentity"
+    "test_amg_dense_inverse_gpu DenseInverse.ResidualRowSumsMatchTheHost"
+    "test_amg_dense_inverse_gpu DenseInverse.DenseMultiplyMatchesTheHostAndRepeats"
     "test_spgemm_convert_gpu TileConvertGpu.*"
     "test_amg_device_coarse_gpu DeviceCoarseSolver.TinyRefactorStreamAndBadInput"
     "test_amg_setup_phases_gpu *"
@@ -90,11 +99,17 @@ one() {
   awk -v what="$tool np$ranks $* rc=$rc $((SECONDS - start))s" '
     function close_report() { if (open) { if (library) cusparse++; else own++ } open = 0 }
     FNR == 1 { close_report() }
-    /^========= (Uninitialized|Error:|Warning:|Barrier|Invalid|Program hit)/ { close_report(); open = 1; library = 0; first = 1; next }
+    # A report opens with one of these words (initcheck, racecheck, synccheck, memcheck).
+    /^========= (Uninitialized|Error:|Warning:|Barrier|Invalid|Program hit)/ {
+      close_report(); open = 1; library = 0; first = 1; next
+    }
     /^========= +Host Frame:/ && open && first && !/libcuda\.so/ { library = /libcusparse/; first = 0 }
     /(ERROR|RACECHECK) SUMMARY/ { close_report() }
     /^\[  (PASSED|FAILED)  \]/ { gtest = gtest " " $0 }
-    END { close_report(); printf "%s | reports: %d in Tessera'"'"'s kernels, %d in cuSPARSE'"'"'s |%s\n", what, own, cusparse, gtest }
+    END {
+      close_report()
+      printf "%s | reports: %d in Tessera'"'"'s kernels, %d in cuSPARSE'"'"'s |%s\n", what, own, cusparse, gtest
+    }
   ' "$log" "$log".sanitizer.*
 }
 export -f one
@@ -107,5 +122,6 @@ xargs -P "${PARALLEL:-8}" -L 1 bash -c 'one "$@"' _ <"$DIR/jobs.txt" | tee "$DIR
 # cuSPARSE's reports make rc 9 too: such a run passes only if all its reports are cuSPARSE's.
 bad=$(awk '!/rc=0 / && !(/rc=9 / && / 0 in Tessera/ && /[1-9][0-9]* in cuSPARSE/)' "$DIR/summary.txt" | wc -l)
 own=$(grep -vc " 0 in Tessera" "$DIR/summary.txt")
-echo "runs: $(wc -l <"$DIR/summary.txt"); failed or timed out or with reports in Tessera's kernels: $bad (reports in Tessera's kernels in $own)"
+echo "runs: $(wc -l <"$DIR/summary.txt"); failed, timed out or with reports in Tessera's kernels: $bad" \
+  "(reports in Tessera's kernels in $own)"
 [ "$bad" = 0 ]
