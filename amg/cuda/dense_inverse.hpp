@@ -20,19 +20,18 @@
 
 namespace tessera::amg::gpu {
 
-/// The largest order inverse_from_cholesky takes: its blocks keep a vector of n doubles in
-/// shared memory (16 KB at 2048), and the blocks read n^3/3 entries of the factor in all, n
-/// steps of a block in a row each, so its cost grows as n^3 (4.1 ms at 2048 rows on an H100),
-/// where cuSOLVER's blocked solves reuse their reads.
-/// The coarsest level stops at AmgOptions::coarse_size, 2000 by default.
+/// The largest order inverse_from_cholesky takes: the coarsest levels AMG makes stop at
+/// AmgOptions::coarse_size, 2000 by default. Its cost grows as n^3 (2.0 ms at 2048 rows on an
+/// H100), on a chain of n / 16 panels in its first blocks; larger orders go through cuSOLVER's
+/// solves on the identity (not timed against it there).
 constexpr std::int64_t kOwnInverseMaxRows = 2048;
 
 /// X = A^-1 for A = L L^T: `factor` column-major n x n, L in its lower triangle (the upper one
-/// is not read: cuSOLVER's potrf leaves A there). Block j solves A x = e_j by the two
-/// triangular solves, for x's entries j..n-1 only (A^-1 is symmetric: the others are earlier
-/// blocks'), about 2(n - j)^2 flops, and writes them to row j and column j of X. Needs
-/// `scratch` of n * n doubles (L row-major, so both solves read contiguous columns or rows).
-/// n <= kOwnInverseMaxRows. Stream-ordered.
+/// is not read: cuSOLVER's potrf leaves A there). A block solves A X_J = E_J for a few columns J
+/// of the identity by the two triangular solves, panel by panel (dense_inverse.cu), for rows
+/// min(J)..n-1 only (A^-1 is symmetric: the rows above are earlier blocks'), and writes them to
+/// those rows and their mirror, so X is exactly symmetric. Needs `scratch` of n * n doubles (L
+/// row-major, so both solves read contiguous rows). n <= kOwnInverseMaxRows. Stream-ordered.
 void inverse_from_cholesky(std::int64_t n, const double* factor, double* scratch, double* x, cudaStream_t stream);
 
 /// row_sums[i] = sum over j of |(A X)(i, j) - delta(i, j)|, A sparse n x n, X dense row-major:

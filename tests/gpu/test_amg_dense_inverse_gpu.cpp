@@ -77,7 +77,9 @@ double host_inverse_residual(const Csr<double>& a, const std::vector<double>& x)
 }
 
 TEST(DenseInverse, FromCholeskyMatchesTheHostSolvesOnTheIdentity) {
-  for (const std::int64_t n : {1, 2, 7, 33, 130, 301}) {
+  // Orders on both sides of the kernel's 4-column blocks, 32-row panels and 128-term tiles (a
+  // panel's sum over 128 + 32 rows below it: 161; several tiles forward and backward: 417).
+  for (const std::int64_t n : {1, 2, 3, 4, 5, 7, 31, 32, 33, 64, 65, 130, 161, 301, 417}) {
     const std::uint64_t seed = testing::fresh_seed();
     SCOPED_TRACE("n " + std::to_string(n) + ", seed " + std::to_string(seed));
     const Csr<double> a = random_spd(n, seed);
