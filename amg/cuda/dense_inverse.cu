@@ -56,9 +56,11 @@ struct InverseShape {
 /// column), at 550 / 594 / 1429 / 2048 rows: 0.157 / 0.175 / 0.796 / 2.018 ms against 0.463 /
 /// 0.524 / 2.004 / 4.077. Measured beside it: 64 terms and 4 columns 0.160 / 0.176 / 0.840 /
 /// 2.247 ms; 64 and 8 columns 0.196 / 0.214 / 0.959 / 1.806 (half the blocks: fewer waves at
-/// 2048 rows, longer chains below); 128 and 2 columns 0.150 / 0.165 / 1.442 / 3.800; two blocks
-/// an SM (128 registers, where the 128-term shapes spill) slower but for 64 terms and 4 columns
-/// at 2048 rows (1.827 ms). docs/performance.md, eighty-fourth session.
+/// 2048 rows, longer chains below); 128 and 2 columns 0.150 / 0.165 / 1.442 / 3.800. Two blocks
+/// an SM (128 registers; the 128-term shapes then spill) made every shape slower at 550-594 rows
+/// and none faster than this one at 1429; at 2048 rows 64 terms and 4 columns then took 1.827 ms.
+/// The recorded problems' coarsest levels have 550-1429 rows (AmgOptions::coarse_size is 2000).
+/// docs/performance.md, eighty-fourth session.
 using InverseLaunchShape = InverseShape<128, 4>;
 
 /// What a block keeps in shared memory (54 KiB for 128 terms and 4 columns).
